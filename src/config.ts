@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  publicBaseUrl: string;
+  frontendUrl: string;
+  jwtSecret: string;
+  smtpUrl: string | null;
+  mailFrom: string;
+  adminEmail: string | null;
+  adminPassword: string | null;
+  idp: { issuer: string | null; clientId: string | null; clientSecret: string | null };
+  rateLimitPerMinute: number;
+  allowPrivateNetwork: boolean;
+  trustProxy: boolean;
+  logLevel: string;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads every environment variable once, validates it, and returns a typed config. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | null => {
+    const value = env[name]?.trim();
+    return value ? value : null;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === null) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name)?.toLowerCase();
+    if (raw === undefined || raw === null) return fallback;
+    if (['true', '1', 'yes'].includes(raw)) return true;
+    if (['false', '0', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const url = (name: string, protocols: string[]): string | null => {
+    const raw = str(name);
+    if (raw === null) return null;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        problems.push(`${name} must use ${protocols.join(' or ')} (got "${parsed.protocol}")`);
+      }
+    } catch {
+      problems.push(`${name} must be a valid URL`);
+    }
+    return raw;
+  };
+
+  const nodeEnv = str('NODE_ENV');
+  const mode: Config['env'] = nodeEnv === 'production' ? 'production' : nodeEnv === 'test' ? 'test' : 'development';
+  const port = int('PORT', 3000, 0, 65535);
+  const dataDir = path.resolve(str('DATA_DIR') ?? './data');
+  const publicBaseUrl = (url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const frontendUrl = (url('FRONTEND_URL', ['http:', 'https:']) ?? publicBaseUrl).replace(/\/+$/, '');
+  const adminEmail = str('ADMIN_EMAIL');
+  const adminPassword = str('ADMIN_PASSWORD');
+  if ((adminEmail === null) !== (adminPassword === null)) {
+    problems.push('ADMIN_EMAIL and ADMIN_PASSWORD must be set together');
+  }
+  if (adminPassword !== null && adminPassword.length < 8) {
+    problems.push('ADMIN_PASSWORD must be at least 8 characters');
+  }
+  const jwtSecret = str('JWT_SECRET');
+  if (jwtSecret !== null && jwtSecret.length < 32) {
+    problems.push('JWT_SECRET must be at least 32 characters');
+  }
+
+  const config: Config = {
+    env: mode,
+    port,
+    host: str('HOST') ?? '0.0.0.0',
+    dataDir,
+    databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    publicBaseUrl,
+    frontendUrl,
+    jwtSecret: jwtSecret ?? '',
+    smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: str('MAIL_FROM') ?? 'Storefront <no-reply@storefront.local>',
+    adminEmail: adminEmail?.toLowerCase() ?? null,
+    adminPassword,
+    idp: { issuer: url('IDP_ISSUER', ['http:', 'https:']), clientId: str('IDP_CLIENT_ID'), clientSecret: str('IDP_CLIENT_SECRET') },
+    rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 300, 1, 10_000_000),
+    allowPrivateNetwork: bool('ALLOW_PRIVATE_NETWORK', false),
+    trustProxy: bool('TRUST_PROXY', false),
+    logLevel: str('LOG_LEVEL') ?? (mode === 'test' ? 'silent' : 'info'),
+    shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  if (!config.jwtSecret) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');
+  return config;
+}
+
+/** A secret generated once and kept in DATA_DIR/secrets.json, so restarts keep sessions valid. */
+function generatedSecret(dataDir: string, name: string): string {
+  const file = path.join(dataDir, 'secrets.json');
+  mkdirSync(dataDir, { recursive: true });
+  const secrets: Record<string, string> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  if (!secrets[name]) {
+    secrets[name] = randomBytes(48).toString('base64url');
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
+  return secrets[name]!;
+}

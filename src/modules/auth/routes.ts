@@ -1,0 +1,86 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Ok, errorResponses } from '../../platform/http/schemas.js';
+import { unauthorized } from '../../platform/http/errors.js';
+import type { AuthService } from './service.js';
+import type { ClientInfo } from './sessions.js';
+import { REFRESH_TOKEN_TTL_MS } from './sessions.js';
+import { AuthConfig, LoginBody, RefreshBody, SignupBody, TokenBundle, TokenPair } from './schemas.js';
+
+export interface AuthRoutesOptions {
+  auth: AuthService;
+  secureCookies: boolean;
+  idpClientId: string | null;
+}
+
+export const REFRESH_COOKIE = 'rt';
+const COOKIE_PATH = '/v1/auth';
+
+export const clientInfo = (request: FastifyRequest): ClientInfo => ({
+  ip: request.ip ?? null,
+  userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
+});
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { auth, secureCookies, idpClientId }) => {
+  const setRefreshCookie = (reply: FastifyReply, token: string) =>
+    reply.setCookie(REFRESH_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: secureCookies,
+      path: COOKIE_PATH,
+      maxAge: REFRESH_TOKEN_TTL_MS / 1000,
+    });
+
+  const presentedRefreshToken = (request: FastifyRequest): string => {
+    const body = request.body as { refreshToken?: string } | undefined;
+    const token = body?.refreshToken ?? request.cookies[REFRESH_COOKIE];
+    if (!token) throw unauthorized('Missing refresh token. Send { "refreshToken": "..." } or the rt cookie.');
+    return token;
+  };
+
+  const tags = ['auth'];
+
+  app.get('/v1/auth/config', { schema: { tags, summary: 'Sign-in options', response: { 200: AuthConfig } } }, async () => ({
+    idpClientId,
+  }));
+
+  app.post(
+    '/v1/auth/signup',
+    { schema: { tags, summary: 'Create an account', body: SignupBody, response: { 201: TokenBundle, ...errorResponses(400, 409) } } },
+    async (request, reply) => {
+      const bundle = await auth.signup(request.body, clientInfo(request));
+      setRefreshCookie(reply, bundle.refreshToken);
+      return reply.code(201).send(bundle);
+    },
+  );
+
+  app.post(
+    '/v1/auth/login',
+    { schema: { tags, summary: 'Sign in with email and password', body: LoginBody, response: { 200: TokenBundle, ...errorResponses(400, 401, 429) } } },
+    async (request, reply) => {
+      const bundle = await auth.login(request.body, clientInfo(request));
+      setRefreshCookie(reply, bundle.refreshToken);
+      return bundle;
+    },
+  );
+
+  app.post(
+    '/v1/auth/refresh',
+    { schema: { tags, summary: 'Rotate the refresh token and get a new access token', body: RefreshBody, response: { 200: TokenPair, ...errorResponses(400, 401) } } },
+    async (request, reply) => {
+      const pair = await auth.refresh(presentedRefreshToken(request), clientInfo(request));
+      setRefreshCookie(reply, pair.refreshToken);
+      return pair;
+    },
+  );
+
+  app.post(
+    '/v1/auth/logout',
+    { schema: { tags, summary: 'End this session', body: RefreshBody, response: { 200: Ok, ...errorResponses(400, 401) } } },
+    async (request, reply) => {
+      await auth.logout(presentedRefreshToken(request), clientInfo(request));
+      reply.clearCookie(REFRESH_COOKIE, { path: COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure: secureCookies });
+      return { ok: true as const };
+    },
+  );
+};

@@ -1,0 +1,19 @@
+import { securityEvents } from '../../db/schema/auth.js';
+import type { DbOrTx } from '../../platform/db/database.js';
+import type { ClientInfo } from './sessions.js';
+
+export type SecurityEventKind = (typeof securityEvents.$inferInsert)['kind'];
+
+export async function recordSecurityEvent(
+  db: DbOrTx,
+  event: { userId: string; kind: SecurityEventKind; client?: ClientInfo; metadata?: Record<string, unknown>; at: Date },
+): Promise<void> {
+  await db.insert(securityEvents).values({
+    userId: event.userId,
+    kind: event.kind,
+    ipAddress: event.client?.ip ?? null,
+    userAgent: event.client?.userAgent ?? null,
+    metadata: event.metadata ?? {},
+    createdAt: event.at,
+  });
+}

@@ -1,0 +1,55 @@
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import type { Clock } from '../clock/clock.js';
+
+export type Role = 'USER' | 'ADMIN' | 'SUPER_ADMIN';
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+
+/** `access` tokens open the API; other kinds (a 2FA challenge) are valid only at their own endpoint. */
+export type TokenKind = 'access' | 'mfa_challenge';
+
+export interface TokenClaims {
+  sub: string;
+  kind: TokenKind;
+  role?: Role;
+  sid?: string;
+}
+
+export interface AccessTokens {
+  sign(claims: TokenClaims, ttlSeconds: number): Promise<string>;
+  /** Returns the claims of a valid token of the expected kind, or null. */
+  verify(token: string, kind: TokenKind): Promise<(TokenClaims & { exp: number }) | null>;
+}
+
+const ISSUER = 'storefront';
+
+export function createAccessTokens(secret: string, clock: Clock): AccessTokens {
+  const key = new TextEncoder().encode(secret);
+  return {
+    async sign(claims, ttlSeconds) {
+      const nowSeconds = Math.floor(clock.now().getTime() / 1000);
+      return new SignJWT({ kind: claims.kind, role: claims.role, sid: claims.sid })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(claims.sub)
+        .setIssuer(ISSUER)
+        .setIssuedAt(nowSeconds)
+        .setExpirationTime(nowSeconds + ttlSeconds)
+        .sign(key);
+    },
+    async verify(token, kind) {
+      try {
+        const { payload } = await jwtVerify(token, key, { issuer: ISSUER, algorithms: ['HS256'], currentDate: clock.now() });
+        if (payload.kind !== kind || typeof payload.sub !== 'string' || typeof payload.exp !== 'number') return null;
+        return {
+          sub: payload.sub,
+          kind,
+          exp: payload.exp,
+          role: payload.role as Role | undefined,
+          sid: typeof payload.sid === 'string' ? payload.sid : undefined,
+        };
+      } catch (err) {
+        if (err instanceof joseErrors.JOSEError) return null;
+        throw err;
+      }
+    },
+  };
+}

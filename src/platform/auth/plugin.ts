@@ -1,0 +1,113 @@
+import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
+import { AppError, forbidden, unauthorized } from '../http/errors.js';
+import type { AccessTokens, Role } from './access-tokens.js';
+
+/** Who is calling: a user through an access token, or through one of their API keys. */
+export interface Principal {
+  userId: string;
+  role: Role;
+  sessionId: string | null;
+  via: 'access_token' | 'api_key';
+  /** null means every scope (access tokens); an API key has only the scopes it was granted. */
+  scopes: string[] | null;
+  apiKeyId: string | null;
+}
+
+export interface RouteAuth {
+  /** `required`: a valid credential or 401; `optional`: decoded when present, never required; default `none`. */
+  auth?: 'none' | 'optional' | 'required';
+  roles?: Role[];
+  /** The scope an API key needs; routes with a scope also accept API keys. */
+  scope?: string;
+}
+
+export interface ApiKeyVerifier {
+  looksLikeApiKey(token: string): boolean;
+  /** Resolves the key's principal; throws 401 for an unknown, revoked or expired key. */
+  verify(rawKey: string): Promise<Principal>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig extends RouteAuth {}
+}
+
+export interface AuthPluginOptions {
+  tokens: AccessTokens;
+  apiKeys?: ApiKeyVerifier;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** Reads the Bearer credential of every request and enforces each route's `config.auth`, `roles` and `scope`. */
+export const authPlugin = fp<AuthPluginOptions>(
+  async (app, { tokens, apiKeys }) => {
+    app.decorateRequest('principal', null);
+
+    app.addHook('onRoute', (route) => {
+      const config = (route.config ?? {}) as RouteAuth;
+      if (config.auth === 'required' || config.auth === 'optional') {
+        route.schema ??= {};
+        (route.schema as Record<string, unknown>).security =
+          config.auth === 'required' ? [{ bearerAuth: [] }] : [{ bearerAuth: [] }, {}];
+      }
+    });
+
+    app.addHook('onRequest', async (request) => {
+      const config = request.routeOptions.config as RouteAuth;
+      const mode = config.auth ?? 'none';
+      if (mode === 'none') return;
+      const token = bearerToken(request);
+      if (!token) {
+        if (mode === 'required') throw unauthorized('Missing access token. Send it as "Authorization: Bearer <token>".');
+        return;
+      }
+      try {
+        request.principal = await resolvePrincipal(token, config);
+      } catch (err) {
+        // An optional-auth route treats a stale or invalid credential as an anonymous visit.
+        if (mode === 'optional' && err instanceof AppError && err.statusCode === 401) return;
+        throw err;
+      }
+      authorize(request.principal, config);
+    });
+
+    async function resolvePrincipal(token: string, config: RouteAuth): Promise<Principal> {
+      if (apiKeys?.looksLikeApiKey(token)) {
+        if (!config.scope) throw unauthorized('API keys are accepted only on /v1/ai/* routes. Use an access token here.');
+        return apiKeys.verify(token);
+      }
+      const claims = await tokens.verify(token, 'access');
+      if (!claims?.role) throw unauthorized('The access token is invalid or has expired. Refresh it and try again.');
+      return { userId: claims.sub, role: claims.role, sessionId: claims.sid ?? null, via: 'access_token', scopes: null, apiKeyId: null };
+    }
+  },
+  { name: 'auth' },
+);
+
+function authorize(principal: Principal | null, config: RouteAuth): void {
+  if (!principal) throw unauthorized();
+  if (config.roles && !config.roles.includes(principal.role)) {
+    throw forbidden(`This needs the ${config.roles.join(' or ')} role.`);
+  }
+  if (config.scope && principal.scopes && !principal.scopes.includes(config.scope)) {
+    throw forbidden(`This API key lacks the "${config.scope}" scope.`, { requiredScope: config.scope });
+  }
+}
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = BEARER.exec(header);
+  if (!match) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer <token>".');
+  return match[1]!;
+}
+
+/** The principal of a route declared `auth: 'required'`. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new AppError(500, 'INTERNAL', 'Route used principalOf without auth: required.');
+  return request.principal;
+}

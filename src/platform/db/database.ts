@@ -1,0 +1,146 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import * as schema from '../../db/schema/index.js';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Services take either the database or an open transaction, so callers can compose them atomically. */
+export type DbOrTx = Db | Tx;
+
+export interface SqlResult<T> {
+  rows: T[];
+}
+
+/** The one handle the rest of the service gets: Drizzle plus the few raw operations platform code needs. */
+export interface Database {
+  readonly kind: 'pglite' | 'pg';
+  readonly db: Db;
+  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<SqlResult<T>>;
+  /** Runs one or more parameterless statements; returns the rows of the last one. */
+  exec(text: string): Promise<SqlResult<Record<string, unknown>>>;
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** The embedded database's files as a tarball (tests start from a migrated snapshot); undefined on PostgreSQL. */
+  dumpDataDir?: () => Promise<Blob>;
+  /** Runs `fn` while holding a session-level advisory lock, serialising it across instances. */
+  withAdvisoryLock<T>(lockId: number, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export type DatabaseOptions =
+  | { url: string; poolSize?: number; onError?: (err: Error) => void }
+  | { dataDir?: string; loadDataDir?: Blob | File };
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return 'url' in options ? openPostgres(options.url, options.poolSize ?? 10, options.onError) : openPglite(options);
+}
+
+async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const client = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind: 'pglite',
+    db,
+    dumpDataDir: async () => client.dumpDataDir('none'),
+    async query<T>(text: string, values?: unknown[]) {
+      const result = await client.query<T>(text, values as unknown[] | undefined);
+      return { rows: result.rows };
+    },
+    async exec(text) {
+      const results = await client.exec(text);
+      return { rows: (results.at(-1)?.rows ?? []) as Record<string, unknown>[] };
+    },
+    async listen(channel, onMessage) {
+      const unlisten = await client.listen(channel, onMessage);
+      return async () => unlisten();
+    },
+    async notify(channel, payload) {
+      await client.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    async withAdvisoryLock(_lockId, fn) {
+      return fn(); // one embedded connection: nothing else can run migrations concurrently
+    },
+    async close() {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', (err) => onError?.(err));
+  const db = drizzleNodePg(pool, { schema }) as unknown as Db;
+  let listener: pg.PoolClient | null = null;
+  const handlers = new Map<string, Set<(payload: string) => void>>();
+
+  const listenerClient = async (): Promise<pg.PoolClient> => {
+    if (listener) return listener;
+    const client = await pool.connect();
+    client.on('notification', (msg) => {
+      for (const handler of handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
+    });
+    client.on('error', (err) => {
+      onError?.(err);
+      listener = null;
+    });
+    listener = client;
+    return client;
+  };
+  const quote = (channel: string) => '"' + channel.replace(/"/g, '""') + '"';
+
+  return {
+    kind: 'pg',
+    db,
+    async query<T>(text: string, values?: unknown[]) {
+      const result = await pool.query(text, values);
+      return { rows: result.rows as T[] };
+    },
+    async exec(text) {
+      const result = (await pool.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
+    },
+    async listen(channel, onMessage) {
+      const client = await listenerClient();
+      let set = handlers.get(channel);
+      if (!set) {
+        set = new Set();
+        handlers.set(channel, set);
+        await client.query(`LISTEN ${quote(channel)}`);
+      }
+      set.add(onMessage);
+      return async () => {
+        set.delete(onMessage);
+        if (set.size === 0 && handlers.get(channel) === set) {
+          handlers.delete(channel);
+          await listener?.query(`UNLISTEN ${quote(channel)}`).catch(() => undefined);
+        }
+      };
+    },
+    async notify(channel, payload) {
+      await pool.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    async withAdvisoryLock(lockId, fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock($1)', [lockId]);
+        return await fn();
+      } finally {
+        await client.query('select pg_advisory_unlock($1)', [lockId]).catch(() => undefined);
+        client.release();
+      }
+    },
+    async close() {
+      listener?.release();
+      listener = null;
+      await pool.end();
+    },
+  };
+}

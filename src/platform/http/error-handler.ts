@@ -1,0 +1,55 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError } from './errors.js';
+import { describeValidationErrors } from './validation-messages.js';
+
+interface Envelope {
+  error: { code: string; message: string; details: unknown };
+}
+
+const envelope = (code: string, message: string, details: unknown = null): Envelope => ({ error: { code, message, details } });
+
+/** Maps Fastify's own error codes (parsing, content type, size) to messages a person can act on. */
+const FASTIFY_ERRORS: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'BAD_REQUEST', message: 'The request body is not valid JSON.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: {
+    status: 400,
+    code: 'BAD_REQUEST',
+    message: 'The request body is empty but Content-Type is application/json. Send a JSON body or no Content-Type.',
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    status: 400,
+    code: 'BAD_REQUEST',
+    message: 'Unsupported Content-Type. Send the body as application/json.',
+  },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'BAD_REQUEST', message: 'The Content-Length header does not match the body.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.' },
+};
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      return reply.code(error.statusCode).headers(error.headers).send(envelope(error.code, error.message, error.details));
+    }
+    if (error.validation) {
+      const { message, details } = describeValidationErrors(error.validation, error.validationContext);
+      return reply.code(400).send(envelope('BAD_REQUEST', message, details));
+    }
+    const known = error.code ? FASTIFY_ERRORS[error.code] : undefined;
+    if (known) return reply.code(known.status).send(envelope(known.code, known.message));
+    if (error.statusCode === 429) {
+      return reply.code(429).send(envelope('RATE_LIMITED', 'Too many requests. Slow down and try again shortly.'));
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send(envelope('BAD_REQUEST', error.message));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply
+      .code(500)
+      .send(envelope('INTERNAL', 'Something went wrong on our side. Try again; if it keeps happening, contact support.', { requestId: request.id }));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(envelope('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+  });
+}

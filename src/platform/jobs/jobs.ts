@@ -1,0 +1,112 @@
+import PgBoss from 'pg-boss';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../db/database.js';
+
+/** Each module adds its queues here: `declare module '.../jobs.js' { interface JobPayloads { 'x.y': {...} } }`. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface JobPayloads {}
+export type JobName = keyof JobPayloads & string;
+
+export interface JobOptions {
+  retryLimit?: number;
+  retryDelaySeconds?: number;
+  retryBackoff?: boolean;
+  expireInSeconds?: number;
+  /** A cron expression: the queue also runs on this schedule (payload `{}`). */
+  cron?: string;
+  /** Parallel jobs of this queue per instance. */
+  concurrency?: number;
+}
+
+export interface JobDefinition<N extends JobName = JobName> {
+  name: N;
+  handler: (payload: JobPayloads[N], meta: { id: string; retryCount: number }) => Promise<void>;
+  options?: JobOptions;
+}
+
+export const defineJob = <N extends JobName>(definition: JobDefinition<N>): JobDefinition<N> => definition;
+
+export interface SendOptions {
+  startAfterSeconds?: number;
+  /** Deduplicates: a second send with the same key while the first is queued is dropped. */
+  singletonKey?: string;
+}
+
+export interface Jobs {
+  /** Adds queues and their handlers; before `start`. A queue name registered twice fails. */
+  register(definitions: JobDefinition[]): void;
+  send<N extends JobName>(name: N, payload: JobPayloads[N], options?: SendOptions): Promise<string | null>;
+  /** Starts the workers and schedules; `workers: false` only enqueues (useful for one-off scripts). */
+  start(options?: { workers?: boolean }): Promise<void>;
+  stop(timeoutMs?: number): Promise<void>;
+  readonly running: boolean;
+}
+
+/**
+ * pg-boss on the service's own database. On the embedded database pg-boss talks through our PGlite handle
+ * (multi-statement SQL goes through `exec`); on PostgreSQL it keeps a small pool of its own.
+ */
+export function createJobs(options: { database: Database; databaseUrl: string | null; logger: FastifyBaseLogger }): Jobs {
+  const { database, logger } = options;
+  const byName = new Map<string, JobDefinition>();
+
+  const boss = new PgBoss(
+    database.kind === 'pg' && options.databaseUrl
+      ? { connectionString: options.databaseUrl, max: 4, schedule: true }
+      : { db: { executeSql: embeddedExecutor(database) }, schedule: true },
+  );
+  boss.on('error', (err) => logger.error({ err }, 'job queue error'));
+  let running = false;
+
+  return {
+    get running() {
+      return running;
+    },
+    register(definitions) {
+      if (running) throw new Error('Register job queues before the job runner starts');
+      for (const definition of definitions) {
+        if (byName.has(definition.name)) throw new Error(`Job queue "${definition.name}" has two handlers`);
+        byName.set(definition.name, definition);
+      }
+    },
+    async send(name, payload, sendOptions = {}) {
+      const definition = byName.get(name);
+      if (!definition) throw new Error(`No handler is registered for job queue "${name}"`);
+      return boss.send(name, payload as object, {
+        retryLimit: definition.options?.retryLimit ?? 3,
+        retryDelay: definition.options?.retryDelaySeconds ?? 5,
+        retryBackoff: definition.options?.retryBackoff ?? true,
+        expireInSeconds: definition.options?.expireInSeconds ?? 15 * 60,
+        startAfter: sendOptions.startAfterSeconds,
+        singletonKey: sendOptions.singletonKey,
+      });
+    },
+    async start({ workers = true } = {}) {
+      await boss.start();
+      for (const definition of byName.values()) {
+        await boss.createQueue(definition.name);
+        if (!workers) continue;
+        const concurrency = definition.options?.concurrency ?? 1;
+        for (let i = 0; i < concurrency; i++) {
+          await boss.work(definition.name, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async (jobs) => {
+            for (const job of jobs) {
+              await definition.handler(job.data as never, { id: job.id, retryCount: job.retryCount });
+            }
+          });
+        }
+        if (definition.options?.cron) await boss.schedule(definition.name, definition.options.cron, {});
+      }
+      running = true;
+    },
+    async stop(timeoutMs = 10_000) {
+      if (!running) return;
+      running = false;
+      await boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
+    },
+  };
+}
+
+function embeddedExecutor(database: Database) {
+  // pg-boss sends its migrations as multi-statement strings without parameters, which only `exec` accepts.
+  return (text: string, values?: unknown[]) => (values && values.length > 0 ? database.query(text, values) : database.exec(text));
+}

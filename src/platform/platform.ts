@@ -1,0 +1,73 @@
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import { createAccessTokens, type AccessTokens } from './auth/access-tokens.js';
+import { systemClock, type Clock } from './clock/clock.js';
+import { openDatabase, type Database, type Db } from './db/database.js';
+import { runMigrations } from './db/migrate.js';
+import { createEventBus, type EventBus } from './events/event-bus.js';
+import { createJobs, type Jobs } from './jobs/jobs.js';
+import { createMailer, mailDeliveryJob, type Mailer } from './mail/mailer.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { createLocalStorage, type Storage } from './storage/storage.js';
+
+/** Everything the domain gets from the outside world; nothing in it knows embedded from scaled mode. */
+export interface Platform {
+  config: Config;
+  logger: FastifyBaseLogger;
+  database: Database;
+  db: Db;
+  clock: Clock;
+  tokens: AccessTokens;
+  jobs: Jobs;
+  mailer: Mailer;
+  storage: Storage;
+  events: EventBus;
+  metrics: Metrics;
+  redis: Redis | null;
+  /** Releases what the platform opened, in reverse order. */
+  close(): Promise<void>;
+}
+
+export interface PlatformOverrides {
+  /** An already opened (and migrated) database, as the tests hand in. */
+  database?: Database;
+  clock?: Clock;
+}
+
+export async function createPlatform(config: Config, logger: FastifyBaseLogger, overrides: PlatformOverrides = {}): Promise<Platform> {
+  const database =
+    overrides.database ??
+    (await openDatabase(
+      config.databaseUrl
+        ? { url: config.databaseUrl, onError: (err) => logger.error({ err }, 'database pool error') }
+        : { dataDir: path.join(config.dataDir, 'db') },
+    ));
+  await runMigrations(database);
+  const clock = overrides.clock ?? systemClock;
+  const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger });
+  if (config.smtpUrl) jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
+  redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+
+  return {
+    config,
+    logger,
+    database,
+    db: database.db,
+    clock,
+    tokens: createAccessTokens(config.jwtSecret, clock),
+    jobs,
+    mailer: createMailer({ db: database.db, jobs, logger, smtpUrl: config.smtpUrl, from: config.mailFrom, logBodies: config.env !== 'production' }),
+    storage: createLocalStorage(path.join(config.dataDir, 'files')),
+    events: createEventBus(database),
+    metrics: createMetrics(),
+    redis,
+    async close() {
+      await jobs.stop(config.shutdownTimeoutMs);
+      redis?.disconnect();
+      if (!overrides.database) await database.close();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomUUID } from 'node:crypto';
+
+export interface StoredObject {
+  key: string;
+  size: number;
+}
+
+export interface ByteRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
+}
+
+/** Where file bytes live: a local folder by default; an S3-compatible bucket when configured. */
+export interface Storage {
+  put(key: string, body: Buffer | Readable): Promise<StoredObject>;
+  /** Returns null when the key does not exist. */
+  stat(key: string): Promise<{ size: number; modifiedAt: Date } | null>;
+  read(key: string, range?: ByteRange): Promise<Readable>;
+  delete(key: string): Promise<void>;
+}
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
+export function assertSafeKey(key: string): void {
+  if (!SAFE_KEY.test(key) || key.length > 512 || key.split('/').some((part) => part === '..' || part === '.')) {
+    throw new Error(`Invalid storage key: ${JSON.stringify(key)}`);
+  }
+}
+
+export function createLocalStorage(root: string): Storage {
+  const fileOf = (key: string) => {
+    assertSafeKey(key);
+    return path.join(root, ...key.split('/'));
+  };
+  return {
+    async put(key, body) {
+      const file = fileOf(key);
+      await mkdir(path.dirname(file), { recursive: true });
+      // Write beside the target and rename, so a reader never sees half a file.
+      const temp = `${file}.${randomUUID()}.part`;
+      try {
+        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temp));
+        await rename(temp, file);
+      } catch (err) {
+        await rm(temp, { force: true });
+        throw err;
+      }
+      const { size } = await stat(file);
+      return { key, size };
+    },
+    async stat(key) {
+      try {
+        const info = await stat(fileOf(key));
+        return info.isFile() ? { size: info.size, modifiedAt: info.mtime } : null;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+    },
+    async read(key, range) {
+      return createReadStream(fileOf(key), range ? { start: range.start, end: range.end } : {});
+    },
+    async delete(key) {
+      await rm(fileOf(key), { force: true });
+    },
+  };
+}
