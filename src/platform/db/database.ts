@@ -140,7 +140,7 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
     async close() {
       listener?.release();
       listener = null;
-      await pool.end();
+      if (!pool.ended) await pool.end();
     },
   };
 }

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from './config.js';
+
+const withTempDir = async (fn: (dir: string) => Promise<void>) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'config-test-'));
+  try {
+    await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
+
+describe('loadConfig', () => {
+  it('gives the documented defaults with no configuration', () =>
+    withTempDir(async (dir) => {
+      const config = loadConfig({ DATA_DIR: dir });
+      expect(config).toMatchObject({
+        port: 3000,
+        host: '0.0.0.0',
+        databaseUrl: null,
+        redisUrl: null,
+        publicBaseUrl: 'http://localhost:3000',
+        frontendUrl: 'http://localhost:3000',
+        smtpUrl: null,
+        rateLimitPerMinute: 300,
+        allowPrivateNetwork: false,
+        env: 'development',
+      });
+    }));
+
+  it('generates JWT_SECRET once into DATA_DIR and reuses it', () =>
+    withTempDir(async (dir) => {
+      const first = loadConfig({ DATA_DIR: dir });
+      const second = loadConfig({ DATA_DIR: dir });
+      expect(first.jwtSecret.length).toBeGreaterThanOrEqual(32);
+      expect(second.jwtSecret).toBe(first.jwtSecret);
+      expect(JSON.parse(await readFile(path.join(dir, 'secrets.json'), 'utf8')).jwtSecret).toBe(first.jwtSecret);
+    }));
+
+  it('derives PUBLIC_BASE_URL from PORT and FRONTEND_URL from PUBLIC_BASE_URL', () =>
+    withTempDir(async (dir) => {
+      expect(loadConfig({ DATA_DIR: dir, PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
+      const config = loadConfig({ DATA_DIR: dir, PUBLIC_BASE_URL: 'https://api.example.com/' });
+      expect(config.publicBaseUrl).toBe('https://api.example.com');
+      expect(config.frontendUrl).toBe('https://api.example.com');
+    }));
+
+  it('reports every invalid variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        RATE_LIMIT_PER_MINUTE: '0',
+        ALLOW_PRIVATE_NETWORK: 'maybe',
+        ADMIN_EMAIL: 'a@example.com',
+        JWT_SECRET: 'short',
+        SMTP_URL: 'not a url',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'DATABASE_URL', 'RATE_LIMIT_PER_MINUTE', 'ALLOW_PRIVATE_NETWORK', 'ADMIN_EMAIL and ADMIN_PASSWORD', 'JWT_SECRET', 'SMTP_URL']) {
+      expect(problems).toContain(name);
+    }
+  });
+
+  it('accepts the scaled-mode settings', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://u@db:5432/app',
+      REDIS_URL: 'redis://cache:6379',
+      JWT_SECRET: 's'.repeat(40),
+      NODE_ENV: 'production',
+      ALLOW_PRIVATE_NETWORK: 'true',
+      ADMIN_EMAIL: 'Root@Example.com',
+      ADMIN_PASSWORD: 'long password',
+    });
+    expect(config).toMatchObject({ env: 'production', allowPrivateNetwork: true, adminEmail: 'root@example.com', redisUrl: 'redis://cache:6379' });
+  });
+});

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/test-database.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { createJobs, defineJob, type Jobs } from './jobs.js';
+
+declare module './jobs.js' {
+  interface JobPayloads {
+    'test.echo': { value: number };
+    'test.flaky': { id: string };
+  }
+}
+
+// pg-boss running on the very database the service uses: PGlite by default, PostgreSQL with TEST_DATABASE_URL.
+let testDb: TestDatabase;
+let database: Database;
+let jobs: Jobs;
+const seen: number[] = [];
+const attempts = new Map<string, number>();
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  database = testDb.database ?? (await openDatabase({ url: testDb.url! }));
+  jobs = createJobs({ database, databaseUrl: testDb.url, logger: pino({ level: 'silent' }) });
+  jobs.register([
+    defineJob({ name: 'test.echo', handler: async ({ value }) => void seen.push(value) }),
+    defineJob({
+      name: 'test.flaky',
+      options: { retryLimit: 2, retryDelaySeconds: 1, retryBackoff: false },
+      handler: async ({ id }) => {
+        const n = (attempts.get(id) ?? 0) + 1;
+        attempts.set(id, n);
+        if (n < 2) throw new Error('first attempt fails');
+      },
+    }),
+  ]);
+  await jobs.start();
+});
+
+afterAll(async () => {
+  await jobs?.stop();
+  if (!testDb.database) await database.close();
+  await testDb.drop();
+});
+
+const waitFor = async (check: () => boolean, timeoutMs = 15_000) => {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out waiting for the job');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe(`pg-boss on the service database`, () => {
+  it('runs a queued job', async () => {
+    await jobs.send('test.echo', { value: 42 });
+    await waitFor(() => seen.includes(42));
+  });
+
+  it('retries a failing job until it succeeds', async () => {
+    await jobs.send('test.flaky', { id: 'a' });
+    await waitFor(() => attempts.get('a') === 2);
+  });
+
+  it('runs a delayed job only after its delay', async () => {
+    const sentAt = Date.now();
+    await jobs.send('test.echo', { value: 7 }, { startAfterSeconds: 2 });
+    await waitFor(() => seen.includes(7));
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1900);
+  });
+
+  it('refuses a queue without a handler and a queue registered twice', async () => {
+    await expect(jobs.send('nope' as never, {} as never)).rejects.toThrow(/No handler/);
+    const other = createJobs({ database, databaseUrl: testDb.url, logger: pino({ level: 'silent' }) });
+    expect(() => other.register([defineJob({ name: 'test.echo', handler: async () => {} }), defineJob({ name: 'test.echo', handler: async () => {} })])).toThrow(/two handlers/);
+  });
+});
