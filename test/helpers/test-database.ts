@@ -41,3 +41,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const database = await openDatabase({ loadDataDir: new Blob([await readFile(snapshot)]) });
   return { database, url: null, drop: () => database.close() };
 }
+
+/** A fresh migrated database opened directly (no app), for tests of platform mechanisms. */
+export async function openTestDatabase(): Promise<{ database: Database; url: string | null; close(): Promise<void> }> {
+  const testDb = await createTestDatabase();
+  const database = testDb.database ?? (await openDatabase({ url: testDb.url! }));
+  return {
+    database,
+    url: testDb.url,
+    async close() {
+      if (!testDb.database) await database.close();
+      await testDb.drop();
+    },
+  };
+}

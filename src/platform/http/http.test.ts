@@ -4,8 +4,7 @@ import { Type } from 'typebox';
 import { desc } from 'drizzle-orm';
 import { mailOutbox } from '../../db/schema/platform.js';
 import type { Database } from '../db/database.js';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/test-database.js';
-import { openDatabase } from '../db/database.js';
+import { openTestDatabase } from '../../../test/helpers/test-database.js';
 import { registerErrorHandling } from './error-handler.js';
 import { registerValidation } from './validation.js';
 import { StrictObject, pageQuery } from './schemas.js';
@@ -13,13 +12,13 @@ import { afterCursor, decodeCursor, encodeCursor, toPage } from './pagination.js
 import { AppError } from './errors.js';
 
 // A small app built from the platform's own HTTP pieces, listing real rows of a real table.
-let testDb: TestDatabase;
+let testDb: Awaited<ReturnType<typeof openTestDatabase>>;
 let database: Database;
 let app: FastifyInstance;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = testDb.database ?? (await openDatabase({ url: testDb.url! }));
+  testDb = await openTestDatabase();
+  database = testDb.database;
   const base = new Date('2026-01-01T00:00:00Z').getTime();
   for (let i = 0; i < 25; i++) {
     await database.db.insert(mailOutbox).values({ to: `r${i}@example.com`, from: 'x@example.com', subject: `s${i}`, text: 't', status: 'STORED', createdAt: new Date(base + Math.floor(i / 2) * 1000) });
@@ -48,8 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  if (!testDb.database) await database.close();
-  await testDb.drop();
+  await testDb.close();
 });
 
 describe('strict query parameters', () => {

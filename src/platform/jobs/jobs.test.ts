@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/test-database.js';
-import { openDatabase, type Database } from '../db/database.js';
+import { openTestDatabase } from '../../../test/helpers/test-database.js';
+import type { Database } from '../db/database.js';
 import { createJobs, defineJob, type Jobs } from './jobs.js';
 
 declare module './jobs.js' {
@@ -12,15 +12,15 @@ declare module './jobs.js' {
 }
 
 // pg-boss running on the very database the service uses: PGlite by default, PostgreSQL with TEST_DATABASE_URL.
-let testDb: TestDatabase;
+let testDb: Awaited<ReturnType<typeof openTestDatabase>>;
 let database: Database;
 let jobs: Jobs;
 const seen: number[] = [];
 const attempts = new Map<string, number>();
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = testDb.database ?? (await openDatabase({ url: testDb.url! }));
+  testDb = await openTestDatabase();
+  database = testDb.database;
   jobs = createJobs({ database, databaseUrl: testDb.url, logger: pino({ level: 'silent' }) });
   jobs.register([
     defineJob({ name: 'test.echo', handler: async ({ value }) => void seen.push(value) }),
@@ -39,8 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await jobs?.stop();
-  if (!testDb.database) await database.close();
-  await testDb.drop();
+  await testDb.close();
 });
 
 const waitFor = async (check: () => boolean, timeoutMs = 15_000) => {
