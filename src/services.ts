@@ -1,5 +1,5 @@
 import type { Platform } from './platform/platform.js';
-import type { JobDefinition } from './platform/jobs/jobs.js';
+import type { AnyJobDefinition } from './platform/jobs/jobs.js';
 import { createAuthService } from './modules/auth/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
@@ -12,6 +12,6 @@ export function createServices(platform: Platform) {
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
-export function domainJobs(_platform: Platform, _services: Services): JobDefinition[] {
+export function domainJobs(_platform: Platform, _services: Services): AnyJobDefinition[] {
   return [];
 }

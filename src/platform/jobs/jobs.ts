@@ -24,6 +24,9 @@ export interface JobDefinition<N extends JobName = JobName> {
   options?: JobOptions;
 }
 
+/** Any one queue's definition (a union over queue names, so each handler keeps its own payload type). */
+export type AnyJobDefinition = { [N in JobName]: JobDefinition<N> }[JobName];
+
 export const defineJob = <N extends JobName>(definition: JobDefinition<N>): JobDefinition<N> => definition;
 
 export interface SendOptions {
@@ -34,7 +37,7 @@ export interface SendOptions {
 
 export interface Jobs {
   /** Adds queues and their handlers; before `start`. A queue name registered twice fails. */
-  register(definitions: JobDefinition[]): void;
+  register(definitions: AnyJobDefinition[]): void;
   send<N extends JobName>(name: N, payload: JobPayloads[N], options?: SendOptions): Promise<string | null>;
   /** Starts the workers and schedules; `workers: false` only enqueues (useful for one-off scripts). */
   start(options?: { workers?: boolean }): Promise<void>;
@@ -48,7 +51,7 @@ export interface Jobs {
  */
 export function createJobs(options: { database: Database; databaseUrl: string | null; logger: FastifyBaseLogger }): Jobs {
   const { database, logger } = options;
-  const byName = new Map<string, JobDefinition>();
+  const byName = new Map<string, AnyJobDefinition>();
 
   const boss = new PgBoss(
     database.kind === 'pg' && options.databaseUrl
@@ -90,7 +93,7 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
         for (let i = 0; i < concurrency; i++) {
           await boss.work(definition.name, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async (jobs) => {
             for (const job of jobs) {
-              await definition.handler(job.data as never, { id: job.id, retryCount: job.retryCount });
+              await (definition.handler as JobDefinition['handler'])(job.data as never, { id: job.id, retryCount: job.retryCount });
             }
           });
         }
