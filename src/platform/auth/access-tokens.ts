@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Clock } from '../clock/clock.js';
 
@@ -23,7 +24,8 @@ export interface AccessTokens {
 const ISSUER = 'storefront';
 
 export function createAccessTokens(secret: string, clock: Clock): AccessTokens {
-  const key = new TextEncoder().encode(secret);
+  // A KeyObject made once: handing jose raw bytes would import a new CryptoKey on every sign and verify.
+  const key = createSecretKey(Buffer.from(secret, 'utf8'));
   return {
     async sign(claims, ttlSeconds) {
       const nowSeconds = Math.floor(clock.now().getTime() / 1000);
