@@ -3,8 +3,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { authPlugin } from './platform/auth/plugin.js';
-import { registerErrorHandling } from './platform/http/error-handler.js';
+import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js';
 import { registerHealthRoutes } from './platform/http/health.js';
+import { loggerOptions } from './platform/http/logging.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import { registerRateLimit } from './platform/http/rate-limit.js';
 import { requestIdFor } from './platform/http/request-id.js';
@@ -14,6 +15,19 @@ import { createPlatform, type Platform, type PlatformOverrides } from './platfor
 import { createServices, domainJobs, type Services } from './services.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { meRoutes } from './modules/account/me.routes.js';
+import { catalogRoutes } from './modules/catalog/routes.js';
+import { plansRoutes } from './modules/plans/routes.js';
+import { walletRoutes } from './modules/wallet/routes.js';
+import { idpRoutes } from './modules/auth/idp.routes.js';
+import { notificationRoutes } from './modules/notifications/routes.js';
+import { accountSecurityRoutes } from './modules/account/security.routes.js';
+import { twoFactorRoutes } from './modules/account/two-factor.routes.js';
+import { accountSettingsRoutes } from './modules/account/settings.routes.js';
+import { accountDataRoutes } from './modules/account/data.routes.js';
+import { apiKeyRoutes } from './modules/apikeys/routes.js';
+import { gatewayRoutes } from './modules/gateway/routes.js';
+import { filesRoutes } from './modules/files/routes.js';
+import { libraryRoutes } from './modules/library/routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -31,11 +45,9 @@ export interface BuildOptions extends PlatformOverrides {
 /** Builds the whole service: platform, domain services, HTTP routes. Listening is the caller's business. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-    },
+    logger: loggerOptions(config.logLevel),
     genReqId: requestIdFor,
+    frameworkErrors,
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -43,6 +55,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const platform = await createPlatform(config, app.log, options);
   const services = createServices(platform);
+  // Reference data (catalog, plans) on first start and after upgrades; one query when unchanged.
+  await services.catalog.seed();
+  await services.plans.seed();
+  await services.library.seed();
+  // Upstream accounts from the environment; providers with a working credential become ACTIVE.
+  await services.gateway.start();
   platform.jobs.register(domainJobs(platform, services));
 
   app.addHook('onSend', async (request, reply) => {
@@ -55,7 +73,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerOpenApi(app, VERSION);
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
-  await app.register(authPlugin, { tokens: platform.tokens });
+  await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier });
   registerHttpMetrics(app, platform.metrics);
   registerHealthRoutes(app, platform);
 
@@ -64,7 +82,34 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     secureCookies: config.env === 'production',
     idpClientId: config.idp.issuer && config.idp.clientId ? config.idp.clientId : null,
   });
-  await app.register(meRoutes, { auth: services.auth, activeSubscription: async () => null });
+  await app.register(meRoutes, { auth: services.auth, activeSubscription: (userId) => services.subscriptions.activeSubscriptionView(userId) });
+  await app.register(catalogRoutes, {
+    catalog: services.catalog,
+    plans: services.plans,
+    activePlanId: (userId) => services.subscriptions.activePlanId(userId),
+  });
+  await app.register(plansRoutes, { plans: services.plans });
+  await app.register(walletRoutes, { wallet: services.wallet });
+  await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
+  await app.register(gatewayRoutes, { gateway: services.gateway });
+  // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
+  app.addHook('onClose', async () => services.gateway.stop());
+  await app.register(filesRoutes, { files: services.files });
+  await app.register(idpRoutes, {
+    auth: services.auth,
+    idp: services.idp,
+    clock: platform.clock,
+    publicBaseUrl: config.publicBaseUrl,
+    frontendUrl: config.frontendUrl,
+    secureCookies: config.env === 'production',
+  });
+  const ensureActive = services.auth.getActiveUser;
+  await app.register(notificationRoutes, { notifications: services.notifications, ensureActive });
+  await app.register(accountSecurityRoutes, { account: services.account, ensureActive });
+  await app.register(twoFactorRoutes, { twoFactor: services.auth.twoFactor, ensureActive });
+  await app.register(accountSettingsRoutes, { account: services.account, notifications: services.notifications, ensureActive });
+  await app.register(accountDataRoutes, { account: services.account, ensureActive });
+  await app.register(libraryRoutes, { library: services.library, ensureActive });
 
   if (config.adminEmail && config.adminPassword) {
     const outcome = await services.auth.ensureSuperAdmin(config.adminEmail, config.adminPassword);

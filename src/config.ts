@@ -19,9 +19,31 @@ export interface Config {
   idp: { issuer: string | null; clientId: string | null; clientSecret: string | null };
   rateLimitPerMinute: number;
   allowPrivateNetwork: boolean;
+  /** S3-compatible file storage; null keeps files under DATA_DIR/files. */
+  s3: S3Config | null;
   trustProxy: boolean;
   logLevel: string;
   shutdownTimeoutMs: number;
+  /** Upstream AI provider settings by variable prefix (`OPENAI`, `ANTHROPIC`...): see providerSettings below. */
+  providers: Record<string, ProviderSettings>;
+}
+
+/** `<PREFIX>_API_KEY` (a comma-separated list: one upstream account each), `_BASE_URL`, `_MONTHLY_BUDGET_CENTS`, `_TIMEOUT_MS`. */
+export interface ProviderSettings {
+  apiKeys: string[];
+  baseUrl: string | null;
+  /** Per upstream account; null means no budget. */
+  monthlyBudgetCents: number | null;
+  timeoutMs: number | null;
+}
+
+export interface S3Config {
+  bucket: string;
+  region: string;
+  endpoint: string | null;
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -107,13 +129,67 @@ export function loadConfig(env: Env = process.env): Config {
     idp: { issuer: url('IDP_ISSUER', ['http:', 'https:']), clientId: str('IDP_CLIENT_ID'), clientSecret: str('IDP_CLIENT_SECRET') },
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 300, 1, 10_000_000),
     allowPrivateNetwork: bool('ALLOW_PRIVATE_NETWORK', false),
+    s3: s3Config(str, url, bool, problems),
     trustProxy: bool('TRUST_PROXY', false),
     logLevel: str('LOG_LEVEL') ?? (mode === 'test' ? 'silent' : 'info'),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    providers: providerSettings(env, int, url),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   if (!config.jwtSecret) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');
   return config;
+}
+
+/** S3_* settings: S3_BUCKET switches S3 storage on; the others without it are a mistake worth stopping for. */
+function s3Config(
+  str: (name: string) => string | null,
+  url: (name: string, protocols: string[]) => string | null,
+  bool: (name: string, fallback: boolean) => boolean,
+  problems: string[],
+): S3Config | null {
+  const bucket = str('S3_BUCKET');
+  const endpoint = url('S3_ENDPOINT', ['http:', 'https:']);
+  const region = str('S3_REGION');
+  const accessKeyId = str('S3_ACCESS_KEY_ID');
+  const secretAccessKey = str('S3_SECRET_ACCESS_KEY');
+  const forcePathStyle = bool('S3_FORCE_PATH_STYLE', false);
+  if (bucket === null) {
+    const stray = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].filter((name) => str(name) !== null);
+    if (stray.length > 0) problems.push(`${stray.join(', ')} set without S3_BUCKET; set S3_BUCKET to store files in S3, or unset them`);
+    return null;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    problems.push(`S3_BUCKET must be a valid bucket name: 3-63 lower-case letters, digits, dots and hyphens (got "${bucket}")`);
+  }
+  if ((accessKeyId === null) !== (secretAccessKey === null)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  }
+  if (region !== null && !/^[a-z0-9-]{2,32}$/.test(region)) {
+    problems.push(`S3_REGION must look like "us-east-1" (got "${region}")`);
+  }
+  return { bucket, region: region ?? 'us-east-1', endpoint, accessKeyId, secretAccessKey, forcePathStyle };
+}
+
+const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9_]*?)_(API_KEY|BASE_URL|MONTHLY_BUDGET_CENTS|TIMEOUT_MS)$/;
+
+/** Every provider-shaped variable, grouped by prefix; the gateway uses the prefixes that name a catalog provider. */
+function providerSettings(
+  env: Env,
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  url: (name: string, protocols: string[]) => string | null,
+): Record<string, ProviderSettings> {
+  const settings: Record<string, ProviderSettings> = {};
+  for (const name of Object.keys(env).sort()) {
+    const match = PROVIDER_VARIABLE.exec(name);
+    if (!match || !env[name]?.trim()) continue;
+    const prefix = match[1]!;
+    const entry = (settings[prefix] ??= { apiKeys: [], baseUrl: null, monthlyBudgetCents: null, timeoutMs: null });
+    if (match[2] === 'API_KEY') entry.apiKeys = [...new Set(env[name]!.split(',').map((key) => key.trim()).filter(Boolean))];
+    if (match[2] === 'BASE_URL') entry.baseUrl = url(name, ['http:', 'https:'])?.replace(/\/+$/, '') ?? null;
+    if (match[2] === 'MONTHLY_BUDGET_CENTS') entry.monthlyBudgetCents = int(name, 0, 0, 10_000_000_000);
+    if (match[2] === 'TIMEOUT_MS') entry.timeoutMs = int(name, 60_000, 100, 3_600_000);
+  }
+  return settings;
 }
 
 /** A secret generated once and kept in DATA_DIR/secrets.json, so restarts keep sessions valid. */

@@ -1,17 +1,73 @@
 import type { Platform } from './platform/platform.js';
 import type { AnyJobDefinition } from './platform/jobs/jobs.js';
 import { createAuthService } from './modules/auth/service.js';
+import { createCatalogService } from './modules/catalog/service.js';
+import { createPlansService } from './modules/plans/service.js';
+import { createWalletService } from './modules/wallet/service.js';
+import { walletJobs } from './modules/wallet/jobs.js';
+import { createSubscriptionsService } from './modules/subscriptions/service.js';
+import { derivePepper } from './modules/auth/secrets.js';
+import { createNotificationsService } from './modules/notifications/service.js';
+import { unseenIpNotifier } from './modules/account/security-alerts.js';
+import { createIdentityProvider } from './modules/auth/idp.js';
+import { createAccountService } from './modules/account/service.js';
+import { createApiKeysService } from './modules/apikeys/service.js';
+import { createGatewayService } from './modules/gateway/service.js';
+import { createLibraryService } from './modules/library/service.js';
+import { createUsageService } from './modules/usage/service.js';
+import { createFilesService } from './modules/files/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
   const { db, clock, tokens } = platform;
-  const auth = createAuthService({ db, clock, tokens, onUserCreated: [] });
-  return { auth };
+  const pepper = derivePepper(platform.config.jwtSecret);
+  const notifications = createNotificationsService({ db, clock });
+  const catalog = createCatalogService({ db, clock, events: platform.events });
+  const plans = createPlansService({ db, clock, catalog, events: platform.events });
+  const wallet = createWalletService({ db, clock, tokensPerCredit: async () => (await catalog.pricingSettings()).tokensPerCredit });
+  const subscriptions = createSubscriptionsService({ db, clock, plans, wallet });
+  const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
+  const idp = createIdentityProvider(platform.config.idp, { clock });
+  const apiKeys = createApiKeysService({
+    db,
+    clock,
+    plans: {
+      apiAccessOf: async (userId) => {
+        const active = await subscriptions.activeFor(userId);
+        return active ? (await plans.featuresOf(active.plan.id)).apiAccess : null;
+      },
+    },
+  });
+  const usage = createUsageService({ db, clock });
+  const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
+  const library = createLibraryService({
+    db,
+    clock,
+    catalog,
+    // The account service is built below; this runs only when a generation is saved.
+    preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
+  });
+  const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, providers: platform.config.providers });
+  const account = createAccountService({
+    db,
+    clock,
+    mailer: platform.mailer,
+    storage: platform.storage,
+    jobs: platform.jobs,
+    pepper,
+    frontendUrl: platform.config.frontendUrl,
+    publicBaseUrl: platform.config.publicBaseUrl,
+    notifications,
+    twoFactor: auth.twoFactor,
+    // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
+    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
+  });
+  return { catalog, plans, wallet, subscriptions, auth, notifications, idp, account, apiKeys, usage, library, gateway, files };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
-export function domainJobs(_platform: Platform, _services: Services): AnyJobDefinition[] {
-  return [];
+export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
+  return [...walletJobs(services.wallet), ...services.gateway.jobs(), ...services.account.jobs()];
 }

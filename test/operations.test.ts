@@ -52,6 +52,15 @@ describe('operations endpoints', () => {
     expect(document, 'docs/openapi.json is out of date: run `npm run openapi` and commit it').toEqual(committed);
   });
 
+  it('answers malformed URLs and over-long path parameters in the envelope', async () => {
+    const badEncoding = await t.app.inject({ url: '/v1/plans/%E0%A4%A' });
+    expect(badEncoding.statusCode).toBe(400);
+    expect(json(badEncoding).error).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('percent-encoding') });
+    const tooLong = await t.app.inject({ url: `/v1/plans/${'x'.repeat(200)}` });
+    expect(tooLong.statusCode).toBe(414);
+    expect(json(tooLong).error.code).toBe('URI_TOO_LONG');
+  });
+
   it('serves the docs page at /docs', async () => {
     const response = await t.app.inject({ url: '/docs/' });
     expect(response.statusCode).toBe(200);

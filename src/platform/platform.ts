@@ -11,6 +11,8 @@ import { createJobs, type Jobs } from './jobs/jobs.js';
 import { createMailer, mailDeliveryJob, type Mailer } from './mail/mailer.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { createLocalStorage, type Storage } from './storage/storage.js';
+import { createS3Storage } from './storage/s3-storage.js';
+import { createSafeFetcher, type SafeFetcher } from './net/safe-fetch.js';
 
 /** Everything the domain gets from the outside world; nothing in it knows embedded from scaled mode. */
 export interface Platform {
@@ -23,6 +25,8 @@ export interface Platform {
   jobs: Jobs;
   mailer: Mailer;
   storage: Storage;
+  /** SSRF-safe outbound HTTP for user-supplied URLs (images, webhooks). */
+  fetcher: SafeFetcher;
   events: EventBus;
   metrics: Metrics;
   redis: Redis | null;
@@ -60,7 +64,8 @@ export async function createPlatform(config: Config, logger: FastifyBaseLogger, 
     tokens: createAccessTokens(config.jwtSecret, clock),
     jobs,
     mailer: createMailer({ db: database.db, jobs, logger, smtpUrl: config.smtpUrl, from: config.mailFrom, logBodies: config.env !== 'production' }),
-    storage: createLocalStorage(path.join(config.dataDir, 'files')),
+    storage: config.s3 ? createS3Storage(config.s3) : createLocalStorage(path.join(config.dataDir, 'files')),
+    fetcher: createSafeFetcher({ allowPrivateNetwork: config.allowPrivateNetwork }),
     events: createEventBus(database),
     metrics: createMetrics(),
     redis,

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 export const users = pgTable(
@@ -94,4 +94,58 @@ export const securityEvents = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index('security_events_user_idx').on(t.userId, t.createdAt)],
+);
+
+/** TOTP two-factor of a user: the row exists from setup on; `enabledAt` set means two-factor is on. */
+export const twoFactor = pgTable('two_factor', {
+  userId: uuid('user_id').primaryKey().references(() => users.id),
+  /** Base32 TOTP secret (an authenticator app needs the secret itself, so it cannot be hashed). */
+  secret: text('secret').notNull(),
+  enabledAt: tz('enabled_at'),
+  /** The last TOTP time step accepted; a code of this step or an earlier one is never accepted again. */
+  lastUsedStep: integer('last_used_step'),
+  createdAt: createdAt(),
+  updatedAt: tz('updated_at').notNull().defaultNow(),
+});
+
+/** Single-use recovery codes, stored as keyed hashes. */
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    id: idColumn(),
+    userId: uuid('user_id').notNull().references(() => users.id),
+    codeHash: text('code_hash').notNull(),
+    usedAt: tz('used_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('recovery_codes_user_idx').on(t.userId)],
+);
+
+/** A pending second step of a login: the 402 challenge token carries its id. */
+export const mfaChallenges = pgTable(
+  'mfa_challenges',
+  {
+    id: idColumn(),
+    userId: uuid('user_id').notNull().references(() => users.id),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    createdAt: createdAt(),
+    expiresAt: tz('expires_at').notNull(),
+    usedAt: tz('used_at'),
+  },
+  (t) => [index('mfa_challenges_user_idx').on(t.userId)],
+);
+
+/** A link between a user and an account at the OpenID Connect identity provider. */
+export const userIdentities = pgTable(
+  'user_identities',
+  {
+    id: idColumn(),
+    userId: uuid('user_id').notNull().references(() => users.id),
+    issuer: text('issuer').notNull(),
+    subject: text('subject').notNull(),
+    email: text('email').notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: tz('last_used_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('user_identities_issuer_subject_key').on(t.issuer, t.subject), index('user_identities_user_idx').on(t.userId)],
 );

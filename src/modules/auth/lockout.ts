@@ -56,3 +56,9 @@ export async function recordFailure(
 export async function clearFailures(db: DbOrTx, email: string, userId: string): Promise<void> {
   await db.delete(loginFailures).where(or(eq(loginFailures.email, email), eq(loginFailures.userId, userId)));
 }
+
+/** Lifts a lock and forgets the failures (a completed password reset proves who the user is). */
+export async function unlock(db: DbOrTx, email: string, userId: string): Promise<void> {
+  await db.delete(loginLocks).where(inArray(loginLocks.key, lockKeys(email, userId)));
+  await clearFailures(db, email, userId);
+}

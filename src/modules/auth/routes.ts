@@ -5,7 +5,7 @@ import { unauthorized } from '../../platform/http/errors.js';
 import type { AuthService } from './service.js';
 import type { ClientInfo } from './sessions.js';
 import { REFRESH_TOKEN_TTL_MS } from './sessions.js';
-import { AuthConfig, LoginBody, RefreshBody, SignupBody, TokenBundle, TokenPair } from './schemas.js';
+import { AuthConfig, LoginBody, MfaChallenge, RefreshBody, SignupBody, TokenBundle, TokenPair, TwoFactorVerifyBody } from './schemas.js';
 
 export interface AuthRoutesOptions {
   auth: AuthService;
@@ -14,7 +14,7 @@ export interface AuthRoutesOptions {
 }
 
 export const REFRESH_COOKIE = 'rt';
-const COOKIE_PATH = '/v1/auth';
+export const COOKIE_PATH = '/v1/auth';
 
 export const clientInfo = (request: FastifyRequest): ClientInfo => ({
   ip: request.ip ?? null,
@@ -56,9 +56,35 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.post(
     '/v1/auth/login',
-    { schema: { tags, summary: 'Sign in with email and password', body: LoginBody, response: { 200: TokenBundle, ...errorResponses(400, 401, 429) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Sign in with email and password',
+        description: 'With two-factor on, answers 402 with a challenge token to send with a code to POST /v1/auth/2fa/verify.',
+        body: LoginBody,
+        response: { 200: TokenBundle, 402: MfaChallenge, ...errorResponses(400, 401, 429) },
+      },
+    },
     async (request, reply) => {
-      const bundle = await auth.login(request.body, clientInfo(request));
+      const outcome = await auth.login(request.body, clientInfo(request));
+      if ('mfaRequired' in outcome) return reply.code(402).send(outcome);
+      setRefreshCookie(reply, outcome.refreshToken);
+      return reply.send(outcome);
+    },
+  );
+
+  app.post(
+    '/v1/auth/2fa/verify',
+    {
+      schema: {
+        tags,
+        summary: 'Complete a two-factor sign-in with an authenticator or recovery code',
+        body: TwoFactorVerifyBody,
+        response: { 200: TokenBundle, ...errorResponses(400, 401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const bundle = await auth.verifyTwoFactor(request.body, clientInfo(request));
       setRefreshCookie(reply, bundle.refreshToken);
       return bundle;
     },

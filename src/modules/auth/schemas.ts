@@ -38,3 +38,15 @@ export const TokenPair = Type.Object({
 export const TokenBundle = Type.Object({ user: AuthUser, ...TokenPair.properties });
 
 export const AuthConfig = Type.Object({ idpClientId: Nullable(Type.String()) });
+
+/** The 402 answer of a login when two-factor is on: not the error envelope. */
+export const MfaChallenge = Type.Object({
+  mfaRequired: Type.Literal(true),
+  challengeToken: Type.String({ description: 'Valid 5 minutes, only at POST /v1/auth/2fa/verify' }),
+  tokenType: Type.Literal('Bearer'),
+});
+
+export const TwoFactorVerifyBody = StrictObject({
+  challengeToken: Type.String({ minLength: 1, maxLength: 2048 }),
+  code: Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit authenticator code, or a recovery code like xxxx-xxxx' }),
+});

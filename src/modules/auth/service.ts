@@ -1,16 +1,20 @@
-import { eq } from 'drizzle-orm';
-import { users } from '../../db/schema/auth.js';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { mfaChallenges, users } from '../../db/schema/auth.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import { AppError, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { clearFailures, lockedUntil, recordFailure } from './lockout.js';
+import { findOrCreateIdentityUser } from './identities.js';
+import type { VerifiedIdentity } from './idp.js';
+import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
 import { recordSecurityEvent } from './security-events.js';
 import {
   consumeRefreshToken,
   findRefreshToken,
   findSession,
+  isUnseenIp,
   issueRefreshToken,
   openSession,
   revokeAllSessions,
@@ -23,12 +27,32 @@ import { findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, 
 /** Work other modules attach to account creation, run in the sign-up transaction (e.g. the free plan grant). */
 export type UserCreatedHook = (tx: Tx, user: UserRow) => Promise<void>;
 
+export type SignInMethod = 'password' | SecondFactor | 'idp';
+
+/** Work other modules attach to a completed sign-in, run in its transaction (e.g. the unseen-IP notification). */
+export type SignInHook = (
+  tx: Tx,
+  event: { user: UserRow; client: ClientInfo; at: Date; method: SignInMethod; sessionId: string; unseenIp: boolean },
+) => Promise<void>;
+
 export interface AuthServiceDeps {
   db: Db;
   clock: Clock;
   tokens: AccessTokens;
   onUserCreated?: UserCreatedHook[];
+  onSignIn?: SignInHook[];
 }
+
+/** The 402 answer of a login when the account has two-factor on. */
+export interface MfaChallenge {
+  mfaRequired: true;
+  challengeToken: string;
+  tokenType: 'Bearer';
+}
+
+export const MFA_CHALLENGE_TTL_SECONDS = 5 * 60;
+/** Wrong codes one challenge accepts before the user must sign in again (they also count towards the lockout). */
+export const MFA_CHALLENGE_MAX_FAILURES = 5;
 
 export interface TokenPair {
   accessToken: string;
@@ -41,16 +65,18 @@ export type TokenBundle = TokenPair & { user: ReturnType<typeof toAuthUser> };
 
 const invalidCredentials = () => unauthorized('Email or password is incorrect.');
 const sessionGone = () => unauthorized('Your session has ended. Sign in again.');
+const SIGNED_OUT_BY_OWNER = new Set<string>(['SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED']);
+const challengeGone = () =>
+  unauthorized('This sign-in attempt has expired or can no longer be used. Sign in again with your email and password.');
 
 export function createAuthService(deps: AuthServiceDeps) {
   const { db, clock, tokens } = deps;
+  const twoFactor = createTwoFactor({ db, clock });
 
   const accessTokenFor = (user: Pick<UserRow, 'id' | 'role'>, sessionId: string) =>
     tokens.sign({ sub: user.id, kind: 'access', role: user.role, sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
 
-  /** Opens a session for a user who has proved who they are (password, 2FA or identity provider). */
-  async function startSession(tx: Db | Tx, user: UserRow, client: ClientInfo, now: Date): Promise<TokenBundle> {
-    const { session, refreshToken } = await openSession(tx, user.id, client, now);
+  async function bundleFor(user: UserRow, session: { id: string }, refreshToken: string): Promise<TokenBundle> {
     return {
       user: toAuthUser(user),
       accessToken: await accessTokenFor(user, session.id),
@@ -58,6 +84,31 @@ export function createAuthService(deps: AuthServiceDeps) {
       tokenType: 'Bearer',
       expiresIn: ACCESS_TOKEN_TTL_SECONDS,
     };
+  }
+
+  /** Opens a session for a user who has proved who they are (password, 2FA or identity provider). */
+  async function startSession(tx: Db | Tx, user: UserRow, client: ClientInfo, now: Date): Promise<TokenBundle> {
+    const { session, refreshToken } = await openSession(tx, user.id, client, now);
+    return bundleFor(user, session, refreshToken);
+  }
+
+  /** Finishes a sign-in whose credentials were checked: history, lockout reset, session and the sign-in hooks. */
+  async function completeSignIn(tx: Tx, user: UserRow, client: ClientInfo, now: Date, method: SignInMethod): Promise<TokenBundle> {
+    const unseenIp = await isUnseenIp(tx, user.id, client.ip);
+    await clearFailures(tx, user.email, user.id);
+    await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_SUCCESS', client, at: now, metadata: { method } });
+    const { session, refreshToken } = await openSession(tx, user.id, client, now);
+    for (const hook of deps.onSignIn ?? []) await hook(tx, { user, client, at: now, method, sessionId: session.id, unseenIp });
+    return bundleFor(user, session, refreshToken);
+  }
+
+  async function issueChallenge(user: UserRow, now: Date): Promise<MfaChallenge> {
+    const [challenge] = await db
+      .insert(mfaChallenges)
+      .values({ userId: user.id, createdAt: now, expiresAt: new Date(now.getTime() + MFA_CHALLENGE_TTL_SECONDS * 1000) })
+      .returning();
+    const challengeToken = await tokens.sign({ sub: user.id, kind: 'mfa_challenge', sid: challenge!.id }, MFA_CHALLENGE_TTL_SECONDS);
+    return { mfaRequired: true, challengeToken, tokenType: 'Bearer' };
   }
 
   function lockedError(until: Date, now: Date): AppError {
@@ -74,6 +125,7 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   return {
     startSession,
+    twoFactor,
 
     async signup(input: { email: string; password: string; name?: string }, client: ClientInfo): Promise<TokenBundle> {
       const now = clock.now();
@@ -85,7 +137,8 @@ export function createAuthService(deps: AuthServiceDeps) {
       });
     },
 
-    async login(input: { email: string; password: string }, client: ClientInfo): Promise<TokenBundle> {
+    /** Password sign-in; with two-factor on, the answer is a challenge for `verifyTwoFactor` instead of a session. */
+    async login(input: { email: string; password: string }, client: ClientInfo): Promise<TokenBundle | MfaChallenge> {
       const now = clock.now();
       const email = normalizeEmail(input.email);
       const user = await findActiveUserByEmail(db, email);
@@ -105,10 +158,61 @@ export function createAuthService(deps: AuthServiceDeps) {
         throw lockEnd ? lockedError(lockEnd, now) : invalidCredentials();
       }
 
+      // The failure count is kept until the second factor is passed too, so wrong codes add up towards the lockout.
+      if (await twoFactor.isEnabled(db, user.id)) return issueChallenge(user, now);
+      return db.transaction((tx) => completeSignIn(tx, user, client, now, 'password'));
+    },
+
+    /** Second step of a login: the challenge token from the 402 answer and a TOTP or recovery code. */
+    async verifyTwoFactor(input: { challengeToken: string; code: string }, client: ClientInfo): Promise<TokenBundle> {
+      const now = clock.now();
+      const claims = await tokens.verify(input.challengeToken, 'mfa_challenge');
+      if (!claims?.sid) throw challengeGone();
+      const [challenge] = await db
+        .select()
+        .from(mfaChallenges)
+        .where(and(eq(mfaChallenges.id, claims.sid), eq(mfaChallenges.userId, claims.sub)));
+      if (!challenge || challenge.usedAt || challenge.expiresAt <= now || challenge.failedAttempts >= MFA_CHALLENGE_MAX_FAILURES) throw challengeGone();
+      const user = await findActiveUserById(db, claims.sub);
+      if (!user) throw challengeGone();
+      const until = await lockedUntil(db, user.email, user.id, now);
+      if (until) throw lockedError(until, now);
+
+      const bundle = await db.transaction(async (tx) => {
+        if (!(await twoFactor.isEnabled(tx, user.id))) throw challengeGone();
+        const method = await twoFactor.verifyLoginCode(tx, user.id, input.code, now);
+        if (!method) return null;
+        const claimed = await tx
+          .update(mfaChallenges)
+          .set({ usedAt: now })
+          .where(and(eq(mfaChallenges.id, challenge.id), isNull(mfaChallenges.usedAt)))
+          .returning({ id: mfaChallenges.id });
+        if (claimed.length === 0) throw challengeGone(); // rolls back the code just consumed
+        return completeSignIn(tx, user, client, now, method);
+      });
+      if (bundle) return bundle;
+
+      const lockEnd = await db.transaction(async (tx) => {
+        await tx
+          .update(mfaChallenges)
+          .set({ failedAttempts: sql`${mfaChallenges.failedAttempts} + 1` })
+          .where(eq(mfaChallenges.id, challenge.id));
+        await recordSecurityEvent(tx, { userId: user.id, kind: 'TWO_FA_FAILED', client, at: now, metadata: { context: 'login' } });
+        const end = await recordFailure(tx, { email: user.email, userId: user.id, ip: client.ip }, now);
+        if (end) await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_LOCKED', client, at: now, metadata: { lockedUntil: end.toISOString() } });
+        return end;
+      });
+      throw lockEnd ? lockedError(lockEnd, now) : wrongCode();
+    },
+
+    /** Sign-in with an identity the provider vouched for: finds, links or creates the account, then opens a session. */
+    async signInWithIdentity(identity: VerifiedIdentity, client: ClientInfo): Promise<TokenBundle> {
+      const now = clock.now();
       return db.transaction(async (tx) => {
-        await clearFailures(tx, email, user.id);
-        await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_SUCCESS', client, at: now });
-        return startSession(tx, user, client, now);
+        const { user } = await findOrCreateIdentityUser(tx, identity, now, async (inner, created) => {
+          for (const hook of deps.onUserCreated ?? []) await hook(inner, created);
+        });
+        return completeSignIn(tx, user, client, now, 'idp');
       });
     },
 
@@ -116,6 +220,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       const now = clock.now();
       const stored = await findRefreshToken(db, token);
       if (!stored) throw sessionGone();
+      // Signed out by the account itself (another device's "sign out", a password change or reset, deletion):
+      // the device holding the token is just signed out; treating it as theft would end the owner's own session too.
+      if (stored.revokedAt && stored.revokedReason && SIGNED_OUT_BY_OWNER.has(stored.revokedReason)) throw sessionGone();
       if (stored.revokedAt) {
         // A token that was already used or revoked is being replayed: assume it was stolen.
         await db.transaction(async (tx) => {

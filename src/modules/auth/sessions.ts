@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, eq, isNull } from 'drizzle-orm';
-import { refreshTokens, sessions } from '../../db/schema/auth.js';
+import { and, eq, inArray, isNull, ne } from 'drizzle-orm';
+import { refreshTokens, securityEvents, sessions } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
 import { describeDevice } from './device.js';
@@ -105,4 +105,39 @@ export async function touchSession(db: DbOrTx, sessionId: string, client: Client
 export async function findSession(db: DbOrTx, sessionId: string): Promise<SessionRow | undefined> {
   const [row] = await db.select().from(sessions).where(eq(sessions.id, sessionId));
   return row;
+}
+
+/** Signs the user out of every device but one (the caller's); returns how many sessions ended. */
+export async function revokeOtherSessions(db: DbOrTx, userId: string, keepSessionId: string | null, reason: RevokeReason, now: Date): Promise<number> {
+  const others = and(eq(sessions.userId, userId), isNull(sessions.revokedAt), keepSessionId ? ne(sessions.id, keepSessionId) : undefined);
+  const ended = await db.update(sessions).set({ revokedAt: now }).where(others).returning({ id: sessions.id });
+  if (ended.length > 0) {
+    await db
+      .update(refreshTokens)
+      .set({ revokedAt: now, revokedReason: reason })
+      .where(and(inArray(refreshTokens.sessionId, ended.map((s) => s.id)), isNull(refreshTokens.revokedAt)));
+  }
+  return ended.length;
+}
+
+/**
+ * True when the user has signed in before, but never from this IP address: no session and no successful sign-in
+ * of theirs used it. A first sign-in (or no known address) is never "unseen".
+ */
+export async function isUnseenIp(db: DbOrTx, userId: string, ip: string | null): Promise<boolean> {
+  if (!ip) return false;
+  const [any] = await db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId)).limit(1);
+  if (!any) return false;
+  const [bySession] = await db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(and(eq(sessions.userId, userId), eq(sessions.ipAddress, ip)))
+    .limit(1);
+  if (bySession) return false;
+  const [byEvent] = await db
+    .select({ id: securityEvents.id })
+    .from(securityEvents)
+    .where(and(eq(securityEvents.userId, userId), eq(securityEvents.kind, 'LOGIN_SUCCESS'), eq(securityEvents.ipAddress, ip)))
+    .limit(1);
+  return !byEvent;
 }

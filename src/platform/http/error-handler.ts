@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import { describeValidationErrors } from './validation-messages.js';
 
@@ -24,6 +24,14 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; message: st
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'BAD_REQUEST', message: 'The Content-Length header does not match the body.' },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large.' },
 };
+
+/** Errors Fastify raises before routing (bad URL encoding, over-long path parameters), in the same envelope. */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+  reply
+    .code(tooLong ? 414 : 400)
+    .send(envelope(tooLong ? 'URI_TOO_LONG' : 'BAD_REQUEST', tooLong ? 'A path parameter is too long.' : 'The URL is not valid: check its percent-encoding.'));
+}
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {

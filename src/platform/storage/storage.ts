@@ -16,11 +16,19 @@ export interface ByteRange {
   end: number;
 }
 
+export interface PutOptions {
+  /** Recorded with the object where the backend keeps metadata (S3); the files table is the source of truth. */
+  contentType?: string;
+}
+
 /** Where file bytes live: a local folder by default; an S3-compatible bucket when configured. */
 export interface Storage {
-  put(key: string, body: Buffer | Readable): Promise<StoredObject>;
+  /** `local` or `s3`, for logs and the health page. */
+  readonly kind: 'local' | 's3';
+  put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<StoredObject>;
   /** Returns null when the key does not exist. */
   stat(key: string): Promise<{ size: number; modifiedAt: Date } | null>;
+  /** The object's bytes, or the inclusive `range` of them; rejects when the key does not exist. */
   read(key: string, range?: ByteRange): Promise<Readable>;
   delete(key: string): Promise<void>;
 }
@@ -39,6 +47,7 @@ export function createLocalStorage(root: string): Storage {
     return path.join(root, ...key.split('/'));
   };
   return {
+    kind: 'local',
     async put(key, body) {
       const file = fileOf(key);
       await mkdir(path.dirname(file), { recursive: true });
@@ -64,7 +73,13 @@ export function createLocalStorage(root: string): Storage {
       }
     },
     async read(key, range) {
-      return createReadStream(fileOf(key), range ? { start: range.start, end: range.end } : {});
+      const stream = createReadStream(fileOf(key), range ? { start: range.start, end: range.end } : {});
+      // Surface a missing file as a rejected promise, as the S3 backend does, rather than a later stream error.
+      await new Promise<void>((resolve, reject) => {
+        stream.once('ready', () => resolve());
+        stream.once('error', reject);
+      });
+      return stream;
     },
     async delete(key) {
       await rm(fileOf(key), { force: true });

@@ -1,0 +1,35 @@
+import { bigint, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, idColumn } from './columns.js';
+
+export const USAGE_STATUSES = ['SUCCESS', 'FAILED', 'PARTIAL', 'TIMEOUT'] as const;
+export type UsageStatus = (typeof USAGE_STATUSES)[number];
+
+/** One row per metered gateway request (spec A "Usage record"). */
+export const usageRecords = pgTable(
+  'usage_records',
+  {
+    id: idColumn(),
+    userId: uuid('user_id').notNull(),
+    subscriptionId: uuid('subscription_id'),
+    modelId: uuid('model_id'),
+    providerId: uuid('provider_id'),
+    /** The upstream account (provider_accounts row) that served the call. */
+    resellerAccountId: uuid('reseller_account_id'),
+    jobId: uuid('job_id'),
+    /** The gateway request id (the wallet's idempotency id). */
+    requestId: text('request_id').notNull(),
+    operation: text('operation').notNull(),
+    status: text('status', { enum: USAGE_STATUSES }).notNull(),
+    inputUnits: integer('input_units').notNull().default(0),
+    outputUnits: integer('output_units').notNull().default(0),
+    creditsConsumed: bigint('credits_consumed', { mode: 'number' }).notNull().default(0),
+    providerCostCents: integer('provider_cost_cents').notNull().default(0),
+    latencyMs: integer('latency_ms').notNull().default(0),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('usage_records_user_idx').on(t.userId, t.createdAt, t.id),
+    index('usage_records_request_idx').on(t.requestId),
+  ],
+);

@@ -1,0 +1,93 @@
+import { and, desc, eq, or, sql } from 'drizzle-orm';
+import { userBlocks } from '../../db/schema/account.js';
+import { users } from '../../db/schema/auth.js';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { badRequest, notFound } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import type { AccountDeps } from './deps.js';
+import { dropFollowsBetween } from './social-graph.js';
+
+export type BlockKind = (typeof userBlocks.$inferSelect)['kind'];
+
+const unknownHandle = (handle: string) => notFound(`No user has the handle @${handle}.`);
+
+export function createBlocks(deps: AccountDeps) {
+  const { db, clock } = deps;
+
+  async function userByHandle(handle: string) {
+    const [row] = await db
+      .select({ id: users.id, handle: users.handle })
+      .from(users)
+      .where(and(sql`lower(${users.handle}) = lower(${handle})`, eq(users.status, 'ACTIVE')));
+    return row;
+  }
+
+  const toBlock = (row: { handle: string; kind: BlockKind; reason: string | null; createdAt: Date }) => ({
+    handle: row.handle,
+    kind: row.kind,
+    reason: row.reason,
+    createdAt: row.createdAt.toISOString(),
+  });
+
+  return {
+    async list(userId: string, query: { limit: number; cursor?: string }) {
+      const rows = await db
+        .select({ id: userBlocks.id, handle: users.handle, kind: userBlocks.kind, reason: userBlocks.reason, createdAt: userBlocks.createdAt })
+        .from(userBlocks)
+        .innerJoin(users, eq(users.id, userBlocks.blockedUserId))
+        .where(afterCursor(userBlocks.createdAt, userBlocks.id, query.cursor, eq(userBlocks.userId, userId)))
+        .orderBy(desc(userBlocks.createdAt), desc(userBlocks.id))
+        .limit(query.limit + 1);
+      const page = toPage(rows, query.limit, (b) => ({ sort: b.createdAt.toISOString(), id: b.id }));
+      return { items: page.items.map(toBlock), nextCursor: page.nextCursor };
+    },
+
+    /** Blocks or mutes a user; doing it again updates the kind and reason. A BLOCK drops the follows both ways. */
+    async create(userId: string, input: { handle: string; kind?: BlockKind; reason?: string | null }) {
+      const target = await userByHandle(input.handle);
+      if (!target) throw unknownHandle(input.handle);
+      if (target.id === userId) throw badRequest('You cannot block or mute yourself.', { field: 'handle' });
+      const kind = input.kind ?? 'BLOCK';
+      const reason = input.reason?.trim() ? input.reason.trim() : null;
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        const [existing] = await tx
+          .select({ id: userBlocks.id })
+          .from(userBlocks)
+          .where(and(eq(userBlocks.userId, userId), eq(userBlocks.blockedUserId, target.id)));
+        const [row] = await tx
+          .insert(userBlocks)
+          .values({ userId, blockedUserId: target.id, kind, reason, createdAt: now })
+          .onConflictDoUpdate({ target: [userBlocks.userId, userBlocks.blockedUserId], set: { kind, reason } })
+          .returning();
+        if (kind === 'BLOCK') await dropFollowsBetween(tx, userId, target.id);
+        return { created: !existing, block: toBlock({ handle: target.handle, kind: row!.kind, reason: row!.reason, createdAt: row!.createdAt }) };
+      });
+    },
+
+    async remove(userId: string, handle: string): Promise<void> {
+      const target = await userByHandle(handle);
+      if (!target) throw unknownHandle(handle);
+      const removed = await db
+        .delete(userBlocks)
+        .where(and(eq(userBlocks.userId, userId), eq(userBlocks.blockedUserId, target.id)))
+        .returning({ id: userBlocks.id });
+      if (removed.length === 0) throw notFound(`You have not blocked or muted @${target.handle}.`);
+    },
+
+    /** For other modules (feeds, comments, follows): true when either user BLOCKed the other. */
+    async blockedEitherWay(tx: DbOrTx, a: string, b: string): Promise<boolean> {
+      const [row] = await tx
+        .select({ id: userBlocks.id })
+        .from(userBlocks)
+        .where(
+          and(
+            eq(userBlocks.kind, 'BLOCK'),
+            or(and(eq(userBlocks.userId, a), eq(userBlocks.blockedUserId, b)), and(eq(userBlocks.userId, b), eq(userBlocks.blockedUserId, a))),
+          ),
+        )
+        .limit(1);
+      return row !== undefined;
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Jobs } from '../../platform/jobs/jobs.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import type { Storage } from '../../platform/storage/storage.js';
+import type { NotificationsService } from '../notifications/service.js';
+import type { MailContent } from './mail.js';
+
+/** What the account service is built from (see `createAccountService`). */
+export interface AccountServiceDeps {
+  db: Db;
+  clock: Clock;
+  mailer: Mailer;
+  storage: Storage;
+  jobs: Pick<Jobs, 'send'>;
+  /** Key for hashing short secrets (reset OTPs) and signing download links; see `derivePepper`. */
+  pepper: Buffer;
+  /** Where links in mails point (the web app). */
+  frontendUrl: string;
+  /** This service's own public address (download links). */
+  publicBaseUrl: string;
+  notifications: NotificationsService;
+}
+
+/** The dependencies every part of the account module shares. */
+export interface AccountDeps extends AccountServiceDeps {
+  /** Mails the user a security notice, unless they switched `emailSecurityAlerts` off. */
+  securityMail(userId: string, content: Omit<MailContent, 'greeting'>, to?: string): Promise<void>;
+}

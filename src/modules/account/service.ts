@@ -1,0 +1,103 @@
+import { asc, desc, eq } from 'drizzle-orm';
+import { securityEvents, sessions, userIdentities } from '../../db/schema/auth.js';
+import { findActiveUserById, toMeUser } from '../auth/users.js';
+import type { TwoFactor } from '../auth/two-factor.js';
+import { jsonFile, type ExportSection } from './archive.js';
+import { createBlocks } from './blocks.js';
+import { createDataExports, dataExportJobs } from './data-export.js';
+import { createDeletion, type AccountDeletedHook } from './deletion.js';
+import type { AccountDeps, AccountServiceDeps } from './deps.js';
+import { createEmailFlows } from './email.js';
+import { composeMail } from './mail.js';
+import { createPasswordFlows } from './password.js';
+import { createProfile } from './profile.js';
+import { createSecurityViews, toSecurityEvent, toSession } from './security.js';
+
+export interface AccountServiceOptions extends AccountServiceDeps {
+  twoFactor: Pick<TwoFactor, 'exportFor'>;
+  onAccountDeleted?: AccountDeletedHook[];
+}
+
+/** Account management: password and email flows, sessions and history, profile, preferences, blocks, export, deletion. */
+export function createAccountService(options: AccountServiceOptions) {
+  const { db, notifications } = options;
+
+  const deps: AccountDeps = {
+    ...options,
+    async securityMail(userId, content, to) {
+      const user = await findActiveUserById(db, userId);
+      if (!user || !(await notifications.getPrefs(userId)).emailSecurityAlerts) return;
+      await options.mailer.send(composeMail(to ?? user.email, { ...content, greeting: user.name }));
+    },
+  };
+
+  const profile = createProfile(deps);
+  const blocks = createBlocks(deps);
+  const extraSections: ExportSection[] = [];
+
+  /** What this module puts in a data export; other modules add theirs with `addExportSection`. */
+  const ownSections: ExportSection[] = [
+    {
+      name: 'account',
+      async collect(userId) {
+        const user = await findActiveUserById(db, userId);
+        if (!user) return [];
+        const identities = await db
+          .select({ issuer: userIdentities.issuer, email: userIdentities.email, createdAt: userIdentities.createdAt, lastUsedAt: userIdentities.lastUsedAt })
+          .from(userIdentities)
+          .where(eq(userIdentities.userId, userId));
+        const blockList = await blocks.list(userId, { limit: 10_000 });
+        return [
+          jsonFile('profile.json', { ...toMeUser(user), emailVerified: user.emailVerified }),
+          jsonFile('preferences.json', await profile.getPreferences(userId)),
+          jsonFile('notification-preferences.json', await notifications.getPrefs(userId)),
+          jsonFile('two-factor.json', await options.twoFactor.exportFor(userId)),
+          jsonFile('linked-sign-in-providers.json', identities),
+          jsonFile('blocks.json', blockList.items),
+        ];
+      },
+    },
+    {
+      name: 'security',
+      async collect(userId) {
+        const sessionRows = await db.select().from(sessions).where(eq(sessions.userId, userId)).orderBy(asc(sessions.createdAt));
+        const events = await db.select().from(securityEvents).where(eq(securityEvents.userId, userId)).orderBy(desc(securityEvents.createdAt));
+        return [
+          jsonFile(
+            'sessions.json',
+            sessionRows.map((s) => ({ ...toSession(s, null), current: undefined, revokedAt: s.revokedAt?.toISOString() ?? null })),
+          ),
+          jsonFile('security-events.json', events.map(toSecurityEvent)),
+        ];
+      },
+    },
+    {
+      name: 'notifications',
+      async collect(userId) {
+        return [jsonFile('notifications.json', (await notifications.exportFor(userId)).notifications)];
+      },
+    },
+  ];
+
+  const exports = createDataExports(deps, () => [...ownSections, ...extraSections]);
+
+  return {
+    password: createPasswordFlows(deps),
+    email: createEmailFlows(deps),
+    security: createSecurityViews(deps),
+    profile,
+    blocks,
+    exports,
+    deletion: createDeletion(deps, options.onAccountDeleted ?? []),
+
+    /** Adds a module's part to every data export (e.g. generations with their media files, API keys). */
+    addExportSection(section: ExportSection) {
+      if ([...ownSections, ...extraSections].some((s) => s.name === section.name)) throw new Error(`Export section "${section.name}" exists twice`);
+      extraSections.push(section);
+    },
+
+    jobs: () => dataExportJobs(exports),
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,0 +1,241 @@
+import { eq } from 'drizzle-orm';
+import { providers, type ModelFeature, type ModelPricing, type ModelType, type ProviderStatus } from '../../db/schema/catalog.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
+import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
+import type { Capabilities } from './capabilities.js';
+import { priceUnits, type PricingSettings, type UsageUnits } from './pricing.js';
+import { savePricingSettings } from './settings.js';
+import { seedCatalog } from './seed.js';
+import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './snapshot.js';
+
+export type { UsageUnits } from './pricing.js';
+
+/** What the gateway needs to call a model. */
+export interface GatewayModel {
+  id: string;
+  slug: string;
+  displayName: string;
+  type: ModelType;
+  providerId: string;
+  providerSlug: string;
+  providerStatus: ProviderStatus;
+  /** The provider's own model name, sent upstream. */
+  upstreamModel: string;
+  features: ModelFeature[];
+  capabilities: Capabilities;
+  maxContextTokens: number | null;
+  maxOutputTokens: number | null;
+  status: 'ACTIVE' | 'BETA' | 'DISABLED';
+  availability: 'AVAILABLE' | 'RETIRING' | 'RETIRED';
+  pricing: ModelPricing | null;
+}
+
+export type EstimateRequest =
+  | { kind: 'text'; inputTokens: number; maxOutputTokens: number }
+  | { kind: 'image'; count: number }
+  | { kind: 'video'; seconds: number }
+  | { kind: 'speech'; characters: number }
+  | { kind: 'music' };
+
+export interface ModelFilter {
+  type?: ModelType;
+  provider?: string;
+  capability?: ModelFeature;
+}
+
+export interface CatalogServiceDeps {
+  db: Db;
+  clock: Clock;
+  /** Cross-instance cache invalidation; without it only this instance's writes invalidate. */
+  events?: EventBus;
+  /** A safety net for changes made behind the service's back (default 30 s). */
+  cacheTtlMs?: number;
+}
+
+const CHANGED_CHANNEL = 'catalog_changed';
+
+const toGatewayModel = (entry: ModelEntry): GatewayModel => ({
+  id: entry.row.id,
+  slug: entry.row.slug,
+  displayName: entry.row.displayName,
+  type: entry.row.type,
+  providerId: entry.provider.id,
+  providerSlug: entry.provider.slug,
+  providerStatus: entry.provider.status,
+  upstreamModel: entry.row.upstreamModel,
+  features: entry.row.features,
+  capabilities: entry.capabilities,
+  maxContextTokens: entry.row.maxContextTokens,
+  maxOutputTokens: entry.row.maxOutputTokens,
+  status: entry.row.status,
+  availability: entry.row.availability,
+  pricing: entry.row.pricing,
+});
+
+function filterListed(snap: CatalogSnapshot, filter: ModelFilter): ModelEntry[] {
+  if (!filter.type && !filter.provider && !filter.capability) return snap.listed;
+  return snap.listed.filter(
+    (e) =>
+      (!filter.type || e.row.type === filter.type) &&
+      (!filter.provider || e.provider.slug === filter.provider) &&
+      (!filter.capability || e.row.features.includes(filter.capability)),
+  );
+}
+
+const modelUnavailable = (slug: string, reason: string) =>
+  new AppError(503, 'MODEL_UNAVAILABLE', `The model "${slug}" cannot be used right now: ${reason} Choose a different model from GET /v1/models.`, {
+    model: slug,
+    reason,
+  });
+
+/** The model catalog: providers, models, capabilities, prices and the estimator the gateway reserves with. */
+export function createCatalogService(deps: CatalogServiceDeps) {
+  const { db, clock, events } = deps;
+  const ttlMs = deps.cacheTtlMs ?? 30_000;
+  let cached: { snapshot: CatalogSnapshot; at: number } | null = null;
+  let loading: Promise<CatalogSnapshot> | null = null;
+  let generation = 0;
+  let subscribed = false;
+
+  function invalidate(): void {
+    generation++;
+    cached = null;
+    loading = null;
+  }
+
+  async function subscribeOnce(): Promise<void> {
+    if (subscribed || !events) return;
+    subscribed = true;
+    try {
+      await events.subscribe(CHANGED_CHANNEL, () => invalidate());
+    } catch {
+      subscribed = false; // retried on the next load
+    }
+  }
+
+  async function snapshot(): Promise<CatalogSnapshot> {
+    if (cached && performance.now() - cached.at < ttlMs) return cached.snapshot;
+    if (loading) return loading;
+    const started = generation;
+    const promise = (async () => {
+      await subscribeOnce();
+      const loaded = await loadCatalogSnapshot(db);
+      if (generation === started) cached = { snapshot: loaded, at: performance.now() };
+      return loaded;
+    })();
+    loading = promise;
+    try {
+      return await promise;
+    } finally {
+      if (loading === promise) loading = null;
+    }
+  }
+
+  async function changed(): Promise<void> {
+    invalidate();
+    await events?.publish(CHANGED_CHANNEL, { at: clock.now().toISOString() }).catch(() => undefined);
+  }
+
+  function price(snap: CatalogSnapshot, model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits) {
+    const entry = snap.byId.get(model.id) ?? snap.bySlug.get(model.slug);
+    if (!entry) throw notFound(`No model with slug "${model.slug}".`);
+    const result = priceUnits(entry.row.pricing, usage, snap.settings);
+    if (!result.ok) throw modelUnavailable(entry.row.slug, `it has no ${result.missing.replace(/^an? /, '')} for this kind of use.`);
+    return result.quote;
+  }
+
+  function usageFor(entry: ModelEntry, request: EstimateRequest): UsageUnits {
+    const type = entry.row.type;
+    const wrongKind = (wanted: string) =>
+      badRequest(`The model "${entry.row.slug}" is a ${type} model; a ${request.kind} estimate needs ${wanted}.`, { model: entry.row.slug, type });
+    switch (request.kind) {
+      case 'text':
+        if (type !== 'TEXT' && type !== 'MULTIMODAL' && type !== 'EMBEDDING') throw wrongKind('a TEXT, MULTIMODAL or EMBEDDING model');
+        return { inputTokens: request.inputTokens, outputTokens: type === 'EMBEDDING' ? 0 : request.maxOutputTokens };
+      case 'image':
+        if (type !== 'IMAGE') throw wrongKind('an IMAGE model');
+        return { images: request.count };
+      case 'video':
+        if (type !== 'VIDEO') throw wrongKind('a VIDEO model');
+        return entry.row.pricing?.second !== undefined || entry.row.pricing?.minute !== undefined ? { seconds: request.seconds } : { generations: 1 };
+      case 'speech':
+        if (type !== 'AUDIO' || !entry.row.features.includes('TTS')) throw wrongKind('a speech (TTS) model');
+        return { characters: request.characters };
+      case 'music':
+        if (type !== 'AUDIO' || !entry.row.features.includes('MUSIC')) throw wrongKind('a music model');
+        return { generations: 1 };
+    }
+  }
+
+  return {
+    /** Seeds the catalog on first start (and when the seed changes); fast and idempotent. */
+    async seed(): Promise<{ seeded: boolean }> {
+      const result = await seedCatalog(db, clock.now());
+      if (result.seeded) await changed();
+      return result;
+    },
+
+    snapshot,
+    /** Drops this instance's cache (other instances hear about writes through the event bus). */
+    invalidate,
+    async pricingSettings(): Promise<PricingSettings> {
+      return (await snapshot()).settings;
+    },
+
+    async updatePricingSettings(patch: Partial<PricingSettings>, updatedBy: string | null = null): Promise<PricingSettings> {
+      const next = await savePricingSettings(db, patch, clock.now(), updatedBy);
+      await changed();
+      return next;
+    },
+
+    /** Listed models (status ACTIVE/BETA, provider ACTIVE/DEGRADED), ordered by type then slug. */
+    async list(filter: ModelFilter = {}): Promise<ModelEntry[]> {
+      return filterListed(await snapshot(), filter);
+    },
+    /** The listed models of a given snapshot that match the filter. */
+    filter: filterListed,
+
+    async getById(id: string): Promise<ModelEntry | undefined> {
+      return (await snapshot()).byId.get(id);
+    },
+
+    async getBySlug(slug: string): Promise<ModelEntry | undefined> {
+      return (await snapshot()).bySlug.get(slug);
+    },
+
+    /** 404 NOT_FOUND for an unknown slug; 503 MODEL_UNAVAILABLE when the model exists but cannot be served. */
+    async resolveForGateway(slug: string): Promise<GatewayModel> {
+      const entry = (await snapshot()).bySlug.get(slug);
+      if (!entry) throw notFound(`No model with slug "${slug}". Read model slugs from GET /v1/models.`);
+      if (entry.unavailableReason) throw modelUnavailable(slug, entry.unavailableReason);
+      return toGatewayModel(entry);
+    },
+
+    async setProviderStatus(providerSlug: string, status: ProviderStatus): Promise<void> {
+      const updated = await db
+        .update(providers)
+        .set({ status, updatedAt: clock.now() })
+        .where(eq(providers.slug, providerSlug))
+        .returning({ id: providers.id });
+      if (updated.length === 0) throw notFound(`No provider with slug "${providerSlug}".`);
+      await changed();
+    },
+
+    /** Tokens one generation will reserve; the same function backs POST /v1/credits/estimate. */
+    async estimateTokens(model: Pick<GatewayModel, 'id' | 'slug'>, request: EstimateRequest): Promise<number> {
+      const snap = await snapshot();
+      const entry = snap.byId.get(model.id) ?? snap.bySlug.get(model.slug);
+      if (!entry) throw notFound(`No model with slug "${model.slug}".`);
+      return price(snap, model, usageFor(entry, request)).tokens;
+    },
+
+    /** Tokens and provider cost of what a call actually used. */
+    async priceUsage(model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits) {
+      return price(await snapshot(), model, usage);
+    },
+  };
+}
+
+export type CatalogService = ReturnType<typeof createCatalogService>;

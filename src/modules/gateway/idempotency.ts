@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { and, eq, lt } from 'drizzle-orm';
+import { v7 as uuidv7 } from 'uuid';
+import { gatewayIdempotency } from '../../db/schema/gateway.js';
+import { HOUR_MS, MINUTE_MS, type Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import { conflict } from '../../platform/http/errors.js';
+
+/** How long a finished answer can be replayed. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * HOUR_MS;
+/** An entry still "in progress" after this long was left by a crash; the key may be used again. */
+const STALE_IN_PROGRESS_MS = 15 * MINUTE_MS;
+
+export type IdempotencyBegin =
+  | { kind: 'new'; requestId: string }
+  | { kind: 'replay'; requestId: string; status: number; response: Record<string, unknown> };
+
+/** JSON with object keys sorted, so the same body always hashes the same whatever its key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value as object)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * `Idempotency-Key` on /v1/ai/*: the first request with a key runs; a repeat with the same body gets the stored
+ * answer and is not charged again; the same key with another body is refused. Only successful answers are kept:
+ * after a failure (nothing was charged) the key can be retried.
+ */
+export function createIdempotencyStore(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+
+  return {
+    async begin(input: { userId: string; key: string; route: string; body: unknown }): Promise<IdempotencyBegin> {
+      const bodyHash = createHash('sha256').update(`${input.route}\n${canonical(input.body)}`).digest('hex');
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const now = clock.now();
+        const requestId = uuidv7();
+        const [created] = await db
+          .insert(gatewayIdempotency)
+          .values({ userId: input.userId, key: input.key, route: input.route, bodyHash, requestId, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) })
+          .onConflictDoNothing({ target: [gatewayIdempotency.userId, gatewayIdempotency.key] })
+          .returning({ requestId: gatewayIdempotency.requestId });
+        if (created) return { kind: 'new', requestId: created.requestId };
+
+        const [existing] = await db
+          .select()
+          .from(gatewayIdempotency)
+          .where(and(eq(gatewayIdempotency.userId, input.userId), eq(gatewayIdempotency.key, input.key)));
+        if (!existing) continue; // released in between: try to take it again
+        const stale = existing.status === 'IN_PROGRESS' && now.getTime() - existing.createdAt.getTime() > STALE_IN_PROGRESS_MS;
+        if (existing.expiresAt <= now || stale) {
+          await db.delete(gatewayIdempotency).where(and(eq(gatewayIdempotency.id, existing.id), eq(gatewayIdempotency.status, existing.status)));
+          continue;
+        }
+        if (existing.route !== input.route || existing.bodyHash !== bodyHash) {
+          throw conflict(
+            'This Idempotency-Key was already used with a different request. Send the same body to get the first answer again, or use a new key for a new request.',
+            { idempotencyKey: input.key },
+          );
+        }
+        if (existing.status === 'IN_PROGRESS') {
+          throw conflict('A request with this Idempotency-Key is still running. Retry once it has finished to get its answer.', { idempotencyKey: input.key });
+        }
+        return { kind: 'replay', requestId: existing.requestId, status: existing.responseStatus ?? 200, response: existing.response ?? {} };
+      }
+      throw conflict('This Idempotency-Key is being used by another request right now. Retry in a moment.', { idempotencyKey: input.key });
+    },
+
+    async complete(userId: string, key: string, status: number, response: Record<string, unknown>): Promise<void> {
+      await db
+        .update(gatewayIdempotency)
+        .set({ status: 'COMPLETED', responseStatus: status, response, completedAt: clock.now() })
+        .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key)));
+    },
+
+    /** Frees the key after a failed call (nothing was charged), so the client may retry with it. */
+    async abandon(userId: string, key: string): Promise<void> {
+      await db
+        .delete(gatewayIdempotency)
+        .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
+    },
+
+    async purgeExpired(): Promise<number> {
+      const deleted = await db.delete(gatewayIdempotency).where(lt(gatewayIdempotency.expiresAt, clock.now())).returning({ id: gatewayIdempotency.id });
+      return deleted.length;
+    },
+  };
+}
+
+export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;

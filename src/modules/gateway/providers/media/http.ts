@@ -1,0 +1,69 @@
+import { UpstreamError, classifyStatus } from '../types.js';
+
+/** One answer of an upstream HTTP API, fully read. */
+export interface UpstreamResponse {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  headers: Record<string, string>;
+  body?: unknown;
+  /** Time for the whole exchange, body included. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Calls an upstream API with Node's fetch and reads the whole answer within the time limit. Transport failures become
+ * `UpstreamError`s (timeout, network, aborted); HTTP statuses are returned for the adapter to interpret.
+ */
+export async function callUpstream(url: string, request: UpstreamRequest): Promise<UpstreamResponse> {
+  const timeout = AbortSignal.timeout(request.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
+  try {
+    const response = await fetch(url, {
+      method: request.method,
+      headers: { ...request.headers, ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      signal,
+      redirect: 'error',
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    return { status: response.status, headers: response.headers, body };
+  } catch (err) {
+    if (request.signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
+    if (timeout.aborted) throw new UpstreamError('timeout', `The provider did not answer within ${Math.round(request.timeoutMs / 100) / 10} s.`, null, 'timeout');
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
+    throw new UpstreamError('network', `Could not reach the provider: ${cause}`, null, 'connection_error');
+  }
+}
+
+/** The answer's JSON, or null when it has none. */
+export function jsonOf(response: UpstreamResponse): unknown {
+  if (response.body.length === 0) return null;
+  try {
+    return JSON.parse(response.body.toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** An error answer as an `UpstreamError`, classified by status, the provider's code and its message. */
+export function httpError(response: UpstreamResponse, found: { code: string | null; message: string | null }, model: string): UpstreamError {
+  const message = found.message?.trim() || `The provider answered HTTP ${response.status}.`;
+  const code = found.code ?? `http_${response.status}`;
+  return new UpstreamError(classifyStatus(response.status, found.code, message, model), message, response.status, code);
+}
+
+/** `extra` keys merged under the adapter's own fields: a caller can add provider options, never replace ours. */
+export function mergeExtra(extra: Record<string, unknown> | undefined, own: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...(extra ?? {}) };
+  for (const [key, value] of Object.entries(own)) if (value !== undefined) merged[key] = value;
+  return merged;
+}
+
+/** A `data:` URI of bytes (providers that take images inline). */
+export const dataUri = (bytes: Buffer, mimeType: string) => `data:${mimeType};base64,${bytes.toString('base64')}`;

@@ -1,0 +1,118 @@
+import OpenAI, { toFile } from 'openai';
+import { mapOpenAiError } from '../openai.js';
+import { UpstreamError, type UpstreamCredential } from '../types.js';
+import { wavDurationSeconds } from './audio.js';
+import { mediaTypeOf } from './download.js';
+import type { ImageRequest, MediaAdapter, MediaOutput } from './media-types.js';
+import { imageSizeRule, snapImageSize } from './sizes.js';
+
+/**
+ * OpenAI Images (`POST /v1/images/generations`, `POST /v1/images/edits` for a source image) and text to speech
+ * (`POST /v1/audio/speech` with `response_format: wav`) through the official SDK, at a configurable base URL (OpenAI
+ * itself or a compatible server). Sizes are snapped to the model's menu; GPT Image models always answer `b64_json`,
+ * DALL·E is asked for `b64_json` too, and a server that answers with `url` anyway is handled (the gateway downloads it).
+ * OpenAI has no negative prompt, seed or strength: those are ignored.
+ */
+export interface OpenAiMediaOptions {
+  /** Used when an account has no base URL of its own. */
+  defaultBaseUrl: string;
+}
+
+/** Images one call may return: DALL·E 3 makes one; the API caps `n` at 10. */
+export function openAiMaxPerCall(model: string): number {
+  return model.toLowerCase() === 'dall-e-3' ? 1 : 10;
+}
+
+const NO_KEY = 'no-key-required';
+const OUTPUT_FORMAT_TYPE: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+const isDallE = (model: string) => model.toLowerCase().startsWith('dall-e');
+const SOURCE_EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+
+export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdapter {
+  const clients = new Map<string, OpenAI>();
+
+  const clientFor = (credential: UpstreamCredential): OpenAI => {
+    const baseURL = credential.baseUrl ?? options.defaultBaseUrl;
+    const key = `${credential.accountId}\u0000${credential.apiKey}\u0000${baseURL}\u0000${credential.timeoutMs}`;
+    let client = clients.get(key);
+    if (!client) {
+      // The pool fails over across accounts itself, so the SDK must not retry on its own.
+      client = new OpenAI({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs });
+      clients.set(key, client);
+    }
+    return client;
+  };
+
+  async function images(credential: UpstreamCredential, request: ImageRequest, width: number, height: number): Promise<OpenAI.ImagesResponse> {
+    const client = clientFor(credential);
+    const n = Math.min(request.count, openAiMaxPerCall(request.model));
+    const size = `${width}x${height}`;
+    // GPT Image models always return base64 and refuse `response_format`; DALL·E defaults to expiring URLs.
+    const format = isDallE(request.model) ? { response_format: 'b64_json' as const } : {};
+    if (request.initImage) {
+      if (request.model.toLowerCase() === 'dall-e-3') {
+        throw new UpstreamError('bad_request', 'DALL·E 3 cannot edit images; use a model that takes a source image.', 400, 'edit_not_supported');
+      }
+      const image = await toFile(request.initImage.bytes, `source.${SOURCE_EXTENSION[request.initImage.mimeType] ?? 'png'}`, { type: request.initImage.mimeType });
+      return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size: size as OpenAI.ImageEditParams['size'], ...format }, { signal: request.signal });
+    }
+    return client.images.generate({ model: request.model, prompt: request.prompt, n, size: size as OpenAI.ImageGenerateParams['size'], ...format }, { signal: request.signal });
+  }
+
+  return {
+    kind: 'openai',
+    needsCredential: true,
+
+    async generateImage(credential, request) {
+      const { width, height } = snapImageSize(imageSizeRule('openai', request.model), request.width, request.height);
+      let response: OpenAI.ImagesResponse;
+      try {
+        response = await images(credential, request, width, height);
+      } catch (err) {
+        throw mapOpenAiError(err, request.model);
+      }
+      const declared = response.output_format ? OUTPUT_FORMAT_TYPE[response.output_format] ?? null : null;
+      const outputs: MediaOutput[] = [];
+      for (const item of response.data ?? []) {
+        if (item.b64_json) {
+          const bytes = Buffer.from(item.b64_json, 'base64');
+          outputs.push({ kind: 'bytes', bytes, mimeType: mediaTypeOf(bytes, declared, 'image/png') });
+        } else if (item.url) {
+          outputs.push({ kind: 'url', url: item.url, mimeType: declared });
+        }
+      }
+      if (outputs.length === 0) throw new UpstreamError('server', 'The provider returned no images.', null, 'empty_response');
+      return { images: outputs, count: outputs.length, maxPerCall: openAiMaxPerCall(request.model), width, height };
+    },
+
+    async generateSpeech(credential, request) {
+      let bytes: Buffer;
+      try {
+        const response = await clientFor(credential).audio.speech.create(
+          {
+            model: request.model,
+            input: request.text,
+            voice: request.voice ?? 'alloy',
+            response_format: 'wav',
+            ...(request.speed === undefined || request.speed === null ? {} : { speed: request.speed }),
+          },
+          { signal: request.signal },
+        );
+        bytes = Buffer.from(await response.arrayBuffer());
+      } catch (err) {
+        throw mapOpenAiError(err, request.model);
+      }
+      const durationSeconds = wavDurationSeconds(bytes);
+      if (durationSeconds === null) throw new UpstreamError('server', 'The provider did not return WAV audio.', null, 'unexpected_format');
+      return { bytes, mimeType: 'audio/wav', durationSeconds };
+    },
+
+    async checkCredential(credential) {
+      try {
+        await clientFor(credential).models.list();
+      } catch (err) {
+        throw mapOpenAiError(err, '');
+      }
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The contract every upstream adapter implements. Adapters speak one provider's wire format and nothing else:
+ * no wallet, no catalog, no pool. The pool hands them one account's credential per attempt.
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant';
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One upstream account as an adapter sees it. */
+export interface UpstreamCredential {
+  /** The provider_accounts row id (stable across instances). */
+  accountId: string;
+  providerSlug: string;
+  apiKey: string | null;
+  baseUrl: string | null;
+  /** Per-attempt time limit for a whole answer, or for the first byte of a stream. */
+  timeoutMs: number;
+}
+
+export interface TextRequest {
+  /** The provider's own model name (the catalog's `upstreamModel`). */
+  model: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  temperature?: number;
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'error' | string;
+
+export interface TextResult {
+  text: string;
+  /** The provider's own count; null when it sent none (the gateway then counts the text itself). */
+  usage: TokenUsage | null;
+  finishReason: FinishReason;
+}
+
+export type TextStreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'usage'; usage: TokenUsage }
+  | { type: 'finish'; finishReason: FinishReason };
+
+/**
+ * An opened stream: the upstream accepted the call (HTTP status checked), events follow.
+ * Iterating may throw an UpstreamError when the stream breaks midway.
+ */
+export interface TextStream extends AsyncIterable<TextStreamEvent> {
+  /** Stops reading and cancels the upstream call. */
+  abort(): void;
+}
+
+export interface ProviderAdapter {
+  /** `local`, `openai` (OpenAI-compatible) or `anthropic`. */
+  readonly kind: string;
+  /** Whether accounts of this adapter need an API key. */
+  readonly needsCredential: boolean;
+  generateText(credential: UpstreamCredential, request: TextRequest): Promise<TextResult>;
+  /** Resolves once the upstream answered with a successful status; failures before that reject (and fail over). */
+  streamText(credential: UpstreamCredential, request: TextRequest): Promise<TextStream>;
+  /** A cheap authenticated call proving the credential works (e.g. listing models). Throws UpstreamError. */
+  checkCredential(credential: UpstreamCredential): Promise<void>;
+}
+
+/**
+ * What went wrong upstream, classified for the pool:
+ * - `auth`: the account's key is invalid or not allowed (401, 403 about the key) -> fail over; the account is broken.
+ * - `rate_limit`: 429 -> fail over; the account is exhausted for now.
+ * - `server`: 5xx / overloaded -> fail over.
+ * - `timeout`, `network`: no answer in time / could not connect -> fail over.
+ * - `model_refused`: 403 for this one model -> 400 to the caller, never retried.
+ * - `model_not_found`: the provider does not know the model -> 503 MODEL_UNAVAILABLE.
+ * - `bad_request`: the provider rejected the request itself (400/413/422, content filter) -> 400 to the caller.
+ * - `aborted`: we cancelled it.
+ */
+export type UpstreamErrorKind = 'auth' | 'rate_limit' | 'server' | 'timeout' | 'network' | 'model_refused' | 'model_not_found' | 'bad_request' | 'aborted';
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly kind: UpstreamErrorKind,
+    message: string,
+    readonly status: number | null = null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+
+  /** Whether another account of the same provider may succeed where this one failed. */
+  get accountFailure(): boolean {
+    return this.kind === 'auth' || this.kind === 'rate_limit' || this.kind === 'server' || this.kind === 'timeout' || this.kind === 'network';
+  }
+
+  toDetails(): { code: string; status: number | null; message: string } {
+    return { code: this.code ?? this.kind, status: this.status, message: this.message };
+  }
+}
+
+/**
+ * Classifies an upstream HTTP error status. A 403 is a refusal of one model when the provider's message or code is
+ * about the model; otherwise the key itself is not allowed.
+ */
+export function classifyStatus(status: number, code: string | null, message: string, model: string): UpstreamErrorKind {
+  if (status === 401) return 'auth';
+  // 402: the account ran out of prepaid credit at the provider; another account may still have some.
+  if (status === 402) return 'rate_limit';
+  if (status === 403) {
+    const text = `${code ?? ''} ${message}`.toLowerCase();
+    const aboutModel = text.includes('model') || (model.length > 0 && text.includes(model.toLowerCase()));
+    return aboutModel ? 'model_refused' : 'auth';
+  }
+  if (status === 404) {
+    const text = `${code ?? ''} ${message}`.toLowerCase();
+    // A 404 about the model means the provider does not serve it; any other 404 is a misconfigured account (base URL).
+    return text.includes('model') ? 'model_not_found' : 'server';
+  }
+  if (status === 408) return 'timeout';
+  if (status === 429) return 'rate_limit';
+  if (status >= 500) return 'server';
+  return 'bad_request';
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import type { ProviderSettings } from '../../config.js';
+import { createAnthropicAdapter } from './providers/anthropic.js';
+import { createLocalProvider } from './providers/local.js';
+import { createOpenAiAdapter } from './providers/openai.js';
+import type { ProviderAdapter } from './providers/types.js';
+
+/**
+ * Which adapter serves which catalog provider, and where its API lives by default.
+ * A provider not listed here but configured with `<PREFIX>_BASE_URL` is served as OpenAI-compatible.
+ */
+interface KnownProvider {
+  adapter: 'local' | 'openai' | 'anthropic';
+  baseUrl?: string;
+  tokenLimitParam?: 'max_tokens' | 'max_completion_tokens';
+  /** Servers that take no key (a local Ollama or vLLM). */
+  keyless?: boolean;
+}
+
+export const KNOWN_PROVIDERS: Record<string, KnownProvider> = {
+  local: { adapter: 'local' },
+  openai: { adapter: 'openai', baseUrl: 'https://api.openai.com/v1', tokenLimitParam: 'max_completion_tokens' },
+  anthropic: { adapter: 'anthropic', baseUrl: 'https://api.anthropic.com' },
+  google: { adapter: 'openai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai' },
+  openrouter: { adapter: 'openai', baseUrl: 'https://openrouter.ai/api/v1' },
+  groq: { adapter: 'openai', baseUrl: 'https://api.groq.com/openai/v1' },
+  mistral: { adapter: 'openai', baseUrl: 'https://api.mistral.ai/v1' },
+  deepseek: { adapter: 'openai', baseUrl: 'https://api.deepseek.com/v1' },
+  xai: { adapter: 'openai', baseUrl: 'https://api.x.ai/v1' },
+  together: { adapter: 'openai', baseUrl: 'https://api.together.xyz/v1' },
+  fireworks: { adapter: 'openai', baseUrl: 'https://api.fireworks.ai/inference/v1' },
+  perplexity: { adapter: 'openai', baseUrl: 'https://api.perplexity.ai' },
+  ollama: { adapter: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', keyless: true },
+  vllm: { adapter: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', keyless: true },
+};
+
+/** `together-ai` -> `TOGETHER_AI`: the prefix of the provider's environment variables. */
+export const envPrefixOf = (providerSlug: string) => providerSlug.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+
+/** One upstream account as configured in this instance's environment (the secret never leaves memory). */
+export interface ConfiguredAccount {
+  providerSlug: string;
+  fingerprint: string;
+  apiKey: string | null;
+  keyHint: string | null;
+  baseUrl: string | null;
+  label: string;
+  monthlyBudgetCents: number | null;
+  timeoutMs: number;
+}
+
+export interface ProviderEntry {
+  slug: string;
+  adapter: ProviderAdapter;
+  accounts: ConfiguredAccount[];
+}
+
+export const DEFAULT_TIMEOUT_MS = 120_000;
+
+const fingerprint = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/**
+ * Builds the adapters and the configured accounts. `local` always has one built-in account; a known provider
+ * gets one account per key in `<PREFIX>_API_KEY`; a keyless or unknown provider with `<PREFIX>_BASE_URL` gets one.
+ */
+export function buildProviderRegistry(
+  settings: Record<string, ProviderSettings>,
+  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number } = {},
+): Map<string, ProviderEntry> {
+  const registry = new Map<string, ProviderEntry>();
+  const slugs = new Set(Object.keys(KNOWN_PROVIDERS));
+  // Unknown prefixes with a base URL are OpenAI-compatible servers; their slug is the lower-cased prefix.
+  for (const [prefix, value] of Object.entries(settings)) {
+    const slug = prefix.toLowerCase().replace(/_/g, '-');
+    if (value.baseUrl && ![...slugs].some((known) => envPrefixOf(known) === prefix)) slugs.add(slug);
+  }
+
+  for (const slug of slugs) {
+    const known = KNOWN_PROVIDERS[slug] ?? { adapter: 'openai' as const };
+    const config = settings[envPrefixOf(slug)];
+    const timeoutMs = config?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (known.adapter === 'local') {
+      registry.set(slug, {
+        slug,
+        adapter: createLocalProvider({ chunkDelayMs: options.localChunkDelayMs }),
+        accounts: [{ providerSlug: slug, fingerprint: 'built-in', apiKey: null, keyHint: null, baseUrl: null, label: 'built-in', monthlyBudgetCents: null, timeoutMs }],
+      });
+      continue;
+    }
+    const baseUrl = config?.baseUrl ?? null;
+    const accounts: ConfiguredAccount[] = (config?.apiKeys ?? []).map((apiKey, index) => ({
+      providerSlug: slug,
+      fingerprint: fingerprint(`${apiKey}`),
+      apiKey,
+      keyHint: apiKey.slice(-4),
+      baseUrl,
+      label: `${envPrefixOf(slug)}_API_KEY #${index + 1}`,
+      monthlyBudgetCents: config?.monthlyBudgetCents ?? null,
+      timeoutMs,
+    }));
+    if (accounts.length === 0 && baseUrl && (known.keyless || !KNOWN_PROVIDERS[slug])) {
+      accounts.push({ providerSlug: slug, fingerprint: fingerprint(`keyless:${baseUrl}`), apiKey: null, keyHint: null, baseUrl, label: `${envPrefixOf(slug)}_BASE_URL`, monthlyBudgetCents: config?.monthlyBudgetCents ?? null, timeoutMs });
+    }
+    const adapter =
+      known.adapter === 'anthropic'
+        ? createAnthropicAdapter({ defaultBaseUrl: known.baseUrl, streamIdleTimeoutMs: options.streamIdleTimeoutMs })
+        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', tokenLimitParam: known.tokenLimitParam, streamIdleTimeoutMs: options.streamIdleTimeoutMs });
+    registry.set(slug, { slug, adapter, accounts });
+  }
+  return registry;
+}

@@ -1,0 +1,207 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import type { ProviderSettings } from '../../config.js';
+import type { Principal } from '../../platform/auth/plugin.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
+import type { SseStream } from '../../platform/http/sse.js';
+import type { CatalogService, GatewayModel } from '../catalog/service.js';
+import type { LibraryService } from '../library/service.js';
+import type { PlansService } from '../plans/service.js';
+import type { SubscriptionsService } from '../subscriptions/service.js';
+import type { UsageService } from '../usage/service.js';
+import type { WalletService } from '../wallet/service.js';
+import { createIdempotencyStore } from './idempotency.js';
+import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget } from './instructions.js';
+import { createUpstreamPool } from './pool.js';
+import type { ChatMessage } from './providers/types.js';
+import { buildProviderRegistry } from './registry.js';
+import { createTextGateway, type TextAnswer } from './text.js';
+
+export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
+
+declare module '../../platform/jobs/jobs.js' {
+  interface JobPayloads {
+    'gateway.idempotency-purge': Record<string, never>;
+  }
+}
+
+export interface GatewayServiceDeps {
+  db: Db;
+  clock: Clock;
+  logger: FastifyBaseLogger;
+  catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot'>;
+  subscriptions: Pick<SubscriptionsService, 'activeFor'>;
+  plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight'>;
+  usage: UsageService;
+  library: LibraryService;
+  /** Upstream credentials by variable prefix (config.providers). */
+  providers: Record<string, ProviderSettings>;
+  /** Pause between pieces of the local provider's streams (default 0). */
+  localChunkDelayMs?: number;
+  /** Silence allowed inside an upstream stream (default 60 s). */
+  streamIdleTimeoutMs?: number;
+}
+
+export interface TextBody {
+  model: string;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  stream?: boolean;
+}
+
+export interface EnhanceBody {
+  model: string;
+  prompt: string;
+  target?: EnhanceTarget;
+}
+
+export interface CallOptions {
+  idempotencyKey?: string;
+}
+
+export interface Replayable<T> {
+  body: T;
+  /** True when the answer came from an earlier request with the same Idempotency-Key (nothing charged). */
+  replayed: boolean;
+}
+
+const textModelsOnly = (model: GatewayModel) =>
+  model.type === 'TEXT' || model.type === 'MULTIMODAL' ? null : `The model "${model.slug}" is a ${model.type} model; POST /v1/ai/text needs a TEXT or MULTIMODAL model.`;
+const multimodalOnly = (model: GatewayModel) =>
+  model.type === 'MULTIMODAL'
+    ? null
+    : `Prompt enhancement needs a multimodal model, and "${model.slug}" is a ${model.type} model. Pick one from GET /v1/models?type=MULTIMODAL.`;
+
+const TEXT_ROUTE = 'POST /v1/ai/text';
+const ENHANCE_ROUTE = 'POST /v1/ai/enhance/prompt';
+
+/** The AI gateway: the text routes, the upstream-account pool and the idempotency store. */
+export function createGatewayService(deps: GatewayServiceDeps) {
+  const { db, clock, logger } = deps;
+  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs });
+  const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry });
+  const idempotency = createIdempotencyStore({ db, clock });
+  const text = createTextGateway({ ...deps, pool });
+
+  const textResponse = (answer: TextAnswer) => ({ text: answer.text, usage: answer.usage, model: answer.model, requestId: answer.requestId, finishReason: answer.finishReason });
+
+  /** Runs `run` once per Idempotency-Key: a repeat with the same body gets the stored answer. */
+  async function once<T extends Record<string, unknown>>(
+    principal: Principal,
+    options: CallOptions,
+    route: string,
+    body: unknown,
+    run: (requestId: string) => Promise<T>,
+  ): Promise<Replayable<T>> {
+    if (!options.idempotencyKey) return { body: await run(uuidv7()), replayed: false };
+    const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route, body });
+    if (begun.kind === 'replay') return { body: begun.response as T, replayed: true };
+    try {
+      const result = await run(begun.requestId);
+      await idempotency.complete(principal.userId, options.idempotencyKey, 200, result);
+      return { body: result, replayed: false };
+    } catch (err) {
+      await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  const textCall = (body: TextBody) => ({
+    operation: 'text.generate' as const,
+    modelSlug: body.model,
+    messages: body.messages,
+    maxTokens: body.maxTokens,
+    temperature: body.temperature,
+    accepts: textModelsOnly,
+    saveToHistory: true,
+  });
+
+  return {
+    pool,
+    idempotency,
+
+    /** Registers the upstream accounts and checks their credentials (providers become ACTIVE, DEGRADED or INACTIVE). */
+    async start(): Promise<void> {
+      await pool.start();
+    },
+
+    /** Writes buffered upstream spend; call before the database closes. */
+    async stop(): Promise<void> {
+      await pool.stop();
+    },
+
+    async text(principal: Principal, body: TextBody, options: CallOptions = {}) {
+      return once(principal, options, TEXT_ROUTE, body, async (requestId) => textResponse(await text.generate(principal, textCall(body), requestId)));
+    },
+
+    /**
+     * `stream: true`: answers with server-sent events through `open` (called once the upstream accepted the call).
+     * Errors before that are thrown and answered as JSON; a replay streams the stored answer again.
+     */
+    async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<void> {
+      // The request id travels as a header: the stream's events carry none.
+      const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, () => options.open({ 'x-ai-request-id': requestId }))).answer;
+      if (!options.idempotencyKey) {
+        await run(uuidv7());
+        return;
+      }
+      const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body });
+      if (begun.kind === 'replay') {
+        const stored = begun.response as ReturnType<typeof textResponse>;
+        const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
+        if (stored.text) await sse.send({ type: 'text', delta: stored.text });
+        await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
+        await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
+        sse.end();
+        return;
+      }
+      try {
+        const answer = await run(begun.requestId);
+        // A stream that broke midway is not a complete answer: the key is freed so a retry can get one.
+        if (answer) await idempotency.complete(principal.userId, options.idempotencyKey, 200, textResponse(answer));
+        else await idempotency.abandon(principal.userId, options.idempotencyKey);
+      } catch (err) {
+        await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
+        throw err;
+      }
+    },
+
+    async enhancePrompt(principal: Principal, body: EnhanceBody, options: CallOptions = {}) {
+      const target = normaliseTarget(body.target);
+      return once(principal, options, ENHANCE_ROUTE, body, async (requestId) => {
+        const answer = await text.generate(
+          principal,
+          {
+            operation: 'prompt.enhance',
+            modelSlug: body.model,
+            messages: [{ role: 'user', content: body.prompt }],
+            instruction: enhanceInstruction(target),
+            accepts: multimodalOnly,
+            saveToHistory: false,
+          },
+          requestId,
+        );
+        return { enhanced: cleanEnhanced(answer.text) || answer.text.trim() || body.prompt };
+      });
+    },
+
+    jobs(): JobDefinition[] {
+      return [
+        defineJob({
+          name: IDEMPOTENCY_PURGE_JOB,
+          options: { cron: '17 * * * *', retryLimit: 1 },
+          handler: async () => {
+            const purged = await idempotency.purgeExpired();
+            if (purged > 0) logger.info({ purged }, 'expired idempotency keys purged');
+          },
+        }) as JobDefinition,
+      ];
+    },
+  };
+}
+
+export type GatewayService = ReturnType<typeof createGatewayService>;

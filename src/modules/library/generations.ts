@@ -1,0 +1,178 @@
+import { and, arrayContains, desc, eq, ilike, ne, type SQL } from 'drizzle-orm';
+import { generations, type GenerationKind, type GenerationVisibility } from '../../db/schema/library.js';
+import type { ModelType } from '../../db/schema/catalog.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
+import { notFound } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { normaliseTags } from './tags.js';
+
+export type Generation = typeof generations.$inferSelect;
+
+export interface SaveGenerationInput {
+  userId: string;
+  kind: GenerationKind;
+  prompt: string;
+  /** TEXT `{ text }`; IMAGE `{ images: [{ url, mimeType }] }`; VIDEO `{ videos: [{ url, durationSeconds }] }`; AUDIO `{ audio: { url } }`. */
+  output: Record<string, unknown>;
+  modelId: string | null;
+  thumbnailUrl?: string | null;
+  tags?: string[];
+  /** The gateway request that produced it: saving the same request twice keeps one item. */
+  requestId?: string | null;
+}
+
+/** A library item as clients see it (spec A "Generation"). */
+export interface GenerationView {
+  id: string;
+  kind: GenerationKind;
+  prompt: string;
+  thumbnailUrl: string | null;
+  output: Record<string, unknown>;
+  model: { slug: string; displayName: string; type: ModelType } | null;
+  visibility: GenerationVisibility;
+  tags: string[];
+  favorite: boolean;
+  createdAt: string;
+}
+
+export interface GenerationQuery {
+  kind?: GenerationKind;
+  favoritesOnly?: boolean;
+  search?: string;
+  tag?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export interface GenerationChanges {
+  favorite?: boolean;
+  tags?: string[];
+}
+
+export interface GenerationsDeps {
+  db: Db;
+  clock: Clock;
+  /** Model facts for the `model` field, read through the catalog service. */
+  catalog: { getById(id: string): Promise<{ row: { slug: string; displayName: string; type: ModelType } } | undefined> };
+  /** The owner's `defaultGenerationVisibility` preference, read inside the caller's transaction. */
+  preferences: { defaultGenerationVisibility(userId: string, tx: DbOrTx): Promise<GenerationVisibility> };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `%`, `_` and `\` match literally inside the search text. */
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function createGenerations(deps: GenerationsDeps) {
+  const { db, clock, catalog, preferences } = deps;
+
+  async function toView(row: Generation): Promise<GenerationView> {
+    const model = row.modelId ? (await catalog.getById(row.modelId))?.row : undefined;
+    return {
+      id: row.id,
+      kind: row.kind,
+      prompt: row.prompt,
+      thumbnailUrl: row.thumbnailUrl,
+      output: row.output,
+      model: model ? { slug: model.slug, displayName: model.displayName, type: model.type } : null,
+      visibility: row.visibility,
+      tags: row.tags,
+      favorite: row.favorite,
+      createdAt: row.createdAt.toISOString(),
+    };
+  }
+
+  async function ownRow(userId: string, id: string): Promise<Generation> {
+    if (!UUID.test(id)) throw notFound('No such generation in your library.');
+    const [row] = await db
+      .select()
+      .from(generations)
+      .where(and(eq(generations.id, id), eq(generations.userId, userId)));
+    if (!row) throw notFound('No such generation in your library.');
+    return row;
+  }
+
+  return {
+    toView,
+
+    /**
+     * Stores a library item. The one place the visibility rule lives: text stays PRIVATE, image, video and audio
+     * take the owner's `defaultGenerationVisibility`. Saving the same gateway request again returns the first item.
+     */
+    async saveGeneration(input: SaveGenerationInput, tx: DbOrTx = db): Promise<Generation> {
+      const visibility: GenerationVisibility = input.kind === 'TEXT' ? 'PRIVATE' : await preferences.defaultGenerationVisibility(input.userId, tx);
+      const [row] = await tx
+        .insert(generations)
+        .values({
+          userId: input.userId,
+          kind: input.kind,
+          prompt: input.prompt,
+          output: input.output,
+          modelId: input.modelId,
+          thumbnailUrl: input.thumbnailUrl ?? null,
+          visibility,
+          tags: normaliseTags(input.tags ?? []),
+          requestId: input.requestId ?? null,
+          createdAt: clock.now(),
+        })
+        .onConflictDoNothing({ target: generations.requestId })
+        .returning();
+      if (row) return row;
+      const [existing] = await tx.select().from(generations).where(eq(generations.requestId, input.requestId!));
+      return existing!;
+    },
+
+    /** The caller's items, newest first; TEXT (the text history) only when asked for by `kind`. */
+    async list(userId: string, query: GenerationQuery): Promise<{ items: GenerationView[]; nextCursor: string | null }> {
+      const conditions: (SQL | undefined)[] = [
+        eq(generations.userId, userId),
+        query.kind ? eq(generations.kind, query.kind) : ne(generations.kind, 'TEXT'),
+        query.favoritesOnly ? eq(generations.favorite, true) : undefined,
+        query.search ? ilike(generations.prompt, likePattern(query.search)) : undefined,
+        query.tag ? arrayContains(generations.tags, [query.tag]) : undefined,
+      ];
+      const rows = await db
+        .select()
+        .from(generations)
+        .where(afterCursor(generations.createdAt, generations.id, query.cursor, and(...conditions)))
+        .orderBy(desc(generations.createdAt), desc(generations.id))
+        .limit(query.limit + 1);
+      const page = toPage(rows, query.limit, (row) => ({ sort: row.createdAt.toISOString(), id: row.id }));
+      return { items: await Promise.all(page.items.map(toView)), nextCursor: page.nextCursor };
+    },
+
+    /** One of the caller's items; another user's (or a missing) id is 404. */
+    async get(userId: string, id: string): Promise<GenerationView> {
+      return toView(await ownRow(userId, id));
+    },
+
+    /** The owner's row itself (for modules that build on a generation, e.g. publishing). */
+    ownRow,
+
+    /** Marks an item favourite (or not) and replaces its tags. */
+    async update(userId: string, id: string, changes: GenerationChanges): Promise<GenerationView> {
+      const current = await ownRow(userId, id);
+      const set: Partial<typeof generations.$inferInsert> = {};
+      if (changes.favorite !== undefined) set.favorite = changes.favorite;
+      if (changes.tags !== undefined) set.tags = normaliseTags(changes.tags);
+      if (Object.keys(set).length === 0) return toView(current);
+      const [row] = await db
+        .update(generations)
+        .set(set)
+        .where(and(eq(generations.id, id), eq(generations.userId, userId)))
+        .returning();
+      return toView(row!);
+    },
+
+    /** Changes an item's visibility (publishing makes it PUBLIC), inside the caller's transaction when given one. */
+    async setVisibility(userId: string, id: string, visibility: GenerationVisibility, tx: DbOrTx = db): Promise<void> {
+      await tx
+        .update(generations)
+        .set({ visibility })
+        .where(and(eq(generations.id, id), eq(generations.userId, userId)));
+    },
+  };
+}
+
+export type Generations = ReturnType<typeof createGenerations>;

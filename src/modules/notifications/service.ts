@@ -1,0 +1,135 @@
+import { and, count, desc, eq, isNull } from 'drizzle-orm';
+import { NOTIFICATION_TYPES, notificationPreferences, notifications } from '../../db/schema/notifications.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+export type NotificationRow = typeof notifications.$inferSelect;
+type PrefsRow = typeof notificationPreferences.$inferSelect;
+export type NotificationPrefs = Omit<PrefsRow, 'userId' | 'updatedAt'>;
+
+export const DEFAULT_NOTIFICATION_PREFS: NotificationPrefs = {
+  emailJobUpdates: true,
+  emailBillingAlerts: true,
+  emailSecurityAlerts: true,
+  emailMarketing: false,
+  inAppCommunityActivity: true,
+  inAppQuotaWarnings: true,
+};
+
+const PREF_KEYS = Object.keys(DEFAULT_NOTIFICATION_PREFS) as Array<keyof NotificationPrefs>;
+
+/** In-app types a user can switch off, and the preference that switches each one. */
+const IN_APP_PREF_OF: Partial<Record<NotificationType, keyof NotificationPrefs>> = {
+  POST_LIKED: 'inAppCommunityActivity',
+  NEW_FOLLOWER: 'inAppCommunityActivity',
+  QUOTA_WARNING: 'inAppQuotaWarnings',
+};
+
+export interface NewNotification {
+  userId: string;
+  type: NotificationType;
+  title: string;
+  body?: string | null;
+  payload?: Record<string, unknown>;
+}
+
+export const toNotification = (n: NotificationRow) => ({
+  id: n.id,
+  type: n.type,
+  title: n.title,
+  body: n.body,
+  payload: n.payload,
+  readAt: n.readAt?.toISOString() ?? null,
+  createdAt: n.createdAt.toISOString(),
+});
+
+export function createNotificationsService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+
+  async function getPrefs(userId: string, tx: DbOrTx = db): Promise<NotificationPrefs> {
+    const [row] = await tx.select().from(notificationPreferences).where(eq(notificationPreferences.userId, userId));
+    if (!row) return { ...DEFAULT_NOTIFICATION_PREFS };
+    return Object.fromEntries(PREF_KEYS.map((key) => [key, row[key]])) as NotificationPrefs;
+  }
+
+  return {
+    getPrefs,
+
+    async updatePrefs(userId: string, changes: Partial<NotificationPrefs>): Promise<NotificationPrefs> {
+      const set = Object.fromEntries(PREF_KEYS.filter((key) => changes[key] !== undefined).map((key) => [key, changes[key]]));
+      const now = clock.now();
+      await db
+        .insert(notificationPreferences)
+        .values({ ...DEFAULT_NOTIFICATION_PREFS, ...set, userId, updatedAt: now })
+        .onConflictDoUpdate({ target: notificationPreferences.userId, set: { ...set, updatedAt: now } });
+      return getPrefs(userId);
+    },
+
+    /**
+     * Puts a notification in the user's inbox, inside the caller's transaction when given one.
+     * Returns null when the user switched this kind of notification off.
+     */
+    async notify(tx: DbOrTx, input: NewNotification): Promise<NotificationRow | null> {
+      const pref = IN_APP_PREF_OF[input.type];
+      if (pref && !(await getPrefs(input.userId, tx))[pref]) return null;
+      const [row] = await tx
+        .insert(notifications)
+        .values({
+          userId: input.userId,
+          type: input.type,
+          title: input.title,
+          body: input.body ?? null,
+          payload: input.payload ?? {},
+          createdAt: clock.now(),
+        })
+        .returning();
+      return row!;
+    },
+
+    async list(userId: string, query: { limit: number; cursor?: string; unreadOnly: boolean }) {
+      const own = and(eq(notifications.userId, userId), query.unreadOnly ? isNull(notifications.readAt) : undefined);
+      const rows = await db
+        .select()
+        .from(notifications)
+        .where(afterCursor(notifications.createdAt, notifications.id, query.cursor, own))
+        .orderBy(desc(notifications.createdAt), desc(notifications.id))
+        .limit(query.limit + 1);
+      const page = toPage(rows, query.limit, (n) => ({ sort: n.createdAt.toISOString(), id: n.id }));
+      const [unread] = await db
+        .select({ n: count() })
+        .from(notifications)
+        .where(and(eq(notifications.userId, userId), isNull(notifications.readAt)));
+      return { items: page.items.map(toNotification), nextCursor: page.nextCursor, unreadCount: unread?.n ?? 0 };
+    },
+
+    /** Marks one of the user's notifications read; a missing, foreign or already read id changes nothing. */
+    async markRead(userId: string, id: string): Promise<void> {
+      if (!UUID.test(id)) return;
+      await db
+        .update(notifications)
+        .set({ readAt: clock.now() })
+        .where(and(eq(notifications.id, id), eq(notifications.userId, userId), isNull(notifications.readAt)));
+    },
+
+    async markAllRead(userId: string): Promise<number> {
+      const rows = await db
+        .update(notifications)
+        .set({ readAt: clock.now() })
+        .where(and(eq(notifications.userId, userId), isNull(notifications.readAt)))
+        .returning({ id: notifications.id });
+      return rows.length;
+    },
+
+    /** Everything of the user's inbox, for the data export. */
+    async exportFor(userId: string) {
+      const rows = await db.select().from(notifications).where(eq(notifications.userId, userId)).orderBy(desc(notifications.createdAt));
+      return { notifications: rows.map(toNotification), preferences: await getPrefs(userId) };
+    },
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type NotificationsService = ReturnType<typeof createNotificationsService>;

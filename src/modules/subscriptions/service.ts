@@ -1,0 +1,124 @@
+import { and, desc, eq, gt, inArray, or } from 'drizzle-orm';
+import { subscriptions, type SubscriptionStatus } from '../../db/schema/subscriptions.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { UserRow } from '../auth/users.js';
+import type { PlanRow, PlansService } from '../plans/service.js';
+import type { WalletService } from '../wallet/service.js';
+
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
+
+/** Statuses that count as active everywhere (a CANCELED subscription also keeps access until `endsAt`). */
+export const ACTIVE_STATUSES: SubscriptionStatus[] = ['ACTIVE', 'TRIALING', 'GRACE'];
+
+export interface SubscriptionsServiceDeps {
+  db: Db;
+  clock: Clock;
+  plans: PlansService;
+  wallet: WalletService;
+  /** Storage the owner uses, in MB (the files module measures it); 0 until one is wired in. */
+  storageMbUsed?: (owner: { userId: string; workspaceId: string | null }) => Promise<number>;
+}
+
+const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+const startOfUtcMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+
+export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
+  const { db, clock, plans, wallet } = deps;
+
+  async function activeRow(userId: string, dbOrTx: DbOrTx = db): Promise<SubscriptionRow | undefined> {
+    const now = clock.now();
+    const [row] = await dbOrTx
+      .select()
+      .from(subscriptions)
+      .where(
+        and(
+          eq(subscriptions.userId, userId),
+          or(inArray(subscriptions.status, ACTIVE_STATUSES), and(eq(subscriptions.status, 'CANCELED'), gt(subscriptions.endsAt, now))),
+        ),
+      )
+      .orderBy(desc(subscriptions.startsAt), desc(subscriptions.id))
+      .limit(1);
+    return row;
+  }
+
+  const service = {
+    /**
+     * Gives a new account the `signupDefault` plan once, with its allowance as a GRANT; runs inside the sign-up
+     * transaction (an `onUserCreated` hook). A second call for the same user grants nothing more.
+     */
+    async grantSignupPlan(tx: Tx, userId: string): Promise<SubscriptionRow | null> {
+      const plan = await plans.signupDefault(tx);
+      if (!plan) return null;
+      const now = clock.now();
+      const [created] = await tx
+        .insert(subscriptions)
+        .values({ userId, planId: plan.id, status: 'ACTIVE', origin: 'SIGNUP', startsAt: now, endsAt: null, autoRenew: false, createdAt: now, updatedAt: now })
+        .onConflictDoNothing()
+        .returning();
+      if (!created) return null;
+      if (plan.tokenAllowance > 0) {
+        await wallet.credit(
+          { userId, kind: 'GRANT', amount: plan.tokenAllowance, idempotencyKey: `signup-grant:${userId}`, note: `${plan.name} plan allowance` },
+          tx,
+        );
+      }
+      return created;
+    },
+
+    /** The sign-up hook for the auth service. */
+    onUserCreated: async (tx: Tx, user: UserRow): Promise<void> => {
+      await service.grantSignupPlan(tx, user.id);
+    },
+
+    /** The caller's active subscription (ACTIVE, TRIALING or GRACE; CANCELED until its end) and its plan, or null. */
+    async activeFor(userId: string): Promise<{ subscription: SubscriptionRow; plan: PlanRow } | null> {
+      const row = await activeRow(userId);
+      if (!row) return null;
+      const plan = await plans.getById(row.planId);
+      return plan ? { subscription: row, plan } : null;
+    },
+
+    /** The plan id the caller meters against, or null without an active subscription. */
+    async activePlanId(userId: string): Promise<string | null> {
+      return (await activeRow(userId))?.planId ?? null;
+    },
+
+    /** The Subscription resource of spec B for `/v1/users/me`, or null. */
+    async activeSubscriptionView(userId: string) {
+      const active = await service.activeFor(userId);
+      if (!active) return null;
+      const { subscription: s, plan } = active;
+      const now = clock.now();
+      const owner = s.workspaceId ? { workspaceId: s.workspaceId } : { userId };
+      const [cycle, today, month, storageMb] = await Promise.all([
+        wallet.usageSince(owner, s.startsAt),
+        wallet.usageSince(owner, startOfUtcDay(now)),
+        wallet.usageSince(owner, startOfUtcMonth(now)),
+        deps.storageMbUsed ? deps.storageMbUsed({ userId, workspaceId: s.workspaceId }) : Promise.resolve(0),
+      ]);
+      return {
+        id: s.id,
+        status: s.status,
+        startsAt: s.startsAt.toISOString(),
+        endsAt: s.endsAt?.toISOString() ?? null,
+        autoRenew: s.autoRenew,
+        nextPlanId: s.nextPlanId,
+        usage: {
+          tokensUsed: cycle.tokensSpent,
+          storageMbUsed: storageMb,
+          // The per-bucket image and video credits were replaced by the token wallet: nothing is drawn from them.
+          imageCreditsUsed: 0,
+          videoCreditsUsed: 0,
+          dailyRequestsUsed: today.requests,
+          monthlyRequestsUsed: month.requests,
+        },
+        plan: { slug: plan.slug, name: plan.name, interval: plan.interval, priceCents: plan.priceCents, currency: plan.currency },
+        ...(s.workspaceId ? { workspaceId: s.workspaceId } : {}),
+      };
+    },
+  };
+  return service;
+}
+
+export type SubscriptionsService = ReturnType<typeof createSubscriptionsService>;

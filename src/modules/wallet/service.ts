@@ -1,0 +1,369 @@
+import { and, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm';
+import { walletLedger, walletReservations, wallets, type LedgerKind } from '../../db/schema/wallet.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { AppError, conflict, notFound } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
+
+export type { WalletOwner } from './ledger.js';
+
+export interface WalletServiceDeps {
+  db: Db;
+  clock: Clock;
+  /** Tokens per credit for balance display (the catalog's pricing settings); default 10,000. */
+  tokensPerCredit?: () => Promise<number>;
+  /** How long an open reservation may stay open before the sweeper takes it as crashed (default 15 minutes). */
+  reservationLeaseSeconds?: number;
+}
+
+export type ReserveInput = WalletOwner & { tokens: number; requestId: string; note?: string; leaseSeconds?: number };
+
+const OPEN = ['OPEN', 'IN_FLIGHT'] as const;
+const POSITIVE_KINDS: LedgerKind[] = ['GRANT', 'PURCHASE', 'PROMO', 'REFUND', 'ADJUSTMENT', 'CONVERSION'];
+
+const assertTokens = (value: number, name: string) => {
+  if (!Number.isSafeInteger(value) || value < 0) throw new AppError(500, 'INTERNAL', `${name} must be a non-negative integer number of tokens (got ${value}).`);
+};
+
+/** Thrown inside the reserve transaction to roll it back; turned into 429 QUOTA_EXCEEDED outside it. */
+class Shortfall extends Error {
+  constructor(readonly shortfall: number, readonly balance: number, readonly debt: number) {
+    super('shortfall');
+  }
+}
+
+function quotaExceeded(shortfallTokens: number, tokensPerCredit: number | null, details: Record<string, number>): AppError {
+  const credits = tokensPerCredit ? Math.ceil(shortfallTokens / tokensPerCredit) : null;
+  const about = credits === null ? '' : ` (about ${credits} credit${credits === 1 ? '' : 's'})`;
+  return new AppError(
+    429,
+    'QUOTA_EXCEEDED',
+    `Your credit balance cannot cover this generation: ${shortfallTokens.toLocaleString('en-US')} tokens${about} short. Top up or choose a cheaper model.`,
+    { shortfallTokens, ...details },
+  );
+}
+
+/**
+ * The token wallet. The ledger is the truth: every balance change writes its ledger row in the same
+ * transaction, and every movement carries a unique idempotency key, so retries and crash replays apply once.
+ */
+export function createWalletService(deps: WalletServiceDeps) {
+  const { db, clock } = deps;
+  const leaseSeconds = deps.reservationLeaseSeconds ?? 15 * 60;
+  const tokensPerCredit = deps.tokensPerCredit ?? (async () => 10_000);
+  const inTx = <T>(tx: DbOrTx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> => (tx ? tx.transaction(fn) : db.transaction(fn));
+
+  async function findWallet(dbOrTx: DbOrTx, owner: WalletOwner) {
+    const key = ownerKey(owner);
+    const [row] = await dbOrTx.select().from(wallets).where(and(eq(wallets.ownerType, key.ownerType), eq(wallets.ownerId, key.ownerId)));
+    return row;
+  }
+
+  /** Settles or releases one reservation inside `tx`; the row is locked so it closes exactly once. */
+  async function close(tx: Tx, requestId: string, outcome: { actualTokens: number } | { release: string }) {
+    const now = clock.now();
+    const [res] = await tx.select().from(walletReservations).where(eq(walletReservations.requestId, requestId)).for('update');
+    if (!res) throw notFound(`No reservation exists for request ${requestId}.`);
+    if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false };
+    if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false };
+
+    if ('release' in outcome) {
+      if (res.tokens > 0) {
+        await creditWithDebtCollection(tx, res.walletId, { kind: 'REFUND', amount: res.tokens, idempotencyKey: `release:${requestId}`, requestId, note: outcome.release }, now);
+      }
+      await tx.update(walletReservations).set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now }).where(eq(walletReservations.id, res.id));
+      return { chargedTokens: 0, shortfallTokens: 0, changed: true };
+    }
+
+    const actual = outcome.actualTokens;
+    let charged = actual;
+    let shortfall = 0;
+    if (actual < res.tokens) {
+      await creditWithDebtCollection(
+        tx,
+        res.walletId,
+        { kind: 'REFUND', amount: res.tokens - actual, idempotencyKey: `settle:${requestId}`, requestId, note: 'Unused part of the reservation' },
+        now,
+      );
+    } else if (actual > res.tokens) {
+      const extra = actual - res.tokens;
+      const [wallet] = await tx.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.id, res.walletId)).for('update');
+      const take = Math.min(extra, wallet!.balance);
+      shortfall = extra - take;
+      charged = res.tokens + take;
+      if (take > 0) {
+        await applyMovement(tx, res.walletId, { kind: 'USAGE', amount: -take, idempotencyKey: `settle:${requestId}`, requestId, note: 'Generation ran over its reservation' }, now);
+      }
+      if (shortfall > 0) {
+        await tx.update(wallets).set({ debt: sql`${wallets.debt} + ${shortfall}`, updatedAt: now }).where(eq(wallets.id, res.walletId));
+      }
+    }
+    await tx
+      .update(walletReservations)
+      .set({ status: 'SETTLED', usedTokens: actual, chargedTokens: charged, shortfallTokens: shortfall, closedAt: now })
+      .where(eq(walletReservations.id, res.id));
+    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true };
+  }
+
+  const service = {
+    /** The owner's wallet row, created on first use. */
+    async ensure(owner: WalletOwner, tx: DbOrTx = db) {
+      return ensureWallet(tx, owner, clock.now());
+    },
+
+    /**
+     * Holds `tokens` for one gateway request: an atomic conditional update (never read-then-write) plus a USAGE row.
+     * A replay with the same requestId reserves nothing more. Refused with 429 QUOTA_EXCEEDED
+     * (`details.shortfallTokens`) when the balance cannot cover it or an earlier overrun is still unpaid.
+     */
+    async reserve(input: ReserveInput, tx?: DbOrTx): Promise<void> {
+      assertTokens(input.tokens, 'tokens');
+      const now = clock.now();
+      const wallet = await ensureWallet(tx ?? db, input, now);
+      const failure: Shortfall | null = await inTx<Shortfall | null>(tx, async (t) => {
+        const [res] = await t
+          .insert(walletReservations)
+          .values({
+            walletId: wallet.id,
+            requestId: input.requestId,
+            tokens: input.tokens,
+            note: input.note ?? null,
+            leaseUntil: new Date(now.getTime() + (input.leaseSeconds ?? leaseSeconds) * 1000),
+            createdAt: now,
+          })
+          .onConflictDoNothing({ target: walletReservations.requestId })
+          .returning({ id: walletReservations.id });
+        if (!res) {
+          const [existing] = await t.select({ walletId: walletReservations.walletId }).from(walletReservations).where(eq(walletReservations.requestId, input.requestId));
+          if (existing && existing.walletId !== wallet.id) throw conflict('This request id is already in use by another wallet.');
+          return null;
+        }
+        const [updated] = await t
+          .update(wallets)
+          .set({ balance: sql`${wallets.balance} - ${input.tokens}`, updatedAt: now })
+          .where(and(eq(wallets.id, wallet.id), gte(wallets.balance, input.tokens), eq(wallets.debt, 0)))
+          .returning({ balance: wallets.balance });
+        if (!updated) {
+          const [current] = await t.select({ balance: wallets.balance, debt: wallets.debt }).from(wallets).where(eq(wallets.id, wallet.id));
+          // Throwing rolls the reservation row back with everything else.
+          throw new Shortfall(Math.max(1, input.tokens + current!.debt - current!.balance), current!.balance, current!.debt);
+        }
+        if (input.tokens > 0) {
+          await t.insert(walletLedger).values({
+            walletId: wallet.id,
+            kind: 'USAGE',
+            amount: -input.tokens,
+            note: input.note ?? null,
+            requestId: input.requestId,
+            idempotencyKey: `reserve:${input.requestId}`,
+            createdAt: now,
+          });
+        }
+        return null;
+      }).catch((err: unknown) => {
+        if (err instanceof Shortfall) return err;
+        throw err;
+      });
+      if (failure) {
+        // Inside a caller's transaction nothing else may touch the database (the embedded one has a single connection).
+        throw quotaExceeded(failure.shortfall, tx ? null : await tokensPerCredit(), {
+          requiredTokens: input.tokens,
+          balanceTokens: failure.balance,
+          unpaidOverrunTokens: failure.debt,
+        });
+      }
+    },
+
+    /**
+     * Closes a reservation on the real cost: a REFUND of the unused part, or a second USAGE row when it ran over
+     * (capped at the balance; the rest is recorded as a shortfall that blocks the next reserve until paid).
+     * Exactly once per requestId: a repeat returns the first outcome and moves nothing.
+     */
+    async settle(input: { requestId: string; actualTokens: number }, tx?: DbOrTx): Promise<{ chargedTokens: number; shortfallTokens: number }> {
+      assertTokens(input.actualTokens, 'actualTokens');
+      const { chargedTokens, shortfallTokens } = await inTx(tx, (t) => close(t, input.requestId, { actualTokens: input.actualTokens }));
+      return { chargedTokens, shortfallTokens };
+    },
+
+    /** A failed call: full REFUND of an open reservation; a no-op when it is already closed. */
+    async release(input: { requestId: string; reason?: string }, tx?: DbOrTx): Promise<void> {
+      await inTx(tx, async (t) => {
+        const [res] = await t.select({ id: walletReservations.id }).from(walletReservations).where(eq(walletReservations.requestId, input.requestId));
+        if (!res) return;
+        await close(t, input.requestId, { release: input.reason ?? 'Generation failed' });
+      });
+    },
+
+    /**
+     * Marks a reservation as running and extends its lease (long streams and jobs call it periodically);
+     * `usedTokens` records the usage so far, which the sweeper settles on if the process dies.
+     * Returns false when the reservation is unknown or already closed.
+     */
+    async markInFlight(input: { requestId: string; usedTokens?: number; leaseSeconds?: number }): Promise<boolean> {
+      if (input.usedTokens !== undefined) assertTokens(input.usedTokens, 'usedTokens');
+      const now = clock.now();
+      const rows = await db
+        .update(walletReservations)
+        .set({
+          status: 'IN_FLIGHT',
+          leaseUntil: new Date(now.getTime() + (input.leaseSeconds ?? leaseSeconds) * 1000),
+          ...(input.usedTokens !== undefined ? { usedTokens: input.usedTokens } : {}),
+        })
+        .where(and(eq(walletReservations.requestId, input.requestId), inArray(walletReservations.status, [...OPEN])))
+        .returning({ id: walletReservations.id });
+      return rows.length > 0;
+    },
+
+    /**
+     * Closes reservations whose lease ran out (left open by a crash): settled on the last usage reported
+     * through markInFlight, or refunded in full when none was reported.
+     */
+    async sweepExpired(limit = 200): Promise<{ settled: number; released: number }> {
+      const now = clock.now();
+      const expired = await db
+        .select({ requestId: walletReservations.requestId, usedTokens: walletReservations.usedTokens })
+        .from(walletReservations)
+        .where(and(inArray(walletReservations.status, [...OPEN]), lt(walletReservations.leaseUntil, now)))
+        .orderBy(walletReservations.leaseUntil)
+        .limit(limit);
+      let settled = 0;
+      let released = 0;
+      for (const res of expired) {
+        const outcome =
+          res.usedTokens !== null
+            ? { actualTokens: res.usedTokens }
+            : { release: 'Refunded: the generation was interrupted before it reported any usage' };
+        const result = await db.transaction((t) => close(t, res.requestId, outcome));
+        if (!result.changed) continue;
+        if ('release' in outcome) released++;
+        else settled++;
+      }
+      return { settled, released };
+    },
+
+    async reservation(requestId: string) {
+      const [row] = await db.select().from(walletReservations).where(eq(walletReservations.requestId, requestId));
+      return row;
+    },
+
+    /**
+     * Adds tokens (GRANT, PURCHASE, PROMO, REFUND, CONVERSION or a positive ADJUSTMENT), idempotent by key.
+     * An unpaid overrun is collected from the new tokens first.
+     */
+    async credit(
+      input: WalletOwner & { kind: LedgerKind; amount: number; idempotencyKey: string; note?: string; paymentId?: string | null },
+      tx?: DbOrTx,
+    ): Promise<{ applied: boolean; balance: number }> {
+      if (!POSITIVE_KINDS.includes(input.kind)) throw new AppError(500, 'INTERNAL', `A ${input.kind} movement cannot add tokens.`);
+      assertTokens(input.amount, 'amount');
+      const now = clock.now();
+      return inTx(tx, async (t) => {
+        const wallet = await ensureWallet(t, input, now);
+        const result = await creditWithDebtCollection(t, wallet.id, { ...input, amount: input.amount }, now);
+        return { applied: result.applied, balance: result.balance };
+      });
+    },
+
+    /**
+     * Takes tokens back as far as the balance allows (a refunded top-up: ADJUSTMENT with its paymentId);
+     * idempotent by key. Returns what was taken and what could not be recovered.
+     */
+    async debit(
+      input: WalletOwner & { amount: number; idempotencyKey: string; note?: string; paymentId?: string | null; kind?: 'ADJUSTMENT' | 'USAGE' },
+      tx?: DbOrTx,
+    ): Promise<{ applied: boolean; takenTokens: number; unrecoveredTokens: number; balance: number }> {
+      assertTokens(input.amount, 'amount');
+      const now = clock.now();
+      return inTx(tx, async (t) => {
+        const wallet = await ensureWallet(t, input, now);
+        const [locked] = await t.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.id, wallet.id)).for('update');
+        const take = Math.min(input.amount, locked!.balance);
+        const [existing] = await t.select({ amount: walletLedger.amount }).from(walletLedger).where(eq(walletLedger.idempotencyKey, input.idempotencyKey));
+        if (existing) return { applied: false, takenTokens: -existing.amount, unrecoveredTokens: input.amount + existing.amount, balance: locked!.balance };
+        const result = await applyMovement(
+          t,
+          wallet.id,
+          { kind: input.kind ?? 'ADJUSTMENT', amount: -take, idempotencyKey: input.idempotencyKey, note: input.note ?? null, paymentId: input.paymentId ?? null },
+          now,
+        );
+        return { applied: result.applied, takenTokens: take, unrecoveredTokens: input.amount - take, balance: result.balance };
+      });
+    },
+
+    /** Balance with per-kind totals; a wallet is created (empty) on first look. */
+    async balance(owner: WalletOwner) {
+      const wallet = await ensureWallet(db, owner, clock.now());
+      const sums = await db
+        .select({ kind: walletLedger.kind, total: sql<string>`coalesce(sum(${walletLedger.amount}), 0)` })
+        .from(walletLedger)
+        .where(eq(walletLedger.walletId, wallet.id))
+        .groupBy(walletLedger.kind);
+      const total = (kind: LedgerKind) => Number(sums.find((s) => s.kind === kind)?.total ?? 0);
+      const tpc = await tokensPerCredit();
+      return {
+        walletId: wallet.id,
+        tokens: wallet.balance,
+        credits: Math.floor((wallet.balance * 100) / tpc) / 100,
+        tokensPerCredit: tpc,
+        unpaidOverrunTokens: wallet.debt,
+        updatedAt: wallet.updatedAt,
+        totals: {
+          purchased: total('PURCHASE'),
+          bonus: total('PROMO'),
+          granted: total('GRANT'),
+          converted: total('CONVERSION'),
+          adjusted: total('ADJUSTMENT'),
+          spent: 0 - (total('USAGE') + total('REFUND')),
+        },
+      };
+    },
+
+    /** Ledger entries newest first, cursor-paged. */
+    async transactions(owner: WalletOwner, page: { limit: number; cursor?: string }): Promise<{ items: LedgerRow[]; nextCursor: string | null }> {
+      const wallet = await findWallet(db, owner);
+      if (!wallet) {
+        if (page.cursor) afterCursor(walletLedger.createdAt, walletLedger.id, page.cursor); // still validates the cursor
+        return { items: [], nextCursor: null };
+      }
+      const rows = await db
+        .select()
+        .from(walletLedger)
+        .where(afterCursor(walletLedger.createdAt, walletLedger.id, page.cursor, eq(walletLedger.walletId, wallet.id)))
+        .orderBy(desc(walletLedger.createdAt), desc(walletLedger.id))
+        .limit(page.limit + 1);
+      return toPage(rows, page.limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+    },
+
+    /** Wallets whose balance differs from the sum of their ledger rows (must always be empty; an audit check). */
+    async findImbalances(): Promise<Array<{ walletId: string; balance: number; ledgerSum: number }>> {
+      const rows = await db
+        .select({
+          walletId: wallets.id,
+          balance: wallets.balance,
+          ledgerSum: sql<string>`coalesce((select sum(${walletLedger.amount}) from ${walletLedger} where ${walletLedger.walletId} = ${wallets.id}), 0)`,
+        })
+        .from(wallets)
+        .where(sql`${wallets.balance} <> coalesce((select sum(${walletLedger.amount}) from ${walletLedger} where ${walletLedger.walletId} = ${wallets.id}), 0)`);
+      return rows.map((r) => ({ walletId: r.walletId, balance: r.balance, ledgerSum: Number(r.ledgerSum) }));
+    },
+
+    /** Net tokens spent and generations started since an instant (subscription usage). */
+    async usageSince(owner: WalletOwner, since: Date): Promise<{ tokensSpent: number; requests: number }> {
+      const wallet = await findWallet(db, owner);
+      if (!wallet) return { tokensSpent: 0, requests: 0 };
+      const [spent] = await db
+        .select({ total: sql<string>`coalesce(sum(${walletLedger.amount}), 0)` })
+        .from(walletLedger)
+        .where(and(eq(walletLedger.walletId, wallet.id), inArray(walletLedger.kind, ['USAGE', 'REFUND']), gte(walletLedger.createdAt, since)));
+      const [requests] = await db
+        .select({ count: sql<string>`count(*)` })
+        .from(walletReservations)
+        .where(and(eq(walletReservations.walletId, wallet.id), gte(walletReservations.createdAt, since), sql`${walletReservations.status} <> 'RELEASED'`));
+      return { tokensSpent: Math.max(0, -Number(spent?.total ?? 0)), requests: Number(requests?.count ?? 0) };
+    },
+  };
+  return service;
+}
+
+export type WalletService = ReturnType<typeof createWalletService>;

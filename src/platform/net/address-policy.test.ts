@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { classifyAddress, ipLiteral, isPublicAddress, type AddressClass } from './address-policy.js';
+import { isCredentialParam, stripUrlCredentials } from './url-credentials.js';
+
+describe('classifyAddress', () => {
+  it.each<[string, AddressClass]>([
+    // IPv4
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['10.0.0.1', 'private'],
+    ['10.255.255.255', 'private'],
+    ['100.63.255.255', 'public'],
+    ['100.64.0.1', 'cgnat'],
+    ['100.127.255.254', 'cgnat'],
+    ['100.128.0.0', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['169.254.169.254', 'link-local'],
+    ['172.15.255.255', 'public'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['172.32.0.0', 'public'],
+    ['192.0.0.8', 'reserved'],
+    ['192.0.2.1', 'documentation'],
+    ['192.88.99.1', 'reserved'],
+    ['192.168.1.1', 'private'],
+    ['198.18.0.1', 'benchmarking'],
+    ['198.19.255.255', 'benchmarking'],
+    ['198.51.100.7', 'documentation'],
+    ['203.0.113.9', 'documentation'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'broadcast'],
+    ['8.8.8.8', 'public'],
+    ['1.1.1.1', 'public'],
+    ['93.184.216.34', 'public'],
+    // IPv6
+    ['::', 'unspecified'],
+    ['::1', 'loopback'],
+    ['0:0:0:0:0:0:0:1', 'loopback'],
+    ['[::1]', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:10.1.2.3', 'private'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:8.8.8.8', 'public'],
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::127.0.0.1', 'reserved'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::808:808', 'public'],
+    ['64:ff9b:1::1', 'private'],
+    ['100::1', 'reserved'],
+    ['2001:db8::1', 'documentation'],
+    ['2001:0:4136:e378::1', 'reserved'],
+    ['2002:7f00:1::1', 'loopback'],
+    ['2002:c0a8:101::1', 'private'],
+    ['2002:808:808::1', 'public'],
+    ['fc00::1', 'unique-local'],
+    ['fd12:3456:789a::1', 'unique-local'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['febf::1', 'link-local'],
+    ['fec0::1', 'site-local'],
+    ['ff02::1', 'multicast'],
+    ['ff05::2', 'multicast'],
+    ['4000::1', 'reserved'],
+    ['2606:4700:4700::1111', 'public'],
+    ['2001:4860:4860::8888', 'public'],
+    // not addresses
+    ['localhost', 'invalid'],
+    ['256.1.1.1', 'invalid'],
+    ['', 'invalid'],
+  ])('%s is %s', (address, kind) => {
+    expect(classifyAddress(address)).toBe(kind);
+    expect(isPublicAddress(address)).toBe(kind === 'public');
+  });
+
+  it('recognises IP literals in URL hosts and leaves names alone', () => {
+    expect(ipLiteral('[::1]')).toBe('::1');
+    expect(ipLiteral('127.0.0.1')).toBe('127.0.0.1');
+    expect(ipLiteral('example.com')).toBeNull();
+    // The WHATWG URL parser normalises the odd spellings of an IPv4 address before we classify them.
+    for (const odd of ['http://2130706433/', 'http://0x7f000001/', 'http://127.1/', 'http://0177.0.0.1/']) {
+      expect(classifyAddress(new URL(odd).hostname)).toBe('loopback');
+    }
+  });
+});
+
+describe('stripUrlCredentials', () => {
+  it('removes signatures, keys, tokens, user info and the fragment, and keeps the rest', () => {
+    const url =
+      'https://user:pw@cdn.example.com/out/1.png?X-Amz-Algorithm=AWS4&X-Amz-Credential=abc&X-Amz-Signature=def&X-Amz-Security-Token=t&width=512&Expires=1&Key-Pair-Id=k&api_key=s&my_token=x#frag';
+    expect(stripUrlCredentials(url)).toBe('https://cdn.example.com/out/1.png?width=512');
+    expect(stripUrlCredentials('https://blob.example.net/c/v.mp4?sv=2024&se=2025&sig=abc&sp=r&sr=b')).toBe('https://blob.example.net/c/v.mp4');
+    expect(stripUrlCredentials('https://storage.example.com/o.wav?X-Goog-Signature=1&GoogleAccessId=2&alt=media')).toBe(
+      'https://storage.example.com/o.wav?alt=media',
+    );
+    expect(stripUrlCredentials('https://example.com/a.png')).toBe('https://example.com/a.png');
+  });
+
+  it('returns null for a value that is not a URL, or a data: URL', () => {
+    expect(stripUrlCredentials('not a url')).toBeNull();
+    expect(stripUrlCredentials('data:image/png;base64,AAAA')).toBeNull();
+  });
+
+  it('treats credential-looking names as credentials', () => {
+    for (const name of ['Signature', 'accessToken', 'client_secret', 'x-api-key', 'AccessKeyId']) expect(isCredentialParam(name)).toBe(true);
+    for (const name of ['width', 'format', 'alt', 'v']) expect(isCredentialParam(name)).toBe(false);
+  });
+});

@@ -1,0 +1,306 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSafeFetcher, FetchError, unreadableRemoteFile, type SafeFetcher } from './safe-fetch.js';
+
+interface TestServer {
+  host: string;
+  port: number;
+  origin: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+async function startServer(handler: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1', port = 0): Promise<TestServer> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    handler(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    host,
+    port: actual,
+    origin: `http://${host}:${actual}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Fails with the FetchError the promise rejects with. */
+async function failure(promise: Promise<unknown>): Promise<FetchError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(FetchError);
+  return err as FetchError;
+}
+
+const servers: TestServer[] = [];
+let origin: string;
+let target: TestServer;
+const open: SafeFetcher = createSafeFetcher({ allowPrivateNetwork: true });
+const closed: SafeFetcher = createSafeFetcher({ allowPrivateNetwork: false });
+
+beforeAll(async () => {
+  target = await startServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    switch (url.pathname) {
+      case '/image.png':
+        res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+        return;
+      case '/missing':
+        res.writeHead(404).end('nope');
+        return;
+      case '/forbidden':
+        res.writeHead(403).end('blocked');
+        return;
+      case '/big-declared':
+        res.writeHead(200, { 'content-length': String(2048) }).end(Buffer.alloc(2048));
+        return;
+      case '/big-chunked': {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        let sent = 0;
+        const pump = () => {
+          while (sent < 64 * 1024 && !res.destroyed) {
+            sent += 1024;
+            if (!res.write(Buffer.alloc(1024))) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        pump();
+        return;
+      }
+      case '/hang':
+        return; // never answers
+      case '/trickle':
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('a');
+        return; // headers and one byte, then silence
+      case '/loop':
+        res.writeHead(302, { location: '/loop' }).end();
+        return;
+      case '/hop':
+        res.writeHead(301, { location: `/image.png` }).end();
+        return;
+      case '/see-other':
+        res.writeHead(303, { location: '/echo' }).end();
+        return;
+      case '/echo':
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, authorization: req.headers.authorization ?? null }));
+        return;
+      default:
+        res.writeHead(500).end();
+    }
+  });
+  servers.push(target);
+  origin = target.origin;
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+describe('safe fetch: reading remote files', () => {
+  it('returns the body, status, content type and final URL', async () => {
+    const response = await open(`${origin}/image.png`);
+    expect(response).toMatchObject({ status: 200, contentType: 'image/png', url: `${origin}/image.png` });
+    expect([...response.body]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+  });
+
+  it('names the remote status of a 404 and a 403', async () => {
+    const missing = await failure(open(`${origin}/missing`));
+    expect(missing).toMatchObject({ reason: 'HTTP_STATUS', status: 404 });
+    expect(missing.message).toBe('The remote server answered 404 Not Found.');
+    const forbidden = await failure(open(`${origin}/forbidden`));
+    expect(forbidden).toMatchObject({ reason: 'HTTP_STATUS', status: 403 });
+  });
+
+  it('can hand back a non-2xx answer instead of throwing', async () => {
+    const response = await open(`${origin}/missing`, { throwOnHttpError: false });
+    expect(response.status).toBe(404);
+    expect(response.body.toString()).toBe('nope');
+  });
+
+  it('refuses a body over the cap, from the declared length and while streaming', async () => {
+    const declared = await failure(open(`${origin}/big-declared`, { maxBytes: 1024 }));
+    expect(declared.reason).toBe('TOO_LARGE');
+    expect(declared.message).toContain('too large');
+    expect(declared.message).toContain('1 KB');
+    const streamed = await failure(open(`${origin}/big-chunked`, { maxBytes: 10 * 1024 }));
+    expect(streamed.reason).toBe('TOO_LARGE');
+    // Under the cap the same stream is read whole.
+    expect((await open(`${origin}/big-chunked`)).body.length).toBe(64 * 1024);
+  });
+
+  it('times out a server that never answers and one that stalls mid-body', async () => {
+    const hang = await failure(open(`${origin}/hang`, { timeoutMs: 300 }));
+    expect(hang.reason).toBe('TIMEOUT');
+    expect(hang.message).toContain('did not answer in time');
+    const trickle = await failure(open(`${origin}/trickle`, { timeoutMs: 300 }));
+    expect(trickle.reason).toBe('TIMEOUT');
+  });
+
+  it('follows redirects, switches a 303 to GET, and stops a redirect loop after the limit', async () => {
+    const hopped = await open(`${origin}/hop`);
+    expect(hopped.url).toBe(`${origin}/image.png`);
+    const seeOther = await open(`${origin}/see-other`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(JSON.parse(seeOther.body.toString())).toMatchObject({ method: 'GET' });
+    const before = target.requests.filter((r) => r === 'GET /loop').length;
+    const loop = await failure(open(`${origin}/loop`));
+    expect(loop.reason).toBe('TOO_MANY_REDIRECTS');
+    expect(target.requests.filter((r) => r === 'GET /loop').length - before).toBe(6);
+    const none = await failure(open(`${origin}/hop`, { maxRedirects: 0 }));
+    expect(none.reason).toBe('TOO_MANY_REDIRECTS');
+  });
+
+  it('refuses URLs that are not http(s) or not URLs at all', async () => {
+    for (const url of ['file:///etc/passwd', 'ftp://example.com/a.png', 'gopher://example.com/']) {
+      expect((await failure(open(url))).reason).toBe('PROTOCOL_NOT_ALLOWED');
+    }
+    expect((await failure(open('not a url'))).reason).toBe('INVALID_URL');
+    expect((await failure(open(`http://user:pw@127.0.0.1:${target.port}/image.png`))).reason).toBe('INVALID_URL');
+  });
+
+  it('maps a failure to a 400 that names the fetch status', () => {
+    const error = unreadableRemoteFile(new FetchError('HTTP_STATUS', 'The remote server answered 404 Not Found.', 404, 'https://x.example/a.png'), 'the image');
+    expect(error.statusCode).toBe(400);
+    expect(error.code).toBe('BAD_REQUEST');
+    expect(error.message).toBe('The image could not be read (HTTP 404): The remote server answered 404 Not Found.');
+    expect(error.details).toEqual({ fetch: { reason: 'HTTP_STATUS', status: 404, url: 'https://x.example/a.png' } });
+  });
+});
+
+describe('safe fetch: SSRF protection', () => {
+  it('refuses loopback by address and by name, without connecting', async () => {
+    const before = target.requests.length;
+    const literal = await failure(closed(`https://127.0.0.1:${target.port}/image.png`));
+    expect(literal.reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(literal.message).toContain('127.0.0.1 (loopback)');
+    const byName = await failure(closed(`http://localhost:${target.port}/image.png`, { allowHttp: true }));
+    expect(byName.reason).toBe('ADDRESS_NOT_ALLOWED');
+    const v6 = await failure(closed(`https://[::1]:${target.port}/`));
+    expect(v6.reason).toBe('ADDRESS_NOT_ALLOWED');
+    const mapped = await failure(closed(`https://[::ffff:127.0.0.1]:${target.port}/`));
+    expect(mapped.reason).toBe('ADDRESS_NOT_ALLOWED');
+    const decimal = await failure(closed(`https://2130706433:${target.port}/`));
+    expect(decimal.reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(target.requests.length).toBe(before);
+  });
+
+  it.each([
+    ['https://10.0.0.1/a.png', 'private'],
+    ['https://172.16.5.4/a.png', 'private'],
+    ['https://192.168.1.1/a.png', 'private'],
+    ['https://169.254.169.254/latest/meta-data/', 'link-local'],
+    ['https://100.64.1.1/', 'cgnat'],
+    ['https://0.0.0.0/', 'unspecified'],
+    ['https://224.0.0.1/', 'multicast'],
+    ['https://[fd00::1]/', 'unique-local'],
+    ['https://[fe80::1]/', 'link-local'],
+    ['https://[::]/', 'unspecified'],
+    ['https://[::ffff:10.0.0.1]/', 'private'],
+  ])('refuses %s (%s)', async (url, kind) => {
+    const err = await failure(closed(url, { timeoutMs: 1000 }));
+    expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(err.message).toContain(`(${kind})`);
+  });
+
+  it('refuses a name that resolves to a private address, even when another answer is public', async () => {
+    const fetcher = createSafeFetcher({
+      allowPrivateNetwork: false,
+      resolve: async () => [
+        { address: '93.184.216.34', family: 4 },
+        { address: '10.1.2.3', family: 4 },
+      ],
+    });
+    const err = await failure(fetcher('https://mixed.example/a.png'));
+    expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(err.message).toContain('10.1.2.3 (private)');
+  });
+
+  it('reports a name that does not resolve', async () => {
+    const fetcher = createSafeFetcher({
+      allowPrivateNetwork: false,
+      resolve: async () => {
+        throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+      },
+    });
+    const err = await failure(fetcher('https://nowhere.invalid/a.png'));
+    expect(err.reason).toBe('DNS_FAILED');
+    expect(err.message).toContain('nowhere.invalid');
+  });
+
+  it('refuses plain http unless asked for or private networking is allowed', async () => {
+    const err = await failure(closed('http://example.com/a.png'));
+    expect(err.reason).toBe('PROTOCOL_NOT_ALLOWED');
+    // With ALLOW_PRIVATE_NETWORK=true the same loopback http URL is fetched.
+    expect((await open(`http://localhost:${target.port}/image.png`)).status).toBe(200);
+  });
+
+  describe('with a stand-in public host on 127.0.0.2', () => {
+    // The policy treats 127.0.0.2 as if it were a public address, so a real server can play the remote host.
+    const asPublic = (address: string, kind: string) => address === '127.0.0.2' || kind === 'public';
+    let internal: TestServer;
+    let publicHost: TestServer;
+    beforeAll(async () => {
+      internal = await startServer((_req, res) => res.writeHead(200).end('internal secret'), '127.0.0.1');
+      servers.push(internal);
+      publicHost = await startServer((req, res) => {
+        if (req.url === '/to-loopback') return void res.writeHead(302, { location: `http://127.0.0.1:${internal.port}/secret` }).end();
+        if (req.url === '/to-localhost') return void res.writeHead(307, { location: `http://localhost:${internal.port}/secret` }).end();
+        if (req.url === '/to-metadata') return void res.writeHead(301, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+        if (req.url === '/to-self') return void res.writeHead(302, { location: '/ok' }).end();
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('public');
+      }, '127.0.0.2');
+      servers.push(publicHost);
+    });
+
+    it('re-checks every redirect hop and refuses one into loopback or the metadata address', async () => {
+      const fetcher = createSafeFetcher({ allowPrivateNetwork: false, isAddressAllowed: asPublic });
+      expect((await fetcher(`${publicHost.origin}/to-self`, { allowHttp: true })).body.toString()).toBe('public');
+      for (const path of ['/to-loopback', '/to-localhost', '/to-metadata']) {
+        const err = await failure(fetcher(`${publicHost.origin}${path}`, { allowHttp: true }));
+        expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
+      }
+      expect(internal.requests).toEqual([]);
+    });
+
+    it('connects to the address it checked, not to a second answer of the resolver (no DNS rebinding)', async () => {
+      // The same port on 127.0.0.3 plays the internal service a rebinding attacker would point the name at.
+      const rebound = await startServer((_req, res) => res.writeHead(200).end('internal'), '127.0.0.3', publicHost.port);
+      servers.push(rebound);
+      let calls = 0;
+      const fetcher = createSafeFetcher({
+        allowPrivateNetwork: false,
+        isAddressAllowed: asPublic,
+        resolve: async () => [{ address: calls++ === 0 ? '127.0.0.2' : '127.0.0.3', family: 4 }],
+      });
+      const response = await fetcher(`http://rebind.example:${publicHost.port}/ok`, { allowHttp: true });
+      expect(response.body.toString()).toBe('public');
+      expect(calls).toBe(1);
+      expect(rebound.requests).toEqual([]);
+    });
+
+    it('drops the Authorization header when a redirect leaves the origin', async () => {
+      const fetcher = createSafeFetcher({ allowPrivateNetwork: true });
+      const echo = await startServer((req, res) => res.writeHead(200).end(JSON.stringify({ authorization: req.headers.authorization ?? null })));
+      servers.push(echo);
+      const hopper = await startServer((_req, res) => res.writeHead(302, { location: echo.origin }).end());
+      servers.push(hopper);
+      const response = await fetcher(hopper.origin, { headers: { authorization: 'Bearer secret' } });
+      expect(JSON.parse(response.body.toString())).toEqual({ authorization: null });
+      const sameOrigin = await fetcher(`${origin}/echo`, { headers: { authorization: 'Bearer secret' } });
+      expect(JSON.parse(sameOrigin.body.toString())).toMatchObject({ authorization: 'Bearer secret' });
+    });
+  });
+});
