@@ -29,7 +29,7 @@ interface Result {
   errors: number;
 }
 
-async function fire(name: string, url: string, headers: Record<string, string>, body: unknown, duration = seconds, parallel = connections): Promise<Result> {
+async function fire(name: string, url: string, headers: Record<string, string>, body: unknown, duration = seconds, parallel = connections, rotateAuth: string[] = []): Promise<Result> {
   const result = await autocannon({
     url,
     method: 'POST',
@@ -38,6 +38,8 @@ async function fire(name: string, url: string, headers: Record<string, string>, 
     connections: parallel,
     duration,
     workers: Math.min(2, parallel),
+    // Each connection cycles through these credentials, so the load spreads over that many wallets.
+    ...(rotateAuth.length > 0 ? { requests: rotateAuth.map((authorization) => ({ headers: { 'content-type': 'application/json', authorization } })) } : {}),
   });
   return { name, requestsPerSecond: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
 }
@@ -93,6 +95,20 @@ try {
   });
   const { key } = (await keyResponse.json()) as { key: string };
 
+  // More customers, each with their own wallet and key: the realistic shape of production load.
+  const otherKeys: string[] = [];
+  for (let i = 0; i < Number(process.env.BENCH_USERS ?? 20); i++) {
+    const other = (await (
+      await fetch(`${base}/v1/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `bench.gateway.${Date.now()}.${i}@example.com`, password: 'benchmark password' }) })
+    ).json()) as { accessToken: string; user: { id: string } };
+    await platform.db.update(subscriptions).set({ planId: starter!.id }).where(eq(subscriptions.userId, other.user.id));
+    await services.wallet.credit({ userId: other.user.id, kind: 'ADJUSTMENT', amount: 1_000_000_000_000, idempotencyKey: `bench:${other.user.id}`, note: 'benchmark balance' });
+    const created = (await (
+      await fetch(`${base}/v1/account/api-keys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${other.accessToken}` }, body: JSON.stringify({ label: 'bench', scopes: ['ai:text'] }) })
+    ).json()) as { key: string };
+    otherKeys.push(`Bearer ${created.key}`);
+  }
+
   const messages = [{ role: 'user', content: 'Tell me about lighthouses in one sentence.' }];
   const direct = { url: `${upstream.baseUrl}/chat/completions`, headers: { authorization: 'Bearer sk-bench-upstream-0001' }, body: { model: 'gpt-4o-mini', messages, max_completion_tokens: 64 } };
   const gateway = { url: `${base}/v1/ai/text`, headers: { authorization: `Bearer ${key}` }, body: { model: 'openai/gpt-4o-mini', messages, maxTokens: 64 } };
@@ -104,14 +120,15 @@ try {
   await fire('warm-up', gateway.url, gateway.headers, gateway.body, 2);
   await fire('warm-up', direct.url, direct.headers, direct.body, 2);
   const baseline = await fire('straight to the fake upstream', direct.url, direct.headers, direct.body);
-  const through = await fire('POST /v1/ai/text (API key, gateway)', gateway.url, gateway.headers, gateway.body);
+  const through = await fire('POST /v1/ai/text (API key, gateway, one wallet)', gateway.url, gateway.headers, gateway.body);
+  const spread = await fire(`POST /v1/ai/text (${otherKeys.length} customers)`, gateway.url, gateway.headers, gateway.body, seconds, connections, otherKeys);
   // One connection: the latency a single caller sees, without queueing behind the others.
   const baselineOne = await fire('straight to the fake upstream, 1 connection', direct.url, direct.headers, direct.body, seconds, 1);
   const throughOne = await fire('gateway, 1 connection', gateway.url, gateway.headers, gateway.body, seconds, 1);
 
   console.log(`\nText gateway vs the upstream alone (${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}, ${connections} connections, ${seconds} s each)`);
   console.table(
-    [baseline, through, baselineOne, throughOne].map((r) => ({
+    [baseline, through, spread, baselineOne, throughOne].map((r) => ({
       target: r.name,
       'req/s': r.requestsPerSecond,
       'p50 ms': r.p50,
@@ -122,7 +139,8 @@ try {
   );
   console.log(`Added latency at ${connections} connections: p50 +${(through.p50 - baseline.p50).toFixed(1)} ms, p99 +${(through.p99 - baseline.p99).toFixed(1)} ms`);
   console.log(`Added latency at 1 connection: p50 +${(throughOne.p50 - baselineOne.p50).toFixed(1)} ms, p99 +${(throughOne.p99 - baselineOne.p99).toFixed(1)} ms`);
-  console.log('All requests meter one wallet, so the gateway rows are bound by that wallet row\'s lock and commit latency.');
+  console.log(`Added latency at ${connections} connections over ${otherKeys.length} wallets: p50 +${(spread.p50 - baseline.p50).toFixed(1)} ms, p99 +${(spread.p99 - baseline.p99).toFixed(1)} ms`);
+  console.log('With one wallet every request waits for that wallet row (reserve and settle each commit under its lock); separate customers do not.');
   // Let requests autocannon abandoned at the end of its run finish before checking and closing.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const { tokens, totals } = await services.wallet.balance({ userId: user.id });
