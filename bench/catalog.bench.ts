@@ -12,7 +12,7 @@ import { models, providers, type ModelType } from '../src/db/schema/catalog.js';
 import { planModels, plans } from '../src/db/schema/plans.js';
 import { createCatalogService } from '../src/modules/catalog/service.js';
 import { createPlansService } from '../src/modules/plans/service.js';
-import { load, report, startServer } from './lib.js';
+import { load, report, signUpForBench, startServer } from './lib.js';
 
 const EXTRA_MODELS = Number(process.env.BENCH_EXTRA_MODELS ?? 500);
 const TYPES: ModelType[] = ['TEXT', 'MULTIMODAL', 'IMAGE', 'VIDEO', 'AUDIO', 'EMBEDDING'];
@@ -88,12 +88,7 @@ if (databaseUrl) {
 
 const server = await startServer(env);
 try {
-  const signup = await fetch(`${server.url}/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench.${Date.now()}@example.com`, password: 'benchmark password' }),
-  });
-  const { accessToken } = (await signup.json()) as { accessToken: string };
+  const accessToken = await signUpForBench(server.url);
   const auth = { authorization: `Bearer ${accessToken}` };
   const listing = await fetch(`${server.url}/v1/models`, { headers: auth });
   const body = await listing.text();

@@ -96,3 +96,14 @@ export function report(title: string, results: LoadResult[], baseline: LoadResul
     })),
   );
 }
+
+/** Signs a fresh user up on a running server and returns their access token. */
+export async function signUpForBench(baseUrl: string, label = 'bench'): Promise<string> {
+  const response = await fetch(`${baseUrl}/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `${label}.${Date.now()}.${Math.random().toString(36).slice(2, 8)}@example.com`, password: 'benchmark password' }),
+  });
+  if (response.status !== 201) throw new Error(`bench sign-up failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { accessToken: string }).accessToken;
+}

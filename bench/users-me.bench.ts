@@ -1,15 +1,10 @@
 // GET /v1/users/me (authenticated: JWT verify + one user query) against GET /healthz on the same server.
-import { load, report, startServer } from './lib.js';
+import { load, report, signUpForBench, startServer } from './lib.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 const server = await startServer(databaseUrl ? { DATABASE_URL: databaseUrl } : {});
 try {
-  const signup = await fetch(`${server.url}/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `bench.${Date.now()}@example.com`, password: 'benchmark password' }),
-  });
-  const { accessToken } = (await signup.json()) as { accessToken: string };
+  const accessToken = await signUpForBench(server.url);
   // warm-up, so JIT and connection pools are in their steady state
   await load('warm-up', { url: `${server.url}/v1/users/me`, headers: { authorization: `Bearer ${accessToken}` }, durationSeconds: 2 });
   const health = await load('GET /healthz', { url: `${server.url}/healthz` });
