@@ -27,6 +27,8 @@ import { accountDataRoutes } from './modules/account/data.routes.js';
 import { apiKeyRoutes } from './modules/apikeys/routes.js';
 import { gatewayRoutes } from './modules/gateway/routes.js';
 import { filesRoutes } from './modules/files/routes.js';
+import { mediaRoutes } from './modules/gateway/media.routes.js';
+import { jobsRoutes } from './modules/jobs/routes.js';
 import { libraryRoutes } from './modules/library/routes.js';
 
 export const VERSION = '0.1.0';
@@ -92,6 +94,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(walletRoutes, { wallet: services.wallet });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
+  await app.register(mediaRoutes, { media: services.media });
+  await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
   app.addHook('onClose', async () => services.gateway.stop());
   await app.register(filesRoutes, { files: services.files });

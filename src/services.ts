@@ -16,6 +16,8 @@ import { createGatewayService } from './modules/gateway/service.js';
 import { createLibraryService } from './modules/library/service.js';
 import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
+import { createJobsService } from './modules/jobs/service.js';
+import { createMediaGateway } from './modules/gateway/media.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -48,6 +50,25 @@ export function createServices(platform: Platform) {
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
   const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, providers: platform.config.providers });
+  const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet });
+  const media = createMediaGateway({
+    db,
+    clock,
+    logger: platform.logger,
+    catalog,
+    subscriptions,
+    plans,
+    wallet,
+    usage,
+    library,
+    files,
+    notifications,
+    jobs,
+    queue: platform.jobs,
+    fetcher: platform.fetcher,
+    pool: gateway.pool,
+    adapters: gateway.mediaAdapters,
+  });
   const account = createAccountService({
     db,
     clock,
@@ -62,12 +83,12 @@ export function createServices(platform: Platform) {
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
   });
-  return { catalog, plans, wallet, subscriptions, auth, notifications, idp, account, apiKeys, usage, library, gateway, files };
+  return { catalog, plans, wallet, subscriptions, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
-  return [...walletJobs(services.wallet), ...services.gateway.jobs(), ...services.account.jobs()];
+  return [...walletJobs(services.wallet), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
 }

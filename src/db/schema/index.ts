@@ -12,3 +12,5 @@ export * from './gateway.js';
 export * from './usage.js';
 export * from './library.js';
 export * from './files.js';
+export * from './jobs.js';
+export { domainEvents } from '../../platform/events/outbox.js';

@@ -1,5 +1,5 @@
-import { eq } from 'drizzle-orm';
-import { providers, type ModelFeature, type ModelPricing, type ModelType, type ProviderStatus } from '../../db/schema/catalog.js';
+import { and, eq, gt, isNull, or } from 'drizzle-orm';
+import { models, providers, type ModelFeature, type ModelPricing, type ModelType, type ProviderStatus } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
@@ -221,6 +221,21 @@ export function createCatalogService(deps: CatalogServiceDeps) {
         .returning({ id: providers.id });
       if (updated.length === 0) throw notFound(`No provider with slug "${providerSlug}".`);
       await changed();
+    },
+
+    /**
+     * Records the most images one call of a model returned after it under-delivered (`capabilities.maxBatch`); only
+     * ever lowers a recorded value, so concurrent calls agree. Returns whether it changed.
+     */
+    async recordMaxBatch(modelId: string, maxBatch: number): Promise<boolean> {
+      if (!Number.isInteger(maxBatch) || maxBatch < 1) return false;
+      const updated = await db
+        .update(models)
+        .set({ maxBatch, updatedAt: clock.now() })
+        .where(and(eq(models.id, modelId), or(isNull(models.maxBatch), gt(models.maxBatch, maxBatch))))
+        .returning({ id: models.id });
+      if (updated.length > 0) await changed();
+      return updated.length > 0;
     },
 
     /** Tokens one generation will reserve; the same function backs POST /v1/credits/estimate. */

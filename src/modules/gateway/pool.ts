@@ -196,6 +196,12 @@ export function createUpstreamPool(deps: PoolDeps) {
 
     markFailure,
 
+    /** The credential of one account configured in this instance (a job polls with the account that took it), or null. */
+    credentialById(accountId: string): UpstreamCredential | null {
+      const account = credentials.get(accountId);
+      return account ? { accountId, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs } : null;
+    },
+
     /**
      * Runs `attempt` on the provider's accounts until one succeeds. Errors that are not the account's fault
      * (the request or the model was refused) are thrown as they are, without trying another account.

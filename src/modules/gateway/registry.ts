@@ -65,10 +65,11 @@ const fingerprint = (value: string) => createHash('sha256').update(value).digest
  */
 export function buildProviderRegistry(
   settings: Record<string, ProviderSettings>,
-  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number } = {},
+  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number; mediaOnly?: Map<string, ProviderAdapter> } = {},
 ): Map<string, ProviderEntry> {
   const registry = new Map<string, ProviderEntry>();
-  const slugs = new Set(Object.keys(KNOWN_PROVIDERS));
+  const mediaOnly = options.mediaOnly ?? new Map<string, ProviderAdapter>();
+  const slugs = new Set([...Object.keys(KNOWN_PROVIDERS), ...mediaOnly.keys()]);
   // Unknown prefixes with a base URL are OpenAI-compatible servers; their slug is the lower-cased prefix.
   for (const [prefix, value] of Object.entries(settings)) {
     const slug = prefix.toLowerCase().replace(/_/g, '-');
@@ -79,6 +80,22 @@ export function buildProviderRegistry(
     const known = KNOWN_PROVIDERS[slug] ?? { adapter: 'openai' as const };
     const config = settings[envPrefixOf(slug)];
     const timeoutMs = config?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const mediaAdapter = KNOWN_PROVIDERS[slug] ? undefined : mediaOnly.get(slug);
+    if (mediaAdapter) {
+      // A provider with media models only (video, speech): one account per key, its own default address.
+      const accounts: ConfiguredAccount[] = (config?.apiKeys ?? []).map((apiKey, index) => ({
+        providerSlug: slug,
+        fingerprint: fingerprint(`${apiKey}`),
+        apiKey,
+        keyHint: apiKey.slice(-4),
+        baseUrl: config?.baseUrl ?? null,
+        label: `${envPrefixOf(slug)}_API_KEY #${index + 1}`,
+        monthlyBudgetCents: config?.monthlyBudgetCents ?? null,
+        timeoutMs,
+      }));
+      registry.set(slug, { slug, adapter: mediaAdapter, accounts });
+      continue;
+    }
     if (known.adapter === 'local') {
       registry.set(slug, {
         slug,

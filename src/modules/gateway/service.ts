@@ -17,6 +17,8 @@ import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget 
 import { createUpstreamPool } from './pool.js';
 import type { ChatMessage } from './providers/types.js';
 import { buildProviderRegistry } from './registry.js';
+import { buildMediaProviders } from './media-adapters.js';
+import type { LocalMediaOptions } from './providers/media/local-media.js';
 import { createTextGateway, type TextAnswer } from './text.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
@@ -43,6 +45,8 @@ export interface GatewayServiceDeps {
   localChunkDelayMs?: number;
   /** Silence allowed inside an upstream stream (default 60 s). */
   streamIdleTimeoutMs?: number;
+  /** Tuning of the built-in media provider (video render time, images per call). */
+  localMedia?: Omit<LocalMediaOptions, 'clock'>;
 }
 
 export interface TextBody {
@@ -82,7 +86,8 @@ const ENHANCE_ROUTE = 'POST /v1/ai/enhance/prompt';
 /** The AI gateway: the text routes, the upstream-account pool and the idempotency store. */
 export function createGatewayService(deps: GatewayServiceDeps) {
   const { db, clock, logger } = deps;
-  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs });
+  const media = buildMediaProviders(clock, deps.localMedia);
+  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly });
   const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry });
   const idempotency = createIdempotencyStore({ db, clock });
   const text = createTextGateway({ ...deps, pool });
@@ -123,6 +128,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   return {
     pool,
     idempotency,
+    /** Media adapters by provider slug (the media gateway calls them through `pool`). */
+    mediaAdapters: media.adapters,
 
     /** Registers the upstream accounts and checks their credentials (providers become ACTIVE, DEGRADED or INACTIVE). */
     async start(): Promise<void> {

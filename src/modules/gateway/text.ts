@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Db } from '../../platform/db/database.js';
-import { AppError, badRequest, forbidden } from '../../platform/http/errors.js';
+import { AppError, badRequest } from '../../platform/http/errors.js';
+import { checkAccess } from './access.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { CatalogService, GatewayModel } from '../catalog/service.js';
 import type { LibraryService } from '../library/service.js';
@@ -94,19 +95,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     const wrongType = call.accepts(model);
     if (wrongType) throw badRequest(wrongType, { model: model.slug, type: model.type });
 
-    const active = await subscriptions.activeFor(principal.userId);
-    if (!active) {
-      throw new AppError(403, 'NO_ACTIVE_SUBSCRIPTION', 'You need an active plan to use the AI gateway. Choose a plan under /v1/plans.');
-    }
-    if (principal.via === 'api_key' && !(await plans.featuresOf(active.plan.id)).apiAccess) {
-      throw forbidden(`Your plan "${active.plan.name}" does not include API access, so API keys cannot call the gateway. Upgrade your plan.`, { feature: 'apiAccess' });
-    }
-    if (!(await plans.isModelAllowed(active.plan.id, model.id))) {
-      throw new AppError(403, 'MODEL_NOT_IN_PLAN', `Your plan "${active.plan.name}" does not include the model "${model.slug}". Upgrade to a plan that includes it (see availableOn in GET /v1/models).`, {
-        model: model.slug,
-        plan: active.plan.slug,
-      });
-    }
+    const access = await checkAccess({ subscriptions, plans }, principal, model);
 
     // History first (system text is never trimmed), then the server instruction in front.
     const budget = Math.min(HISTORY_CAP_TOKENS, model.maxContextTokens ? Math.floor(model.maxContextTokens / 4) : HISTORY_CAP_TOKENS);
@@ -136,14 +125,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
     }
 
     const reservedTokens = await catalog.estimateTokens(model, { kind: 'text', inputTokens, maxOutputTokens: maxTokens });
-    const subscription = active.subscription;
-    await wallet.reserve({
-      ...(subscription.workspaceId ? { workspaceId: subscription.workspaceId } : { userId: principal.userId }),
-      tokens: reservedTokens,
-      requestId,
-      note: `${call.operation} ${model.slug}`,
-    });
-    return { call, principal, model, subscriptionId: subscription.id, requestId, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, started };
+    await wallet.reserve({ ...access.owner, tokens: reservedTokens, requestId, note: `${call.operation} ${model.slug}` });
+    return { call, principal, model, subscriptionId: access.subscriptionId, requestId, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, started };
   }
 
   /** Temperature goes upstream only to models that honour it (reasoning models advertise no temperature control). */

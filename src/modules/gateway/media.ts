@@ -1,0 +1,76 @@
+import { defineJob, type AnyJobDefinition } from '../../platform/jobs/jobs.js';
+import type { JobRow } from '../jobs/service.js';
+import { createAudioGateway } from './audio.js';
+import { createEnhanceImage } from './enhance-image.js';
+import { createImageGateway, MEDIA_RUN_QUEUE } from './image.js';
+import { asAppError, failJob, type MediaGatewayDeps } from './media-common.js';
+import { createVideoGateway, MEDIA_POLL_QUEUE } from './video.js';
+
+declare module '../../platform/jobs/jobs.js' {
+  interface JobPayloads {
+    'media.job-run': { jobId: string };
+    'media.job-poll': { jobId: string };
+  }
+}
+
+export type { MediaGatewayDeps } from './media-common.js';
+
+/**
+ * The media half of the gateway: images (sync, or as a job), video jobs (generate, lip-sync, extend), audio and image
+ * enhancement. Jobs run on pg-boss (a run queue, then a poll queue re-enqueued with a delay for asynchronous
+ * providers), so they survive restarts and settle whether or not anyone watches them.
+ */
+export function createMediaGateway(deps: MediaGatewayDeps) {
+  const { jobs, logger } = deps;
+  const image = createImageGateway(deps);
+  const video = createVideoGateway(deps);
+  const audio = createAudioGateway(deps);
+  const enhance = createEnhanceImage(deps, image);
+
+  jobs.onCancel(async (job) => {
+    if (job.kind !== 'IMAGE') await video.stopUpstream(job);
+  });
+
+  /** Loads the job and hands it on while it is open; an unexpected error fails the job (refunded) after the last retry. */
+  async function handle(jobId: string, retryCount: number, work: (job: JobRow) => Promise<void>): Promise<void> {
+    const job = await jobs.get(jobId);
+    if (!job || ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(job.status)) return;
+    try {
+      await work(job);
+    } catch (err) {
+      logger.error({ err, jobId, retryCount }, 'a media job step failed');
+      if (retryCount >= JOB_RETRIES) await failJob(deps, jobId, asAppError(err, job.modelSlug));
+      throw err;
+    }
+  }
+
+  return {
+    image,
+    video,
+    audio,
+    enhance,
+
+    /** Runs one step by hand (tests, operators): the same code the workers run. */
+    runJob: (jobId: string) => handle(jobId, 0, (job) => (job.kind === 'IMAGE' ? image.runJob(job) : video.runJob(job))),
+    pollJob: (jobId: string) => handle(jobId, 0, (job) => video.pollJob(job)),
+
+    jobs(): AnyJobDefinition[] {
+      return [
+        defineJob({
+          name: MEDIA_RUN_QUEUE,
+          options: { retryLimit: JOB_RETRIES, retryDelaySeconds: 5, concurrency: 2, expireInSeconds: 15 * 60 },
+          handler: ({ jobId }, meta) => handle(jobId, meta.retryCount, (job) => (job.kind === 'IMAGE' ? image.runJob(job) : video.runJob(job))),
+        }),
+        defineJob({
+          name: MEDIA_POLL_QUEUE,
+          options: { retryLimit: JOB_RETRIES, retryDelaySeconds: 5, concurrency: 2, expireInSeconds: 10 * 60 },
+          handler: ({ jobId }, meta) => handle(jobId, meta.retryCount, (job) => video.pollJob(job)),
+        }),
+      ];
+    },
+  };
+}
+
+const JOB_RETRIES = 3;
+
+export type MediaGateway = ReturnType<typeof createMediaGateway>;

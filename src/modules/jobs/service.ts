@@ -1,0 +1,217 @@
+import { and, desc, eq, inArray } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import { FINAL_JOB_STATUSES, jobs, type JobKind, type JobStatus } from '../../db/schema/jobs.js';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
+import { conflict, notFound } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import type { WalletService } from '../wallet/service.js';
+
+export type JobRow = typeof jobs.$inferSelect;
+export type NewJob = Omit<typeof jobs.$inferInsert, 'createdAt' | 'updatedAt' | 'status'>;
+
+/** The job as clients see it (GET /v1/jobs/:id, list items, stream events). */
+export interface JobView {
+  jobId: string;
+  id: string;
+  kind: JobKind;
+  status: JobStatus;
+  model: string;
+  progress: number;
+  output: Record<string, unknown> | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  creditsReserved: number;
+  creditsConsumed: number | null;
+  handle: { externalId: string; estimatedSeconds: number | null } | null;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface JobListQuery {
+  limit: number;
+  cursor?: string;
+  status?: JobStatus;
+  kind?: JobKind;
+}
+
+export interface JobsServiceDeps {
+  db: Db;
+  clock: Clock;
+  events: EventBus;
+  logger: FastifyBaseLogger;
+  wallet: Pick<WalletService, 'release'>;
+}
+
+/** The LISTEN/NOTIFY channel of job changes; the payload names the job only (readers load it). */
+export const JOB_CHANGED_CHANNEL = 'job_changed';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isFinal = (status: JobStatus) => FINAL_JOB_STATUSES.includes(status);
+
+export const toJobView = (row: JobRow): JobView => ({
+  jobId: row.id,
+  id: row.id,
+  kind: row.kind,
+  status: row.status,
+  model: row.modelSlug,
+  progress: row.progress,
+  output: row.output ?? null,
+  errorCode: row.errorCode,
+  errorMessage: row.errorMessage,
+  creditsReserved: row.creditsReserved,
+  creditsConsumed: row.creditsConsumed,
+  handle: row.externalId ? { externalId: row.externalId, estimatedSeconds: row.estimatedSeconds } : null,
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+  startedAt: row.startedAt?.toISOString() ?? null,
+  finishedAt: row.finishedAt?.toISOString() ?? null,
+});
+
+/**
+ * Jobs: the rows, their state machine and change notifications. Who runs a job (the media gateway) changes it through
+ * `update`/`lockOpen`; every change is announced on `job_changed` after it committed, so streams on any instance follow.
+ */
+export function createJobsService(deps: JobsServiceDeps) {
+  const { db, clock, events, logger, wallet } = deps;
+  const watchers = new Map<string, Set<() => void>>();
+  let subscription: Promise<void> | null = null;
+  const cancelHandlers: Array<(job: JobRow) => Promise<void>> = [];
+
+  function subscribeOnce(): Promise<void> {
+    subscription ??= events
+      .subscribe(JOB_CHANGED_CHANNEL, (payload) => {
+        const jobId = (payload as { jobId?: unknown } | null)?.jobId;
+        if (typeof jobId !== 'string') return;
+        for (const callback of watchers.get(jobId) ?? []) callback();
+      })
+      .then(() => undefined)
+      .catch((err: unknown) => {
+        subscription = null;
+        throw err;
+      });
+    return subscription;
+  }
+
+  async function ownJob(userId: string, id: string): Promise<JobRow> {
+    if (!UUID.test(id)) throw notFound('No such job.');
+    const [row] = await db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.userId, userId)));
+    if (!row) throw notFound('No such job.');
+    return row;
+  }
+
+  async function announce(jobId: string): Promise<void> {
+    await events.publish(JOB_CHANGED_CHANNEL, { jobId }).catch((err: unknown) => logger.warn({ err, jobId }, 'announcing a job change failed'));
+  }
+
+  return {
+    announce,
+
+    /** Inserts a QUEUED job (inside the caller's transaction when given). */
+    async create(job: NewJob, tx: DbOrTx = db): Promise<JobRow> {
+      const now = clock.now();
+      const [row] = await tx
+        .insert(jobs)
+        .values({ ...job, status: 'QUEUED', createdAt: now, updatedAt: now })
+        .returning();
+      return row!;
+    },
+
+    async get(id: string, tx: DbOrTx = db): Promise<JobRow | undefined> {
+      const [row] = await tx.select().from(jobs).where(eq(jobs.id, id));
+      return row;
+    },
+
+    /** The caller's job; 404 for a missing or foreign one. */
+    async getOwn(userId: string, id: string): Promise<JobView> {
+      return toJobView(await ownJob(userId, id));
+    },
+
+    async list(userId: string, query: JobListQuery): Promise<{ items: JobView[]; nextCursor: string | null }> {
+      const filters = and(eq(jobs.userId, userId), query.status ? eq(jobs.status, query.status) : undefined, query.kind ? eq(jobs.kind, query.kind) : undefined);
+      const rows = await db
+        .select()
+        .from(jobs)
+        .where(afterCursor(jobs.createdAt, jobs.id, query.cursor, filters))
+        .orderBy(desc(jobs.createdAt), desc(jobs.id))
+        .limit(query.limit + 1);
+      const page = toPage(rows, query.limit, (row) => ({ sort: row.createdAt.toISOString(), id: row.id }));
+      return { items: page.items.map(toJobView), nextCursor: page.nextCursor };
+    },
+
+    /** Locks the job inside `tx` and returns it while it is still open (QUEUED or RUNNING); null once it is final. */
+    async lockOpen(tx: Tx, id: string): Promise<JobRow | null> {
+      const [row] = await tx.select().from(jobs).where(eq(jobs.id, id)).for('update');
+      return row && !isFinal(row.status) ? row : null;
+    },
+
+    /**
+     * Changes an open job; a final job is never changed again (returns null). Call `announce` after the transaction
+     * commits (the method does it itself when it runs outside one).
+     */
+    async update(id: string, changes: Partial<Omit<JobRow, 'id' | 'userId' | 'createdAt'>>, tx?: DbOrTx): Promise<JobRow | null> {
+      const now = clock.now();
+      const final = changes.status && isFinal(changes.status);
+      const [row] = await (tx ?? db)
+        .update(jobs)
+        .set({ ...changes, updatedAt: now, ...(final ? { finishedAt: now } : {}) })
+        .where(and(eq(jobs.id, id), inArray(jobs.status, ['QUEUED', 'RUNNING'])))
+        .returning();
+      if (row && !tx) await announce(id);
+      return row ?? null;
+    },
+
+    /** Registers work to do when a job is cancelled (e.g. stop the upstream task); runs after the refund committed. */
+    onCancel(handler: (job: JobRow) => Promise<void>): void {
+      cancelHandlers.push(handler);
+    },
+
+    /**
+     * Cancels an open job of the caller: the reservation is refunded in full (nothing was delivered) in the same
+     * transaction as the status change, so a job finishing at the same moment either settles or refunds, never both.
+     */
+    async cancel(userId: string, id: string): Promise<JobView> {
+      await ownJob(userId, id);
+      const outcome = await db.transaction(async (tx) => {
+        const [row] = await tx.select().from(jobs).where(eq(jobs.id, id)).for('update');
+        if (!row || isFinal(row.status)) return { row: row!, canceled: false };
+        await wallet.release({ requestId: row.requestId, reason: 'Refunded: the job was cancelled' }, tx);
+        const now = clock.now();
+        const [updated] = await tx
+          .update(jobs)
+          .set({ status: 'CANCELED', errorCode: 'CANCELED', errorMessage: 'You cancelled this job; the reserved credits were refunded.', creditsConsumed: 0, updatedAt: now, finishedAt: now })
+          .where(eq(jobs.id, id))
+          .returning();
+        return { row: updated!, canceled: true };
+      });
+      if (!outcome.canceled) {
+        throw conflict(`This job has already finished (${outcome.row.status}); only a QUEUED or RUNNING job can be cancelled.`, { status: outcome.row.status });
+      }
+      await announce(id);
+      for (const handler of cancelHandlers) {
+        await handler(outcome.row).catch((err: unknown) => logger.warn({ err, jobId: id }, 'stopping a cancelled job upstream failed'));
+      }
+      return toJobView(outcome.row);
+    },
+
+    /**
+     * Calls `onChange` whenever the job may have changed (any instance). Returns the unsubscribe function.
+     * Subscribe before reading the current state, so no change falls between the two.
+     */
+    async watch(jobId: string, onChange: () => void): Promise<() => void> {
+      await subscribeOnce();
+      let set = watchers.get(jobId);
+      if (!set) watchers.set(jobId, (set = new Set()));
+      set.add(onChange);
+      return () => {
+        set.delete(onChange);
+        if (set.size === 0 && watchers.get(jobId) === set) watchers.delete(jobId);
+      };
+    },
+  };
+}
+
+export type JobsService = ReturnType<typeof createJobsService>;

@@ -1,0 +1,78 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { buildApp, type BuiltApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { usageRecords } from '../src/db/schema/usage.js';
+import { ManualClock } from '../src/platform/clock/clock.js';
+import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
+import { bearer, json, signUp, TEST_JWT_SECRET } from './helpers/test-app.js';
+import { ledgerOf, walletState } from './helpers/gateway.js';
+
+let testDb: TestDatabase;
+let dataDir: string;
+const clock = new ManualClock();
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-restart-'));
+});
+afterAll(async () => {
+  await testDb?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** One server instance on the shared database (each instance opens its own pool on PostgreSQL). */
+async function instance(): Promise<BuiltApp> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    JWT_SECRET: TEST_JWT_SECRET,
+    RATE_LIMIT_PER_MINUTE: '100000',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
+  });
+  return buildApp(config, { database: testDb.database ?? undefined, clock, startJobs: true });
+}
+
+describe('a job survives a server restart', () => {
+  it('is picked up by the new instance, finishes and is charged exactly once', async () => {
+    const first = await instance();
+    const { accessToken, user } = await signUp(first.app as never);
+    const before = await walletState({ platform: first.platform } as never, user.id);
+    const submitted = await first.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'survives', durationSeconds: 1 } });
+    expect(submitted.statusCode).toBe(200);
+    const { jobId, creditsReserved } = json(submitted);
+    // Wait until the first instance submitted the task upstream (RUNNING, mid-run), then stop it.
+    for (let i = 0; ; i++) {
+      const job = json(await first.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: bearer(accessToken) }));
+      if (job.status === 'RUNNING' && job.handle) break;
+      if (i > 150) throw new Error(`job never started: ${JSON.stringify(job)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await first.app.close();
+
+    const second = await instance();
+    try {
+      clock.advance(60_000);
+      let job: any;
+      for (let i = 0; ; i++) {
+        job = json(await second.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: bearer(accessToken) }));
+        if (job.status === 'SUCCEEDED' || job.status === 'FAILED') break;
+        if (i > 150) throw new Error(`job stuck after restart: ${JSON.stringify(job)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(job).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: creditsReserved });
+      const t = { platform: second.platform } as never;
+      expect(await ledgerOf(t, jobId)).toHaveLength(1);
+      const after = await walletState(t, user.id);
+      expect(after.balance).toBe(before.balance - creditsReserved);
+      expect(after.ledgerSum).toBe(after.balance);
+      expect(await second.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, jobId))).toHaveLength(1);
+    } finally {
+      await second.app.close();
+    }
+  });
+});
