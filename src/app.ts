@@ -94,7 +94,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(walletRoutes, { wallet: services.wallet });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
-  await app.register(mediaRoutes, { media: services.media });
+  await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
   app.addHook('onClose', async () => services.gateway.stop());

@@ -56,6 +56,24 @@ describe('POST /v1/ai/audio', () => {
     expect(saved).toMatchObject({ kind: 'AUDIO', prompt: 'Good morning, listeners.', output: { audio: { url: body.audio.url } } });
   });
 
+  it('honours Idempotency-Key: a replay returns the first answer without charging again', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    const headers = { ...bearer(accessToken), 'idempotency-key': 'speech-once-1' };
+    const payload = { model: 'local/speech', text: 'Say this once.' };
+    const first = await t.app.inject({ method: 'POST', url: '/v1/ai/audio', headers, payload });
+    expect(first.statusCode, first.body).toBe(200);
+    const afterFirst = await walletState(t, user.id);
+    const replay = await t.app.inject({ method: 'POST', url: '/v1/ai/audio', headers, payload });
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(json(replay)).toEqual(json(first));
+    expect((await walletState(t, user.id)).balance).toBe(afterFirst.balance);
+    expect(await t.platform.db.$count(generations, eq(generations.userId, user.id))).toBe(1);
+    const other = await t.app.inject({ method: 'POST', url: '/v1/ai/audio', headers, payload: { ...payload, text: 'Something else.' } });
+    expect(other.statusCode).toBe(409);
+    expect(json(other).error.code).toBe('CONFLICT');
+  });
+
   it('music models take a description, and no voice and no duration', async () => {
     const { accessToken } = await signUp(t.app);
     const ok = await post(t, accessToken, '/v1/ai/audio', { model: 'local/music', description: 'slow piano with soft rain' });

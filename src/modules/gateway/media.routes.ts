@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
 import { errorResponses } from '../../platform/http/schemas.js';
@@ -14,11 +15,25 @@ import {
   VideoJobResponse,
 } from './media.schemas.js';
 import type { MediaGateway } from './media.js';
+import type { GatewayService } from './service.js';
 
 /** `/v1/ai/image|video|audio|enhance/image`: access tokens, or API keys with `ai:image`, `ai:video`, `ai:audio`. */
-export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = async (app, { media }) => {
+export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gateway: Pick<GatewayService, 'once'> }> = async (app, { media, gateway }) => {
   const tags = ['ai'];
   const errors = errorResponses(400, 401, 403, 404, 429, 503);
+
+  /** Runs a media call once per Idempotency-Key; a replay answers the stored body with `idempotent-replayed: true`. */
+  const once = async <T extends object>(request: FastifyRequest, reply: FastifyReply, run: () => Promise<T>): Promise<T> => {
+    const principal = principalOf(request);
+    const key = request.headers['idempotency-key'];
+    const { body, replayed } = await gateway.once(principal, { idempotencyKey: typeof key === 'string' ? key : undefined }, request.routeOptions.url ?? request.url, request.body, async () =>
+      (await run()) as unknown as Record<string, unknown>,
+    );
+    if (replayed) reply.header('idempotent-replayed', 'true');
+    const requestId = (body as { requestId?: unknown }).requestId;
+    if (typeof requestId === 'string') reply.header('x-ai-request-id', requestId);
+    return body as unknown as T;
+  };
 
   app.post(
     '/v1/ai/image',
@@ -33,10 +48,8 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = a
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      if (request.body.async) return media.image.submit(principal, request.body);
-      const answer = await media.image.generateSync(principal, request.body);
-      reply.header('x-ai-request-id', answer.requestId);
-      return answer;
+      type Answer = Awaited<ReturnType<typeof media.image.generateSync>> | Awaited<ReturnType<typeof media.image.submit>>;
+      return once<Answer>(request, reply, () => (request.body.async ? media.image.submit(principal, request.body) : media.image.generateSync(principal, request.body)));
     },
   );
 
@@ -46,7 +59,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = a
       config: { auth: 'required', scope: 'ai:video' },
       schema: { tags, summary: 'Start a video job (price reserved now; poll or stream GET /v1/jobs/:id)', body: VideoBody, response: { 200: VideoJobResponse, ...errors } },
     },
-    async (request) => media.video.submit(principalOf(request), request.body),
+    async (request, reply) => once(request, reply, () => media.video.submit(principalOf(request), request.body)),
   );
 
   app.post(
@@ -60,7 +73,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = a
         response: { 200: VideoJobResponse, ...errors },
       },
     },
-    async (request) => media.video.lipSync(principalOf(request), request.body),
+    async (request, reply) => once(request, reply, () => media.video.lipSync(principalOf(request), request.body)),
   );
 
   app.post(
@@ -69,7 +82,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = a
       config: { auth: 'required', scope: 'ai:video' },
       schema: { tags, summary: 'Continue a video (jobId or videoUrl) with an optional prompt; an async job', body: ExtendBody, response: { 200: VideoJobResponse, ...errors } },
     },
-    async (request) => media.video.extend(principalOf(request), request.body),
+    async (request, reply) => once(request, reply, () => media.video.extend(principalOf(request), request.body)),
   );
 
   app.post(
@@ -83,11 +96,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = a
         response: { 200: AudioResponse, ...errors },
       },
     },
-    async (request, reply) => {
-      const answer = await media.audio.generate(principalOf(request), request.body);
-      reply.header('x-ai-request-id', answer.requestId);
-      return answer;
-    },
+    async (request, reply) => once(request, reply, () => media.audio.generate(principalOf(request), request.body)),
   );
 
   app.post(
@@ -96,10 +105,6 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway }> = a
       config: { auth: 'required', scope: 'ai:image' },
       schema: { tags, summary: 'Enhance an image with an image model; the result is saved tagged "enhanced"', body: EnhanceImageBody, response: { 200: ImageResponse, ...errors } },
     },
-    async (request, reply) => {
-      const answer = await media.enhance.enhance(principalOf(request), request.body);
-      reply.header('x-ai-request-id', answer.requestId);
-      return answer;
-    },
+    async (request, reply) => once(request, reply, () => media.enhance.enhance(principalOf(request), request.body)),
   );
 };

@@ -128,6 +128,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   return {
     pool,
     idempotency,
+    /** `Idempotency-Key` for any /v1/ai/* call: a repeat with the same body gets the stored answer, uncharged. */
+    once,
     /** Media adapters by provider slug (the media gateway calls them through `pool`). */
     mediaAdapters: media.adapters,
 
