@@ -91,10 +91,8 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
       const { subscription: s, plan } = active;
       const now = clock.now();
       const owner = s.workspaceId ? { workspaceId: s.workspaceId } : { userId };
-      const [cycle, today, month, storageMb] = await Promise.all([
-        wallet.usageSince(owner, s.startsAt),
-        wallet.usageSince(owner, startOfUtcDay(now)),
-        wallet.usageSince(owner, startOfUtcMonth(now)),
+      const [{ cycle, today, month }, storageMb] = await Promise.all([
+        wallet.usageSince(owner, { cycle: s.startsAt, today: startOfUtcDay(now), month: startOfUtcMonth(now) }),
         deps.storageMbUsed ? deps.storageMbUsed({ userId, workspaceId: s.workspaceId }) : Promise.resolve(0),
       ]);
       return {

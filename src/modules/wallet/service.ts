@@ -349,18 +349,35 @@ export function createWalletService(deps: WalletServiceDeps) {
     },
 
     /** Net tokens spent and generations started since an instant (subscription usage). */
-    async usageSince(owner: WalletOwner, since: Date): Promise<{ tokensSpent: number; requests: number }> {
+    /**
+     * Tokens spent (net of refunds) and generations started since each of the given moments, in two queries
+     * whatever the number of windows (`/v1/users/me` asks for the cycle, today and this month at once).
+     */
+    async usageSince<K extends string>(owner: WalletOwner, windows: Record<K, Date>): Promise<Record<K, { tokensSpent: number; requests: number }>> {
+      const keys = Object.keys(windows) as K[];
+      const empty = Object.fromEntries(keys.map((k) => [k, { tokensSpent: 0, requests: 0 }])) as Record<K, { tokensSpent: number; requests: number }>;
       const wallet = await findWallet(db, owner);
-      if (!wallet) return { tokensSpent: 0, requests: 0 };
-      const [spent] = await db
-        .select({ total: sql<string>`coalesce(sum(${walletLedger.amount}), 0)` })
-        .from(walletLedger)
-        .where(and(eq(walletLedger.walletId, wallet.id), inArray(walletLedger.kind, ['USAGE', 'REFUND']), gte(walletLedger.createdAt, since)));
-      const [requests] = await db
-        .select({ count: sql<string>`count(*)` })
-        .from(walletReservations)
-        .where(and(eq(walletReservations.walletId, wallet.id), gte(walletReservations.createdAt, since), sql`${walletReservations.status} <> 'RELEASED'`));
-      return { tokensSpent: Math.max(0, -Number(spent?.total ?? 0)), requests: Number(requests?.count ?? 0) };
+      if (!wallet || keys.length === 0) return empty;
+      const earliest = new Date(Math.min(...keys.map((k) => windows[k].getTime())));
+      const spentColumns = keys.map(
+        (k, i) => sql`coalesce(sum(${walletLedger.amount}) filter (where ${walletLedger.createdAt} >= ${windows[k].toISOString()}), 0) as ${sql.raw(`w${i}`)}`,
+      );
+      const countColumns = keys.map((k, i) => sql`count(*) filter (where ${walletReservations.createdAt} >= ${windows[k].toISOString()}) as ${sql.raw(`w${i}`)}`);
+      const [spent, started] = await Promise.all([
+        db.execute(
+          sql`select ${sql.join(spentColumns, sql`, `)} from ${walletLedger} where ${walletLedger.walletId} = ${wallet.id} and ${walletLedger.kind} in ('USAGE', 'REFUND') and ${walletLedger.createdAt} >= ${earliest.toISOString()}`,
+        ),
+        db.execute(
+          sql`select ${sql.join(countColumns, sql`, `)} from ${walletReservations} where ${walletReservations.walletId} = ${wallet.id} and ${walletReservations.status} <> 'RELEASED' and ${walletReservations.createdAt} >= ${earliest.toISOString()}`,
+        ),
+      ]);
+      // Both drivers answer raw SQL with `{ rows }`.
+      const spentRow = ((spent as { rows: unknown[] }).rows[0] ?? {}) as Record<string, unknown>;
+      const startedRow = ((started as { rows: unknown[] }).rows[0] ?? {}) as Record<string, unknown>;
+      keys.forEach((k, i) => {
+        empty[k] = { tokensSpent: Math.max(0, -Number(spentRow[`w${i}`] ?? 0)), requests: Number(startedRow[`w${i}`] ?? 0) };
+      });
+      return empty;
     },
   };
   return service;
