@@ -30,12 +30,11 @@ export interface OpenAiAdapterOptions {
 /** Servers without authentication (a local Ollama) still need a non-empty key for the SDK. */
 const NO_KEY = 'no-key-required';
 
-export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdapter {
-  const tokenLimitParam = options.tokenLimitParam ?? 'max_tokens';
+/** One SDK client per upstream account (and base URL and timeout), made on first use and kept. */
+export function openAiClients(defaultBaseUrl: string | undefined): (credential: UpstreamCredential) => OpenAI {
   const clients = new Map<string, OpenAI>();
-
-  const clientFor = (credential: UpstreamCredential): OpenAI => {
-    const baseURL = credential.baseUrl ?? options.defaultBaseUrl;
+  return (credential) => {
+    const baseURL = credential.baseUrl ?? defaultBaseUrl;
     const key = `${credential.accountId}\u0000${credential.apiKey}\u0000${baseURL}\u0000${credential.timeoutMs}`;
     let client = clients.get(key);
     if (!client) {
@@ -45,6 +44,11 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     }
     return client;
   };
+}
+
+export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdapter {
+  const tokenLimitParam = options.tokenLimitParam ?? 'max_tokens';
+  const clientFor = openAiClients(options.defaultBaseUrl);
 
   const body = (request: TextRequest) => ({
     model: request.model,

@@ -1,5 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import { mapOpenAiError } from '../openai.js';
+import { mapOpenAiError, openAiClients } from '../openai.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { wavDurationSeconds } from './audio.js';
 import { mediaTypeOf } from './download.js';
@@ -23,25 +23,12 @@ export function openAiMaxPerCall(model: string): number {
   return model.toLowerCase() === 'dall-e-3' ? 1 : 10;
 }
 
-const NO_KEY = 'no-key-required';
 const OUTPUT_FORMAT_TYPE: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 const isDallE = (model: string) => model.toLowerCase().startsWith('dall-e');
 const SOURCE_EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
 
 export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdapter {
-  const clients = new Map<string, OpenAI>();
-
-  const clientFor = (credential: UpstreamCredential): OpenAI => {
-    const baseURL = credential.baseUrl ?? options.defaultBaseUrl;
-    const key = `${credential.accountId}\u0000${credential.apiKey}\u0000${baseURL}\u0000${credential.timeoutMs}`;
-    let client = clients.get(key);
-    if (!client) {
-      // The pool fails over across accounts itself, so the SDK must not retry on its own.
-      client = new OpenAI({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs });
-      clients.set(key, client);
-    }
-    return client;
-  };
+  const clientFor = openAiClients(options.defaultBaseUrl);
 
   async function images(credential: UpstreamCredential, request: ImageRequest, width: number, height: number): Promise<OpenAI.ImagesResponse> {
     const client = clientFor(credential);
