@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PRICING_SETTINGS, creditsOf, isPriced, priceUnits, tokenRates, type PricingSettings } from './pricing.js';
 import { pricingSettingsFrom } from './settings.js';
+import { SEED_MODELS } from './seed-data.js';
 
 const settings: PricingSettings = DEFAULT_PRICING_SETTINGS;
 const tokens = (pricing: Parameters<typeof priceUnits>[0], usage: Parameters<typeof priceUnits>[1], s = settings) => {
@@ -97,5 +98,20 @@ describe('rates and helpers', () => {
     const read = pricingSettingsFrom({ tokenValueCents: 2000, tokensPerCredit: -5, fxToBdt: { USD: 120, eur: 1, GBP: 'x', BDT: 7 } });
     expect(read).toMatchObject({ tokenValueCents: 2000, tokensPerCredit: 10_000 });
     expect(read.fxToBdt).toEqual({ ...DEFAULT_PRICING_SETTINGS.fxToBdt, USD: 120, BDT: 1 });
+  });
+});
+
+describe("the README's worked example (local/text, 46 tokens read, 88 written, maxTokens 100)", () => {
+  const pricing = SEED_MODELS.find((m) => m.provider === 'local' && m.name === 'text')!.pricing!;
+
+  it('reserves 303 tokens, charges 270 and refunds 33, from the catalog price of 10 and 40 US cents per 1M', () => {
+    expect(pricing).toMatchObject({ currency: 'USD', '1m_input_tokens': 10, '1m_output_tokens': 40 });
+    const reserved = tokens(pricing, { inputTokens: 46, outputTokens: 100 }).tokens;
+    const charged = tokens(pricing, { inputTokens: 46, outputTokens: 88 }).tokens;
+    expect(reserved).toBe(303);
+    expect(charged).toBe(270);
+    expect(reserved - charged).toBe(33);
+    expect(charged / settings.tokensPerCredit).toBe(0.027);
+    expect(creditsOf(charged, settings.tokensPerCredit)).toBe(0.02); // balances show credits floored to two decimals
   });
 });
