@@ -58,23 +58,17 @@ export const refreshTokens = pgTable(
   (t) => [uniqueIndex('refresh_tokens_hash_key').on(t.tokenHash), index('refresh_tokens_session_idx').on(t.sessionId)],
 );
 
-/** Failed sign-in attempts, the input of the lockout rule. */
-export const loginFailures = pgTable(
-  'login_failures',
-  {
-    id: idColumn(),
-    userId: uuid('user_id'),
-    email: text('email').notNull(),
-    ipAddress: text('ip_address'),
-    createdAt: createdAt(),
-  },
-  (t) => [index('login_failures_email_idx').on(t.email, t.createdAt), index('login_failures_user_idx').on(t.userId, t.createdAt)],
-);
-
-/** An active lock, keyed `user:<id>` or `email:<address>`. */
-export const loginLocks = pgTable('login_locks', {
+/**
+ * The login lockout, one row per key (`email:<address>` or `user:<id>`): the attempts counted in the sliding window
+ * (each one taken before its password or code is checked; a right one gives its place back) and the lock, if any.
+ */
+export const loginAttempts = pgTable('login_attempts', {
   key: text('key').primaryKey(),
-  lockedUntil: tz('locked_until').notNull(),
+  /** When the counted attempts were made, oldest first; never more than the threshold. */
+  attempts: tz('attempts').array().notNull().default(sql`'{}'::timestamptz[]`),
+  /** Whether the latest attempt was let through: written by the counting upsert so that its RETURNING can tell. */
+  admitted: boolean('admitted').notNull().default(true),
+  lockedUntil: tz('locked_until'),
 });
 
 export const securityEvents = pgTable(

@@ -5,10 +5,11 @@ import { apiKeys } from '../../db/schema/apikeys.js';
 import { refreshTokens, sessions, users } from '../../db/schema/auth.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { mailsTo } from '../../../test/helpers/outbox.js';
+import { waitForQueue } from '../../../test/helpers/jobs.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ startJobs: true }); // the password-reset request is handled by a job
 });
 afterAll(async () => t?.close());
 
@@ -55,6 +56,7 @@ describe('POST /v1/account/delete', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/account/preferences', headers: bearer(accessToken) })).statusCode).toBe(401);
     // no password reset for a deleted account
     await t.app.inject({ method: 'POST', url: '/v1/account/password/forgot', payload: { email } });
+    await waitForQueue(t.platform.db, 'account.password-reset-code');
     expect((await mailsTo(t.platform.db, email)).filter((m) => m.subject.includes('reset code'))).toHaveLength(0);
     // the address is free for a new account
     const again = await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: { email, password: 'a new password' } });

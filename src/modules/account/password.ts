@@ -3,6 +3,7 @@ import { passwordResets } from '../../db/schema/account.js';
 import { users } from '../../db/schema/auth.js';
 import { MINUTE_MS } from '../../platform/clock/clock.js';
 import { badRequest, unauthorized } from '../../platform/http/errors.js';
+import { defineJob } from '../../platform/jobs/jobs.js';
 import { unlock } from '../auth/lockout.js';
 import { hashPassword, verifyPassword } from '../auth/passwords.js';
 import { keyedHash, randomDigits, randomToken, sameDigest } from '../auth/secrets.js';
@@ -11,6 +12,12 @@ import { hashToken, revokeAllSessions, revokeOtherSessions, type ClientInfo } fr
 import { findActiveUserByEmail, findActiveUserById } from '../auth/users.js';
 import { composeMail } from './mail.js';
 import type { AccountDeps } from './deps.js';
+
+declare module '../../platform/jobs/jobs.js' {
+  interface JobPayloads {
+    'account.password-reset-code': { email: string; requestedAt: string };
+  }
+}
 
 export const OTP_DIGITS = 4;
 export const OTP_TTL_MS = 10 * MINUTE_MS;
@@ -29,13 +36,23 @@ export function createPasswordFlows(deps: AccountDeps) {
 
   return {
     /**
-     * Mails a 4-digit code when the email belongs to an account; answers the same either way.
-     * A new code replaces the previous one; a request within 60 s of the last code is ignored.
+     * Queues the reset-code request and answers at once, the same way whether the email belongs to an account or not:
+     * the lookup, the code and the mail happen in the `account.password-reset-code` job, off the request, so neither
+     * the answer nor its timing tells which emails have accounts.
      */
     async forgot(email: string): Promise<void> {
+      await deps.jobs.send('account.password-reset-code', { email, requestedAt: clock.now().toISOString() });
+    },
+
+    /**
+     * Mails a 4-digit code when the email belongs to an account, as of the moment it was requested.
+     * A new code replaces the previous one; a request within 60 s of the last code is ignored.
+     */
+    async issueResetCode(email: string, requestedAt: Date): Promise<void> {
+      const now = requestedAt;
+      if (clock.now().getTime() - now.getTime() >= OTP_TTL_MS) return; // the code would be dead on arrival
       const user = await findActiveUserByEmail(db, email);
       if (!user) return;
-      const now = clock.now();
       const otp = randomDigits(OTP_DIGITS);
       const issued = await db.transaction(async (tx) => {
         // Serialises concurrent requests for the same account, so the 60-second rule holds under a race.
@@ -46,30 +63,33 @@ export function createPasswordFlows(deps: AccountDeps) {
           .where(eq(passwordResets.userId, user.id))
           .orderBy(desc(passwordResets.createdAt))
           .limit(1);
-        if (last && now.getTime() - last.createdAt.getTime() < OTP_REPEAT_WINDOW_MS) return false;
+        if (last && now.getTime() - last.createdAt.getTime() < OTP_REPEAT_WINDOW_MS) return null;
         await tx
           .update(passwordResets)
           .set({ status: 'SUPERSEDED' })
           .where(and(eq(passwordResets.userId, user.id), inArray(passwordResets.status, ['OTP_ISSUED', 'TOKEN_ISSUED'])));
-        await tx.insert(passwordResets).values({
-          userId: user.id,
-          status: 'OTP_ISSUED',
-          otpHash: otpHash(user.id, otp),
-          otpExpiresAt: new Date(now.getTime() + OTP_TTL_MS),
-          createdAt: now,
-        });
-        return true;
+        const [row] = await tx
+          .insert(passwordResets)
+          .values({ userId: user.id, status: 'OTP_ISSUED', otpHash: otpHash(user.id, otp), otpExpiresAt: new Date(now.getTime() + OTP_TTL_MS), createdAt: now })
+          .returning({ id: passwordResets.id });
+        return row!.id;
       });
       if (!issued) return;
-      await mailer.send(
-        composeMail(user.email, {
-          subject: `Your password reset code: ${otp}`,
-          greeting: user.name,
-          lines: ['Use this code to reset your Storefront password. It is valid for 10 minutes and works once.'],
-          code: otp,
-          footer: 'If you did not ask to reset your password, ignore this email: your password stays as it is.',
-        }),
-      );
+      await mailer
+        .send(
+          composeMail(user.email, {
+            subject: `Your password reset code: ${otp}`,
+            greeting: user.name,
+            lines: ['Use this code to reset your Storefront password. It is valid for 10 minutes and works once.'],
+            code: otp,
+            footer: 'If you did not ask to reset your password, ignore this email: your password stays as it is.',
+          }),
+        )
+        .catch(async (err: unknown) => {
+          // Nobody received this code: withdraw it, so the job's retry is not stopped by the 60-second rule.
+          await db.delete(passwordResets).where(eq(passwordResets.id, issued));
+          throw err;
+        });
     },
 
     /** Trades a correct code for a 15-minute reset token; five wrong codes kill the code. */
@@ -158,4 +178,15 @@ export function createPasswordFlows(deps: AccountDeps) {
       });
     },
   };
+}
+
+/** The queue behind `forgot`; a retry never mails a second code (the 60-second rule counts from the request). */
+export function passwordResetJobs(password: Pick<ReturnType<typeof createPasswordFlows>, 'issueResetCode'>) {
+  return [
+    defineJob({
+      name: 'account.password-reset-code',
+      options: { retryLimit: 3, retryDelaySeconds: 2, expireInSeconds: 60 },
+      handler: async ({ email, requestedAt }) => password.issueResetCode(email, new Date(requestedAt)),
+    }),
+  ];
 }

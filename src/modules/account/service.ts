@@ -9,7 +9,7 @@ import { createDeletion, type AccountDeletedHook } from './deletion.js';
 import type { AccountDeps, AccountServiceDeps } from './deps.js';
 import { createEmailFlows } from './email.js';
 import { composeMail } from './mail.js';
-import { createPasswordFlows } from './password.js';
+import { createPasswordFlows, passwordResetJobs } from './password.js';
 import { createProfile } from './profile.js';
 import { createSecurityViews, toSecurityEvent, toSession } from './security.js';
 
@@ -81,8 +81,10 @@ export function createAccountService(options: AccountServiceOptions) {
 
   const exports = createDataExports(deps, () => [...ownSections, ...extraSections]);
 
+  const password = createPasswordFlows(deps);
+
   return {
-    password: createPasswordFlows(deps),
+    password,
     email: createEmailFlows(deps),
     security: createSecurityViews(deps),
     profile,
@@ -96,7 +98,7 @@ export function createAccountService(options: AccountServiceOptions) {
       extraSections.push(section);
     },
 
-    jobs: () => dataExportJobs(exports),
+    jobs: () => [...dataExportJobs(exports), ...passwordResetJobs(password)],
   };
 }
 

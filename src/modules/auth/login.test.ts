@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, desc, eq } from 'drizzle-orm';
 import { securityEvents, sessions } from '../../db/schema/auth.js';
 import { MINUTE_MS } from '../../platform/clock/clock.js';
+import { AppError } from '../../platform/http/errors.js';
+import { createAuthService } from './service.js';
 import { bearer, createTestApp, json, signUp, uniqueEmail, type TestApp } from '../../../test/helpers/test-app.js';
 
 let t: TestApp;
@@ -114,6 +116,70 @@ describe('login lockout', () => {
     const { lockedUntil } = await import('./lockout.js');
     expect(await lockedUntil(t.platform.db, 'some-other-address@example.com', user.id, t.clock.now())).not.toBeNull();
     expect((await login(email, password)).statusCode).toBe(429);
+  });
+});
+
+describe('login lockout under a parallel burst', () => {
+  const statuses = (responses: Array<{ statusCode: number }>) => responses.map((r) => r.statusCode);
+  const count = (list: number[], status: number) => list.filter((s) => s === status).length;
+
+  it('checks at most 10 passwords of 30 wrong ones sent at once; the rest are 429 LOGIN_LOCKED', async () => {
+    const { email, password, user } = await signUp(t.app);
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => login(email, `wrong ${i}`)));
+    const codes = statuses(responses);
+    // 9 checked and refused, the 10th checked and locking, 20 never checked
+    expect(count(codes, 401)).toBe(9);
+    expect(count(codes, 429)).toBe(21);
+    expect(responses.filter((r) => r.statusCode === 429).every((r) => json(r).error.code === 'LOGIN_LOCKED')).toBe(true);
+    const events = await eventsOf(user.id);
+    expect(events.filter((k) => k === 'LOGIN_FAILED')).toHaveLength(10);
+    expect(events.filter((k) => k === 'LOGIN_LOCKED')).toHaveLength(1);
+    expect((await login(email, password)).statusCode).toBe(429);
+  });
+
+  it('refuses the right password when it arrives after 10 wrong ones in the same burst', async () => {
+    const { email, password, user } = await signUp(t.app);
+    const burst = [...Array.from({ length: 29 }, (_, i) => login(email, `wrong ${i}`)), login(email, password)];
+    const responses = await Promise.all(burst);
+    expect(responses[29]!.statusCode).toBe(429);
+    expect(json(responses[29]!).error.code).toBe('LOGIN_LOCKED');
+    expect(count(statuses(responses), 401)).toBe(9);
+    const events = await eventsOf(user.id);
+    expect(events.filter((k) => k === 'LOGIN_FAILED')).toHaveLength(10);
+    expect(events).not.toContain('LOGIN_SUCCESS');
+    // only the sign-up session exists
+    expect(await t.platform.db.select().from(sessions).where(eq(sessions.userId, user.id))).toHaveLength(1);
+  });
+
+  it('counts in the database: a second instance of the service shares the limit', async () => {
+    const { email } = await signUp(t.app);
+    const other = createAuthService({ db: t.platform.db, clock: t.clock, tokens: t.platform.tokens });
+    const viaOther = (i: number) =>
+      other.login({ email, password: `wrong ${i}` }, { ip: '127.0.0.9', userAgent: 'other instance' }).then(
+        () => 200,
+        (err: unknown) => (err instanceof AppError ? err.statusCode : 500),
+      );
+    const codes = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? viaOther(i) : login(email, `wrong ${i}`).then((r) => r.statusCode))));
+    expect(count(codes, 401)).toBe(9);
+    expect(count(codes, 429)).toBe(21);
+  });
+
+  it('limits unknown emails the same way', async () => {
+    const email = uniqueEmail('ghost-burst');
+    const codes = statuses(await Promise.all(Array.from({ length: 30 }, () => login(email, 'guess'))));
+    expect(count(codes, 401)).toBe(9);
+    expect(count(codes, 429)).toBe(21);
+  });
+
+  it('a right password answered with a two-factor challenge is not counted as a failure', async () => {
+    const { email, password, accessToken } = await signUp(t.app);
+    const { authenticator } = await import('otplib');
+    const { secret } = json(await t.app.inject({ method: 'POST', url: '/v1/account/2fa/setup', headers: bearer(accessToken) }));
+    const code = authenticator.clone({ epoch: t.clock.now().getTime() }).generate(secret);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/account/2fa/enable', headers: bearer(accessToken), payload: { code } })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await login(email, password)).statusCode).toBe(402);
+    for (let i = 0; i < 9; i++) expect((await login(email, 'wrong')).statusCode).toBe(401);
+    expect((await login(email, 'wrong')).statusCode).toBe(429);
   });
 });
 

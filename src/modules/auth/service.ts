@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import { AppError, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
 import { hashPassword, verifyPassword } from './passwords.js';
-import { clearFailures, lockedUntil, recordFailure } from './lockout.js';
+import { admitAttempt, clearFailures, releaseAttempt, settleFailure, type LoginAttempt } from './lockout.js';
 import { findOrCreateIdentityUser } from './identities.js';
 import type { VerifiedIdentity } from './idp.js';
 import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
@@ -142,13 +142,15 @@ export function createAuthService(deps: AuthServiceDeps) {
       const now = clock.now();
       const email = normalizeEmail(input.email);
       const user = await findActiveUserByEmail(db, email);
-      const until = await lockedUntil(db, email, user?.id ?? null, now);
-      if (until) throw lockedError(until, now);
+      // The attempt is counted before the password is checked, so a parallel burst cannot check more than the limit.
+      const attempt: LoginAttempt = { email, userId: user?.id ?? null, at: now };
+      const admission = await admitAttempt(db, attempt);
+      if (!admission.admitted) throw lockedError(admission.retryAt, now);
 
       const valid = await verifyPassword(user?.passwordHash ?? null, input.password);
       if (!valid || !user || user.status !== 'ACTIVE') {
         const lockEnd = await db.transaction(async (tx) => {
-          const end = await recordFailure(tx, { email, userId: user?.id ?? null, ip: client.ip }, now);
+          const end = await settleFailure(tx, attempt, admission.position);
           if (user) {
             await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_FAILED', client, at: now });
             if (end) await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_LOCKED', client, at: now, metadata: { lockedUntil: end.toISOString() } });
@@ -158,8 +160,12 @@ export function createAuthService(deps: AuthServiceDeps) {
         throw lockEnd ? lockedError(lockEnd, now) : invalidCredentials();
       }
 
-      // The failure count is kept until the second factor is passed too, so wrong codes add up towards the lockout.
-      if (await twoFactor.isEnabled(db, user.id)) return issueChallenge(user, now);
+      // The earlier failures are kept until the second factor is passed too, so wrong codes add up towards the lockout;
+      // this attempt itself was no failure.
+      if (await twoFactor.isEnabled(db, user.id)) {
+        await releaseAttempt(db, attempt);
+        return issueChallenge(user, now);
+      }
       return db.transaction((tx) => completeSignIn(tx, user, client, now, 'password'));
     },
 
@@ -175,21 +181,27 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (!challenge || challenge.usedAt || challenge.expiresAt <= now || challenge.failedAttempts >= MFA_CHALLENGE_MAX_FAILURES) throw challengeGone();
       const user = await findActiveUserById(db, claims.sub);
       if (!user) throw challengeGone();
-      const until = await lockedUntil(db, user.email, user.id, now);
-      if (until) throw lockedError(until, now);
+      const attempt: LoginAttempt = { email: user.email, userId: user.id, at: now };
+      const admission = await admitAttempt(db, attempt);
+      if (!admission.admitted) throw lockedError(admission.retryAt, now);
 
-      const bundle = await db.transaction(async (tx) => {
-        if (!(await twoFactor.isEnabled(tx, user.id))) throw challengeGone();
-        const method = await twoFactor.verifyLoginCode(tx, user.id, input.code, now);
-        if (!method) return null;
-        const claimed = await tx
-          .update(mfaChallenges)
-          .set({ usedAt: now })
-          .where(and(eq(mfaChallenges.id, challenge.id), isNull(mfaChallenges.usedAt)))
-          .returning({ id: mfaChallenges.id });
-        if (claimed.length === 0) throw challengeGone(); // rolls back the code just consumed
-        return completeSignIn(tx, user, client, now, method);
-      });
+      const bundle = await db
+        .transaction(async (tx) => {
+          if (!(await twoFactor.isEnabled(tx, user.id))) throw challengeGone();
+          const method = await twoFactor.verifyLoginCode(tx, user.id, input.code, now);
+          if (!method) return null;
+          const claimed = await tx
+            .update(mfaChallenges)
+            .set({ usedAt: now })
+            .where(and(eq(mfaChallenges.id, challenge.id), isNull(mfaChallenges.usedAt)))
+            .returning({ id: mfaChallenges.id });
+          if (claimed.length === 0) throw challengeGone(); // rolls back the code just consumed
+          return completeSignIn(tx, user, client, now, method);
+        })
+        .catch(async (err: unknown) => {
+          await releaseAttempt(db, attempt); // the challenge went away: no code was judged wrong
+          throw err;
+        });
       if (bundle) return bundle;
 
       const lockEnd = await db.transaction(async (tx) => {
@@ -198,7 +210,7 @@ export function createAuthService(deps: AuthServiceDeps) {
           .set({ failedAttempts: sql`${mfaChallenges.failedAttempts} + 1` })
           .where(eq(mfaChallenges.id, challenge.id));
         await recordSecurityEvent(tx, { userId: user.id, kind: 'TWO_FA_FAILED', client, at: now, metadata: { context: 'login' } });
-        const end = await recordFailure(tx, { email: user.email, userId: user.id, ip: client.ip }, now);
+        const end = await settleFailure(tx, attempt, admission.position);
         if (end) await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_LOCKED', client, at: now, metadata: { lockedUntil: end.toISOString() } });
         return end;
       });

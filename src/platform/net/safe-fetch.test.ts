@@ -215,6 +215,54 @@ describe('safe fetch: SSRF protection', () => {
     expect(err.message).toContain(`(${kind})`);
   });
 
+  it.each([
+    // odd IPv4 spellings, which the URL parser rewrites to dotted decimal
+    ['http://2130706433', 'loopback'],
+    ['http://0177.0.0.1', 'loopback'],
+    ['http://0x7f.0.0.1', 'loopback'],
+    ['http://0x7f000001', 'loopback'],
+    ['http://0.0.0.0', 'unspecified'],
+    ['http://[::]', 'unspecified'],
+    ['http://[::1]', 'loopback'],
+    // IPv6 forms of an IPv4 address: the IPv4 address decides
+    ['http://[::ffff:127.0.0.1]', 'loopback'],
+    ['http://[::ffff:7f00:1]', 'loopback'],
+    ['http://[64:ff9b::7f00:1]', 'loopback'],
+    ['http://[64:ff9b::a00:1]', 'private'],
+    ['http://[2002:7f00:1::]', 'loopback'],
+    ['http://[2002:a00:1::]', 'private'],
+    // the other ranges that are not the internet
+    ['http://[fc00::1]', 'unique-local'],
+    ['http://[fdab:cdef::1]', 'unique-local'],
+    ['http://[fe80::1]', 'link-local'],
+    ['http://169.254.0.1', 'link-local'],
+    ['http://100.100.100.100', 'cgnat'],
+    ['http://239.1.2.3', 'multicast'],
+    ['http://[ff02::1]', 'multicast'],
+    ['http://255.255.255.255', 'broadcast'],
+    ['http://240.0.0.1', 'reserved'],
+    ['http://192.0.0.1', 'reserved'],
+    ['http://[2001:db8::1]', 'reserved'],
+  ])('refuses %s (%s) without connecting', async (base, kind) => {
+    const before = target.requests.length;
+    const err = await failure(closed(`${base}:${target.port}/image.png`, { allowHttp: true, timeoutMs: 1000 }));
+    expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(err.message).toContain(`(${kind})`);
+    expect(target.requests.length).toBe(before);
+  });
+
+  it.each([
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:0:a00:1', 'private'],
+    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['2002:c0a8:101::1', 'private'],
+  ])('refuses a name that resolves to %s (%s)', async (address, kind) => {
+    const fetcher = createSafeFetcher({ allowPrivateNetwork: false, resolve: async () => [{ address, family: 6 }] });
+    const err = await failure(fetcher('https://sneaky.example/a.png'));
+    expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(err.message).toContain(`${address} (${kind})`);
+  });
+
   it('refuses a name that resolves to a private address, even when another answer is public', async () => {
     const fetcher = createSafeFetcher({
       allowPrivateNetwork: false,
@@ -259,6 +307,8 @@ describe('safe fetch: SSRF protection', () => {
         if (req.url === '/to-loopback') return void res.writeHead(302, { location: `http://127.0.0.1:${internal.port}/secret` }).end();
         if (req.url === '/to-localhost') return void res.writeHead(307, { location: `http://localhost:${internal.port}/secret` }).end();
         if (req.url === '/to-metadata') return void res.writeHead(301, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+        if (req.url === '/to-mapped') return void res.writeHead(302, { location: `http://[::ffff:127.0.0.1]:${internal.port}/secret` }).end();
+        if (req.url === '/to-decimal') return void res.writeHead(302, { location: `http://2130706433:${internal.port}/secret` }).end();
         if (req.url === '/to-self') return void res.writeHead(302, { location: '/ok' }).end();
         res.writeHead(200, { 'content-type': 'text/plain' }).end('public');
       }, '127.0.0.2');
@@ -268,7 +318,7 @@ describe('safe fetch: SSRF protection', () => {
     it('re-checks every redirect hop and refuses one into loopback or the metadata address', async () => {
       const fetcher = createSafeFetcher({ allowPrivateNetwork: false, isAddressAllowed: asPublic });
       expect((await fetcher(`${publicHost.origin}/to-self`, { allowHttp: true })).body.toString()).toBe('public');
-      for (const path of ['/to-loopback', '/to-localhost', '/to-metadata']) {
+      for (const path of ['/to-loopback', '/to-localhost', '/to-metadata', '/to-mapped', '/to-decimal']) {
         const err = await failure(fetcher(`${publicHost.origin}${path}`, { allowHttp: true }));
         expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
       }
