@@ -80,6 +80,7 @@ export const filesRoutes: FastifyPluginAsyncTypebox<FilesRoutesOptions> = async 
     uploads.put(
       '/v1/files/upload/:fileId',
       {
+        config: { openapi: { binaryBody: true } },
         schema: {
           tags,
           summary: 'Upload the bytes (step two); authorised by the token in the URL, not by a Bearer header',

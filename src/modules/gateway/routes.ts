@@ -14,7 +14,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
   app.post(
     '/v1/ai/text',
     {
-      config: { auth: 'required', scope: 'ai:text' },
+      config: { auth: 'required', scope: 'ai:text', openapi: { stream: 'optional' } },
       schema: {
         tags,
         summary: 'Generate text (JSON, or server-sent events with stream: true)',

@@ -36,7 +36,7 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<{ jobs: JobsService }> = asyn
   app.get(
     '/v1/jobs/:id/stream',
     {
-      config: read,
+      config: { ...read, openapi: { stream: 'always' } },
       schema: {
         tags,
         summary: 'Server-sent events of a job: `data: {type: "job", job}` with the current state at once, then every change; the stream ends after the final state',

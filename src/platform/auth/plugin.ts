@@ -51,8 +51,9 @@ export const authPlugin = fp<AuthPluginOptions>(
       const config = (route.config ?? {}) as RouteAuth;
       if (config.auth === 'required' || config.auth === 'optional') {
         route.schema ??= {};
-        (route.schema as Record<string, unknown>).security =
-          config.auth === 'required' ? [{ bearerAuth: [] }] : [{ bearerAuth: [] }, {}];
+        // A route with a scope also takes API keys; optional auth lists the anonymous alternative `{}`.
+        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }] : [{ bearerAuth: [] }];
+        (route.schema as Record<string, unknown>).security = config.auth === 'required' ? schemes : [...schemes, {}];
       }
     });
 
