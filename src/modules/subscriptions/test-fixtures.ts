@@ -79,7 +79,7 @@ export type FakePayments = ReturnType<typeof fakePayments>;
 
 /** HTTP helpers for the subscription routes, and reads of what the tests check. */
 export function subscriptionFixtures(t: TestApp) {
-  const inject = async (token: string, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+  const inject = async (token: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
     t.app.inject({ method, url, headers: bearer(token), ...(payload !== undefined ? { payload: payload as object } : {}) });
   return {
     inject,
