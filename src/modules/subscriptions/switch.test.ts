@@ -274,6 +274,18 @@ describe('POST /v1/subscriptions/switch: refusals', () => {
   });
 });
 
+describe('concurrency', () => {
+  it('two switches of one customer at once leave one open change (the other replaced it, or got a 409)', async () => {
+    const { user, accessToken } = await f.customer();
+    const responses = await Promise.all([ids.pro, ids.studio].map((planId) => f.switchTo(accessToken, { planId, provider: 'card_global' })));
+    for (const r of responses) expect([200, 409], r.body).toContain(r.statusCode);
+    expect(responses.some((r) => r.statusCode === 200)).toBe(true);
+    const open = (await t.platform.db.select().from(subscriptionChanges).where(eq(subscriptionChanges.userId, user.id))).filter((c) => c.status === 'AWAITING_PAYMENT');
+    expect(open).toHaveLength(1);
+    expect((await f.list(accessToken)).filter((s) => s.status === 'PENDING')).toHaveLength(1);
+  });
+});
+
 describe('DELETE /v1/subscriptions/:id/scheduled-switch', () => {
   it('cancels an unpaid pending change; a paid one is 400; none is 404', async () => {
     const { accessToken } = await f.customer();

@@ -1,6 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { subscriptionChanges, subscriptions } from '../../db/schema/subscriptions.js';
 import type { Tx } from '../../platform/db/database.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, badRequest, conflict, notFound } from '../../platform/http/errors.js';
 import type { PlanRow } from '../plans/service.js';
 import type { ChangeApplier } from './apply.js';
@@ -258,7 +259,13 @@ export function createSwitchService(ctx: BillingContext, coupons: CouponsService
         }
       }
       const channel = amountDueCents > 0 ? input.provider! : null;
-      const { carrier, change, superseded } = await ctx.transaction((tx, log) => record(tx, log, { userId, current, target, quote, discount, recurring, channel }));
+      const { carrier, change, superseded } = await ctx
+        .transaction((tx, log) => record(tx, log, { userId, current, target, quote, discount, recurring, channel }))
+        .catch((err: unknown) => {
+          // Two switches of one customer at once: the unique open-change index lets one through.
+          if (isUniqueViolation(err, 'subscription_changes_open_key')) throw conflict('Another plan change of yours is being made right now. Check GET /v1/subscriptions and try again.');
+          throw err;
+        });
       await voidCheckouts(superseded);
 
       const base = {
