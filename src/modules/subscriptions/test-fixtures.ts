@@ -60,7 +60,7 @@ export function fakePayments(t: TestApp) {
       );
     },
     /** A charge the payments module would make for a `subscription.renewal_due` event, confirmed. */
-    async payRenewal(event: { userId: string | null; data: Record<string, unknown> }, paymentId = randomUUID()): Promise<FulfilmentResult> {
+    async payRenewal(event: { userId: string | null; data: Record<string, unknown> }, paymentId: string = randomUUID()): Promise<FulfilmentResult> {
       const data = event.data as { changeId: string; subscriptionId: string; planId: string; amountCents: number; currency: string };
       return t.platform.db.transaction((tx) =>
         t.services.subscriptionBilling.fulfilSubscriptionPayment(tx, {
