@@ -30,6 +30,7 @@ import { filesRoutes } from './modules/files/routes.js';
 import { mediaRoutes } from './modules/gateway/media.routes.js';
 import { jobsRoutes } from './modules/jobs/routes.js';
 import { libraryRoutes } from './modules/library/routes.js';
+import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -92,6 +93,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   await app.register(plansRoutes, { plans: services.plans });
   await app.register(walletRoutes, { wallet: services.wallet });
+  await app.register(subscriptionRoutes, { billing: services.subscriptionBilling });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
   await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });

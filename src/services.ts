@@ -18,6 +18,9 @@ import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
 import { createMediaGateway } from './modules/gateway/media.js';
+import { createSubscriptionBillingService } from './modules/subscriptions/billing.js';
+import { subscriptionJobs } from './modules/subscriptions/jobs.js';
+import { AppError } from './platform/http/errors.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -30,6 +33,21 @@ export function createServices(platform: Platform) {
   const subscriptions = createSubscriptionsService({ db, clock, plans, wallet });
   const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
+  // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
+  const subscriptionBilling = createSubscriptionBillingService({
+    db,
+    clock,
+    plans,
+    wallet,
+    subscriptions,
+    notifications,
+    mailer: platform.mailer,
+    userContact: async (userId) => {
+      const user = await auth.getActiveUser(userId).catch((err: unknown) => (err instanceof AppError ? null : Promise.reject(err)));
+      return user ? { email: user.email, name: user.name } : null;
+    },
+    frontendUrl: platform.config.frontendUrl,
+  });
   const apiKeys = createApiKeysService({
     db,
     clock,
@@ -83,12 +101,12 @@ export function createServices(platform: Platform) {
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
   });
-  return { catalog, plans, wallet, subscriptions, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
-  return [...walletJobs(services.wallet), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
+  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
 }

@@ -6,6 +6,7 @@ export * from './catalog.js';
 export * from './settings.js';
 export * from './plans.js';
 export * from './subscriptions.js';
+export * from './coupons.js';
 export * from './wallet.js';
 export * from './apikeys.js';
 export * from './gateway.js';

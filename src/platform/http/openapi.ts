@@ -24,7 +24,10 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       },
     },
     transform: transformRoute,
-    transformObject: ({ openapiObject }) => applyDocumentConventions(openapiObject as Record<string, unknown>, [{ url: '/', description: 'The server that serves this document' }]) as typeof openapiObject,
+    transformObject: (documentObject) =>
+      applyDocumentConventions('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject, [
+        { url: '/', description: 'The server that serves this document' },
+      ]),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });

@@ -1,0 +1,84 @@
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, Tx } from '../../platform/db/database.js';
+import { notifyInTransaction } from '../../platform/events/notify-in-transaction.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import type { NotificationsService } from '../notifications/service.js';
+import type { PlansService } from '../plans/service.js';
+import type { WalletService } from '../wallet/service.js';
+import type { PaymentsPort } from './payments-port.js';
+import type { SubscriptionsService } from './service.js';
+
+/** Every instance's caches of subscriptions listen here; the payload is `{ userId }`. Sent on commit only. */
+export const SUBSCRIPTIONS_CHANGED_CHANNEL = 'subscriptions_changed';
+
+export interface SubscriptionBillingDeps {
+  db: Db;
+  clock: Clock;
+  plans: Pick<PlansService, 'getById' | 'signupDefault'>;
+  wallet: Pick<WalletService, 'credit'>;
+  subscriptions: Pick<SubscriptionsService, 'activeSubscriptionView'>;
+  notifications: Pick<NotificationsService, 'notify' | 'getPrefs'>;
+  mailer: Mailer;
+  /** The address and name to mail a user at; null for a deleted account. */
+  userContact: (userId: string) => Promise<{ email: string; name: string | null } | null>;
+  /**
+   * Absent until the payments module exists (paid switches are then refused with the amount). The payments module
+   * needs `fulfilSubscriptionPayment` from this one, so the composition root may also connect it later.
+   */
+  payments?: PaymentsPort | null;
+  /** Where a coupon-settled switch sends the customer when no successUrl was given. */
+  frontendUrl: string;
+  /**
+   * Called after the commit of every change this module makes to a user's subscriptions (same instance), so an
+   * in-process cache can drop that user at once; other instances hear `SUBSCRIPTIONS_CHANGED_CHANNEL`.
+   */
+  onSubscriptionChanged?: (userId: string) => void;
+}
+
+/** Records that a user's subscriptions changed: a NOTIFY in the transaction, and the local hook after commit. */
+export interface ChangeLog {
+  changed(userId: string): Promise<void>;
+}
+
+export interface BillingContext extends Omit<SubscriptionBillingDeps, 'payments'> {
+  /** The payments port connected now, or null. */
+  payments(): PaymentsPort | null;
+  connectPayments(port: PaymentsPort | null): void;
+  /** Runs `fn` in a transaction; the users it marks changed are announced after the commit. */
+  transaction<T>(fn: (tx: Tx, log: ChangeLog) => Promise<T>): Promise<T>;
+  /** A change log for a transaction owned by someone else (the payments module's): NOTIFY only. */
+  foreignLog(tx: Tx): ChangeLog;
+}
+
+export function createBillingContext(deps: SubscriptionBillingDeps): BillingContext {
+  const notify = (tx: Tx, userId: string) => notifyInTransaction(tx, SUBSCRIPTIONS_CHANGED_CHANNEL, { userId });
+  let payments = deps.payments ?? null;
+  return {
+    ...deps,
+    payments: () => payments,
+    connectPayments(port) {
+      payments = port;
+    },
+    async transaction(fn) {
+      const users = new Set<string>();
+      const result = await deps.db.transaction((tx) =>
+        fn(tx, {
+          async changed(userId) {
+            if (users.has(userId)) return;
+            users.add(userId);
+            await notify(tx, userId);
+          },
+        }),
+      );
+      for (const userId of users) deps.onSubscriptionChanged?.(userId);
+      return result;
+    },
+    foreignLog(tx) {
+      return { changed: (userId) => notify(tx, userId) };
+    },
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids from the URL are compared with uuid columns; anything else cannot match (and must not reach the database). */
+export const isUuid = (value: string) => UUID.test(value);
