@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { Redis } from 'ioredis';
@@ -5,6 +6,7 @@ import type { Config } from '../config.js';
 import { createAccessTokens, type AccessTokens } from './auth/access-tokens.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { openDatabase, type Database, type Db } from './db/database.js';
+import { readEmbeddedSnapshot } from './db/embedded-snapshot.js';
 import { runMigrations } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import { createJobs, type Jobs } from './jobs/jobs.js';
@@ -46,7 +48,7 @@ export async function createPlatform(config: Config, logger: FastifyBaseLogger, 
     (await openDatabase(
       config.databaseUrl
         ? { url: config.databaseUrl, onError: (err) => logger.error({ err }, 'database pool error') }
-        : { dataDir: path.join(config.dataDir, 'db') },
+        : await embeddedDatabaseOptions(path.join(config.dataDir, 'db'), logger),
     ));
   await runMigrations(database);
   const clock = overrides.clock ?? systemClock;
@@ -75,4 +77,12 @@ export async function createPlatform(config: Config, logger: FastifyBaseLogger, 
       if (!overrides.database) await database.close();
     },
   };
+}
+
+/** A new embedded database starts from the migrated snapshot `npm run build` made, when there is one. */
+async function embeddedDatabaseOptions(dataDir: string, logger: FastifyBaseLogger): Promise<{ dataDir: string; loadDataDir?: Blob }> {
+  if (existsSync(path.join(dataDir, 'PG_VERSION'))) return { dataDir };
+  const snapshot = await readEmbeddedSnapshot();
+  logger.info({ dataDir, fromSnapshot: snapshot !== null }, 'creating the embedded database');
+  return snapshot ? { dataDir, loadDataDir: snapshot } : { dataDir };
 }

@@ -4,17 +4,11 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import pino from 'pino';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
-import { runMigrations } from '../../src/platform/db/migrate.js';
-import { createJobs } from '../../src/platform/jobs/jobs.js';
+import { prepareSchema } from '../../src/platform/db/embedded-snapshot.js';
 import { adminQuery, testDatabaseUrl, withDatabaseName } from './pg-admin.js';
 
 /** Migrates once (our schema and pg-boss's), then every test file starts from a copy. */
-async function prepare(database: Database, url: string | null): Promise<void> {
-  await runMigrations(database);
-  const jobs = createJobs({ database, databaseUrl: url, logger: pino({ level: 'silent' }) });
-  await jobs.start({ workers: false });
-  await jobs.stop();
-}
+const prepare = (database: Database, url: string | null) => prepareSchema(database, url, pino({ level: 'silent' }));
 
 export default async function setup(project: TestProject) {
   const adminUrl = testDatabaseUrl();
