@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { notifications } from '../src/db/schema/notifications.js';
+import { jobs } from '../src/db/schema/jobs.js';
 import { generations } from '../src/db/schema/library.js';
 import { usageRecords } from '../src/db/schema/usage.js';
 import { domainEvents } from '../src/platform/events/outbox.js';
@@ -89,8 +90,16 @@ describe('video jobs', () => {
     const model = await t.services.catalog.resolveForGateway('local/video');
     expect(handle.creditsReserved).toBe(await t.services.catalog.estimateTokens(model, { kind: 'video', seconds: 2 }));
     expect((await walletState(t, user.id)).balance).toBe(before.balance - handle.creditsReserved);
-    const running = await until(accessToken, handle.jobId, (job) => job.status === 'RUNNING' && job.handle !== null);
-    expect(running.handle.externalId).toMatch(/^local-video-/);
+    const running = await until(accessToken, handle.jobId, (job) => job.status === 'RUNNING' && job.estimatedSeconds !== null);
+    expect(running).not.toHaveProperty('handle');
+    // The provider's task id never leaves the server: not in the job, the list, or the event stream.
+    const [{ externalId }] = await t.platform.db.select({ externalId: jobs.externalId }).from(jobs).where(eq(jobs.id, handle.jobId));
+    expect(externalId).toMatch(/^local-video-/);
+    for (const url of [`/v1/jobs/${handle.jobId}`, '/v1/jobs']) {
+      const body = (await t.app.inject({ method: 'GET', url, headers: bearer(accessToken) })).body;
+      expect(body).not.toContain(externalId!);
+      expect(body).not.toContain('externalId');
+    }
     t.clock.advance(60_000);
     const done = await until(accessToken, handle.jobId, final);
     expect(done).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: handle.creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 2 }] } });
@@ -153,14 +162,14 @@ describe('video jobs', () => {
   it('lip-sync and extend run as jobs on the local provider from a finished video job', async () => {
     const { accessToken } = await signUp(t.app);
     const source = json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'a speaker', durationSeconds: 1 } }));
-    await until(accessToken, source.jobId, (job) => job.handle !== null);
+    await until(accessToken, source.jobId, (job) => job.estimatedSeconds !== null);
     t.clock.advance(60_000);
     await until(accessToken, source.jobId, final);
     const lip = await t.app.inject({ method: 'POST', url: '/v1/ai/video/lip-sync', headers: bearer(accessToken), payload: { model: 'local/video', jobId: source.jobId, text: 'Hello there, friends.' } });
     expect(lip.statusCode, lip.body).toBe(200);
     const extend = await t.app.inject({ method: 'POST', url: '/v1/ai/video/extend', headers: bearer(accessToken), payload: { model: 'local/video', jobId: source.jobId, prompt: 'the speaker walks away', durationSeconds: 2 } });
     expect(extend.statusCode, extend.body).toBe(200);
-    for (const id of [json(lip).jobId, json(extend).jobId]) await until(accessToken, id, (job) => job.handle !== null);
+    for (const id of [json(lip).jobId, json(extend).jobId]) await until(accessToken, id, (job) => job.estimatedSeconds !== null);
     t.clock.advance(60_000);
     const [lipJob, extendJob] = [await until(accessToken, json(lip).jobId, final), await until(accessToken, json(extend).jobId, final)];
     expect(lipJob).toMatchObject({ kind: 'LIP_SYNC', status: 'SUCCEEDED' });

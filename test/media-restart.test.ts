@@ -48,7 +48,7 @@ describe('a job survives a server restart', () => {
     // Wait until the first instance submitted the task upstream (RUNNING, mid-run), then stop it.
     for (let i = 0; ; i++) {
       const job = json(await first.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: bearer(accessToken) }));
-      if (job.status === 'RUNNING' && job.handle) break;
+      if (job.status === 'RUNNING' && job.estimatedSeconds !== null) break;
       if (i > 150) throw new Error(`job never started: ${JSON.stringify(job)}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }

@@ -26,7 +26,7 @@ export const JobSchema = Type.Object(
     errorMessage: Nullable(Type.String()),
     creditsReserved: Type.Integer({ description: 'Tokens held at submit: the price of the job' }),
     creditsConsumed: Nullable(Type.Integer({ description: 'Tokens finally charged (null until the job ends)' })),
-    handle: Nullable(Type.Object({ externalId: Type.String(), estimatedSeconds: Nullable(Type.Integer()) })),
+    estimatedSeconds: Nullable(Type.Integer({ description: 'How long the provider expects the work to take, once it accepted it' })),
     createdAt: DateTime,
     updatedAt: DateTime,
     startedAt: Nullable(DateTime),

@@ -24,7 +24,8 @@ export interface JobView {
   errorMessage: string | null;
   creditsReserved: number;
   creditsConsumed: number | null;
-  handle: { externalId: string; estimatedSeconds: number | null } | null;
+  /** The provider's task id stays server-side; only its time estimate is shown. */
+  estimatedSeconds: number | null;
   createdAt: string;
   updatedAt: string;
   startedAt: string | null;
@@ -64,7 +65,7 @@ export const toJobView = (row: JobRow): JobView => ({
   errorMessage: row.errorMessage,
   creditsReserved: row.creditsReserved,
   creditsConsumed: row.creditsConsumed,
-  handle: row.externalId ? { externalId: row.externalId, estimatedSeconds: row.estimatedSeconds } : null,
+  estimatedSeconds: row.externalId ? row.estimatedSeconds : null,
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
   startedAt: row.startedAt?.toISOString() ?? null,
