@@ -93,7 +93,8 @@ describe('video jobs', () => {
     const running = await until(accessToken, handle.jobId, (job) => job.status === 'RUNNING' && job.estimatedSeconds !== null);
     expect(running).not.toHaveProperty('handle');
     // The provider's task id never leaves the server: not in the job, the list, or the event stream.
-    const [{ externalId }] = await t.platform.db.select({ externalId: jobs.externalId }).from(jobs).where(eq(jobs.id, handle.jobId));
+    const [row] = await t.platform.db.select({ externalId: jobs.externalId }).from(jobs).where(eq(jobs.id, handle.jobId));
+    const externalId = row!.externalId;
     expect(externalId).toMatch(/^local-video-/);
     for (const url of [`/v1/jobs/${handle.jobId}`, '/v1/jobs']) {
       const body = (await t.app.inject({ method: 'GET', url, headers: bearer(accessToken) })).body;
