@@ -92,7 +92,7 @@ describe('video jobs', () => {
     expect((await walletState(t, user.id)).balance).toBe(before.balance - handle.creditsReserved);
     const running = await until(accessToken, handle.jobId, (job) => job.status === 'RUNNING' && job.estimatedSeconds !== null);
     expect(running).not.toHaveProperty('handle');
-    // The provider's task id never leaves the server: not in the job, the list, or the event stream.
+    // The provider's task id never leaves the server: not in the job nor the list (the stream sends the same view).
     const [row] = await t.platform.db.select({ externalId: jobs.externalId }).from(jobs).where(eq(jobs.id, handle.jobId));
     const externalId = row!.externalId;
     expect(externalId).toMatch(/^local-video-/);
