@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -82,4 +83,49 @@ describe('loadConfig', () => {
     });
     expect(config).toMatchObject({ env: 'production', allowPrivateNetwork: true, adminEmail: 'root@example.com', redisUrl: 'redis://cache:6379' });
   });
+
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+    return [];
+  };
+
+  it("keeps the service's own variables out of the <PROVIDER>_* patterns", () =>
+    withTempDir(async (dir) => {
+      const config = loadConfig({ DATA_DIR: dir, SHUTDOWN_TIMEOUT_MS: '50', PUBLIC_BASE_URL: 'https://api.example.com', OPENAI_TIMEOUT_MS: '5000' });
+      expect(config.shutdownTimeoutMs).toBe(50);
+      expect(Object.keys(config.providers)).toEqual(['OPENAI']);
+      expect(config.providers.OPENAI!.timeoutMs).toBe(5000);
+    }));
+
+  it('reports a bad PUBLIC_BASE_URL once, and a bad provider setting under its own name', () => {
+    expect(problemsOf({ PUBLIC_BASE_URL: 'not a url' })).toEqual(['PUBLIC_BASE_URL must be a valid URL']);
+    expect(problemsOf({ OPENAI_TIMEOUT_MS: '5' })).toEqual([expect.stringContaining('OPENAI_TIMEOUT_MS must be an integer')]);
+  });
+
+  it('validates LOG_LEVEL against the logger levels, naming them', () =>
+    withTempDir(async (dir) => {
+      expect(problemsOf({ DATA_DIR: dir, LOG_LEVEL: 'loud' })).toEqual(['LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")']);
+      expect(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
+    }));
+
+  it('a process started with an invalid variable exits 1 with the list of problems and no stack trace', () =>
+    withTempDir(async (dir) => {
+      const root = path.join(import.meta.dirname, '..');
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: root,
+        env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'loud', SHUTDOWN_TIMEOUT_MS: '50', PORT: '0' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain('Invalid configuration');
+      expect(run.stderr).toContain('LOG_LEVEL must be one of');
+      expect(run.stderr).not.toContain('SHUTDOWN');
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+    }));
 });

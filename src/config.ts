@@ -131,7 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateNetwork: bool('ALLOW_PRIVATE_NETWORK', false),
     s3: s3Config(str, url, bool, problems),
     trustProxy: bool('TRUST_PROXY', false),
-    logLevel: str('LOG_LEVEL') ?? (mode === 'test' ? 'silent' : 'info'),
+    logLevel: logLevel(str('LOG_LEVEL'), mode, problems),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     providers: providerSettings(env, int, url),
   };
@@ -170,7 +170,19 @@ function s3Config(
   return { bucket, region: region ?? 'us-east-1', endpoint, accessKeyId, secretAccessKey, forcePathStyle };
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(raw: string | null, mode: Config['env'], problems: string[]): string {
+  if (raw === null) return mode === 'test' ? 'silent' : 'info';
+  const level = raw.toLowerCase();
+  if (LOG_LEVELS.includes(level)) return level;
+  problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
+  return 'info';
+}
+
 const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9_]*?)_(API_KEY|BASE_URL|MONTHLY_BUDGET_CENTS|TIMEOUT_MS)$/;
+/** The service's own variables that have a provider variable's shape; they never name a provider. */
+const OWN_VARIABLES = new Set(['PUBLIC_BASE_URL', 'SHUTDOWN_TIMEOUT_MS']);
 
 /** Every provider-shaped variable, grouped by prefix; the gateway uses the prefixes that name a catalog provider. */
 function providerSettings(
@@ -181,7 +193,7 @@ function providerSettings(
   const settings: Record<string, ProviderSettings> = {};
   for (const name of Object.keys(env).sort()) {
     const match = PROVIDER_VARIABLE.exec(name);
-    if (!match || !env[name]?.trim()) continue;
+    if (!match || OWN_VARIABLES.has(name) || !env[name]?.trim()) continue;
     const prefix = match[1]!;
     const entry = (settings[prefix] ??= { apiKeys: [], baseUrl: null, monthlyBudgetCents: null, timeoutMs: null });
     if (match[2] === 'API_KEY') entry.apiKeys = [...new Set(env[name]!.split(',').map((key) => key.trim()).filter(Boolean))];
