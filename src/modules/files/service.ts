@@ -16,6 +16,7 @@ import { canonicalContentType, extensionFor, FAMILY, KIND_RULES } from './kinds.
 import { parseDataUrl } from './sources.js';
 import { UploadInspector } from './upload-stream.js';
 
+const GENERIC_BINARY = 'application/octet-stream';
 export const UPLOAD_URL_TTL_MS = 15 * MINUTE_MS;
 export const RAW_PATH = '/v1/files/raw/';
 
@@ -231,11 +232,13 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl 
       if (!row.uploadExpiresAt || row.uploadExpiresAt <= now) {
         throw forbidden(`This upload URL expired at ${row.uploadExpiresAt?.toISOString()}. Start again with POST /v1/files/init.`);
       }
+      // The declared type, or generic bytes (what many HTTP clients send for a file); the bytes are sniffed either way.
       const sent = upload.contentType ? canonicalContentType(baseContentType(upload.contentType)) : null;
-      if (sent !== row.contentType) {
-        throw badRequest(`Send the upload with "Content-Type: ${row.contentType}", as declared when it was started (got ${sent ? `"${sent}"` : 'none'}).`, {
-          expected: row.contentType,
-        });
+      if (sent !== row.contentType && sent !== GENERIC_BINARY) {
+        throw badRequest(
+          `Send the upload with "Content-Type: ${row.contentType}" (as declared when it was started) or "${GENERIC_BINARY}" (got ${sent ? `"${sent}"` : 'none'}).`,
+          { expected: row.contentType },
+        );
       }
       if (upload.contentLength !== undefined && upload.contentLength !== row.size) {
         throw badRequest(`The upload is ${upload.contentLength} bytes but ${row.size} were declared when it was started.`, {

@@ -26,6 +26,11 @@ const init = (payload: unknown, token = owner.accessToken) =>
 const put = (uploadUrl: string, payload: Buffer | Readable | string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'PUT', url: pathOf(uploadUrl), headers, payload });
 const rowOf = async (id: string) => (await t.platform.db.select().from(files).where(eq(files.id, id)))[0]!;
+/** The test app listening on a real port (started once, on first use). */
+const listeningPort = async (): Promise<number> => {
+  if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return (t.app.server.address() as AddressInfo).port;
+};
 const keyOf = (url: string) => new URL(url).pathname.replace('/v1/files/raw/', '');
 
 describe('POST /v1/files/init', () => {
@@ -228,8 +233,7 @@ describe('PUT to the upload URL', () => {
   });
 
   it('answers a refused oversized upload over real HTTP with the error, not a reset connection', async () => {
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (t.app.server.address() as AddressInfo).port;
+    const port = await listeningPort();
     const started = await initUpload(t.app, owner.accessToken, { kind: 'IMAGE', contentType: 'image/png', size: 1000 });
     const png = samplePng(256, 3);
     expect(png.length).toBeGreaterThan(1000);
@@ -249,6 +253,35 @@ describe('PUT to the upload URL', () => {
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body).error.code).toBe('PAYLOAD_TOO_LARGE');
     expect(answer.connection).toBe('close');
+  });
+});
+
+describe('uploads over real HTTP, as a browser or curl sends them', () => {
+  it.each([
+    ['a PNG sent as image/png', 'IMAGE', 'image/png', 'image/png', () => samplePng(32, 5)],
+    ['a PNG sent as application/octet-stream', 'IMAGE', 'image/png', 'application/octet-stream', () => samplePng(48, 6)],
+    ['a WAV sent as audio/wav', 'AUDIO', 'audio/wav', 'audio/wav', () => encodeWav(new Int16Array(800).fill(4000), 8000)],
+  ] as const)('stores %s and serves the same bytes back', async (_name, kind, declared, sentAs, bytesOf) => {
+    const base = `http://127.0.0.1:${await listeningPort()}`;
+    const bytes = Buffer.from(bytesOf());
+    const started = await initUpload(t.app, owner.accessToken, { kind, contentType: declared, size: bytes.length });
+    const uploaded = await fetch(`${base}${pathOf(started.uploadUrl)}`, { method: 'PUT', headers: { 'content-type': sentAs }, body: bytes });
+    expect(uploaded.status, await uploaded.clone().text()).toBe(200);
+    expect(await uploaded.json()).toMatchObject({ status: 'READY', contentType: declared, size: bytes.length });
+    const served = await fetch(`${base}${pathOf(started.url)}`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toContain(declared);
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it('refuses another type than declared over real HTTP, naming both types it accepts', async () => {
+    const base = `http://127.0.0.1:${await listeningPort()}`;
+    const png = samplePng(16, 2);
+    const started = await initUpload(t.app, owner.accessToken, { kind: 'IMAGE', contentType: 'image/png', size: png.length });
+    const refused = await fetch(`${base}${pathOf(started.uploadUrl)}`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: png });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/image\/png.*application\/octet-stream/);
+    expect((await rowOf(started.fileId)).status).toBe('PENDING');
   });
 });
 
