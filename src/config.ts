@@ -11,6 +11,7 @@ export interface Config {
   redisUrl: string | null;
   publicBaseUrl: string;
   frontendUrl: string;
+  /** Empty in scaled mode without JWT_SECRET until the platform reads the key shared through the database. */
   jwtSecret: string;
   smtpUrl: string | null;
   mailFrom: string;
@@ -136,7 +137,8 @@ export function loadConfig(env: Env = process.env): Config {
     providers: providerSettings(env, int, url),
   };
   if (problems.length > 0) throw new ConfigError(problems);
-  if (!config.jwtSecret) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');
+  // Scaled mode shares a generated key through the database instead (see createPlatform).
+  if (!config.jwtSecret && !config.databaseUrl) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');
   return config;
 }
 

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock/clock.js';
 import { openDatabase, type Database, type Db } from './db/database.js';
 import { readEmbeddedSnapshot } from './db/embedded-snapshot.js';
 import { runMigrations } from './db/migrate.js';
+import { sharedSecret } from './db/shared-secrets.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
 import { createJobs, type Jobs } from './jobs/jobs.js';
 import { createMailer, mailDeliveryJob, type Mailer } from './mail/mailer.js';
@@ -42,7 +43,8 @@ export interface PlatformOverrides {
   clock?: Clock;
 }
 
-export async function createPlatform(config: Config, logger: FastifyBaseLogger, overrides: PlatformOverrides = {}): Promise<Platform> {
+export async function createPlatform(configured: Config, logger: FastifyBaseLogger, overrides: PlatformOverrides = {}): Promise<Platform> {
+  let config = configured;
   const database =
     overrides.database ??
     (await openDatabase(
@@ -51,6 +53,11 @@ export async function createPlatform(config: Config, logger: FastifyBaseLogger, 
         : await embeddedDatabaseOptions(path.join(config.dataDir, 'db'), logger),
     ));
   await runMigrations(database);
+  if (!config.jwtSecret) {
+    // Scaled mode without JWT_SECRET: one generated key for every instance on this database.
+    config = { ...config, jwtSecret: await sharedSecret(database, 'jwtSecret') };
+    logger.info('JWT_SECRET is not set: using the key generated once in the database and shared by every instance');
+  }
   const clock = overrides.clock ?? systemClock;
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger });
   if (config.smtpUrl) jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);

@@ -19,3 +19,10 @@ export const mailOutbox = pgTable(
   },
   (t) => [index('mail_outbox_to_idx').on(t.to, t.createdAt)],
 );
+
+/** Secrets the service generates for itself when none is configured, shared by every instance on this database. */
+export const platformSecrets = pgTable('platform_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+});
