@@ -173,9 +173,9 @@ describe('login lockout under a parallel burst', () => {
 
   it('a right password answered with a two-factor challenge is not counted as a failure', async () => {
     const { email, password, accessToken } = await signUp(t.app);
-    const { authenticator } = await import('otplib');
+    const { generateSync } = await import('otplib');
     const { secret } = json(await t.app.inject({ method: 'POST', url: '/v1/account/2fa/setup', headers: bearer(accessToken) }));
-    const code = authenticator.clone({ epoch: t.clock.now().getTime() }).generate(secret);
+    const code = generateSync({ secret, epoch: Math.floor(t.clock.now().getTime() / 1000) });
     expect((await t.app.inject({ method: 'POST', url: '/v1/account/2fa/enable', headers: bearer(accessToken), payload: { code } })).statusCode).toBe(200);
     for (let i = 0; i < 5; i++) expect((await login(email, password)).statusCode).toBe(402);
     for (let i = 0; i < 9; i++) expect((await login(email, 'wrong')).statusCode).toBe(401);

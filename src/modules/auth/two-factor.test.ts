@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { authenticator } from 'otplib';
+import { generateSync } from 'otplib';
 import { recoveryCodes, securityEvents, twoFactor } from '../../db/schema/auth.js';
 import { MINUTE_MS } from '../../platform/clock/clock.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
@@ -14,7 +14,7 @@ afterAll(async () => t?.close());
 const STEP_MS = 30_000;
 /** The authenticator app's code at the test clock's time (plus `offsetSteps` time steps). */
 const totp = (secret: string, offsetSteps = 0) =>
-  authenticator.clone({ epoch: t.clock.now().getTime() + offsetSteps * STEP_MS }).generate(secret);
+  generateSync({ secret, epoch: Math.floor((t.clock.now().getTime() + offsetSteps * STEP_MS) / 1000) });
 
 const post = (url: string, token: string | null, payload?: object) =>
   t.app.inject({ method: 'POST', url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, count, eq, isNull, lt, or } from 'drizzle-orm';
-import { authenticator } from 'otplib';
+import { generateSecret, generateURI, verifySync } from 'otplib';
 import { mfaChallenges, recoveryCodes, twoFactor } from '../../db/schema/auth.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
@@ -33,9 +33,11 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
   /** The time step a 6-digit code belongs to at `now` (current step plus or minus one), or null. */
   function matchingStep(secret: string, code: string, now: Date): number | null {
     if (!/^\d{6}$/.test(code)) return null;
-    const delta = authenticator.clone({ epoch: now.getTime(), window: 1, step: TOTP_STEP_SECONDS }).checkDelta(code, secret);
-    if (delta === null) return null;
-    return Math.floor(now.getTime() / 1000 / TOTP_STEP_SECONDS) + delta;
+    const epoch = Math.floor(now.getTime() / 1000);
+    // A tolerance of one step each way: the previous, current and next 30-second steps.
+    const result = verifySync({ secret, token: code, epoch, period: TOTP_STEP_SECONDS, epochTolerance: TOTP_STEP_SECONDS });
+    if (!result.valid) return null;
+    return Math.floor(epoch / TOTP_STEP_SECONDS) + result.delta;
   }
 
   /** Accepts a TOTP code once: a code of an already used (or earlier) time step is refused, even by a racing request. */
@@ -123,12 +125,12 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
       const user = await activeUser(userId);
       const now = clock.now();
       if ((await stateOf(db, userId))?.enabledAt) throw alreadyOn();
-      const secret = authenticator.generateSecret(20);
+      const secret = generateSecret({ length: 20 });
       await db
         .insert(twoFactor)
         .values({ userId, secret, createdAt: now, updatedAt: now })
         .onConflictDoUpdate({ target: twoFactor.userId, set: { secret, enabledAt: null, lastUsedStep: null, updatedAt: now } });
-      return { secret, otpauthUrl: authenticator.keyuri(user.email, TOTP_ISSUER, secret) };
+      return { secret, otpauthUrl: generateURI({ issuer: TOTP_ISSUER, label: user.email, secret }) };
     },
 
     async enable(userId: string, code: string, client: ClientInfo) {
