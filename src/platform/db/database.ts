@@ -41,9 +41,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return 'url' in options ? openPostgres(options.url, options.poolSize ?? 10, options.onError) : openPglite(options);
 }
 
+/**
+ * PGlite's WebAssembly heap holds Postgres' shared buffers and never shrinks; the 128MB default cost ~130MB of resident
+ * memory for a one-process database whose files the OS caches anyway.
+ */
+const EMBEDDED_SETTINGS = ['shared_buffers = 32MB'];
+
 async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir });
+  const client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS });
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',
