@@ -46,11 +46,6 @@ export default defineConfig(
     // Plain JavaScript (this file, the dependency-cruiser config, the build script) is outside the TypeScript program.
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable', require: 'readonly', __dirname: 'readonly' } },
-  },
-  {
-    files: ['**/*.cjs'],
-    // CommonJS config files (dependency-cruiser reads `.cjs`) load with require().
-    rules: { '@typescript-eslint/no-require-imports': 'off' },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable' } },
   },
 );
