@@ -6,7 +6,7 @@ import { createPlansService } from './modules/plans/service.js';
 import { createWalletService } from './modules/wallet/service.js';
 import { walletJobs } from './modules/wallet/jobs.js';
 import { createSubscriptionsService } from './modules/subscriptions/service.js';
-import { derivePepper } from './modules/auth/secrets.js';
+import { derivePepper } from './platform/crypto/secrets.js';
 import { createNotificationsService } from './modules/notifications/service.js';
 import { unseenIpNotifier } from './modules/account/security-alerts.js';
 import { createIdentityProvider } from './modules/auth/idp.js';

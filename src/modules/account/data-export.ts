@@ -3,7 +3,7 @@ import { dataExports } from '../../db/schema/account.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
-import { keyedHash, sameDigest } from '../auth/secrets.js';
+import { keyedHash, sameDigest } from '../../platform/crypto/secrets.js';
 import { findActiveUserById } from '../auth/users.js';
 import { writeArchive, type ExportSection } from './archive.js';
 import type { AccountDeps } from './deps.js';

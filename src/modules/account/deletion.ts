@@ -5,7 +5,8 @@ import type { Tx } from '../../platform/db/database.js';
 import { unauthorized } from '../../platform/http/errors.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { recordSecurityEvent } from '../auth/security-events.js';
-import { revokeAllSessions, type ClientInfo } from '../auth/sessions.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
+import { revokeAllSessions } from '../auth/sessions.js';
 import { findActiveUserById, type UserRow } from '../auth/users.js';
 import type { AccountDeps } from './deps.js';
 

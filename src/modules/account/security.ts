@@ -3,7 +3,8 @@ import { securityEvents, sessions } from '../../db/schema/auth.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { notFound } from '../../platform/http/errors.js';
 import { recordSecurityEvent } from '../auth/security-events.js';
-import { REFRESH_TOKEN_TTL_MS, revokeOtherSessions, revokeSession, type ClientInfo, type SessionRow } from '../auth/sessions.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
+import { REFRESH_TOKEN_TTL_MS, revokeOtherSessions, revokeSession, type SessionRow } from '../auth/sessions.js';
 import type { AccountDeps } from './deps.js';
 
 type EventRow = typeof securityEvents.$inferSelect;

@@ -1,6 +1,6 @@
 import { securityEvents } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import type { ClientInfo } from './sessions.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 
 export type SecurityEventKind = (typeof securityEvents.$inferInsert)['kind'];
 

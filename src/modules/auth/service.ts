@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, users } from '../../db/schema/auth.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 import { AppError, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -20,7 +21,6 @@ import {
   revokeAllSessions,
   revokeSession,
   touchSession,
-  type ClientInfo,
 } from './sessions.js';
 import { findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type UserRow } from './users.js';
 
