@@ -10,6 +10,7 @@ import { clearFailures, lockedUntil, recordFailure } from './lockout.js';
 import { findOrCreateIdentityUser } from './identities.js';
 import type { VerifiedIdentity } from './idp.js';
 import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
+import { createAuthData } from './data.js';
 import { recordSecurityEvent } from './security-events.js';
 import {
   consumeRefreshToken,
@@ -126,6 +127,8 @@ export function createAuthService(deps: AuthServiceDeps) {
   return {
     startSession,
     twoFactor,
+    /** Users, sessions and the security history, for the modules that build on accounts (see data.ts). */
+    data: createAuthData({ db }),
 
     async signup(input: { email: string; password: string; name?: string }, client: ClientInfo): Promise<TokenBundle> {
       const now = clock.now();
