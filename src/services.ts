@@ -1,6 +1,6 @@
 import type { Platform } from './platform/platform.js';
 import type { AnyJobDefinition } from './platform/jobs/jobs.js';
-import { createAuthService } from './modules/auth/service.js';
+import { createAuthService, createIdentityProvider } from './modules/auth/index.js';
 import { createCatalogService } from './modules/catalog/service.js';
 import { createPlansService } from './modules/plans/service.js';
 import { createWalletService } from './modules/wallet/service.js';
@@ -8,9 +8,7 @@ import { walletJobs } from './modules/wallet/jobs.js';
 import { createSubscriptionsService } from './modules/subscriptions/service.js';
 import { derivePepper } from './platform/crypto/secrets.js';
 import { createNotificationsService } from './modules/notifications/service.js';
-import { unseenIpNotifier } from './modules/account/security-alerts.js';
-import { createIdentityProvider } from './modules/auth/idp.js';
-import { createAccountService } from './modules/account/service.js';
+import { createAccountService, unseenIpNotifier } from './modules/account/index.js';
 import { createApiKeysService } from './modules/apikeys/service.js';
 import { createGatewayService } from './modules/gateway/service.js';
 import { createLibraryService } from './modules/library/service.js';
@@ -79,6 +77,7 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
     publicBaseUrl: platform.config.publicBaseUrl,
     notifications,
+    auth: auth.data,
     twoFactor: auth.twoFactor,
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],

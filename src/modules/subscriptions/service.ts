@@ -2,7 +2,7 @@ import { and, desc, eq, gt, inArray, or } from 'drizzle-orm';
 import { subscriptions, type SubscriptionStatus } from '../../db/schema/subscriptions.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
-import type { UserRow } from '../auth/users.js';
+import type { UserRow } from '../auth/index.js';
 import type { PlanRow, PlansService } from '../plans/service.js';
 import type { WalletService } from '../wallet/service.js';
 
