@@ -10,12 +10,11 @@ import { derivePepper } from './platform/crypto/secrets.js';
 import { createNotificationsService } from './modules/notifications/service.js';
 import { createAccountService, unseenIpNotifier } from './modules/account/index.js';
 import { createApiKeysService } from './modules/apikeys/service.js';
-import { createGatewayService } from './modules/gateway/service.js';
 import { createLibraryService } from './modules/library/service.js';
 import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
-import { createMediaGateway } from './modules/gateway/media.js';
+import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -28,16 +27,7 @@ export function createServices(platform: Platform) {
   const subscriptions = createSubscriptionsService({ db, clock, plans, wallet });
   const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
-  const apiKeys = createApiKeysService({
-    db,
-    clock,
-    plans: {
-      apiAccessOf: async (userId) => {
-        const active = await subscriptions.activeFor(userId);
-        return active ? (await plans.featuresOf(active.plan.id)).apiAccess : null;
-      },
-    },
-  });
+  const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users });
   const usage = createUsageService({ db, clock });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
   const library = createLibraryService({

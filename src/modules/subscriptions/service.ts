@@ -79,6 +79,12 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
       return plan ? { subscription: row, plan } : null;
     },
 
+    /** Whether the caller's plan includes API access (API keys); null without an active subscription. */
+    async apiAccessOf(userId: string): Promise<boolean | null> {
+      const active = await service.activeFor(userId);
+      return active ? (await plans.featuresOf(active.plan.id)).apiAccess : null;
+    },
+
     /** The plan id the caller meters against, or null without an active subscription. */
     async activePlanId(userId: string): Promise<string | null> {
       return (await activeRow(userId))?.planId ?? null;
