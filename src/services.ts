@@ -1,5 +1,5 @@
 import type { Platform } from './platform/platform.js';
-import type { AnyJobDefinition } from './platform/jobs/jobs.js';
+import type { AnyJobDefinition, JobName, Jobs } from './platform/jobs/jobs.js';
 import { createAuthService, createIdentityProvider } from './modules/auth/index.js';
 import { createCatalogService } from './modules/catalog/service.js';
 import { createPlansService } from './modules/plans/service.js';
@@ -80,4 +80,27 @@ export type Services = ReturnType<typeof createServices>;
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
   return [...walletJobs(services.wallet), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
+}
+
+/** Queues named `test.*` are declared by tests (platform/jobs/jobs.test.ts), never sent to by the service. */
+type ServiceQueue = Exclude<JobName, `test.${string}`>;
+
+/**
+ * Every queue the code can send to: one key per name of `JobPayloads`, so tsc refuses the list when a module
+ * declares a queue that is missing here (or a name that no longer exists).
+ */
+export const SENDABLE_QUEUES = Object.keys({
+  'mail.deliver': true,
+  'account.data-export': true,
+  'account.data-export.cleanup': true,
+  'wallet.sweep-reservations': true,
+  'gateway.idempotency-purge': true,
+  'media.job-run': true,
+  'media.job-poll': true,
+} satisfies Record<ServiceQueue, true>) as ServiceQueue[];
+
+/** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */
+export function registerJobs(jobs: Pick<Jobs, 'register' | 'assertHandled'>, definitions: AnyJobDefinition[]): void {
+  jobs.register(definitions);
+  jobs.assertHandled(SENDABLE_QUEUES);
 }
