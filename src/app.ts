@@ -107,7 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     frontendUrl: config.frontendUrl,
     secureCookies: config.env === 'production',
   });
-  const ensureActive = services.auth.getActiveUser;
+  const ensureActive = (userId: string) => services.auth.getActiveUser(userId);
   await app.register(notificationRoutes, { notifications: services.notifications, ensureActive });
   await app.register(accountSecurityRoutes, { account: services.account, ensureActive });
   await app.register(twoFactorRoutes, { twoFactor: services.auth.twoFactor, ensureActive });

@@ -51,12 +51,12 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
     db,
     dumpDataDir: async () => client.dumpDataDir('none'),
     async query<T>(text: string, values?: unknown[]) {
-      const result = await client.query<T>(text, values as unknown[] | undefined);
+      const result = await client.query<T>(text, values);
       return { rows: result.rows };
     },
     async exec(text) {
       const results = await client.exec(text);
-      return { rows: (results.at(-1)?.rows ?? []) as Record<string, unknown>[] };
+      return { rows: results.at(-1)?.rows ?? [] };
     },
     async listen(channel, onMessage) {
       const unlisten = await client.listen(channel, onMessage);

@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 /** Each module adds its queues here: `declare module '.../jobs.js' { interface JobPayloads { 'x.y': {...} } }`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface JobPayloads {}
-export type JobName = keyof JobPayloads & string;
+export type JobName = Extract<keyof JobPayloads, string>;
 
 export interface JobOptions {
   retryLimit?: number;
