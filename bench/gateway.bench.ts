@@ -47,7 +47,7 @@ async function fire(name: string, url: string, headers: Record<string, string>, 
 async function startUpstream(): Promise<{ baseUrl: string; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fake-openai.ts')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
+    createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`the fake upstream exited (${code})`)));
   });
   const { baseUrl } = JSON.parse(line) as { baseUrl: string };

@@ -12,7 +12,7 @@ import { requestIdFor } from './platform/http/request-id.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerHttpMetrics } from './platform/metrics/metrics.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform/platform.js';
-import { createServices, domainJobs, type Services } from './services.js';
+import { createServices, domainJobs, registerJobs, type Services } from './services.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { meRoutes } from './modules/account/me.routes.js';
 import { catalogRoutes } from './modules/catalog/routes.js';
@@ -64,7 +64,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await services.library.seed();
   // Upstream accounts from the environment; providers with a working credential become ACTIVE.
   await services.gateway.start();
-  platform.jobs.register(domainJobs(platform, services));
+  registerJobs(platform.jobs, domainJobs(platform, services));
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -109,7 +109,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     frontendUrl: config.frontendUrl,
     secureCookies: config.env === 'production',
   });
-  const ensureActive = services.auth.getActiveUser;
+  const ensureActive = (userId: string) => services.auth.getActiveUser(userId);
   await app.register(notificationRoutes, { notifications: services.notifications, ensureActive });
   await app.register(accountSecurityRoutes, { account: services.account, ensureActive });
   await app.register(twoFactorRoutes, { twoFactor: services.auth.twoFactor, ensureActive });

@@ -198,7 +198,7 @@ function providerSettings(
     if (!match || OWN_VARIABLES.has(name) || !env[name]?.trim()) continue;
     const prefix = match[1]!;
     const entry = (settings[prefix] ??= { apiKeys: [], baseUrl: null, monthlyBudgetCents: null, timeoutMs: null });
-    if (match[2] === 'API_KEY') entry.apiKeys = [...new Set(env[name]!.split(',').map((key) => key.trim()).filter(Boolean))];
+    if (match[2] === 'API_KEY') entry.apiKeys = [...new Set(env[name].split(',').map((key) => key.trim()).filter(Boolean))];
     if (match[2] === 'BASE_URL') entry.baseUrl = url(name, ['http:', 'https:'])?.replace(/\/+$/, '') ?? null;
     if (match[2] === 'MONTHLY_BUDGET_CENTS') entry.monthlyBudgetCents = int(name, 0, 0, 10_000_000_000);
     if (match[2] === 'TIMEOUT_MS') entry.timeoutMs = int(name, 60_000, 100, 3_600_000);
@@ -210,10 +210,10 @@ function providerSettings(
 function generatedSecret(dataDir: string, name: string): string {
   const file = path.join(dataDir, 'secrets.json');
   mkdirSync(dataDir, { recursive: true });
-  const secrets: Record<string, string> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  const secrets = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
   if (!secrets[name]) {
     secrets[name] = randomBytes(48).toString('base64url');
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
-  return secrets[name]!;
+  return secrets[name];
 }

@@ -1,25 +1,21 @@
 import type { Platform } from './platform/platform.js';
-import type { AnyJobDefinition } from './platform/jobs/jobs.js';
-import { createAuthService } from './modules/auth/service.js';
+import type { AnyJobDefinition, JobName, Jobs } from './platform/jobs/jobs.js';
+import { createAuthService, createIdentityProvider } from './modules/auth/index.js';
 import { createCatalogService } from './modules/catalog/service.js';
 import { createPlansService } from './modules/plans/service.js';
 import { createWalletService } from './modules/wallet/service.js';
 import { walletJobs } from './modules/wallet/jobs.js';
 import { createSubscriptionsService } from './modules/subscriptions/service.js';
-import { derivePepper } from './modules/auth/secrets.js';
+import { derivePepper } from './platform/crypto/secrets.js';
 import { createNotificationsService } from './modules/notifications/service.js';
-import { unseenIpNotifier } from './modules/account/security-alerts.js';
-import { createIdentityProvider } from './modules/auth/idp.js';
-import { createAccountService } from './modules/account/service.js';
+import { createAccountService, unseenIpNotifier } from './modules/account/index.js';
 import { createApiKeysService } from './modules/apikeys/service.js';
-import { createGatewayService } from './modules/gateway/service.js';
 import { createLibraryService } from './modules/library/service.js';
 import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
-import { createMediaGateway } from './modules/gateway/media.js';
-import { createSubscriptionBillingService } from './modules/subscriptions/billing.js';
-import { subscriptionJobs } from './modules/subscriptions/jobs.js';
+import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
+import { createSubscriptionBillingService, subscriptionJobs } from './modules/subscriptions/index.js';
 import { AppError } from './platform/http/errors.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
@@ -43,21 +39,15 @@ export function createServices(platform: Platform) {
     notifications,
     mailer: platform.mailer,
     userContact: async (userId) => {
-      const user = await auth.getActiveUser(userId).catch((err: unknown) => (err instanceof AppError ? null : Promise.reject(err)));
+      const user = await auth.getActiveUser(userId).catch((err: unknown) => {
+        if (err instanceof AppError) return null; // deleted or suspended: nobody to write to
+        throw err;
+      });
       return user ? { email: user.email, name: user.name } : null;
     },
     frontendUrl: platform.config.frontendUrl,
   });
-  const apiKeys = createApiKeysService({
-    db,
-    clock,
-    plans: {
-      apiAccessOf: async (userId) => {
-        const active = await subscriptions.activeFor(userId);
-        return active ? (await plans.featuresOf(active.plan.id)).apiAccess : null;
-      },
-    },
-  });
+  const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users });
   const usage = createUsageService({ db, clock });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
   const library = createLibraryService({
@@ -97,6 +87,7 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
     publicBaseUrl: platform.config.publicBaseUrl,
     notifications,
+    auth: auth.data,
     twoFactor: auth.twoFactor,
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
@@ -109,4 +100,29 @@ export type Services = ReturnType<typeof createServices>;
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
   return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
+}
+
+/** Queues named `test.*` are declared by tests (platform/jobs/jobs.test.ts), never sent to by the service. */
+type ServiceQueue = Exclude<JobName, `test.${string}`>;
+
+/**
+ * Every queue the code can send to: one key per name of `JobPayloads`, so tsc refuses the list when a module
+ * declares a queue that is missing here (or a name that no longer exists).
+ */
+export const SENDABLE_QUEUES = Object.keys({
+  'mail.deliver': true,
+  'account.data-export': true,
+  'account.data-export.cleanup': true,
+  'account.password-reset-code': true,
+  'subscriptions.lifecycle': true,
+  'wallet.sweep-reservations': true,
+  'gateway.idempotency-purge': true,
+  'media.job-run': true,
+  'media.job-poll': true,
+} satisfies Record<ServiceQueue, true>) as ServiceQueue[];
+
+/** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */
+export function registerJobs(jobs: Pick<Jobs, 'register' | 'assertHandled'>, definitions: AnyJobDefinition[]): void {
+  jobs.register(definitions);
+  jobs.assertHandled(SENDABLE_QUEUES);
 }

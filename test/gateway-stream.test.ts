@@ -112,7 +112,7 @@ describe('a reservation left open', () => {
     // The process is stuck (as after a crash): the lease runs out and the wallet's sweeper job settles it.
     t.clock.advance(16 * MINUTE_MS);
     const [sweeper] = walletJobs(t.services.wallet);
-    await sweeper!.handler({} as never, { id: 'test', retryCount: 0 });
+    await sweeper!.handler({}, { id: 'test', retryCount: 0 });
     const swept = await t.services.wallet.reservation(reservation.requestId);
     expect(swept).toMatchObject({ status: 'SETTLED', chargedTokens: reservation.usedTokens });
     const afterSweep = await walletState(t, user.id);

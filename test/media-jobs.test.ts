@@ -4,7 +4,7 @@ import { notifications } from '../src/db/schema/notifications.js';
 import { jobs } from '../src/db/schema/jobs.js';
 import { generations } from '../src/db/schema/library.js';
 import { usageRecords } from '../src/db/schema/usage.js';
-import { domainEvents } from '../src/platform/events/outbox.js';
+import { domainEvents } from '../src/db/schema/platform.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';
 import { createApiKey, ledgerOf, parseSse, setBalance, setPlan, walletState } from './helpers/gateway.js';
 import { pathOf } from './helpers/files.js';

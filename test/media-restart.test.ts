@@ -40,7 +40,7 @@ async function instance(): Promise<BuiltApp> {
 describe('a job survives a server restart', () => {
   it('is picked up by the new instance, finishes and is charged exactly once', async () => {
     const first = await instance();
-    const { accessToken, user } = await signUp(first.app as never);
+    const { accessToken, user } = await signUp(first.app);
     const before = await walletState({ platform: first.platform } as never, user.id);
     const submitted = await first.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'survives', durationSeconds: 1 } });
     expect(submitted.statusCode).toBe(200);

@@ -37,8 +37,8 @@ async function start(): Promise<Running & { readyMs: number }> {
   const startedAt = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+  child.stdout.on('data', (d: Buffer) => logs.push(d.toString()));
+  child.stderr.on('data', (d: Buffer) => logs.push(d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   while (!logs.join('').includes('storefront is ready')) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${logs.join('')}`);

@@ -60,7 +60,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
   }
   const clock = overrides.clock ?? systemClock;
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger });
-  if (config.smtpUrl) jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
+  jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
 

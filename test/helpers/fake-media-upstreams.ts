@@ -182,8 +182,8 @@ export function startFakeOpenAiMedia(options: OpenAiMediaFakeOptions = {}): Prom
     if (edit && !body.image) return send(res, 400, openAiError("Missing required parameter: 'image'.", 'image', 'missing_required_parameter'));
     if (edit && model === 'dall-e-3') return send(res, 400, openAiError('Image edits are not supported with dall-e-3.', 'model'));
     if (model.startsWith('gpt-image') && body.response_format !== undefined) return send(res, 400, openAiError("Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter'));
-    if (!OPENAI_SIZES[model]!.includes(size)) {
-      return send(res, 400, openAiError(`Invalid value: '${size}'. Supported values are: ${OPENAI_SIZES[model]!.map((s) => `'${s}'`).join(', ')}.`, 'size', 'invalid_value'));
+    if (!OPENAI_SIZES[model].includes(size)) {
+      return send(res, 400, openAiError(`Invalid value: '${size}'. Supported values are: ${OPENAI_SIZES[model].map((s) => `'${s}'`).join(', ')}.`, 'size', 'invalid_value'));
     }
     if (model === 'dall-e-3' && n !== 1) return send(res, 400, openAiError('You must provide n=1 for this model.', 'n'));
     if (!(n >= 1 && n <= 10)) return send(res, 400, openAiError(`Invalid 'n': integer above maximum value. Expected a value <= 10, but got ${n} instead.`, 'n', 'integer_above_max_value'));

@@ -15,7 +15,7 @@ export const pathOf = (url: string) => {
 export async function initUpload(app: FastifyInstance, token: string, body: Record<string, unknown>) {
   const response = await app.inject({ method: 'POST', url: '/v1/files/init', headers: bearer(token), payload: body });
   if (response.statusCode !== 201) throw new Error(`init failed: ${response.statusCode} ${response.body}`);
-  return response.json() as { fileId: string; uploadUrl: string; method: 'PUT'; headers: { 'Content-Type': string }; expiresAt: string; url: string };
+  return response.json<{ fileId: string; uploadUrl: string; method: 'PUT'; headers: { 'Content-Type': string }; expiresAt: string; url: string }>();
 }
 
 /** Both steps: init then PUT; returns the ready file record. */
@@ -23,5 +23,5 @@ export async function uploadFile(app: FastifyInstance, token: string, bytes: Buf
   const started = await initUpload(app, token, { kind, contentType, size: bytes.length, ...(filename ? { filename } : {}) });
   const response = await app.inject({ method: 'PUT', url: pathOf(started.uploadUrl), headers: { 'content-type': contentType }, payload: bytes });
   if (response.statusCode !== 200) throw new Error(`upload failed: ${response.statusCode} ${response.body}`);
-  return { ...started, file: response.json() as { id: string; url: string; size: number; contentType: string; status: string } };
+  return { ...started, file: response.json<{ id: string; url: string; size: number; contentType: string; status: string }>() };
 }

@@ -13,7 +13,7 @@ export async function waitForQueue(db: Db, name: JobName, timeoutMs = 20_000): P
       sql`select count(*) filter (where state in ('created', 'retry', 'active'))::int as pending, count(*) filter (where state = 'failed')::int as failed
           from pgboss.job where name = ${name}`,
     );
-    const [row] = (result as unknown as { rows: Array<{ pending: number; failed: number }> }).rows;
+    const [row] = (result as { rows: Array<{ pending: number; failed: number }> }).rows;
     if (row!.failed > 0) throw new Error(`a job of queue ${name} failed`);
     if (row!.pending === 0) return;
     if (Date.now() > deadline) throw new Error(`queue ${name} did not drain in ${timeoutMs} ms`);

@@ -42,7 +42,7 @@ export async function createTestApp(options: { env?: Record<string, string>; sta
   };
 }
 
-export const json = <T = any>(response: LightMyRequestResponse): T => response.json() as T;
+export const json = <T = any>(response: LightMyRequestResponse): T => response.json<T>();
 
 let counter = 0;
 export const uniqueEmail = (prefix = 'user') => `${prefix}.${process.pid}.${Date.now()}.${counter++}@example.com`;

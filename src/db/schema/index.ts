@@ -14,4 +14,3 @@ export * from './usage.js';
 export * from './library.js';
 export * from './files.js';
 export * from './jobs.js';
-export { domainEvents } from '../../platform/events/outbox.js';

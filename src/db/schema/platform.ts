@@ -1,4 +1,4 @@
-import { index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 /** Every outgoing mail; delivered by a job when SMTP is configured, otherwise kept here and logged. */
@@ -26,3 +26,21 @@ export const platformSecrets = pgTable('platform_secrets', {
   value: text('value').notNull(),
   createdAt: createdAt(),
 });
+/**
+ * The domain-event outbox: an event is written in the same transaction as the change it announces, so it exists
+ * exactly when the change committed. A dispatcher (the webhooks issue) delivers rows with `dispatchedAt` null.
+ */
+export const domainEvents = pgTable(
+  'domain_events',
+  {
+    id: idColumn(),
+    /** e.g. `job.succeeded`, `job.failed`, `generation.persisted`. */
+    name: text('name').notNull(),
+    /** The user the event concerns (whose webhooks receive it), when there is one. */
+    userId: text('user_id'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: createdAt(),
+    dispatchedAt: tz('dispatched_at'),
+  },
+  (t) => [index('domain_events_pending_idx').on(t.dispatchedAt, t.createdAt, t.id)],
+);

@@ -53,7 +53,8 @@ export async function writeArchive(storage: Storage, key: string, userId: string
   const output = zip.outputStream as unknown as Readable;
   // A file that cannot be read fails the archive. The error may come before storage starts reading the stream,
   // so it is kept here (and the stream's own error event is expected) rather than left unhandled.
-  let failure: Error | null = null;
+  // Set from stream callbacks, so it is declared wide (TypeScript would otherwise narrow it to null for good).
+  let failure = null as Error | null;
   zip.on('error', (err: Error) => {
     failure ??= err;
     output.destroy(err);

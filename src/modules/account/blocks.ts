@@ -1,6 +1,5 @@
-import { and, desc, eq, or, sql } from 'drizzle-orm';
+import { and, desc, eq, or } from 'drizzle-orm';
 import { userBlocks } from '../../db/schema/account.js';
-import { users } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
@@ -12,15 +11,9 @@ export type BlockKind = (typeof userBlocks.$inferSelect)['kind'];
 const unknownHandle = (handle: string) => notFound(`No user has the handle @${handle}.`);
 
 export function createBlocks(deps: AccountDeps) {
-  const { db, clock } = deps;
+  const { db, clock, auth } = deps;
 
-  async function userByHandle(handle: string) {
-    const [row] = await db
-      .select({ id: users.id, handle: users.handle })
-      .from(users)
-      .where(and(sql`lower(${users.handle}) = lower(${handle})`, eq(users.status, 'ACTIVE')));
-    return row;
-  }
+  const userByHandle = (handle: string) => auth.users.findActiveByHandle(handle);
 
   const toBlock = (row: { handle: string; kind: BlockKind; reason: string | null; createdAt: Date }) => ({
     handle: row.handle,
@@ -32,14 +25,15 @@ export function createBlocks(deps: AccountDeps) {
   return {
     async list(userId: string, query: { limit: number; cursor?: string }) {
       const rows = await db
-        .select({ id: userBlocks.id, handle: users.handle, kind: userBlocks.kind, reason: userBlocks.reason, createdAt: userBlocks.createdAt })
+        .select()
         .from(userBlocks)
-        .innerJoin(users, eq(users.id, userBlocks.blockedUserId))
         .where(afterCursor(userBlocks.createdAt, userBlocks.id, query.cursor, eq(userBlocks.userId, userId)))
         .orderBy(desc(userBlocks.createdAt), desc(userBlocks.id))
         .limit(query.limit + 1);
       const page = toPage(rows, query.limit, (b) => ({ sort: b.createdAt.toISOString(), id: b.id }));
-      return { items: page.items.map(toBlock), nextCursor: page.nextCursor };
+      const handles = await auth.users.handlesOf(page.items.map((b) => b.blockedUserId));
+      // A user row is never removed (deletion is soft), so every blocked user has a handle.
+      return { items: page.items.map((b) => toBlock({ ...b, handle: handles.get(b.blockedUserId)! })), nextCursor: page.nextCursor };
     },
 
     /** Blocks or mutes a user; doing it again updates the kind and reason. A BLOCK drops the follows both ways. */

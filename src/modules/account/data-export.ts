@@ -3,8 +3,7 @@ import { dataExports } from '../../db/schema/account.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
-import { keyedHash, sameDigest } from '../auth/secrets.js';
-import { findActiveUserById } from '../auth/users.js';
+import { keyedHash, sameDigest } from '../../platform/crypto/secrets.js';
 import { writeArchive, type ExportSection } from './archive.js';
 import type { AccountDeps } from './deps.js';
 import { composeMail } from './mail.js';
@@ -25,7 +24,7 @@ type ExportRow = typeof dataExports.$inferSelect;
 const linkGone = () => notFound('This download link is invalid or has expired. Request a new export from your account settings.');
 
 export function createDataExports(deps: AccountDeps, sections: () => ExportSection[]) {
-  const { db, clock, storage, jobs, pepper, publicBaseUrl } = deps;
+  const { db, clock, storage, jobs, pepper, publicBaseUrl, auth } = deps;
 
   const downloadToken = (row: Pick<ExportRow, 'id' | 'expiresAt'>) => keyedHash(pepper, 'data-export-download', `${row.id}:${row.expiresAt?.toISOString()}`);
 
@@ -95,7 +94,7 @@ export function createDataExports(deps: AccountDeps, sections: () => ExportSecti
     async build(exportId: string, attempt: { retryCount: number }): Promise<void> {
       const [row] = await db.select().from(dataExports).where(eq(dataExports.id, exportId));
       if (!row || row.status === 'READY' || row.status === 'FAILED' || row.status === 'EXPIRED') return;
-      const user = await findActiveUserById(db, row.userId);
+      const user = await auth.users.findActiveById(row.userId);
       if (!user) return fail(row.id, 'The account no longer exists.');
       await db.update(dataExports).set({ status: 'RUNNING', startedAt: clock.now() }).where(eq(dataExports.id, row.id));
       const key = `exports/${row.userId}/${row.id}.zip`;

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
-import { activeAccountHook } from '../auth/active-account.js';
+import { activeAccountHook } from '../../platform/auth/active-account.js';
 import { Ok, errorResponses } from '../../platform/http/schemas.js';
-import { clientInfo } from '../auth/routes.js';
+import { clientInfo } from '../../platform/http/client-info.js';
 import { DataExport, DataExportList, DownloadQuery, ExportParams, PasswordBody } from './schemas.js';
 import type { AccountService } from './service.js';
 

@@ -1,12 +1,9 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { dataExports } from '../../db/schema/account.js';
-import { mfaChallenges, users } from '../../db/schema/auth.js';
 import type { Tx } from '../../platform/db/database.js';
 import { unauthorized } from '../../platform/http/errors.js';
-import { verifyPassword } from '../auth/passwords.js';
-import { recordSecurityEvent } from '../auth/security-events.js';
-import { revokeAllSessions, type ClientInfo } from '../auth/sessions.js';
-import { findActiveUserById, type UserRow } from '../auth/users.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
+import { verifyPassword, type UserRow } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
 
 /**
@@ -16,7 +13,7 @@ import type { AccountDeps } from './deps.js';
 export type AccountDeletedHook = (tx: Tx, user: UserRow, at: Date) => Promise<void>;
 
 export function createDeletion(deps: AccountDeps, hooks: AccountDeletedHook[]) {
-  const { db, clock } = deps;
+  const { db, clock, auth } = deps;
 
   return {
     /**
@@ -24,20 +21,15 @@ export function createDeletion(deps: AccountDeps, hooks: AccountDeletedHook[]) {
      * is revoked, and the email becomes free for a new account.
      */
     async deleteAccount(userId: string, password: string, client: ClientInfo): Promise<void> {
-      const user = await findActiveUserById(db, userId);
+      const user = await auth.users.findActiveById(userId);
       if (!user) throw unauthorized('Your session has ended. Sign in again.');
       if (!(await verifyPassword(user.passwordHash, password))) throw unauthorized('Your password is not right.');
       const now = clock.now();
       await db.transaction(async (tx) => {
-        const [deleted] = await tx
-          .update(users)
-          .set({ status: 'DELETED', deletedAt: now, updatedAt: now })
-          .where(and(eq(users.id, userId), eq(users.status, 'ACTIVE')))
-          .returning();
+        const deleted = await auth.users.markDeleted(userId, now, tx);
         if (!deleted) throw unauthorized('Your session has ended. Sign in again.');
-        await revokeAllSessions(tx, userId, 'ACCOUNT_DELETED', now);
-        await recordSecurityEvent(tx, { userId, kind: 'SESSION_REVOKED', client, at: now, metadata: { reason: 'ACCOUNT_DELETED' } });
-        await tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
+        await auth.sessions.revokeAll(userId, 'ACCOUNT_DELETED', now, tx);
+        await auth.securityEvents.record({ userId, kind: 'SESSION_REVOKED', client, at: now, metadata: { reason: 'ACCOUNT_DELETED' } }, tx);
         await tx
           .update(dataExports)
           .set({ status: 'FAILED', error: 'The account was deleted.', completedAt: now })

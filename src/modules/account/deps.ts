@@ -3,6 +3,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { Jobs } from '../../platform/jobs/jobs.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import type { Storage } from '../../platform/storage/storage.js';
+import type { AuthData } from '../auth/index.js';
 import type { NotificationsService } from '../notifications/service.js';
 import type { MailContent } from './mail.js';
 
@@ -20,6 +21,8 @@ export interface AccountServiceDeps {
   /** This service's own public address (download links). */
   publicBaseUrl: string;
   notifications: NotificationsService;
+  /** Users, sessions and the security history (the auth module's tables). */
+  auth: AuthData;
 }
 
 /** The dependencies every part of the account module shares. */

@@ -1,13 +1,10 @@
 import { and, desc, eq, gt, isNull } from 'drizzle-orm';
 import { emailTokens } from '../../db/schema/account.js';
-import { users } from '../../db/schema/auth.js';
 import { HOUR_MS } from '../../platform/clock/clock.js';
-import { isUniqueViolation } from '../../platform/db/errors.js';
+import { hashToken, randomToken } from '../../platform/crypto/secrets.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, conflict, unauthorized } from '../../platform/http/errors.js';
-import { randomToken } from '../auth/secrets.js';
-import { recordSecurityEvent } from '../auth/security-events.js';
-import { hashToken, type ClientInfo } from '../auth/sessions.js';
-import { findActiveUserByEmail, findActiveUserById, normalizeEmail } from '../auth/users.js';
+import { normalizeEmail } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
 import { composeMail } from './mail.js';
 
@@ -22,10 +19,10 @@ const invalidLink = (what: string) =>
 const addressInUse = () => conflict('This email address is already used by another account.');
 
 export function createEmailFlows(deps: AccountDeps) {
-  const { db, clock, mailer, frontendUrl } = deps;
+  const { db, clock, mailer, frontendUrl, auth } = deps;
 
   async function activeUser(userId: string) {
-    const user = await findActiveUserById(db, userId);
+    const user = await auth.users.findActiveById(userId);
     if (!user) throw unauthorized('Your session has ended. Sign in again.');
     return user;
   }
@@ -84,14 +81,9 @@ export function createEmailFlows(deps: AccountDeps) {
       const now = clock.now();
       const row = await claimToken(token, 'VERIFY_EMAIL', now);
       if (!row) throw invalidLink('verification');
-      const [updated] = await db
-        .update(users)
-        .set({ emailVerified: true, updatedAt: now })
-        // The link confirms the address it was sent to: after an email change it no longer applies.
-        .where(and(eq(users.id, row.userId), eq(users.status, 'ACTIVE'), eq(users.email, row.email)))
-        .returning({ id: users.id });
-      if (!updated) throw invalidLink('verification');
-      return { userId: updated.id };
+      // The link confirms the address it was sent to: after an email change it no longer applies.
+      if (!(await auth.users.confirmEmail(row.userId, row.email, now))) throw invalidLink('verification');
+      return { userId: row.userId };
     },
 
     /** Mails a confirmation link to the new address; the email changes only when that link is opened. */
@@ -99,7 +91,7 @@ export function createEmailFlows(deps: AccountDeps) {
       const user = await activeUser(userId);
       const email = normalizeEmail(newEmail);
       if (email === user.email) throw badRequest('That is already the email address of your account.', { field: 'newEmail' });
-      if (await findActiveUserByEmail(db, email)) throw addressInUse();
+      if (await auth.users.findActiveByEmail(email)) throw addressInUse();
       const now = clock.now();
       const { token, expiresAt } = await issueToken(userId, 'CHANGE_EMAIL', email, now);
       await mailer.send(
@@ -133,16 +125,11 @@ export function createEmailFlows(deps: AccountDeps) {
           )
           .returning();
         if (!row) return null;
-        const user = await findActiveUserById(tx, row.userId);
+        const user = await auth.users.findActiveById(row.userId, tx);
         if (!user) return null;
-        try {
-          await tx.update(users).set({ email: row.email, emailVerified: true, updatedAt: now }).where(eq(users.id, user.id));
-        } catch (err) {
-          // Another account took the address after the link was sent: the whole change (and the link's use) rolls back.
-          if (isUniqueViolation(err, 'users_email_active_key')) throw addressInUse();
-          throw err;
-        }
-        await recordSecurityEvent(tx, { userId: user.id, kind: 'EMAIL_CHANGED', client, at: now, metadata: { from: user.email, to: row.email } });
+        // Another account took the address after the link was sent: the whole change (and the link's use) rolls back.
+        if (!(await auth.users.changeEmail(user.id, row.email, now, tx))) throw addressInUse();
+        await auth.securityEvents.record({ userId: user.id, kind: 'EMAIL_CHANGED', client, at: now, metadata: { from: user.email, to: row.email } }, tx);
         return { userId: user.id, from: user.email, email: row.email };
       });
       if (!result) throw invalidLink('confirmation');

@@ -2,9 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
 import { Nullable, StrictObject, errorResponses } from '../../platform/http/schemas.js';
-import type { AuthService } from '../auth/service.js';
-import { DisplayName } from '../auth/schemas.js';
-import { toMeUser } from '../auth/users.js';
+import { DisplayName, toMeUser, type AuthService } from '../auth/index.js';
 
 export const MeUser = Type.Object({
   id: Type.String(),

@@ -69,13 +69,13 @@ describe('POST /v1/account/password/forgot', () => {
     const jobs = await t.platform.db.execute(
       sql`select data->>'email' as email, state from pgboss.job where name = 'account.password-reset-code' and data->>'email' in (${email}, ${ghost})`,
     );
-    expect((jobs as unknown as { rows: unknown[] }).rows).toEqual(
+    expect((jobs as { rows: unknown[] }).rows).toEqual(
       expect.arrayContaining([
         { email, state: 'completed' },
         { email: ghost, state: 'completed' },
       ]),
     );
-    expect((jobs as unknown as { rows: unknown[] }).rows).toHaveLength(2);
+    expect((jobs as { rows: unknown[] }).rows).toHaveLength(2);
     const mails = await mailsTo(t.platform.db, email);
     expect(mails).toHaveLength(1);
     expect(mails[0]!.subject).toMatch(/^Your password reset code: \d{4}$/);

@@ -1,15 +1,11 @@
 import { and, desc, eq, gt, inArray, sql } from 'drizzle-orm';
 import { passwordResets } from '../../db/schema/account.js';
-import { users } from '../../db/schema/auth.js';
 import { MINUTE_MS } from '../../platform/clock/clock.js';
+import { hashToken, keyedHash, randomDigits, randomToken, sameDigest } from '../../platform/crypto/secrets.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, unauthorized } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
-import { unlock } from '../auth/lockout.js';
-import { hashPassword, verifyPassword } from '../auth/passwords.js';
-import { keyedHash, randomDigits, randomToken, sameDigest } from '../auth/secrets.js';
-import { recordSecurityEvent } from '../auth/security-events.js';
-import { hashToken, revokeAllSessions, revokeOtherSessions, type ClientInfo } from '../auth/sessions.js';
-import { findActiveUserByEmail, findActiveUserById } from '../auth/users.js';
+import { hashPassword, verifyPassword } from '../auth/index.js';
 import { composeMail } from './mail.js';
 import type { AccountDeps } from './deps.js';
 
@@ -31,7 +27,7 @@ const badResetToken = () =>
   badRequest('This reset token is invalid, expired or already used. Request a new code to reset your password.', { field: 'token' });
 
 export function createPasswordFlows(deps: AccountDeps) {
-  const { db, clock, mailer, pepper } = deps;
+  const { db, clock, mailer, pepper, auth } = deps;
   const otpHash = (userId: string, otp: string) => keyedHash(pepper, 'password-reset-otp', `${userId}:${otp}`);
 
   return {
@@ -51,12 +47,12 @@ export function createPasswordFlows(deps: AccountDeps) {
     async issueResetCode(email: string, requestedAt: Date): Promise<void> {
       const now = requestedAt;
       if (clock.now().getTime() - now.getTime() >= OTP_TTL_MS) return; // the code would be dead on arrival
-      const user = await findActiveUserByEmail(db, email);
+      const user = await auth.users.findActiveByEmail(email);
       if (!user) return;
       const otp = randomDigits(OTP_DIGITS);
       const issued = await db.transaction(async (tx) => {
         // Serialises concurrent requests for the same account, so the 60-second rule holds under a race.
-        await tx.select({ id: users.id }).from(users).where(eq(users.id, user.id)).for('update');
+        await auth.users.lockForUpdate(user.id, tx);
         const [last] = await tx
           .select({ createdAt: passwordResets.createdAt })
           .from(passwordResets)
@@ -95,7 +91,7 @@ export function createPasswordFlows(deps: AccountDeps) {
     /** Trades a correct code for a 15-minute reset token; five wrong codes kill the code. */
     async verifyOtp(email: string, otp: string): Promise<{ resetToken: string }> {
       const now = clock.now();
-      const user = await findActiveUserByEmail(db, email);
+      const user = await auth.users.findActiveByEmail(email);
       if (!user) throw wrongOtp();
       const [live] = await db
         .select()
@@ -143,12 +139,12 @@ export function createPasswordFlows(deps: AccountDeps) {
           )
           .returning({ userId: passwordResets.userId });
         if (!row) return null;
-        const user = await findActiveUserById(tx, row.userId);
+        const user = await auth.users.findActiveById(row.userId, tx);
         if (!user) return null;
-        await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, user.id));
-        await revokeAllSessions(tx, user.id, 'PASSWORD_RESET', now);
-        await unlock(tx, user.email, user.id);
-        await recordSecurityEvent(tx, { userId: user.id, kind: 'PASSWORD_RESET', client, at: now });
+        await auth.users.setPasswordHash(user.id, passwordHash, now, tx);
+        await auth.sessions.revokeAll(user.id, 'PASSWORD_RESET', now, tx);
+        await auth.users.unlockSignIn(user.email, user.id, tx);
+        await auth.securityEvents.record({ userId: user.id, kind: 'PASSWORD_RESET', client, at: now }, tx);
         return user.id;
       });
       if (!userId) throw badResetToken();
@@ -161,15 +157,15 @@ export function createPasswordFlows(deps: AccountDeps) {
 
     /** Changes the password of a signed-in user; the other devices are signed out. */
     async change(userId: string, sessionId: string | null, input: { currentPassword: string; newPassword: string }, client: ClientInfo): Promise<void> {
-      const user = await findActiveUserById(db, userId);
+      const user = await auth.users.findActiveById(userId);
       if (!user) throw unauthorized('Your session has ended. Sign in again.');
       if (!(await verifyPassword(user.passwordHash, input.currentPassword))) throw unauthorized('Your current password is not right.');
       const now = clock.now();
       const passwordHash = await hashPassword(input.newPassword);
       await db.transaction(async (tx) => {
-        await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId));
-        await revokeOtherSessions(tx, userId, sessionId, 'SESSION_REVOKED', now);
-        await recordSecurityEvent(tx, { userId, kind: 'PASSWORD_CHANGED', client, at: now });
+        await auth.users.setPasswordHash(userId, passwordHash, now, tx);
+        await auth.sessions.revokeOthers(userId, sessionId, 'SESSION_REVOKED', now, tx);
+        await auth.securityEvents.record({ userId, kind: 'PASSWORD_CHANGED', client, at: now }, tx);
       });
       await deps.securityMail(userId, {
         subject: 'Your password was changed',

@@ -1,10 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { userPreferences } from '../../db/schema/account.js';
-import { users } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import { isUniqueViolation } from '../../platform/db/errors.js';
 import { badRequest, conflict, unauthorized } from '../../platform/http/errors.js';
-import { HANDLE_PATTERN, findActiveUserById, isHandleTaken, type UserRow } from '../auth/users.js';
+import { HANDLE_PATTERN, type ProfileChanges, type UserRow } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
 
 type PreferencesRow = typeof userPreferences.$inferSelect;
@@ -50,10 +48,10 @@ function canonicalLocale(locale: string): string | null {
 }
 
 export function createProfile(deps: AccountDeps) {
-  const { db, clock } = deps;
+  const { db, clock, auth } = deps;
 
   async function activeUser(userId: string) {
-    const user = await findActiveUserById(db, userId);
+    const user = await auth.users.findActiveById(userId);
     if (!user) throw unauthorized('Your session has ended. Sign in again.');
     return user;
   }
@@ -70,25 +68,17 @@ export function createProfile(deps: AccountDeps) {
 
     async updateProfile(userId: string, changes: { handle?: string; avatarUrl?: string | null; bio?: string | null }) {
       await activeUser(userId);
-      const set: Partial<typeof users.$inferInsert> = {};
+      const set: ProfileChanges = {};
       if (changes.handle !== undefined) {
         if (!HANDLE_PATTERN.test(changes.handle)) throw badRequest('A handle has 3 to 30 letters, digits or underscores.', { field: 'handle' });
-        if (await isHandleTaken(db, changes.handle, userId)) throw handleTaken();
+        if (await auth.users.isHandleTaken(changes.handle, userId)) throw handleTaken();
         set.handle = changes.handle;
       }
       if (changes.avatarUrl !== undefined) set.avatarUrl = changes.avatarUrl;
       if (changes.bio !== undefined) set.bio = changes.bio === null || changes.bio.trim() === '' ? null : changes.bio.trim();
-      try {
-        const [row] = await db
-          .update(users)
-          .set({ ...set, updatedAt: clock.now() })
-          .where(eq(users.id, userId))
-          .returning();
-        return toPublicUser(row!);
-      } catch (err) {
-        if (isUniqueViolation(err, 'users_handle_lower_key')) throw handleTaken();
-        throw err;
-      }
+      const row = await auth.users.updateProfile(userId, set, clock.now());
+      if (row === 'handle-taken') throw handleTaken();
+      return toPublicUser(row);
     },
 
     async updatePreferences(userId: string, changes: Partial<Preferences>): Promise<Preferences> {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { DateTime, Nullable, StrictObject, pageQuery } from '../../platform/http/schemas.js';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../auth/passwords.js';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../auth/index.js';
 
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'Case-insensitive' });
 const NewPassword = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH });

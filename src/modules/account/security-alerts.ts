@@ -1,4 +1,4 @@
-import type { SignInHook } from '../auth/service.js';
+import type { SignInHook } from '../auth/index.js';
 import type { NotificationsService } from '../notifications/service.js';
 
 /** A sign-in from an address the account never used before leaves a security notification in the inbox. */

@@ -1,7 +1,4 @@
-import { asc, desc, eq } from 'drizzle-orm';
-import { securityEvents, sessions, userIdentities } from '../../db/schema/auth.js';
-import { findActiveUserById, toMeUser } from '../auth/users.js';
-import type { TwoFactor } from '../auth/two-factor.js';
+import { toMeUser, type TwoFactor } from '../auth/index.js';
 import { jsonFile, type ExportSection } from './archive.js';
 import { createBlocks } from './blocks.js';
 import { createDataExports, dataExportJobs } from './data-export.js';
@@ -20,12 +17,12 @@ export interface AccountServiceOptions extends AccountServiceDeps {
 
 /** Account management: password and email flows, sessions and history, profile, preferences, blocks, export, deletion. */
 export function createAccountService(options: AccountServiceOptions) {
-  const { db, notifications } = options;
+  const { notifications, auth } = options;
 
   const deps: AccountDeps = {
     ...options,
     async securityMail(userId, content, to) {
-      const user = await findActiveUserById(db, userId);
+      const user = await auth.users.findActiveById(userId);
       if (!user || !(await notifications.getPrefs(userId)).emailSecurityAlerts) return;
       await options.mailer.send(composeMail(to ?? user.email, { ...content, greeting: user.name }));
     },
@@ -40,12 +37,9 @@ export function createAccountService(options: AccountServiceOptions) {
     {
       name: 'account',
       async collect(userId) {
-        const user = await findActiveUserById(db, userId);
+        const user = await auth.users.findActiveById(userId);
         if (!user) return [];
-        const identities = await db
-          .select({ issuer: userIdentities.issuer, email: userIdentities.email, createdAt: userIdentities.createdAt, lastUsedAt: userIdentities.lastUsedAt })
-          .from(userIdentities)
-          .where(eq(userIdentities.userId, userId));
+        const identities = await auth.users.linkedIdentities(userId);
         const blockList = await blocks.list(userId, { limit: 10_000 });
         return [
           jsonFile('profile.json', { ...toMeUser(user), emailVerified: user.emailVerified }),
@@ -60,8 +54,8 @@ export function createAccountService(options: AccountServiceOptions) {
     {
       name: 'security',
       async collect(userId) {
-        const sessionRows = await db.select().from(sessions).where(eq(sessions.userId, userId)).orderBy(asc(sessions.createdAt));
-        const events = await db.select().from(securityEvents).where(eq(securityEvents.userId, userId)).orderBy(desc(securityEvents.createdAt));
+        const sessionRows = await auth.sessions.listAll(userId);
+        const events = await auth.securityEvents.listAll(userId);
         return [
           jsonFile(
             'sessions.json',

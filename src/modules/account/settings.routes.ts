@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
-import { activeAccountHook } from '../auth/active-account.js';
+import { activeAccountHook } from '../../platform/auth/active-account.js';
 import { Ok, errorResponses } from '../../platform/http/schemas.js';
 import type { NotificationsService } from '../notifications/service.js';
-import { NotificationPrefs, NotificationPrefsPatch } from '../notifications/schemas.js';
+import { NotificationPrefs, NotificationPrefsPatch } from '../notifications/index.js';
 import { Block, BlockBody, BlockPage, BlocksQuery, HandleParams, Preferences, PreferencesPatch, ProfileBody, PublicUser } from './schemas.js';
 import type { AccountService } from './service.js';
 

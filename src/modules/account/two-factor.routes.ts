@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
-import { activeAccountHook } from '../auth/active-account.js';
+import { activeAccountHook } from '../../platform/auth/active-account.js';
 import { Ok, errorResponses } from '../../platform/http/schemas.js';
-import { clientInfo } from '../auth/routes.js';
-import type { TwoFactor } from '../auth/two-factor.js';
+import { clientInfo } from '../../platform/http/client-info.js';
+import type { TwoFactor } from '../auth/index.js';
 import { CodeBody, PasswordBody, RecoveryCodes, TwoFactorSetup, TwoFactorStatus } from './schemas.js';
 
 /** `/v1/account/2fa/*`: the authenticator-app second factor of the signed-in user. */

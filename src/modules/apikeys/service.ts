@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import { apiKeys } from '../../db/schema/apikeys.js';
-import { users } from '../../db/schema/auth.js';
 import type { ApiKeyVerifier, Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
+import type { AuthData } from '../auth/index.js';
 import { API_KEY_SCOPES, type ApiKeyScope } from './schemas.js';
 
 /** Every key starts with this, so a Bearer credential is recognised as an API key without a lookup. */
@@ -25,6 +25,8 @@ export interface ApiKeysDeps {
   db: Db;
   clock: Clock;
   plans: PlanAccess;
+  /** The key owner's role and status (the auth module's users). */
+  users: Pick<AuthData['users'], 'findActiveById'>;
 }
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -43,7 +45,7 @@ const toListed = (row: ApiKeyRow) => ({
 
 /** API keys: created with the raw secret shown once, stored as SHA-256, verified on /v1/ai/* routes. */
 export function createApiKeysService(deps: ApiKeysDeps) {
-  const { db, clock, plans } = deps;
+  const { db, clock, plans, users } = deps;
 
   async function requireApiAccess(userId: string): Promise<void> {
     const access = await plans.apiAccessOf(userId);
@@ -61,19 +63,15 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     async verify(rawKey: string): Promise<Principal> {
       const now = clock.now();
       const keyHash = hashKey(rawKey);
-      const [row] = await db
-        .select({ key: apiKeys, role: users.role, userStatus: users.status })
-        .from(apiKeys)
-        .innerJoin(users, eq(users.id, apiKeys.userId))
-        .where(eq(apiKeys.keyHash, keyHash));
-      const key = row?.key;
-      if (!key || row.userStatus !== 'ACTIVE') throw unauthorized('The API key is not valid. Check that it was copied in full.');
+      const [key] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
+      const owner = key ? await users.findActiveById(key.userId) : undefined;
+      if (!key || !owner) throw unauthorized('The API key is not valid. Check that it was copied in full.');
       if (key.revokedAt) throw unauthorized('This API key was revoked. Create a new key under /v1/account/api-keys.');
       if (key.expiresAt && key.expiresAt <= now) {
         throw unauthorized(`This API key expired at ${key.expiresAt.toISOString()}. Create a new key under /v1/account/api-keys.`);
       }
       await stampUse(key.id, key.lastUsedAt, now);
-      return { userId: key.userId, role: row.role, sessionId: null, via: 'api_key', scopes: key.scopes, apiKeyId: key.id };
+      return { userId: key.userId, role: owner.role, sessionId: null, via: 'api_key', scopes: key.scopes, apiKeyId: key.id };
     },
   };
 

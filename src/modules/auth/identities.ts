@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { userIdentities, users } from '../../db/schema/auth.js';
 import type { Tx } from '../../platform/db/database.js';
 import { hashPassword } from './passwords.js';
-import { randomToken } from './secrets.js';
+import { randomToken } from '../../platform/crypto/secrets.js';
 import type { VerifiedIdentity } from './idp.js';
 import { findActiveUserByEmail, findActiveUserById, insertUser, type UserRow } from './users.js';
 

@@ -5,9 +5,10 @@ import type { Clock } from '../../platform/clock/clock.js';
 import { AppError, badRequest } from '../../platform/http/errors.js';
 import { StrictObject, errorResponses } from '../../platform/http/schemas.js';
 import { IdpFailure, idpFailureToHttp, signinDisabled, type IdentityProvider } from './idp.js';
-import { COOKIE_PATH, REFRESH_COOKIE, clientInfo } from './routes.js';
+import { clientInfo } from '../../platform/http/client-info.js';
+import { COOKIE_PATH, REFRESH_COOKIE } from './cookies.js';
 import { TokenBundle } from './schemas.js';
-import { sameDigest } from './secrets.js';
+import { sameDigest } from '../../platform/crypto/secrets.js';
 import type { AuthService } from './service.js';
 import { REFRESH_TOKEN_TTL_MS } from './sessions.js';
 

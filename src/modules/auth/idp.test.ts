@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -56,7 +56,7 @@ beforeAll(async () => {
     },
   });
   const callback = provider.callback();
-  server.on('request', async (req, res) => {
+  const interact = async (req: IncomingMessage, res: ServerResponse) => {
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     const details = await provider.interactionDetails(req, res);
     if (details.prompt.name === 'login') {
@@ -66,7 +66,8 @@ beforeAll(async () => {
     const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
     grant.addOIDCScope(String(details.params.scope));
     await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
-  });
+  };
+  server.on('request', (req, res) => void interact(req, res));
   t = await createTestApp({
     env: { IDP_ISSUER: issuer, IDP_CLIENT_ID: CLIENT_ID, IDP_CLIENT_SECRET: CLIENT_SECRET, PUBLIC_BASE_URL: APP_BASE, FRONTEND_URL: FRONTEND },
   });

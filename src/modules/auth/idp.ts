@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../../platform/clock/clock.js';
 import { AppError, unauthorized } from '../../platform/http/errors.js';
-import { randomToken } from './secrets.js';
+import { randomToken } from '../../platform/crypto/secrets.js';
 
 /**
  * OpenID Connect relying party: discovery from the issuer, ID-token verification against the issuer's JWKS (jose),

@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Ok, errorResponses } from '../../platform/http/schemas.js';
+import { clientInfo } from '../../platform/http/client-info.js';
 import { unauthorized } from '../../platform/http/errors.js';
+import { COOKIE_PATH, REFRESH_COOKIE } from './cookies.js';
 import type { AuthService } from './service.js';
-import type { ClientInfo } from './sessions.js';
 import { REFRESH_TOKEN_TTL_MS } from './sessions.js';
 import { AuthConfig, LoginBody, MfaChallenge, RefreshBody, SignupBody, TokenBundle, TokenPair, TwoFactorVerifyBody } from './schemas.js';
 
@@ -13,13 +14,6 @@ export interface AuthRoutesOptions {
   idpClientId: string | null;
 }
 
-export const REFRESH_COOKIE = 'rt';
-export const COOKIE_PATH = '/v1/auth';
-
-export const clientInfo = (request: FastifyRequest): ClientInfo => ({
-  ip: request.ip ?? null,
-  userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
-});
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { auth, secureCookies, idpClientId }) => {
   const setRefreshCookie = (reply: FastifyReply, token: string) =>

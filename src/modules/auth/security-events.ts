@@ -1,13 +1,18 @@
 import { securityEvents } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import type { ClientInfo } from './sessions.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 
 export type SecurityEventKind = (typeof securityEvents.$inferInsert)['kind'];
 
-export async function recordSecurityEvent(
-  db: DbOrTx,
-  event: { userId: string; kind: SecurityEventKind; client?: ClientInfo; metadata?: Record<string, unknown>; at: Date },
-): Promise<void> {
+export interface SecurityEventInput {
+  userId: string;
+  kind: SecurityEventKind;
+  client?: ClientInfo;
+  metadata?: Record<string, unknown>;
+  at: Date;
+}
+
+export async function recordSecurityEvent(db: DbOrTx, event: SecurityEventInput): Promise<void> {
   await db.insert(securityEvents).values({
     userId: event.userId,
     kind: event.kind,

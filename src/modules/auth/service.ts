@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, users } from '../../db/schema/auth.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 import { AppError, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -9,6 +10,7 @@ import { admitAttempt, clearFailures, releaseAttempt, settleFailure, type LoginA
 import { findOrCreateIdentityUser } from './identities.js';
 import type { VerifiedIdentity } from './idp.js';
 import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
+import { createAuthData } from './data.js';
 import { recordSecurityEvent } from './security-events.js';
 import {
   consumeRefreshToken,
@@ -20,7 +22,6 @@ import {
   revokeAllSessions,
   revokeSession,
   touchSession,
-  type ClientInfo,
 } from './sessions.js';
 import { findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type UserRow } from './users.js';
 
@@ -126,6 +127,8 @@ export function createAuthService(deps: AuthServiceDeps) {
   return {
     startSession,
     twoFactor,
+    /** Users, sessions and the security history, for the modules that build on accounts (see data.ts). */
+    data: createAuthData({ db }),
 
     async signup(input: { email: string; password: string; name?: string }, client: ClientInfo): Promise<TokenBundle> {
       const now = clock.now();

@@ -1,8 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { and, eq, inArray, isNull, ne } from 'drizzle-orm';
 import { refreshTokens, securityEvents, sessions } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
+import { hashToken } from '../../platform/crypto/secrets.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
 import { describeDevice } from './device.js';
 
 export const REFRESH_TOKEN_TTL_MS = 30 * DAY_MS;
@@ -11,12 +13,6 @@ export type RevokeReason = NonNullable<typeof refreshTokens.$inferSelect['revoke
 export type SessionRow = typeof sessions.$inferSelect;
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect;
 
-export interface ClientInfo {
-  ip: string | null;
-  userAgent: string | null;
-}
-
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 const newRefreshToken = (): string => randomBytes(32).toString('base64url');
 
 /**

@@ -6,9 +6,10 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError, badRequest, unauthorized } from '../../platform/http/errors.js';
 import { verifyPassword } from './passwords.js';
-import { canonicalRecoveryCode, randomRecoveryCode, sameDigest } from './secrets.js';
+import { sameDigest } from '../../platform/crypto/secrets.js';
+import type { ClientInfo } from '../../platform/http/client-info.js';
+import { canonicalRecoveryCode, randomRecoveryCode } from './recovery-codes.js';
 import { recordSecurityEvent } from './security-events.js';
-import type { ClientInfo } from './sessions.js';
 import { findActiveUserById } from './users.js';
 
 export const TOTP_STEP_SECONDS = 30;

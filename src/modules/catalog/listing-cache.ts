@@ -20,7 +20,7 @@ export function createListingCache() {
       let byPlans = byState.get(catalogState);
       if (!byPlans) byState.set(catalogState, (byPlans = new WeakMap()));
       let variants = byPlans.get(planState);
-      if (!variants) byPlans.set(planState, (variants = new Map()));
+      if (!variants) byPlans.set(planState, (variants = new Map<string, RenderedListing>()));
       let rendered = variants.get(variant);
       if (!rendered) {
         const body = Buffer.from(render(), 'utf8');

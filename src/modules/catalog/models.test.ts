@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { models, providers } from '../../db/schema/catalog.js';
 import { settings } from '../../db/schema/settings.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
-import { catalogFixtures } from './test-fixtures.js';
+import { catalogFixtures } from '../../../test/helpers/catalog-fixtures.js';
 
 let t: TestApp;
 let f: ReturnType<typeof catalogFixtures>;

@@ -102,7 +102,7 @@ describe('rates and helpers', () => {
 });
 
 describe("the README's worked example (local/text, 46 tokens read, 88 written, maxTokens 100)", () => {
-  const pricing = SEED_MODELS.find((m) => m.provider === 'local' && m.name === 'text')!.pricing!;
+  const pricing = SEED_MODELS.find((m) => m.provider === 'local' && m.name === 'text')!.pricing;
 
   it('reserves 303 tokens, charges 270 and refunds 33, from the catalog price of 10 and 40 US cents per 1M', () => {
     expect(pricing).toMatchObject({ currency: 'USD', '1m_input_tokens': 10, '1m_output_tokens': 40 });

@@ -69,7 +69,7 @@ export function priceUnits(pricing: ModelPricing | null, usage: UsageUnits, sett
   if (!pricing) return { ok: false, missing: 'a price' };
   const fx = settings.fxToBdt[pricing.currency];
   if (fx === undefined || !(fx > 0)) return { ok: false, missing: `an exchange rate for ${pricing.currency}` };
-  const p = (unit: PriceUnit): bigint | null => (typeof pricing[unit] === 'number' && pricing[unit]! >= 0 ? micro(pricing[unit]!) : null);
+  const p = (unit: PriceUnit): bigint | null => (typeof pricing[unit] === 'number' && pricing[unit] >= 0 ? micro(pricing[unit]) : null);
 
   const inputTokens = nonNegInt(usage.inputTokens, 'inputTokens');
   const outputTokens = nonNegInt(usage.outputTokens, 'outputTokens');

@@ -20,7 +20,7 @@ export interface CatalogRoutesOptions {
 function sendListing(ifNoneMatch: string | undefined, reply: FastifyReply, listing: RenderedListing) {
   reply.header('etag', listing.etag).header('cache-control', 'private, no-cache');
   if (matchesEtag(ifNoneMatch, listing.etag)) return reply.code(304).send();
-  return reply.type('application/json; charset=utf-8').send(listing.body as never);
+  return reply.type('application/json; charset=utf-8').send(listing.body);
 }
 
 export const catalogRoutes: FastifyPluginAsyncTypebox<CatalogRoutesOptions> = async (app, { catalog, plans, activePlanId }) => {

@@ -11,6 +11,8 @@ import { seedCatalog } from './seed.js';
 import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './snapshot.js';
 
 export type { UsageUnits } from './pricing.js';
+export type { CatalogSnapshot, ModelEntry } from './snapshot.js';
+export { MODEL_TYPES } from '../../db/schema/catalog.js';
 
 /** What the gateway needs to call a model. */
 export interface GatewayModel {

@@ -31,7 +31,7 @@ export async function loadPricingSettings(db: DbOrTx): Promise<PricingSettings> 
 /** Writes (part of) the pricing settings; the values are validated by `pricingSettingsFrom` when read. */
 export async function savePricingSettings(db: DbOrTx, patch: Partial<PricingSettings>, now: Date, updatedBy: string | null = null): Promise<PricingSettings> {
   const current = await loadPricingSettings(db);
-  const next = pricingSettingsFrom({ ...current, ...patch, fxToBdt: { ...current.fxToBdt, ...(patch.fxToBdt ?? {}) } } as unknown as Record<string, unknown>);
+  const next = pricingSettingsFrom({ ...current, ...patch, fxToBdt: { ...current.fxToBdt, ...(patch.fxToBdt ?? {}) } });
   await db
     .insert(settings)
     .values({ key: PRICING_SETTINGS_KEY, value: next as unknown as Record<string, unknown>, updatedAt: now, updatedBy })

@@ -1,6 +1,14 @@
-import type { ModelPricing, PriceUnit } from '../../db/schema/catalog.js';
-import type { ModelEntry } from './snapshot.js';
+import type { ModelPricing, PriceUnit, models, providers } from '../../db/schema/catalog.js';
+import type { Capabilities } from './capabilities.js';
 import type { PricingSettings } from './pricing.js';
+
+/** What a model's view is derived from (the snapshot's entry before its view is attached). */
+export interface ModelViewSource {
+  row: typeof models.$inferSelect;
+  provider: typeof providers.$inferSelect;
+  capabilities: Capabilities;
+  rates: Partial<Record<PriceUnit, number>>;
+}
 
 /** The public Model resource, without the caller-specific `allowed` and `availableOn`. */
 export interface ModelView {
@@ -9,7 +17,7 @@ export interface ModelView {
   displayName: string;
   type: string;
   status: string;
-  capabilities: ModelEntry['capabilities'];
+  capabilities: Capabilities;
   pricing: ModelPricing & { unit: 'PROVIDER_COST_MINOR'; note: string };
   cost: { unit: 'credits'; tokensPerCredit: number; tokensPerUnit: Partial<Record<PriceUnit, number>>; creditsPerUnit: Partial<Record<PriceUnit, number>> };
   maxContextTokens: number | null;
@@ -25,7 +33,7 @@ export interface ModelView {
 /** Credits a per-unit token rate stands for, rounded up to 2 decimals (a price is never understated). */
 const creditsPerUnit = (tokens: number, tokensPerCredit: number) => Math.ceil((tokens * 100) / tokensPerCredit) / 100;
 
-export function toModelView(entry: Omit<ModelEntry, 'view' | 'jsonOpen' | 'meJsonOpen'>, settings: PricingSettings): ModelView {
+export function toModelView(entry: ModelViewSource, settings: PricingSettings): ModelView {
   const { row, provider } = entry;
   const credits: Partial<Record<PriceUnit, number>> = {};
   for (const [unit, tokens] of Object.entries(entry.rates) as [PriceUnit, number][]) credits[unit] = creditsPerUnit(tokens, settings.tokensPerCredit);

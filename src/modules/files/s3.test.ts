@@ -61,7 +61,7 @@ describe('files on S3-compatible storage (S3_BUCKET set)', () => {
       headers: { authorization: `Bearer ${accessToken}` },
       payload: { kind: 'IMAGE', contentType: 'image/png', size: fake.length },
     });
-    const { uploadUrl, url } = started.json() as { uploadUrl: string; url: string };
+    const { uploadUrl, url } = started.json<{ uploadUrl: string; url: string }>();
     const response = await t.app.inject({ method: 'PUT', url: pathOf(uploadUrl), headers: { 'content-type': 'image/png' }, payload: fake });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.message).toContain('GIF, not the declared image/png');

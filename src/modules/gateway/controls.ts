@@ -11,7 +11,7 @@ interface Descriptor {
 
 const descriptorOf = (block: Record<string, unknown>, key: string): Descriptor | null => {
   const value = block[key];
-  return value && typeof value === 'object' ? (value as Descriptor) : null;
+  return value && typeof value === 'object' ? value : null;
 };
 
 export const controlDefault = (model: GatewayModel, key: string): unknown => descriptorOf(model.capabilities.controls, key)?.default;

@@ -318,7 +318,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
       let status: VideoStatus;
       try {
         status = credential
-          ? await adapter.pollVideo!(credential, job.externalId)
+          ? await adapter.pollVideo(credential, job.externalId)
           : (await pool.run(model.providerSlug, (_text, c) => adapter.pollVideo!(c, job.externalId!))).value;
       } catch (err) {
         const failures = job.pollFailures + 1;

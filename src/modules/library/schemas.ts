@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { GENERATION_KINDS, GENERATION_VISIBILITIES, PROMPT_VARIABLE_TYPES } from '../../db/schema/library.js';
-import { MODEL_TYPES } from '../../db/schema/catalog.js';
+import { MODEL_TYPES } from '../catalog/service.js';
 import { DateTime, Nullable, Page, StrictObject, pageQuery } from '../../platform/http/schemas.js';
 
 /** Limits of spec A's Limits table, plus the house's own for what the spec leaves open (see docs/decisions.md). */

@@ -20,7 +20,7 @@ export function createLibraryService(deps: LibraryServiceDeps) {
   const generations = createGenerations(deps);
   const prompts = createPromptTemplates(deps);
   return {
-    saveGeneration: generations.saveGeneration,
+    saveGeneration: (...args: Parameters<typeof generations.saveGeneration>) => generations.saveGeneration(...args),
     generations,
     prompts,
     /** Seeds the system prompt templates (idempotent; runs at every start). */

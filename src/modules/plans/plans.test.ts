@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { plans } from '../../db/schema/plans.js';
 import { createTestApp, json, type TestApp } from '../../../test/helpers/test-app.js';
-import { catalogFixtures } from '../catalog/test-fixtures.js';
+import { catalogFixtures } from '../../../test/helpers/catalog-fixtures.js';
 
 let t: TestApp;
 let f: ReturnType<typeof catalogFixtures>;

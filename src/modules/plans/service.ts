@@ -5,8 +5,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { notFound } from '../../platform/http/errors.js';
-import type { CatalogService } from '../catalog/service.js';
-import type { CatalogSnapshot, ModelEntry } from '../catalog/snapshot.js';
+import type { CatalogService, CatalogSnapshot, ModelEntry } from '../catalog/service.js';
 import { PLAYGROUND_PLAN_SLUG, seedPlans } from './seed.js';
 
 export type PlanRow = typeof plans.$inferSelect;

@@ -30,11 +30,11 @@ export function createSubscriptionBillingService(deps: SubscriptionBillingDeps) 
   return {
     coupons,
     /** Connects (or disconnects) the payments module's port; until then paid switches are refused with the amount. */
-    connectPayments: ctx.connectPayments,
-    list: views.list,
-    quote: switches.quote,
-    switchPlan: switches.switchPlan,
-    cancelScheduledSwitch: switches.cancelScheduledSwitch,
+    connectPayments: ctx.connectPayments.bind(ctx),
+    list: views.list.bind(views),
+    quote: switches.quote.bind(switches),
+    switchPlan: switches.switchPlan.bind(switches),
+    cancelScheduledSwitch: switches.cancelScheduledSwitch.bind(switches),
 
     async startTrial(userId: string, planId: string) {
       return views.one(await trialAndCancel.startTrial(userId, planId));

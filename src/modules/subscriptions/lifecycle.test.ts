@@ -3,13 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { notifications } from '../../db/schema/notifications.js';
 import { subscriptionChanges, subscriptions } from '../../db/schema/subscriptions.js';
-import { DAY_MS } from '../../platform/clock/clock.js';
 import { createTestApp, json, type TestApp } from '../../../test/helpers/test-app.js';
 import { mailsTo } from '../../../test/helpers/outbox.js';
 import { SUBSCRIPTIONS_CHANGED_CHANNEL } from './context.js';
 import { createSubscriptionBillingService } from './billing.js';
 import { subscriptionJobs } from './jobs.js';
-import { fakePayments, subscriptionFixtures, type FakePayments } from './test-fixtures.js';
+import { fakePayments, subscriptionFixtures, type FakePayments } from '../../../test/helpers/subscriptions.js';
 
 let t: TestApp;
 let pay: FakePayments;

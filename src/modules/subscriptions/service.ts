@@ -2,7 +2,7 @@ import { and, desc, eq, gt, inArray, or } from 'drizzle-orm';
 import { subscriptions, type SubscriptionStatus } from '../../db/schema/subscriptions.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
-import type { UserRow } from '../auth/users.js';
+import type { UserRow } from '../auth/index.js';
 import type { PlanRow, PlansService } from '../plans/service.js';
 import type { WalletService } from '../wallet/service.js';
 
@@ -77,6 +77,12 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
       if (!row) return null;
       const plan = await plans.getById(row.planId);
       return plan ? { subscription: row, plan } : null;
+    },
+
+    /** Whether the caller's plan includes API access (API keys); null without an active subscription. */
+    async apiAccessOf(userId: string): Promise<boolean | null> {
+      const active = await service.activeFor(userId);
+      return active ? (await plans.featuresOf(active.plan.id)).apiAccess : null;
     },
 
     /** The plan id the caller meters against, or null without an active subscription. */

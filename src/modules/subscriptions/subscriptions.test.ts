@@ -6,7 +6,7 @@ import { subscriptions } from '../../db/schema/subscriptions.js';
 import { walletLedger, wallets } from '../../db/schema/wallet.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
-import { catalogFixtures } from '../catalog/test-fixtures.js';
+import { catalogFixtures } from '../../../test/helpers/catalog-fixtures.js';
 
 let t: TestApp;
 let f: ReturnType<typeof catalogFixtures>;

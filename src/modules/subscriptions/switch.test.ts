@@ -4,7 +4,7 @@ import { plans } from '../../db/schema/plans.js';
 import { subscriptionChanges, subscriptions } from '../../db/schema/subscriptions.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
 import { createTestApp, json, type TestApp } from '../../../test/helpers/test-app.js';
-import { fakePayments, subscriptionFixtures, type FakePayments } from './test-fixtures.js';
+import { fakePayments, subscriptionFixtures, type FakePayments } from '../../../test/helpers/subscriptions.js';
 
 let t: TestApp;
 let pay: FakePayments;

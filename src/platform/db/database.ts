@@ -5,11 +5,12 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
-import * as schema from '../../db/schema/index.js';
 
-export type Schema = typeof schema;
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
-export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+// No relational `schema` is handed to Drizzle: the code uses the query builder on tables it imports, so the platform
+// knows no domain table (and `db.query.<table>` does not exist).
+type NoSchema = Record<string, never>;
+export type Db = PgDatabase<PgQueryResultHKT, NoSchema>;
+export type Tx = PgTransaction<PgQueryResultHKT, NoSchema, ExtractTablesWithRelations<NoSchema>>;
 /** Services take either the database or an open transaction, so callers can compose them atomically. */
 export type DbOrTx = Db | Tx;
 
@@ -50,18 +51,18 @@ const EMBEDDED_SETTINGS = ['shared_buffers = 32MB'];
 async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS });
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(client) as unknown as Db;
   return {
     kind: 'pglite',
     db,
     dumpDataDir: async () => client.dumpDataDir('none'),
     async query<T>(text: string, values?: unknown[]) {
-      const result = await client.query<T>(text, values as unknown[] | undefined);
+      const result = await client.query<T>(text, values);
       return { rows: result.rows };
     },
     async exec(text) {
       const results = await client.exec(text);
-      return { rows: (results.at(-1)?.rows ?? []) as Record<string, unknown>[] };
+      return { rows: results.at(-1)?.rows ?? [] };
     },
     async listen(channel, onMessage) {
       const unlisten = await client.listen(channel, onMessage);
@@ -82,7 +83,7 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
 async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', (err) => onError?.(err));
-  const db = drizzleNodePg(pool, { schema }) as unknown as Db;
+  const db = drizzleNodePg(pool) as unknown as Db;
   let listener: pg.PoolClient | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { Type } from 'typebox';
 import { desc } from 'drizzle-orm';
 import { mailOutbox } from '../../db/schema/platform.js';
@@ -76,9 +76,9 @@ describe('keyset cursor pagination', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const response = await app.inject({ url: `/items?limit=7${cursor ? `&cursor=${cursor}` : ''}` });
+      const response: LightMyRequestResponse = await app.inject({ url: `/items?limit=7${cursor ? `&cursor=${cursor}` : ''}` });
       expect(response.statusCode).toBe(200);
-      const page = response.json() as { items: Array<{ id: string }>; nextCursor: string | null };
+      const page = response.json<{ items: Array<{ id: string }>; nextCursor: string | null }>();
       seen.push(...page.items.map((i) => i.id));
       cursor = page.nextCursor;
       pages++;

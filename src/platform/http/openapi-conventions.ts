@@ -103,7 +103,7 @@ export function applyDocumentConventions(document: Json, servers: Array<{ url: s
     for (const [method, shared] of Object.entries(operations)) {
       // Per method, not per route: a route serving GET and HEAD shares one operation object between them.
       const { [OPERATION_ID_HINT]: hinted, ...operation } = shared;
-      operation.operationId = (hinted as string | undefined) ?? operationIdFor(method, path);
+      operation.operationId = (hinted) ?? operationIdFor(method, path);
       completeOperation(operation);
       operations[method] = operation;
     }

@@ -26,7 +26,7 @@ export function describeValidationErrors(
 }
 
 function describe(err: FastifySchemaValidationError, part: string): ValidationIssue {
-  const params = (err.params ?? {}) as Record<string, unknown>;
+  const params = err.params ?? {};
   const path = (err.instancePath ?? '').split('/').filter(Boolean).join('.');
   const field = path ? (part === 'body' ? path : `${part}.${path}`) : part === 'body' ? '' : part;
   switch (err.keyword) {
@@ -40,18 +40,18 @@ function describe(err: FastifySchemaValidationError, part: string): ValidationIs
     case 'type':
       return { field: field || part, message: `must be ${article(String(params.type))}` };
     case 'minLength':
-      return { field, message: `must be at least ${params.limit} character${params.limit === 1 ? '' : 's'} long` };
+      return { field, message: `must be at least ${String(params.limit)} character${params.limit === 1 ? '' : 's'} long` };
     case 'maxLength':
-      return { field, message: `must be at most ${params.limit} characters long` };
+      return { field, message: `must be at most ${String(params.limit)} characters long` };
     case 'minimum':
     case 'exclusiveMinimum':
     case 'maximum':
     case 'exclusiveMaximum':
-      return { field, message: `must be ${String(params.comparison)} ${params.limit}` };
+      return { field, message: `must be ${String(params.comparison)} ${String(params.limit)}` };
     case 'minItems':
-      return { field, message: `must have at least ${params.limit} item${params.limit === 1 ? '' : 's'}` };
+      return { field, message: `must have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}` };
     case 'maxItems':
-      return { field, message: `must have at most ${params.limit} items` };
+      return { field, message: `must have at most ${String(params.limit)} items` };
     case 'enum':
       return { field, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'const':

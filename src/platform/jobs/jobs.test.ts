@@ -73,4 +73,11 @@ describe(`pg-boss on the service database`, () => {
     const other = createJobs({ database, databaseUrl: testDb.url, logger: pino({ level: 'silent' }) });
     expect(() => other.register([defineJob({ name: 'test.echo', handler: async () => {} }), defineJob({ name: 'test.echo', handler: async () => {} })])).toThrow(/two handlers/);
   });
+
+  it('names every queue that has no handler when asked to check a list of queues', () => {
+    expect(() => jobs.assertHandled(['test.echo', 'test.flaky'])).not.toThrow();
+    expect(() => jobs.assertHandled(['test.echo', 'mail.deliver', 'wallet.sweep-reservations'])).toThrow(
+      'No handler is registered for job queue "mail.deliver", "wallet.sweep-reservations"',
+    );
+  });
 });

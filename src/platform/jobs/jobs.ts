@@ -5,7 +5,7 @@ import type { Database } from '../db/database.js';
 /** Each module adds its queues here: `declare module '.../jobs.js' { interface JobPayloads { 'x.y': {...} } }`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface JobPayloads {}
-export type JobName = keyof JobPayloads & string;
+export type JobName = Extract<keyof JobPayloads, string>;
 
 export interface JobOptions {
   retryLimit?: number;
@@ -38,6 +38,8 @@ export interface SendOptions {
 export interface Jobs {
   /** Adds queues and their handlers; before `start`. A queue name registered twice fails. */
   register(definitions: AnyJobDefinition[]): void;
+  /** Throws, naming them, unless each of these queues has a handler (the boot passes every queue code can send to). */
+  assertHandled(queues: readonly JobName[]): void;
   send<N extends JobName>(name: N, payload: JobPayloads[N], options?: SendOptions): Promise<string | null>;
   /** Starts the workers and schedules; `workers: false` only enqueues (useful for one-off scripts). */
   start(options?: { workers?: boolean }): Promise<void>;
@@ -70,6 +72,12 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
       for (const definition of definitions) {
         if (byName.has(definition.name)) throw new Error(`Job queue "${definition.name}" has two handlers`);
         byName.set(definition.name, definition);
+      }
+    },
+    assertHandled(queues) {
+      const missing = queues.filter((name) => !byName.has(name));
+      if (missing.length > 0) {
+        throw new Error(`No handler is registered for job queue ${missing.map((name) => `"${name}"`).join(', ')}: every queue code can send to needs one at start`);
       }
     },
     async send(name, payload, sendOptions = {}) {

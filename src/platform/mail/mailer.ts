@@ -54,15 +54,23 @@ export function createMailer(deps: MailerDeps): Mailer {
   };
 }
 
-/** The queue that hands queued mail to the SMTP server, with retries. */
-export function mailDeliveryJob(deps: { db: Db; smtpUrl: string; logger: FastifyBaseLogger }) {
-  const transport = nodemailer.createTransport(deps.smtpUrl);
+/**
+ * The queue that hands queued mail to the SMTP server, with retries. It is registered in both modes, so the queue
+ * always has its handler; without SMTP nothing is queued, and a mail queued before SMTP was switched off stays stored.
+ */
+export function mailDeliveryJob(deps: { db: Db; smtpUrl: string | null; logger: FastifyBaseLogger }) {
+  const transport = deps.smtpUrl ? nodemailer.createTransport(deps.smtpUrl) : null;
   return defineJob({
     name: 'mail.deliver',
     options: { retryLimit: 5, retryDelaySeconds: 10, retryBackoff: true },
     handler: async ({ mailId }) => {
       const [mail] = await deps.db.select().from(mailOutbox).where(eq(mailOutbox.id, mailId));
       if (!mail || mail.status === 'SENT') return;
+      if (!transport) {
+        await deps.db.update(mailOutbox).set({ status: 'STORED' }).where(eq(mailOutbox.id, mailId));
+        deps.logger.warn({ mailId }, 'mail kept in the outbox: SMTP_URL is not set any more');
+        return;
+      }
       try {
         await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? undefined });
         await deps.db.update(mailOutbox).set({ status: 'SENT', sentAt: new Date(), attempts: sql`${mailOutbox.attempts} + 1` }).where(eq(mailOutbox.id, mailId));

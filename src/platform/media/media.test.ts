@@ -229,7 +229,7 @@ describe('generated video', () => {
       expect(offset).toBeGreaterThanOrEqual(mdat.start + mdat.headerSize);
       expect(offset).toBeLessThan(mdat.start + mdat.size);
     }
-    const firstNal = video.readUInt32BE(offsets[0]!);
+    const firstNal = video.readUInt32BE(offsets[0]);
     expect(firstNal).toBeGreaterThan(0);
     expect(firstNal).toBeLessThan(mdat.size);
     expect(video[offsets[0]! + 4]! & 0x1f).toBeOneOf([1, 5, 6, 7, 8, 9]); // a real H.264 NAL unit type

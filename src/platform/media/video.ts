@@ -30,8 +30,8 @@ function loadEncoders(): Promise<Encoders> {
       return (await import('h264-mp4-encoder')).default;
     } finally {
       for (const event of events) {
-        for (const listener of process.rawListeners(event as 'uncaughtException')) {
-          if (!before.get(event)!.has(listener)) process.removeListener(event as 'uncaughtException', listener as NodeJS.UncaughtExceptionListener);
+        for (const listener of process.rawListeners(event)) {
+          if (!before.get(event)!.has(listener)) process.removeListener(event, listener as NodeJS.UncaughtExceptionListener);
         }
       }
     }

@@ -144,7 +144,8 @@ export function mapAnthropicError(err: unknown, model: string): UpstreamError {
       const kind = type === 'rate_limit_error' ? 'rate_limit' : 'server';
       return new UpstreamError(kind, message, null, type ?? 'stream_error');
     }
-    return new UpstreamError(classifyStatus(err.status, type, message, model), message, err.status, type ?? `http_${err.status}`);
+    const status = err.status as number; // the SDK types it loosely; a response error always has one
+    return new UpstreamError(classifyStatus(status, type, message, model), message, status, type ?? `http_${status}`);
   }
   if (err instanceof SyntaxError) return new UpstreamError('server', 'The provider sent a malformed stream.', null, 'malformed_stream');
   const message = err instanceof Error ? err.message : String(err);

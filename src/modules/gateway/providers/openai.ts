@@ -142,7 +142,8 @@ export function mapOpenAiError(err: unknown, model: string): UpstreamError {
       const kind = code && /rate_limit/.test(code) ? 'rate_limit' : 'server';
       return new UpstreamError(kind, message, null, code ?? 'stream_error');
     }
-    return new UpstreamError(classifyStatus(err.status, code, message, model), message, err.status, code ?? `http_${err.status}`);
+    const status = err.status as number; // the SDK types it loosely; a response error always has one
+    return new UpstreamError(classifyStatus(status, code, message, model), message, status, code ?? `http_${status}`);
   }
   if (err instanceof SyntaxError) return new UpstreamError('server', 'The provider sent a malformed stream.', null, 'malformed_stream');
   const message = err instanceof Error ? err.message : String(err);

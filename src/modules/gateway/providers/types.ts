@@ -35,7 +35,8 @@ export interface TextRequest {
   signal?: AbortSignal;
 }
 
-export type FinishReason = 'stop' | 'length' | 'content_filter' | 'error' | string;
+// `string & {}` keeps the known reasons as suggestions while any provider's own reason passes through.
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'error' | (string & {});
 
 export interface TextResult {
   text: string;

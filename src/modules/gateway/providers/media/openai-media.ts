@@ -41,9 +41,9 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
         throw new UpstreamError('bad_request', 'DALL·E 3 cannot edit images; use a model that takes a source image.', 400, 'edit_not_supported');
       }
       const image = await toFile(request.initImage.bytes, `source.${SOURCE_EXTENSION[request.initImage.mimeType] ?? 'png'}`, { type: request.initImage.mimeType });
-      return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size: size as OpenAI.ImageEditParams['size'], ...format }, { signal: request.signal });
+      return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size, ...format }, { signal: request.signal });
     }
-    return client.images.generate({ model: request.model, prompt: request.prompt, n, size: size as OpenAI.ImageGenerateParams['size'], ...format }, { signal: request.signal });
+    return client.images.generate({ model: request.model, prompt: request.prompt, n, size, ...format }, { signal: request.signal });
   }
 
   return {

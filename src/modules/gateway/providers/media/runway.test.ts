@@ -83,7 +83,7 @@ describe('Runway: submit', () => {
     [{ seedImage: { bytes: Buffer.alloc(5 * 1024 * 1024 + 1), mimeType: 'image/png' } }, 'image_too_large'],
   ] as const)('refuses %# before calling (%s)', async (overrides, code) => {
     const calls = fake.requests.length;
-    const error = await upstreamError(adapter.submitVideo!(credential, request(overrides as Partial<VideoRequest>)));
+    const error = await upstreamError(adapter.submitVideo!(credential, request(overrides)));
     expect(error).toMatchObject({ kind: 'bad_request', code });
     expect(fake.requests.length).toBe(calls);
   });

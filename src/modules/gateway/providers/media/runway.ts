@@ -65,7 +65,7 @@ function imageUri(file: MediaFile, which: string): string {
 function errorOf(response: UpstreamResponse): { code: string | null; message: string | null } {
   const body = jsonOf(response) as { error?: unknown; code?: unknown; issues?: unknown } | null;
   const issues = Array.isArray(body?.issues)
-    ? (body!.issues as { message?: unknown; path?: unknown }[])
+    ? (body.issues as { message?: unknown; path?: unknown }[])
         .map((i) => [Array.isArray(i.path) ? i.path.join('.') : '', typeof i.message === 'string' ? i.message : ''].filter(Boolean).join(': '))
         .filter(Boolean)
     : [];

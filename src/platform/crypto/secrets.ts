@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 /**
  * Short secrets (4-digit OTPs, recovery codes) are hashed with a server-side key (a "pepper") so a copy of the
@@ -7,6 +7,9 @@ import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto
 export function derivePepper(serverSecret: string): Buffer {
   return createHmac('sha256', serverSecret).update('storefront/short-secret-pepper/v1').digest();
 }
+
+/** SHA-256 (hex) of a long random token: refresh tokens, reset tokens and link tokens are stored this way. */
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 /** HMAC-SHA256 of `value` under the pepper, separated per purpose. */
 export function keyedHash(pepper: Buffer, purpose: string, value: string): string {
@@ -25,15 +28,3 @@ export const randomToken = (): string => randomBytes(32).toString('base64url');
 
 /** A string of `length` random decimal digits (leading zeros kept). */
 export const randomDigits = (length: number): string => Array.from({ length }, () => String(randomInt(10))).join('');
-
-// No 0/o, 1/l/i: codes are read off paper and typed by hand.
-const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
-
-/** A recovery code shaped `xxxx-xxxx`. */
-export function randomRecoveryCode(): string {
-  const chars = Array.from({ length: 8 }, () => RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)]);
-  return `${chars.slice(0, 4).join('')}-${chars.slice(4).join('')}`;
-}
-
-/** The canonical form a recovery code is hashed in: lower case, no separators or spaces. */
-export const canonicalRecoveryCode = (code: string): string => code.toLowerCase().replace(/[\s-]+/g, '');

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { domainEvents } from '../../db/schema/index.js';
-import { walletLedger, wallets } from '../../db/schema/wallet.js';
-import { bearer, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
-import { ACCESS_TOKEN_TTL_SECONDS } from '../../platform/auth/access-tokens.js';
-import type { ChannelPolicy, CheckoutRequest, FulfilmentResult, PaymentsPort } from './payments-port.js';
+import { domainEvents } from '../../src/db/schema/platform.js';
+import { walletLedger, wallets } from '../../src/db/schema/wallet.js';
+import { bearer, json, signUp, type TestApp } from './test-app.js';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../../src/platform/auth/access-tokens.js';
+import type { ChannelPolicy, CheckoutRequest, FulfilmentResult, PaymentsPort } from '../../src/modules/subscriptions/payments-port.js';
 
 /**
  * A stand-in for the payments module (not built yet), speaking the port exactly as it will: checkouts are recorded,
@@ -97,7 +97,7 @@ export function subscriptionFixtures(t: TestApp) {
     async list(token: string) {
       const response = await inject(token, 'GET', '/v1/subscriptions');
       if (response.statusCode !== 200) throw new Error(`list: ${response.statusCode} ${response.body}`);
-      return json(response) as Array<Record<string, any>>;
+      return json<Array<Record<string, any>>>(response);
     },
     async me(token: string) {
       return json(await inject(token, 'GET', '/v1/users/me')).activeSubscription as Record<string, any> | null;

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
-import { models } from '../../db/schema/catalog.js';
-import { planModels, plans } from '../../db/schema/plans.js';
-import { subscriptions } from '../../db/schema/subscriptions.js';
-import type { TestApp } from '../../../test/helpers/test-app.js';
+import { models } from '../../src/db/schema/catalog.js';
+import { planModels, plans } from '../../src/db/schema/plans.js';
+import { subscriptions } from '../../src/db/schema/subscriptions.js';
+import type { TestApp } from './test-app.js';
 
 /** Test helpers that change catalog and plan rows directly (as an administrator would), then drop the caches. */
 export function catalogFixtures(t: TestApp) {

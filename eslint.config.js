@@ -1,0 +1,53 @@
+// ESLint flat config: typescript-eslint's type-aware recommended rules over every TypeScript file of the
+// repository (src, test, bench, scripts, the tool configs). Module boundaries are checked by dependency-cruiser
+// (.dependency-cruiser.cjs), not here; `npm run lint` runs both. Every rule switched off says why beside it.
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  globalIgnores(['dist/', 'data/', 'coverage/', '.cache/', 'src/db/migrations/']),
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        // tsconfig.json covers src, test, bench, scripts and the tool configs, so every file is type-checked.
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `async` marks functions that fulfil a Promise-returning contract (Fastify plugins, provider adapters, hooks)
+      // and turns their throws into rejections; removing it from the ones that happen not to await would change that.
+      '@typescript-eslint/require-await': 'off',
+      // Augmenting a library's interface (Fastify's route config) takes an interface that only extends ours.
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
+      // A leading underscore names a deliberately unused binding (an omitted property, a parameter a contract requires).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    files: ['**/*.test.ts', 'test/**/*.ts'],
+    rules: {
+      // Tests and fake upstreams read JSON bodies (ours and the providers' wire formats) as untyped data and assert
+      // on them; the assertion is the check, so typing every body would add noise, not safety.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off', // same reason: untyped JSON bodies in tests
+      '@typescript-eslint/no-unsafe-assignment': 'off', // same reason: untyped JSON bodies in tests
+      '@typescript-eslint/no-unsafe-call': 'off', // same reason: untyped JSON bodies in tests
+      '@typescript-eslint/no-unsafe-member-access': 'off', // same reason: untyped JSON bodies in tests
+      '@typescript-eslint/no-unsafe-return': 'off', // same reason: untyped JSON bodies in tests
+    },
+  },
+  {
+    // Plain JavaScript (this file, the dependency-cruiser config, the build script) is outside the TypeScript program.
+    files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', module: 'writable' } },
+  },
+);

@@ -1,0 +1,3 @@
+/** The gateway module's public entry: the text gateway's service and the media gateway built beside it. */
+export { createGatewayService, type GatewayService } from './service.js';
+export { createMediaGateway, type MediaGateway } from './media.js';

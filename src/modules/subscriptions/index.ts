@@ -1,0 +1,5 @@
+/** The subscriptions module's public entry: the read side, and trials, switches, coupons and the lifecycle beside it. */
+export { createSubscriptionsService, type SubscriptionsService } from './service.js';
+export { createSubscriptionBillingService } from './billing.js';
+export { subscriptionJobs } from './jobs.js';
+export type { PaymentsPort } from './payments-port.js';
