@@ -35,8 +35,9 @@ export interface Movement {
 
 /**
  * Writes one ledger row and moves the balance by the same amount, in the caller's transaction.
- * Returns false (and changes nothing) when a row with the idempotency key already exists.
- * The balance update is conditional for debits, so a debit that the balance cannot cover changes nothing.
+ * Returns `applied: false` (and changes nothing) when a row with the idempotency key already exists.
+ * The balance moves unconditionally: what must not overdraw guards itself (reserve with a conditional update, debit
+ * under a row lock), and a settlement above the balance records the rest as debt.
  */
 export async function applyMovement(tx: DbOrTx, walletId: string, movement: Movement, now: Date): Promise<{ applied: boolean; balance: number; debt: number }> {
   const [row] = await tx

@@ -348,7 +348,6 @@ export function createWalletService(deps: WalletServiceDeps) {
       return rows.map((r) => ({ walletId: r.walletId, balance: r.balance, ledgerSum: Number(r.ledgerSum) }));
     },
 
-    /** Net tokens spent and generations started since an instant (subscription usage). */
     /**
      * Tokens spent (net of refunds) and generations started since each of the given moments, in two queries
      * whatever the number of windows (`/v1/users/me` asks for the cycle, today and this month at once).
