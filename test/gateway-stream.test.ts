@@ -76,7 +76,7 @@ describe('a client that disconnects mid-stream', () => {
     const resolved = await t.services.catalog.resolveForGateway(model);
     const price = await t.services.catalog.priceUsage(resolved, { inputTokens: 210, outputTokens: 30 });
     // Billed on the provider's final usage: the whole answer was read although nobody was listening.
-    expect(usage).toMatchObject({ status: 'SUCCESS', inputUnits: 210, outputUnits: 30, creditsConsumed: price.tokens });
+    expect(usage).toMatchObject({ status: 'SUCCESS', inputUnits: 210, outputUnits: 30, tokensConsumed: price.tokens });
     expect(usage.metadata).toMatchObject({ clientDisconnected: true, usageSource: 'provider' });
 
     const ledger = await ledgerOf(t, left.requestId);

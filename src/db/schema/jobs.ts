@@ -33,9 +33,9 @@ export const jobs = pgTable(
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     /** Tokens reserved at submit: the price of the job, fixed then. */
-    creditsReserved: integer('credits_reserved').notNull().default(0),
+    tokensReserved: integer('credits_reserved').notNull().default(0),
     /** Tokens finally charged (null until settled). */
-    creditsConsumed: integer('credits_consumed'),
+    tokensConsumed: integer('credits_consumed'),
     /** 0 to 1. */
     progress: doublePrecision('progress').notNull().default(0),
     /** The provider's task id of an asynchronous upstream. */

@@ -13,8 +13,8 @@ export const usageRecords = pgTable(
     subscriptionId: uuid('subscription_id'),
     modelId: uuid('model_id'),
     providerId: uuid('provider_id'),
-    /** The upstream account (provider_accounts row) that served the call. */
-    resellerAccountId: uuid('reseller_account_id'),
+    /** The upstream account (provider_accounts row) that served the call; the column keeps the spec's name. */
+    providerAccountId: uuid('reseller_account_id'),
     jobId: uuid('job_id'),
     /** The gateway request id (the wallet's idempotency id). */
     requestId: text('request_id').notNull(),
@@ -22,7 +22,7 @@ export const usageRecords = pgTable(
     status: text('status', { enum: USAGE_STATUSES }).notNull(),
     inputUnits: integer('input_units').notNull().default(0),
     outputUnits: integer('output_units').notNull().default(0),
-    creditsConsumed: bigint('credits_consumed', { mode: 'number' }).notNull().default(0),
+    tokensConsumed: bigint('credits_consumed', { mode: 'number' }).notNull().default(0),
     providerCostCents: integer('provider_cost_cents').notNull().default(0),
     latencyMs: integer('latency_ms').notNull().default(0),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),

@@ -265,7 +265,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
         subscriptionId: access.subscriptionId,
         requestId: jobId,
         input: { ...spec, prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
-        creditsReserved: prices[spec.count]!,
+        tokensReserved: prices[spec.count]!,
       });
       await queue.send(MEDIA_RUN_QUEUE, { jobId });
       return { jobId, status: 'QUEUED' };
@@ -277,7 +277,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       const input = job.input as unknown as ImageSpec & { prices: number[]; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null };
       const modelRef = { id: job.modelId, slug: job.modelSlug, providerId: input.providerId };
       try {
-        await wallet.reserve({ ...input.owner, tokens: job.creditsReserved, requestId: job.requestId, note: `image.generate ${job.modelSlug}` });
+        await wallet.reserve({ ...input.owner, tokens: job.tokensReserved, requestId: job.requestId, note: `image.generate ${job.modelSlug}` });
       } catch (err) {
         if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') {
           await failJob(deps, job.id, { code: err.code, message: err.message, details: err.details });
@@ -316,18 +316,18 @@ export function createImageGateway(deps: MediaGatewayDeps) {
           jobId: job.id,
           operation: 'image.generate',
           status: delivered < input.count ? 'PARTIAL' : 'SUCCESS',
-          chargeTokens: input.prices[delivered] ?? job.creditsReserved,
+          chargeTokens: input.prices[delivered] ?? job.tokensReserved,
           providerCostCents: cost.providerCostCents,
           inputUnits: input.count,
           outputUnits: delivered,
           latencyMs: performance.now() - started,
           accountId: produced.accountId,
-          metadata: metadataOf(input, produced, { apiKeyId: input.apiKeyId }, job.creditsReserved),
+          metadata: metadataOf(input, produced, { apiKeyId: input.apiKeyId }, job.tokensReserved),
           generation: { kind: 'IMAGE', prompt: input.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url },
         });
         return {
           output: { images: produced.images, usage: { imagesGenerated: delivered, imagesRequested: input.count, creditsConsumed: settled.chargedTokens } },
-          creditsConsumed: settled.chargedTokens,
+          tokensConsumed: settled.chargedTokens,
         };
       });
     },

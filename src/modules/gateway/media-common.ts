@@ -136,14 +136,14 @@ export async function settleDelivered(deps: Pick<MediaGatewayDeps, 'wallet' | 'u
       subscriptionId: input.subscriptionId,
       modelId: input.model.id,
       providerId: input.model.providerId,
-      resellerAccountId: input.accountId,
+      providerAccountId: input.accountId,
       jobId: input.jobId ?? null,
       requestId: input.requestId,
       operation: input.operation,
       status: input.status,
       inputUnits: input.inputUnits,
       outputUnits: input.outputUnits,
-      creditsConsumed: settled.chargedTokens,
+      tokensConsumed: settled.chargedTokens,
       providerCostCents: input.providerCostCents,
       latencyMs: input.latencyMs,
       metadata: { modelSlug: input.model.slug, ...input.metadata, ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}) },
@@ -180,7 +180,7 @@ export async function refundFailed(
       requestId: input.requestId,
       operation: input.operation,
       status: timeout ? 'TIMEOUT' : 'FAILED',
-      creditsConsumed: 0,
+      tokensConsumed: 0,
       latencyMs: input.latencyMs,
       metadata: { modelSlug: input.model.slug, error: { code: input.error.code, message: input.error.message }, ...input.metadata },
     },
@@ -198,13 +198,13 @@ const JOB_NOUN: Record<JobRow['kind'], string> = { IMAGE: 'images', VIDEO: 'vide
 export async function succeedJob(
   deps: Pick<MediaGatewayDeps, 'db' | 'jobs' | 'notifications' | 'clock'>,
   jobId: string,
-  charge: (tx: Tx, job: JobRow) => Promise<{ output: Record<string, unknown>; creditsConsumed: number }>,
+  charge: (tx: Tx, job: JobRow) => Promise<{ output: Record<string, unknown>; tokensConsumed: number }>,
 ): Promise<boolean> {
   const done = await deps.db.transaction(async (tx) => {
     const job = await deps.jobs.lockOpen(tx, jobId);
     if (!job) return false;
-    const { output, creditsConsumed } = await charge(tx, job);
-    await deps.jobs.update(jobId, { status: 'SUCCEEDED', output, progress: 1, creditsConsumed, errorCode: null, errorMessage: null }, tx);
+    const { output, tokensConsumed } = await charge(tx, job);
+    await deps.jobs.update(jobId, { status: 'SUCCEEDED', output, progress: 1, tokensConsumed, errorCode: null, errorMessage: null }, tx);
     await deps.notifications.notify(tx, {
       userId: job.userId,
       type: 'JOB_SUCCEEDED',
@@ -212,7 +212,7 @@ export async function succeedJob(
       body: `The ${job.modelSlug} job finished.`,
       payload: { jobId, kind: job.kind },
     });
-    await emitDomainEvent(tx, 'job.succeeded', { jobId, kind: job.kind, model: job.modelSlug, status: 'SUCCEEDED', output, creditsConsumed }, { userId: job.userId, at: deps.clock.now() });
+    await emitDomainEvent(tx, 'job.succeeded', { jobId, kind: job.kind, model: job.modelSlug, status: 'SUCCEEDED', output, creditsConsumed: tokensConsumed }, { userId: job.userId, at: deps.clock.now() });
     return true;
   });
   if (done) await deps.jobs.announce(jobId);
@@ -234,7 +234,7 @@ export async function failJob(
     if (!job) return false;
     if (refund) await refund(tx, job);
     else await deps.wallet.release({ requestId: job.requestId, reason: `Refunded: ${error.code}` }, tx);
-    await deps.jobs.update(jobId, { status: 'FAILED', errorCode: error.code, errorMessage: error.message, creditsConsumed: 0 }, tx);
+    await deps.jobs.update(jobId, { status: 'FAILED', errorCode: error.code, errorMessage: error.message, tokensConsumed: 0 }, tx);
     await deps.notifications.notify(tx, {
       userId: job.userId,
       type: 'JOB_FAILED',

@@ -46,7 +46,7 @@ describe('POST /v1/ai/image (sync)', () => {
     expect(after.balance).toBe(before.balance - body.usage.creditsConsumed);
     expect(after.ledgerSum).toBe(after.balance);
     const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, body.requestId));
-    expect(usage).toMatchObject({ operation: 'image.generate', status: 'SUCCESS', outputUnits: 2, creditsConsumed: body.usage.creditsConsumed });
+    expect(usage).toMatchObject({ operation: 'image.generate', status: 'SUCCESS', outputUnits: 2, tokensConsumed: body.usage.creditsConsumed });
     const [saved] = await t.platform.db.select().from(generations).where(eq(generations.requestId, body.requestId));
     expect(saved).toMatchObject({ kind: 'IMAGE', prompt: 'a red lighthouse at dusk', output: { images: body.images }, thumbnailUrl: body.images[0].url, visibility: expect.any(String) });
   });

@@ -46,7 +46,7 @@ describe('POST /v1/ai/image against an OpenAI-format upstream', () => {
     const after = await walletState(t, user.id);
     expect(after.balance).toBe(before.balance - two);
     const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, body.requestId));
-    expect(usage).toMatchObject({ status: 'PARTIAL', outputUnits: 2, creditsConsumed: two });
+    expect(usage).toMatchObject({ status: 'PARTIAL', outputUnits: 2, tokensConsumed: two });
     expect(usage!.metadata).toMatchObject({ calls: 3, failedCalls: 1, maxPerCall: 1 });
     // Copied into our storage; the provider's signed link is recorded without its signature.
     for (const image of body.images) expect(image.url).toContain('/v1/files/raw/');

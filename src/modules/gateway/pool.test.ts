@@ -118,7 +118,7 @@ describe('failover', () => {
     expect([...keys].sort()).toEqual([A, B].sort());
     expect(await walletState(t, userId)).toEqual(before);
     const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId)).orderBy(usageRecords.createdAt).then((rows) => rows.slice(-1));
-    expect(usage).toMatchObject({ status: 'FAILED', creditsConsumed: 0, operation: 'text.generate' });
+    expect(usage).toMatchObject({ status: 'FAILED', tokensConsumed: 0, operation: 'text.generate' });
 
     expect(await providerStatus('openai')).toBe('DEGRADED');
     // A degraded provider is still listed and still served.
@@ -180,7 +180,7 @@ describe('monthly budgets', () => {
     }
     const spent = await account(B);
     expect(spent.spendMicros).toBeGreaterThan(0);
-    const [usage] = (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.resellerAccountId, spent.id))).slice(-1);
+    const [usage] = (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.providerAccountId, spent.id))).slice(-1);
     expect(usage!.metadata).toMatchObject({ providerCostMicros: expect.any(Number) });
 
     const b = await account(B);

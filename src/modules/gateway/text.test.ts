@@ -65,8 +65,8 @@ describe('POST /v1/ai/text with the local provider', () => {
       status: 'SUCCESS',
       inputUnits: body.usage.inputTokens,
       outputUnits: body.usage.outputTokens,
-      creditsConsumed: body.usage.creditsConsumed,
-      resellerAccountId: expect.any(String),
+      tokensConsumed: body.usage.creditsConsumed,
+      providerAccountId: expect.any(String),
     });
     expect(usage!.metadata).toMatchObject({ maxTokens: 2048, usageSource: 'provider', finishReason: 'stop' });
 
@@ -309,7 +309,7 @@ describe('POST /v1/ai/enhance/prompt', () => {
     expect(after.balance).toBeLessThan(before.balance);
     expect(after.ledgerSum).toBe(after.balance);
     const [usage] = await t.platform.db.select().from(usageRecords).where(and(eq(usageRecords.userId, user.id), eq(usageRecords.operation, 'prompt.enhance')));
-    expect(usage).toMatchObject({ status: 'SUCCESS', creditsConsumed: before.balance - after.balance });
+    expect(usage).toMatchObject({ status: 'SUCCESS', tokensConsumed: before.balance - after.balance });
     expect(await t.platform.db.$count(generations, eq(generations.userId, user.id))).toBe(0);
   });
 

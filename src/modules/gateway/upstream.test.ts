@@ -127,8 +127,8 @@ describe('OpenAI-compatible provider through the gateway', () => {
     const after = await walletState(t, userId);
     const [usage] = (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId))).slice(-1);
     expect(usage).toMatchObject({ status: 'PARTIAL', outputUnits: countTextTokens('alpha beta gamma ') });
-    expect(before.balance - after.balance).toBe(usage!.creditsConsumed);
-    expect(usage!.creditsConsumed).toBe(await priceOf('openai/gpt-4o-mini', usage!.inputUnits, countTextTokens('alpha beta gamma ')));
+    expect(before.balance - after.balance).toBe(usage!.tokensConsumed);
+    expect(usage!.tokensConsumed).toBe(await priceOf('openai/gpt-4o-mini', usage!.inputUnits, countTextTokens('alpha beta gamma ')));
     expect(after.ledgerSum).toBe(after.balance);
     expect(await t.platform.db.$count(generations, eq(generations.requestId, usage!.requestId))).toBe(0);
   });
@@ -148,7 +148,7 @@ describe('OpenAI-compatible provider through the gateway', () => {
     expect(events.map((e) => e.type)).toEqual(['error']);
     expect(await walletState(t, userId)).toEqual(before);
     const [usage] = (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId))).slice(-1);
-    expect(usage).toMatchObject({ status: 'FAILED', creditsConsumed: 0 });
+    expect(usage).toMatchObject({ status: 'FAILED', tokensConsumed: 0 });
     const ledger = await ledgerOf(t, usage!.requestId);
     expect(ledger.map((r) => r.kind)).toEqual(['USAGE', 'REFUND']);
   });

@@ -120,7 +120,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
           subscriptionId,
           requestId: jobId,
           input: { ...input, owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
-          creditsReserved: tokens,
+          tokensReserved: tokens,
         },
         tx,
       );
@@ -369,7 +369,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
           jobId: job.id,
           operation: `video.${input.op}`,
           status: 'SUCCESS',
-          chargeTokens: job.creditsReserved,
+          chargeTokens: job.tokensReserved,
           providerCostCents: cost.providerCostCents,
           inputUnits: input.durationSeconds,
           outputUnits: Math.round(seconds),
@@ -378,7 +378,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
           metadata: { op: input.op, durationSeconds: input.durationSeconds, aspectRatio: input.aspectRatio, externalId: job.externalId, ...(input.apiKeyId ? { apiKeyId: input.apiKeyId } : {}) },
           generation: { kind: 'VIDEO', prompt: input.prompt, output: { videos }, thumbnailUrl: null, tags: input.op === 'generate' ? [] : [input.op === 'lipSync' ? 'lip-sync' : 'extended'] },
         });
-        return { output: { videos, usage: { durationSeconds: seconds, creditsConsumed: settled.chargedTokens } }, creditsConsumed: settled.chargedTokens };
+        return { output: { videos, usage: { durationSeconds: seconds, creditsConsumed: settled.chargedTokens } }, tokensConsumed: settled.chargedTokens };
       });
     },
 

@@ -63,8 +63,8 @@ export const toJobView = (row: JobRow): JobView => ({
   output: row.output ?? null,
   errorCode: row.errorCode,
   errorMessage: row.errorMessage,
-  creditsReserved: row.creditsReserved,
-  creditsConsumed: row.creditsConsumed,
+  creditsReserved: row.tokensReserved,
+  creditsConsumed: row.tokensConsumed,
   estimatedSeconds: row.externalId ? row.estimatedSeconds : null,
   createdAt: row.createdAt.toISOString(),
   updatedAt: row.updatedAt.toISOString(),
@@ -183,7 +183,7 @@ export function createJobsService(deps: JobsServiceDeps) {
         const now = clock.now();
         const [updated] = await tx
           .update(jobs)
-          .set({ status: 'CANCELED', errorCode: 'CANCELED', errorMessage: 'You cancelled this job; the reserved credits were refunded.', creditsConsumed: 0, updatedAt: now, finishedAt: now })
+          .set({ status: 'CANCELED', errorCode: 'CANCELED', errorMessage: 'You cancelled this job; the reserved credits were refunded.', tokensConsumed: 0, updatedAt: now, finishedAt: now })
           .where(eq(jobs.id, id))
           .returning();
         return { row: updated!, canceled: true };

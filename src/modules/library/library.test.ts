@@ -90,8 +90,8 @@ describe('library.saveGeneration', () => {
 describe('usage.record', () => {
   it('writes a usage record with whole, non-negative units', async () => {
     const { user } = await signUp(t.app);
-    const row = await t.services.usage.record({ userId: user.id, requestId: 'req-usage-1', operation: 'text.generate', status: 'PARTIAL', inputUnits: 12.6, outputUnits: -3, creditsConsumed: 40, latencyMs: 9.2, metadata: { note: 'x' } });
-    expect(row).toMatchObject({ userId: user.id, requestId: 'req-usage-1', operation: 'text.generate', status: 'PARTIAL', inputUnits: 13, outputUnits: 0, creditsConsumed: 40, latencyMs: 9, providerCostCents: 0, metadata: { note: 'x' }, jobId: null, subscriptionId: null });
+    const row = await t.services.usage.record({ userId: user.id, requestId: 'req-usage-1', operation: 'text.generate', status: 'PARTIAL', inputUnits: 12.6, outputUnits: -3, tokensConsumed: 40, latencyMs: 9.2, metadata: { note: 'x' } });
+    expect(row).toMatchObject({ userId: user.id, requestId: 'req-usage-1', operation: 'text.generate', status: 'PARTIAL', inputUnits: 13, outputUnits: 0, tokensConsumed: 40, latencyMs: 9, providerCostCents: 0, metadata: { note: 'x' }, jobId: null, subscriptionId: null });
   });
 });
 

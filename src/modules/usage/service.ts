@@ -8,7 +8,7 @@ export interface UsageRecordInput {
   modelId?: string | null;
   providerId?: string | null;
   /** The upstream account that served the call. */
-  resellerAccountId?: string | null;
+  providerAccountId?: string | null;
   jobId?: string | null;
   requestId: string;
   /** e.g. `text.generate`, `prompt.enhance`. */
@@ -17,7 +17,7 @@ export interface UsageRecordInput {
   inputUnits?: number;
   outputUnits?: number;
   /** Tokens charged to the wallet. */
-  creditsConsumed?: number;
+  tokensConsumed?: number;
   providerCostCents?: number;
   latencyMs?: number;
   metadata?: Record<string, unknown>;
@@ -37,14 +37,14 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
           subscriptionId: input.subscriptionId ?? null,
           modelId: input.modelId ?? null,
           providerId: input.providerId ?? null,
-          resellerAccountId: input.resellerAccountId ?? null,
+          providerAccountId: input.providerAccountId ?? null,
           jobId: input.jobId ?? null,
           requestId: input.requestId,
           operation: input.operation,
           status: input.status,
           inputUnits: Math.max(0, Math.round(input.inputUnits ?? 0)),
           outputUnits: Math.max(0, Math.round(input.outputUnits ?? 0)),
-          creditsConsumed: Math.max(0, Math.round(input.creditsConsumed ?? 0)),
+          tokensConsumed: Math.max(0, Math.round(input.tokensConsumed ?? 0)),
           providerCostCents: Math.max(0, Math.round(input.providerCostCents ?? 0)),
           latencyMs: Math.max(0, Math.round(input.latencyMs ?? 0)),
           metadata: input.metadata ?? {},

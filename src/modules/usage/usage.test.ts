@@ -17,7 +17,7 @@ describe('usage.record', () => {
       status: 'PARTIAL',
       inputUnits: 12.6,
       outputUnits: -3,
-      creditsConsumed: 40,
+      tokensConsumed: 40,
       latencyMs: 9.2,
       metadata: { note: 'x' },
     });
@@ -28,13 +28,13 @@ describe('usage.record', () => {
       status: 'PARTIAL',
       inputUnits: 13,
       outputUnits: 0,
-      creditsConsumed: 40,
+      tokensConsumed: 40,
       latencyMs: 9,
       providerCostCents: 0,
       metadata: { note: 'x' },
       jobId: null,
       subscriptionId: null,
-      resellerAccountId: null,
+      providerAccountId: null,
     });
     expect(row.createdAt.toISOString()).toBe(t.clock.now().toISOString());
   });
@@ -42,6 +42,6 @@ describe('usage.record', () => {
   it('defaults the counters to zero and the metadata to an empty object', async () => {
     const { user } = await signUp(t.app);
     const row = await t.services.usage.record({ userId: user.id, requestId: 'req-usage-2', operation: 'prompt.enhance', status: 'FAILED' });
-    expect(row).toMatchObject({ inputUnits: 0, outputUnits: 0, creditsConsumed: 0, providerCostCents: 0, latencyMs: 0, metadata: {} });
+    expect(row).toMatchObject({ inputUnits: 0, outputUnits: 0, tokensConsumed: 0, providerCostCents: 0, latencyMs: 0, metadata: {} });
   });
 });
