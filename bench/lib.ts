@@ -1,11 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 const root = path.join(import.meta.dirname, '..');
+
+/** Every bench server signs and verifies tokens with this key, so tokens made during setup work on the server. */
+export const BENCH_JWT_SECRET = 'bench-secret-that-is-long-enough-for-hs256';
+export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** The connection counts every table is measured at: one caller alone, and a loaded server. */
+export const BENCH_CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50').split(',').map(Number);
 
 export interface BenchServer {
   url: string;
@@ -20,13 +28,29 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts the real service in its own process (so the load generator does not share its event loop). */
+/**
+ * Node flags for a server under test: with `BENCH_CPU_PROF=<dir>` it writes a V8 CPU profile there when it stops
+ * (summarise it with `npx tsx bench/cpu-profile-summary.ts <file>`).
+ */
+const profileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+
+/** Starts the real service (`src/main.ts`) in its own process, so the load generator does not share its event loop. */
 export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-bench-'));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const ownDataDir = env.DATA_DIR ? null : await mkdtemp(path.join(os.tmpdir(), 'storefront-bench-'));
+  const child: ChildProcess = spawn(process.execPath, [...profileFlags(), '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', NODE_ENV: 'production', ...env },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '10000000',
+      NODE_ENV: 'production',
+      JWT_SECRET: BENCH_JWT_SECRET,
+      ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -47,10 +71,189 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
+      if (ownDataDir) await rm(ownDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs a bench/*.ts helper in its own process; it prints one JSON line (e.g. its base URL) once it listens. */
+export async function startHelper<T>(script: string, env: Record<string, string> = {}): Promise<{ info: T; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, script)], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
+  });
+  return {
+    info: JSON.parse(line) as T,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Databases: embedded PGlite in a temporary directory, or a fresh PostgreSQL database created (and dropped) here.
+
+export type BenchDatabaseKind = 'embedded' | 'postgres';
+
+export interface BenchDatabase {
+  kind: BenchDatabaseKind;
+  /** What a server (or the in-process setup) needs to use this database. */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** `BENCH_DATABASES` (default `embedded,postgres`). */
+export const benchDatabaseKinds = (): BenchDatabaseKind[] =>
+  (process.env.BENCH_DATABASES ?? 'embedded,postgres').split(',').map((k) => k.trim()) as BenchDatabaseKind[];
+
+/** The server a fresh PostgreSQL database is created on: `BENCH_POSTGRES_URL`, else `DATABASE_URL`, else the local one. */
+const postgresAdminUrl = () => process.env.BENCH_POSTGRES_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createBenchDatabase(kind: BenchDatabaseKind, label: string): Promise<BenchDatabase> {
+  if (kind === 'embedded') {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), `storefront-bench-${label}-`));
+    return { kind, env: { DATA_DIR: dataDir }, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+  }
+  const adminUrl = postgresAdminUrl();
+  const name = `sf_bench_${label}_${process.pid}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `storefront-bench-${label}-`));
+  return {
+    kind,
+    env: { DATABASE_URL: url.toString(), DATA_DIR: dataDir },
+    async cleanup() {
+      await adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
+
+/** Runs `body` once per database of `BENCH_DATABASES`; a PostgreSQL server that cannot be reached is reported and skipped. */
+export async function forEachDatabase(label: string, body: (database: BenchDatabase) => Promise<void>): Promise<void> {
+  for (const kind of benchDatabaseKinds()) {
+    let database: BenchDatabase;
+    try {
+      database = await createBenchDatabase(kind, label);
+    } catch (err) {
+      console.warn(`\nSkipping ${kind}: ${(err as Error).message} (set BENCH_POSTGRES_URL, or BENCH_DATABASES=embedded)`);
+      continue;
+    }
+    try {
+      await body(database);
+    } finally {
+      await database.cleanup();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Load and tables.
+
+/** One row of a bench table; `BENCH_JSON=<file>` writes the rows as a JSON array. */
+export interface BenchRow {
+  target: string;
+  database: BenchDatabaseKind;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: unknown;
+  connections: number;
+  durationSeconds?: number;
+  /** Each connection cycles through these headers (e.g. 20 customers' credentials). */
+  rotateHeaders?: Record<string, string>[];
+}
+
+export async function measure(target: string, database: BenchDatabaseKind, options: LoadOptions): Promise<BenchRow> {
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers = { ...(body ? { 'content-type': 'application/json' } : {}), ...options.headers };
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers,
+    body,
+    connections: options.connections,
+    duration: options.durationSeconds ?? BENCH_SECONDS,
+    ...(options.rotateHeaders?.length ? { requests: options.rotateHeaders.map((extra) => ({ headers: { ...headers, ...extra } })) } : {}),
+  });
+  return {
+    target,
+    database,
+    connections: options.connections,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+/** Prints rows as a table with each row's ratio to its reference row (same database and connections). */
+export function printTable(title: string, rows: BenchRow[], referenceOf: (row: BenchRow) => BenchRow | undefined, referenceName: string): void {
+  console.log(`\n${title}`);
+  console.table(
+    rows.map((r) => {
+      const ref = referenceOf(r);
+      return {
+        target: r.target,
+        database: r.database,
+        conns: r.connections,
+        'req/s': r.rps,
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        [`vs ${referenceName}`]: ref ? (r.rps / ref.rps).toFixed(2) : '',
+        'p50 +ms': ref ? (r.p50 - ref.p50).toFixed(1) : '',
+        errors: r.errors,
+      };
+    }),
+  );
+}
+
+export async function writeJsonIfAsked(rows: BenchRow[]): Promise<void> {
+  const file = process.env.BENCH_JSON;
+  if (!file) return;
+  await writeFile(file, `${JSON.stringify(rows, null, 2)}\n`);
+  console.log(`Rows written to ${file}`);
+}
+
+/** Signs a fresh user up on a running server and returns their access token. */
+export async function signUpForBench(baseUrl: string, label = 'bench'): Promise<string> {
+  const response = await fetch(`${baseUrl}/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `${label}.${Date.now()}.${Math.random().toString(36).slice(2, 8)}@example.com`, password: 'benchmark password' }),
+  });
+  if (response.status !== 201) throw new Error(`bench sign-up failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { accessToken: string }).accessToken;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Kept for catalog.bench.ts.
 
 export interface LoadResult {
   name: string;
@@ -95,15 +298,4 @@ export function report(title: string, results: LoadResult[], baseline: LoadResul
       errors: r.errors + r.non2xx,
     })),
   );
-}
-
-/** Signs a fresh user up on a running server and returns their access token. */
-export async function signUpForBench(baseUrl: string, label = 'bench'): Promise<string> {
-  const response = await fetch(`${baseUrl}/v1/auth/signup`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: `${label}.${Date.now()}.${Math.random().toString(36).slice(2, 8)}@example.com`, password: 'benchmark password' }),
-  });
-  if (response.status !== 201) throw new Error(`bench sign-up failed: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { accessToken: string }).accessToken;
 }

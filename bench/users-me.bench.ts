@@ -1,15 +1,32 @@
-// GET /v1/users/me (authenticated: JWT verify + one user query) against GET /healthz on the same server.
-import { load, report, signUpForBench, startServer } from './lib.js';
+// GET /v1/users/me (signed in: the user and their active subscription with its usage) against GET /healthz on the same
+// server, with the access tokens of 20 customers, at 1 and 50 connections, on embedded PGlite and on a fresh
+// PostgreSQL database. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
+import { BENCH_CUSTOMERS, prepareCustomers, serverEnv } from './customers.js';
+import { BENCH_CONNECTIONS, forEachDatabase, measure, printTable, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
 
-const databaseUrl = process.env.DATABASE_URL;
-const server = await startServer(databaseUrl ? { DATABASE_URL: databaseUrl } : {});
-try {
-  const accessToken = await signUpForBench(server.url);
-  // warm-up, so JIT and connection pools are in their steady state
-  await load('warm-up', { url: `${server.url}/v1/users/me`, headers: { authorization: `Bearer ${accessToken}` }, durationSeconds: 2 });
-  const health = await load('GET /healthz', { url: `${server.url}/healthz` });
-  const me = await load('GET /v1/users/me', { url: `${server.url}/v1/users/me`, headers: { authorization: `Bearer ${accessToken}` } });
-  report(`Authenticated read vs health probe (${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'})`, [health, me], health);
-} finally {
-  await server.stop();
-}
+const HEALTH = 'GET /healthz';
+const ME = `GET /v1/users/me (${BENCH_CUSTOMERS} customers)`;
+const rows: BenchRow[] = [];
+
+await forEachDatabase('users_me', async (database) => {
+  const env = serverEnv(database);
+  const customers = await prepareCustomers(env);
+  const server = await startServer(env);
+  try {
+    const me = { url: `${server.url}/v1/users/me`, rotateHeaders: customers.map((c) => ({ authorization: `Bearer ${c.accessToken}` })) };
+    const probe = await fetch(me.url, { headers: me.rotateHeaders[0] });
+    if (probe.status !== 200) throw new Error(`/v1/users/me answered ${probe.status}: ${await probe.text()}`);
+    await measure('warm-up', database.kind, { ...me, connections: 10, durationSeconds: 2 });
+    for (const connections of BENCH_CONNECTIONS) {
+      rows.push(await measure(HEALTH, database.kind, { url: `${server.url}/healthz`, connections }));
+      rows.push(await measure(ME, database.kind, { ...me, connections }));
+    }
+    // Requests autocannon abandoned at the end of its run finish before the server stops.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  } finally {
+    await server.stop();
+  }
+});
+
+printTable('Signed-in read vs the health probe', rows, (r) => (r.target === HEALTH ? undefined : rows.find((h) => h.target === HEALTH && h.database === r.database && h.connections === r.connections)), 'healthz');
+await writeJsonIfAsked(rows);
