@@ -1,0 +1,134 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/test-database.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { createEventBus } from './event-bus.js';
+import { createInvalidatingCache } from './invalidating-cache.js';
+
+let testDb: TestDatabase;
+let first: Database;
+let second: Database;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  first = testDb.database ?? (await openDatabase({ url: testDb.url! }));
+  // On PostgreSQL the second instance has its own pool and listener, as another process would.
+  second = testDb.database ?? (await openDatabase({ url: testDb.url! }));
+});
+
+afterAll(async () => {
+  if (!testDb.database) {
+    await first.close();
+    await second.close();
+  }
+  await testDb.drop();
+});
+
+async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function counting(values: Map<string, string>) {
+  const loads: string[] = [];
+  return {
+    loads,
+    load: async (key: string) => {
+      loads.push(key);
+      return values.get(key) ?? 'missing';
+    },
+  };
+}
+
+describe('invalidating cache', () => {
+  it('loads once, serves hits, and shares one load between concurrent misses', async () => {
+    const source = counting(new Map([['a', 'A1']]));
+    const cache = createInvalidatingCache({ name: 'unit_hits', load: source.load });
+    const answers = await Promise.all([cache.get('a'), cache.get('a'), cache.get('a')]);
+    expect(answers).toEqual(['A1', 'A1', 'A1']);
+    expect(await cache.get('a')).toBe('A1');
+    expect(source.loads).toEqual(['a']);
+  });
+
+  it('drops an entry on every instance when its owner announces a change', async () => {
+    const values = new Map([['k', 'v1']]);
+    const onFirst = counting(values);
+    const onSecond = counting(values);
+    const cacheFirst = createInvalidatingCache({ name: 'cross', load: onFirst.load, bus: createEventBus(first) });
+    const cacheSecond = createInvalidatingCache({ name: 'cross', load: onSecond.load, bus: createEventBus(second) });
+    expect(await cacheFirst.get('k')).toBe('v1');
+    expect(await cacheSecond.get('k')).toBe('v1');
+
+    values.set('k', 'v2');
+    await cacheFirst.changed('k');
+    expect(await cacheFirst.get('k')).toBe('v2'); // at once where the change happened
+    await until(() => cacheSecond.size === 0);
+    expect(await cacheSecond.get('k')).toBe('v2');
+    expect(onSecond.loads).toEqual(['k', 'k']);
+  });
+
+  it('announced inside a transaction: delivered on commit, never on rollback', async () => {
+    const values = new Map([['k', 'v1']]);
+    const other = counting(values);
+    const remote = createInvalidatingCache({ name: 'tx', load: other.load, bus: createEventBus(second) });
+    const local = createInvalidatingCache({ name: 'tx', load: async () => 'x', bus: createEventBus(first) });
+    await remote.get('k');
+
+    await first.db
+      .transaction(async (tx) => {
+        await local.changed('k', tx);
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    await first.db.execute(sql`select 1`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(remote.size).toBe(1);
+
+    await first.db.transaction(async (tx) => local.changed('k', tx));
+    await until(() => remote.size === 0);
+  });
+
+  it('never stores an answer whose load started before an invalidation', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let version = 1;
+    let reading = false;
+    const cache = createInvalidatingCache({
+      name: 'race',
+      load: async () => {
+        const seen = version;
+        reading = true;
+        await gate;
+        return seen;
+      },
+    });
+    const slow = cache.get('k');
+    await until(() => reading);
+    version = 2;
+    await cache.changed('k');
+    release();
+    expect(await slow).toBe(1); // that caller asked before the change
+    expect(cache.size).toBe(0);
+    expect(await cache.get('k')).toBe(2);
+  });
+
+  it('expires entries after the TTL and at a value-given moment, and changedAll drops everything', async () => {
+    let clock = 0;
+    const source = counting(new Map([['a', 'A'], ['b', 'B']]));
+    const cache = createInvalidatingCache({ name: 'ttl', load: source.load, ttlMs: 1000, now: () => clock, expiresAt: (v) => (v === 'B' ? 100 : null) });
+    await cache.get('a');
+    await cache.get('b');
+    clock = 150;
+    await cache.get('a');
+    await cache.get('b');
+    expect(source.loads).toEqual(['a', 'b', 'b']);
+    clock = 1200;
+    await cache.get('a');
+    expect(source.loads).toEqual(['a', 'b', 'b', 'a']);
+    await cache.changedAll();
+    expect(cache.size).toBe(0);
+  });
+});

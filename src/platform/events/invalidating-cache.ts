@@ -1,0 +1,113 @@
+import type { DbOrTx } from '../db/database.js';
+import type { EventBus } from './event-bus.js';
+import { notifyInTransaction } from './notify-in-transaction.js';
+
+export interface InvalidatingCacheOptions<V> {
+  /** Unique per kind of entry; the NOTIFY channel is `cache_<name>`. */
+  name: string;
+  load: (key: string) => Promise<V>;
+  /** Cross-instance invalidation; without it the cache only hears its own instance's changes. */
+  bus?: EventBus;
+  /** A safety net for a missed notification (a listener reconnecting): entries are reloaded after this long. */
+  ttlMs?: number;
+  /** When a value stops being true by itself (a subscription's end): epoch milliseconds, or null for never. */
+  expiresAt?: (value: V) => number | null;
+  maxEntries?: number;
+  now?: () => number;
+}
+
+export interface InvalidatingCache<V> {
+  get(key: string): Promise<V>;
+  /**
+   * Announces that `key` changed: dropped here at once and, through NOTIFY, on every instance. Inside a transaction
+   * the notification is delivered when it commits (and dropped on rollback), so no instance reloads before the
+   * change is visible.
+   */
+  changed(key: string, tx?: DbOrTx): Promise<void>;
+  /** Drops every entry on every instance (a change that touches many keys). */
+  changedAll(tx?: DbOrTx): Promise<void>;
+  readonly size: number;
+}
+
+const ALL = '*';
+
+/**
+ * A read-through in-process cache whose entries every instance drops when the owner of the data announces a change.
+ * A load that started before an invalidation never stores its (possibly stale) answer; concurrent misses of one key
+ * share one load.
+ */
+export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>): InvalidatingCache<V> {
+  const { name, load, bus } = options;
+  const ttlMs = options.ttlMs ?? 60_000;
+  const maxEntries = options.maxEntries ?? 20_000;
+  const now = options.now ?? Date.now;
+  const channel = `cache_${name}`;
+  const entries = new Map<string, { value: V; until: number }>();
+  const loading = new Map<string, Promise<V>>();
+  let generation = 0;
+  let subscription: Promise<unknown> | null = null;
+
+  function drop(key: string): void {
+    generation++;
+    if (key === ALL) {
+      entries.clear();
+      loading.clear();
+    } else {
+      entries.delete(key);
+      loading.delete(key);
+    }
+  }
+
+  function subscribe(): Promise<unknown> {
+    subscription ??= bus
+      ? bus
+          .subscribe(channel, (payload) => {
+            if (typeof payload === 'string') drop(payload);
+          })
+          .catch((err: unknown) => {
+            subscription = null; // retried on the next miss; the TTL bounds staleness meanwhile
+            throw err;
+          })
+      : Promise.resolve();
+    return subscription;
+  }
+
+  async function fill(key: string): Promise<V> {
+    const started = generation;
+    await subscribe().catch(() => undefined);
+    const value = await load(key);
+    if (generation === started) {
+      const expires = options.expiresAt?.(value) ?? null;
+      const until = Math.min(now() + ttlMs, expires ?? Number.POSITIVE_INFINITY);
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+      entries.set(key, { value, until });
+    }
+    return value;
+  }
+
+  async function announce(key: string, tx?: DbOrTx): Promise<void> {
+    drop(key);
+    if (!bus) return;
+    if (tx) await notifyInTransaction(tx, channel, key);
+    else await bus.publish(channel, key);
+  }
+
+  return {
+    async get(key) {
+      const hit = entries.get(key);
+      if (hit && hit.until > now()) return hit.value;
+      const pending = loading.get(key);
+      if (pending) return pending;
+      const promise = fill(key).finally(() => {
+        if (loading.get(key) === promise) loading.delete(key);
+      });
+      loading.set(key, promise);
+      return promise;
+    },
+    changed: (key, tx) => announce(key, tx),
+    changedAll: (tx) => announce(ALL, tx),
+    get size() {
+      return entries.size;
+    },
+  };
+}
