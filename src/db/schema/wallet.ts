@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 export const LEDGER_KINDS = ['GRANT', 'PURCHASE', 'PROMO', 'USAGE', 'REFUND', 'ADJUSTMENT', 'CONVERSION'] as const;
@@ -64,6 +64,8 @@ export const walletReservations = pgTable(
     shortfallTokens: bigint('shortfall_tokens', { mode: 'number' }).notNull().default(0),
     note: text('note'),
     reason: text('reason'),
+    /** Who and what the tokens are held for (user, model, operation...): the sweeper writes the usage record from it. */
+    context: jsonb('context').$type<Record<string, unknown>>(),
     /** An open reservation past this instant is taken as left behind by a crash. */
     leaseUntil: tz('lease_until').notNull(),
     createdAt: createdAt(),

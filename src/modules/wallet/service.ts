@@ -5,6 +5,8 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError, conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
+import { createLeaseKeeper } from './leases.js';
+import { reserveTokens, type ReserveRequest } from './reserve.js';
 
 export type { WalletOwner } from './ledger.js';
 
@@ -13,25 +15,38 @@ export interface WalletServiceDeps {
   clock: Clock;
   /** Tokens per credit for balance display (the catalog's pricing settings); default 10,000. */
   tokensPerCredit?: () => Promise<number>;
-  /** How long an open reservation may stay open before the sweeper takes it as crashed (default 15 minutes). */
+  /** The lease of a reservation that names its own (jobs) and gives none when extended (default 15 minutes). */
   reservationLeaseSeconds?: number;
+  /** The lease of a reservation held by this process, renewed by its heartbeat (default 30 s). */
+  heldLeaseSeconds?: number;
+  /** How often the sweeper looks for reservations whose lease ran out; 0 leaves it to the scheduled job (default 0). */
+  sweepIntervalMs?: number;
+  /** Runs inside the sweeper's transaction for each reservation it closes (the gateway writes the usage record). */
+  onSwept?: (tx: Tx, swept: SweptReservation) => Promise<void>;
+  onBackgroundError?: (err: unknown) => void;
 }
 
-export type ReserveInput = WalletOwner & { tokens: number; requestId: string; note?: string; leaseSeconds?: number };
+export type ReserveInput = ReserveRequest & { leaseSeconds?: number };
+
+export interface SweptReservation {
+  requestId: string;
+  walletId: string;
+  reservedTokens: number;
+  chargedTokens: number;
+  outcome: 'SETTLED' | 'RELEASED';
+  context: Record<string, unknown> | null;
+  note: string | null;
+}
 
 const OPEN = ['OPEN', 'IN_FLIGHT'] as const;
 const POSITIVE_KINDS: LedgerKind[] = ['GRANT', 'PURCHASE', 'PROMO', 'REFUND', 'ADJUSTMENT', 'CONVERSION'];
 
+const sweptOutcome = (usedTokens: number | null) =>
+  usedTokens !== null ? { actualTokens: usedTokens } : { release: 'Refunded: the generation was interrupted before it reported any usage' };
+
 const assertTokens = (value: number, name: string) => {
   if (!Number.isSafeInteger(value) || value < 0) throw new AppError(500, 'INTERNAL', `${name} must be a non-negative integer number of tokens (got ${value}).`);
 };
-
-/** Thrown inside the reserve transaction to roll it back; turned into 429 QUOTA_EXCEEDED outside it. */
-class Shortfall extends Error {
-  constructor(readonly shortfall: number, readonly balance: number, readonly debt: number) {
-    super('shortfall');
-  }
-}
 
 function quotaExceeded(shortfallTokens: number, tokensPerCredit: number | null, details: Record<string, number>): AppError {
   const credits = tokensPerCredit ? Math.ceil(shortfallTokens / tokensPerCredit) : null;
@@ -51,6 +66,18 @@ function quotaExceeded(shortfallTokens: number, tokensPerCredit: number | null, 
 export function createWalletService(deps: WalletServiceDeps) {
   const { db, clock } = deps;
   const leaseSeconds = deps.reservationLeaseSeconds ?? 15 * 60;
+  const heldLeaseSeconds = deps.heldLeaseSeconds ?? 30;
+  const onBackgroundError = deps.onBackgroundError ?? (() => undefined);
+  const leases = createLeaseKeeper({
+    intervalMs: (heldLeaseSeconds * 1000) / 3,
+    onError: onBackgroundError,
+    renew: async (requestIds) => {
+      await db
+        .update(walletReservations)
+        .set({ leaseUntil: new Date(clock.now().getTime() + heldLeaseSeconds * 1000) })
+        .where(and(inArray(walletReservations.requestId, requestIds), inArray(walletReservations.status, [...OPEN])));
+    },
+  });
   const tokensPerCredit = deps.tokensPerCredit ?? (async () => 10_000);
   const inTx = <T>(tx: DbOrTx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> => (tx ? tx.transaction(fn) : db.transaction(fn));
 
@@ -61,19 +88,36 @@ export function createWalletService(deps: WalletServiceDeps) {
   }
 
   /** Settles or releases one reservation inside `tx`; the row is locked so it closes exactly once. */
-  async function close(tx: Tx, requestId: string, outcome: { actualTokens: number } | { release: string }) {
+  async function close(tx: Tx, requestId: string, wanted: { actualTokens: number } | { release: string } | 'sweep') {
+    const sweeping = wanted === 'sweep';
+    leases.letGo(requestId);
     const now = clock.now();
     const [res] = await tx.select().from(walletReservations).where(eq(walletReservations.requestId, requestId)).for('update');
     if (!res) throw notFound(`No reservation exists for request ${requestId}.`);
     if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false };
     if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false };
+    // The sweeper picked it without a lock: a heartbeat may have renewed the lease since, or progress been recorded.
+    if (sweeping && res.leaseUntil >= now) return { chargedTokens: 0, shortfallTokens: 0, changed: false };
+    const outcome = sweeping ? sweptOutcome(res.usedTokens) : wanted;
+    const swept = async (chargedTokens: number) =>
+      sweeping &&
+      deps.onSwept?.(tx, {
+        requestId,
+        walletId: res.walletId,
+        reservedTokens: res.tokens,
+        chargedTokens,
+        outcome: 'release' in outcome ? 'RELEASED' : 'SETTLED',
+        context: res.context ?? null,
+        note: res.note,
+      });
 
     if ('release' in outcome) {
       if (res.tokens > 0) {
         await creditWithDebtCollection(tx, res.walletId, { kind: 'REFUND', amount: res.tokens, idempotencyKey: `release:${requestId}`, requestId, note: outcome.release }, now);
       }
       await tx.update(walletReservations).set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now }).where(eq(walletReservations.id, res.id));
-      return { chargedTokens: 0, shortfallTokens: 0, changed: true };
+      await swept(0);
+      return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false };
     }
 
     const actual = outcome.actualTokens;
@@ -103,7 +147,22 @@ export function createWalletService(deps: WalletServiceDeps) {
       .update(walletReservations)
       .set({ status: 'SETTLED', usedTokens: actual, chargedTokens: charged, shortfallTokens: shortfall, closedAt: now })
       .where(eq(walletReservations.id, res.id));
-    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true };
+    await swept(charged);
+    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true, settled: true };
+  }
+
+  let sweepTimer: NodeJS.Timeout | null = null;
+  let sweepRunning = false;
+  if (deps.sweepIntervalMs) {
+    sweepTimer = setInterval(() => {
+      if (sweepRunning) return;
+      sweepRunning = true;
+      service
+        .sweepExpired()
+        .catch(onBackgroundError)
+        .finally(() => (sweepRunning = false));
+    }, deps.sweepIntervalMs);
+    sweepTimer.unref();
   }
 
   const service = {
@@ -113,66 +172,38 @@ export function createWalletService(deps: WalletServiceDeps) {
     },
 
     /**
-     * Holds `tokens` for one gateway request: an atomic conditional update (never read-then-write) plus a USAGE row.
-     * A replay with the same requestId reserves nothing more. Refused with 429 QUOTA_EXCEEDED
-     * (`details.shortfallTokens`) when the balance cannot cover it or an earlier overrun is still unpaid.
+     * Holds `tokens` for one gateway request in one statement: a conditional balance update (never read-then-write),
+     * its USAGE row and the reservation. Refused with 429 QUOTA_EXCEEDED (`details.shortfallTokens`) when the balance
+     * cannot cover it or an earlier overrun is still unpaid. A replay of an open reservation reserves nothing more; a
+     * replay of a closed one is refused (its request id is spent). Without `leaseSeconds` the reservation is held by
+     * this process, whose heartbeat renews the short lease while it lives.
      */
     async reserve(input: ReserveInput, tx?: DbOrTx): Promise<void> {
       assertTokens(input.tokens, 'tokens');
-      const now = clock.now();
-      const wallet = await ensureWallet(tx ?? db, input, now);
-      const failure: Shortfall | null = await inTx<Shortfall | null>(tx, async (t) => {
-        const [res] = await t
-          .insert(walletReservations)
-          .values({
-            walletId: wallet.id,
-            requestId: input.requestId,
-            tokens: input.tokens,
-            note: input.note ?? null,
-            leaseUntil: new Date(now.getTime() + (input.leaseSeconds ?? leaseSeconds) * 1000),
-            createdAt: now,
-          })
-          .onConflictDoNothing({ target: walletReservations.requestId })
-          .returning({ id: walletReservations.id });
-        if (!res) {
-          const [existing] = await t.select({ walletId: walletReservations.walletId }).from(walletReservations).where(eq(walletReservations.requestId, input.requestId));
-          if (existing && existing.walletId !== wallet.id) throw conflict('This request id is already in use by another wallet.');
-          return null;
-        }
-        const [updated] = await t
-          .update(wallets)
-          .set({ balance: sql`${wallets.balance} - ${input.tokens}`, updatedAt: now })
-          .where(and(eq(wallets.id, wallet.id), gte(wallets.balance, input.tokens), eq(wallets.debt, 0)))
-          .returning({ balance: wallets.balance });
-        if (!updated) {
-          const [current] = await t.select({ balance: wallets.balance, debt: wallets.debt }).from(wallets).where(eq(wallets.id, wallet.id));
-          // Throwing rolls the reservation row back with everything else.
-          throw new Shortfall(Math.max(1, input.tokens + current!.debt - current!.balance), current!.balance, current!.debt);
-        }
-        if (input.tokens > 0) {
-          await t.insert(walletLedger).values({
-            walletId: wallet.id,
-            kind: 'USAGE',
-            amount: -input.tokens,
-            note: input.note ?? null,
-            requestId: input.requestId,
-            idempotencyKey: `reserve:${input.requestId}`,
-            createdAt: now,
-          });
-        }
-        return null;
-      }).catch((err: unknown) => {
-        if (err instanceof Shortfall) return err;
-        throw err;
-      });
-      if (failure) {
-        // Inside a caller's transaction nothing else may touch the database (the embedded one has a single connection).
-        throw quotaExceeded(failure.shortfall, tx ? null : await tokensPerCredit(), {
-          requiredTokens: input.tokens,
-          balanceTokens: failure.balance,
-          unpaidOverrunTokens: failure.debt,
-        });
+      const attempt = () => reserveTokens(tx ?? db, input, clock.now(), input.leaseSeconds ?? heldLeaseSeconds);
+      let outcome = await attempt();
+      if (outcome.kind === 'no-wallet') {
+        await ensureWallet(tx ?? db, input, clock.now());
+        outcome = await attempt();
       }
+      if (outcome.kind === 'reserved') {
+        if (input.leaseSeconds === undefined) leases.hold(input.requestId);
+        return;
+      }
+      if (outcome.kind === 'exists') {
+        if (outcome.walletId !== outcome.ownWalletId) throw conflict('This request id is already in use by another wallet.');
+        if (outcome.status === 'SETTLED' || outcome.status === 'RELEASED') {
+          throw conflict(`This request was already ${outcome.status === 'SETTLED' ? 'charged' : 'refunded'}; a new generation needs a new request.`, { requestId: input.requestId });
+        }
+        return;
+      }
+      if (outcome.kind === 'no-wallet') throw new AppError(500, 'INTERNAL', 'The wallet could not be created.');
+      // Inside a caller's transaction nothing else may touch the database (the embedded one has a single connection).
+      throw quotaExceeded(Math.max(1, input.tokens + outcome.debt - outcome.balance), tx ? null : await tokensPerCredit(), {
+        requiredTokens: input.tokens,
+        balanceTokens: outcome.balance,
+        unpaidOverrunTokens: outcome.debt,
+      });
     },
 
     /**
@@ -207,7 +238,7 @@ export function createWalletService(deps: WalletServiceDeps) {
         .update(walletReservations)
         .set({
           status: 'IN_FLIGHT',
-          leaseUntil: new Date(now.getTime() + (input.leaseSeconds ?? leaseSeconds) * 1000),
+          leaseUntil: new Date(now.getTime() + (input.leaseSeconds ?? (leases.holds(input.requestId) ? heldLeaseSeconds : leaseSeconds)) * 1000),
           ...(input.usedTokens !== undefined ? { usedTokens: input.usedTokens } : {}),
         })
         .where(and(eq(walletReservations.requestId, input.requestId), inArray(walletReservations.status, [...OPEN])))
@@ -222,7 +253,7 @@ export function createWalletService(deps: WalletServiceDeps) {
     async sweepExpired(limit = 200): Promise<{ settled: number; released: number }> {
       const now = clock.now();
       const expired = await db
-        .select({ requestId: walletReservations.requestId, usedTokens: walletReservations.usedTokens })
+        .select({ requestId: walletReservations.requestId })
         .from(walletReservations)
         .where(and(inArray(walletReservations.status, [...OPEN]), lt(walletReservations.leaseUntil, now)))
         .orderBy(walletReservations.leaseUntil)
@@ -230,16 +261,18 @@ export function createWalletService(deps: WalletServiceDeps) {
       let settled = 0;
       let released = 0;
       for (const res of expired) {
-        const outcome =
-          res.usedTokens !== null
-            ? { actualTokens: res.usedTokens }
-            : { release: 'Refunded: the generation was interrupted before it reported any usage' };
-        const result = await db.transaction((t) => close(t, res.requestId, outcome));
+        const result = await db.transaction((t) => close(t, res.requestId, 'sweep'));
         if (!result.changed) continue;
-        if ('release' in outcome) released++;
-        else settled++;
+        if (result.settled) settled++;
+        else released++;
       }
       return { settled, released };
+    },
+
+    /** Stops the heartbeat and the sweep timer (the app closing); reservations still open are left to the sweeper. */
+    stop(): void {
+      leases.stop();
+      if (sweepTimer) clearInterval(sweepTimer);
     },
 
     async reservation(requestId: string) {

@@ -4,6 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { walletLedger, walletReservations, wallets } from '../../db/schema/wallet.js';
 import { AppError } from '../../platform/http/errors.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
+import { createWalletService } from './service.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -64,6 +65,19 @@ describe('reserve', () => {
     const { wallet: w, rows } = await ledgerOf(userId);
     expect(w.balance).toBe(SIGNUP_GRANT - 100_000);
     expect(rows.filter((r) => r.kind === 'USAGE')).toHaveLength(1);
+  });
+
+  it('refuses a replay against a settled or released reservation instead of reporting success', async () => {
+    const userId = await newUser();
+    const settled = rid();
+    const released = rid();
+    await wallet().reserve({ userId, tokens: 100_000, requestId: settled });
+    await wallet().settle({ requestId: settled, actualTokens: 60_000 });
+    await wallet().reserve({ userId, tokens: 100_000, requestId: released });
+    await wallet().release({ requestId: released });
+    await expect(wallet().reserve({ userId, tokens: 100_000, requestId: settled })).rejects.toMatchObject({ statusCode: 409, message: expect.stringContaining('already charged') });
+    await expect(wallet().reserve({ userId, tokens: 100_000, requestId: released })).rejects.toMatchObject({ statusCode: 409, message: expect.stringContaining('already refunded') });
+    expect((await ledgerOf(userId)).wallet.balance).toBe(SIGNUP_GRANT - 60_000);
   });
 
   it('refuses a request id that another wallet already used', async () => {
@@ -266,9 +280,11 @@ describe('crash sweeper', () => {
     const silent = rid();
     const reported = rid();
     const extended = rid();
-    await wallet().reserve({ userId, tokens: 100_000, requestId: silent });
-    await wallet().reserve({ userId, tokens: 100_000, requestId: reported });
-    await wallet().reserve({ userId, tokens: 100_000, requestId: extended });
+    // Fifteen-minute leases of their own (the way jobs reserve), so no heartbeat is involved.
+    const leaseSeconds = 15 * 60;
+    await wallet().reserve({ userId, tokens: 100_000, requestId: silent, leaseSeconds });
+    await wallet().reserve({ userId, tokens: 100_000, requestId: reported, leaseSeconds });
+    await wallet().reserve({ userId, tokens: 100_000, requestId: extended, leaseSeconds });
     expect(await wallet().markInFlight({ requestId: reported, usedTokens: 30_000 })).toBe(true);
 
     t.clock.advance(10 * 60_000);
@@ -286,4 +302,38 @@ describe('crash sweeper', () => {
     expect(await wallet().sweepExpired()).toEqual({ settled: 0, released: 0 });
     expect(await wallet().markInFlight({ requestId: silent })).toBe(false);
   });
+
+  it('a live process renews its short leases by heartbeat; once it stops, its reservations are swept within the lease', async () => {
+    t.clock.advance(60 * 60_000);
+    await wallet().sweepExpired(10_000);
+    // A second process on the same database, with a 3-second lease renewed every second.
+    const other = createWalletService({ db: t.platform.db, clock: t.clock, heldLeaseSeconds: 3 });
+    const userId = await newUser();
+    const held = rid();
+    const answered = rid();
+    await other.reserve({ userId, tokens: 100_000, requestId: held });
+    await other.reserve({ userId, tokens: 100_000, requestId: answered });
+    await other.markInFlight({ requestId: answered, usedTokens: 40_000 });
+
+    t.clock.advance(2_000);
+    const renewedFrom = (await wallet().reservation(held))!.leaseUntil.getTime();
+    await until(async () => (await wallet().reservation(held))!.leaseUntil.getTime() > renewedFrom);
+    t.clock.advance(2_000); // past the first lease, inside the renewed one
+    expect(await wallet().sweepExpired()).toEqual({ settled: 0, released: 0 });
+
+    other.stop(); // the process dies: no more heartbeats
+    t.clock.advance(3_001);
+    expect(await wallet().sweepExpired()).toEqual({ settled: 1, released: 1 });
+    expect(await wallet().reservation(held)).toMatchObject({ status: 'RELEASED' });
+    expect(await wallet().reservation(answered)).toMatchObject({ status: 'SETTLED', chargedTokens: 40_000 });
+    expect((await ledgerOf(userId)).wallet.balance).toBe(SIGNUP_GRANT - 40_000);
+  });
 });
+
+async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

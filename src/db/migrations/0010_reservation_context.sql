@@ -1,0 +1,1 @@
+ALTER TABLE "wallet_reservations" ADD COLUMN "context" jsonb;

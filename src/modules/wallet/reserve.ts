@@ -1,0 +1,77 @@
+import { sql } from 'drizzle-orm';
+import { v7 as uuidv7 } from 'uuid';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { ownerKey, type WalletOwner } from './ledger.js';
+
+export type ReserveRequest = WalletOwner & { tokens: number; requestId: string; note?: string; context?: Record<string, unknown> | null };
+
+export type ReserveOutcome =
+  | { kind: 'reserved' }
+  | { kind: 'exists'; status: string; walletId: string; ownWalletId: string | null }
+  | { kind: 'short'; balance: number; debt: number }
+  | { kind: 'no-wallet' };
+
+interface Row {
+  reserved: string | null;
+  wallet_id: string | null;
+  balance: string | number | null;
+  debt: string | number | null;
+  existing_status: string | null;
+  existing_wallet: string | null;
+}
+
+/**
+ * One round trip: the balance update is conditional (enough balance, no unpaid overrun, request id unused), and the
+ * USAGE ledger row and the reservation are written from its result, so all three happen or none. The last select
+ * reads the statement's starting snapshot: the wallet as it was, and any earlier reservation of this request id.
+ */
+async function runOnce(db: DbOrTx, input: ReserveRequest, now: Date, leaseSeconds: number): Promise<ReserveOutcome> {
+  const owner = ownerKey(input);
+  const at = now.toISOString();
+  const leaseUntil = new Date(now.getTime() + leaseSeconds * 1000).toISOString();
+  const note = input.note ?? null;
+  const context = input.context ? JSON.stringify(input.context) : null;
+  const result = await db.execute(sql`
+    with taken as (
+      update wallets set balance = balance - ${input.tokens}, updated_at = ${at}
+      where owner_type = ${owner.ownerType} and owner_id = ${owner.ownerId} and balance >= ${input.tokens} and debt = 0
+        and not exists (select 1 from wallet_reservations where request_id = ${input.requestId})
+      returning id
+    ), held as (
+      insert into wallet_reservations (id, wallet_id, request_id, tokens, note, context, lease_until, created_at)
+      select ${uuidv7()}::uuid, id, ${input.requestId}, ${input.tokens}, ${note}, ${context}::jsonb, ${leaseUntil}, ${at} from taken
+      returning id
+    ), moved as (
+      insert into wallet_ledger (id, wallet_id, kind, amount, note, request_id, idempotency_key, created_at)
+      select ${uuidv7()}::uuid, id, 'USAGE', ${-input.tokens}, ${note}, ${input.requestId}, ${`reserve:${input.requestId}`}, ${at} from taken where ${input.tokens} > 0
+    )
+    select (select id from held) as reserved, w.id as wallet_id, w.balance, w.debt,
+      r.status as existing_status, r.wallet_id as existing_wallet
+    from (select 1) as one
+    left join wallets w on w.owner_type = ${owner.ownerType} and w.owner_id = ${owner.ownerId}
+    left join wallet_reservations r on r.request_id = ${input.requestId}`);
+  const row = (result as unknown as { rows: Row[] }).rows[0]!;
+  if (row.reserved) return { kind: 'reserved' };
+  if (row.existing_status) return { kind: 'exists', status: row.existing_status, walletId: row.existing_wallet!, ownWalletId: row.wallet_id };
+  if (!row.wallet_id) return { kind: 'no-wallet' };
+  return { kind: 'short', balance: Number(row.balance), debt: Number(row.debt) };
+}
+
+/**
+ * Reserves, or says why not. A refusal read from a snapshot that still had room (another request took the tokens
+ * in between) or a concurrent twin of this request id is decided again on fresh data.
+ */
+export async function reserveTokens(db: DbOrTx, input: ReserveRequest, now: Date, leaseSeconds: number): Promise<ReserveOutcome> {
+  for (let attempt = 0; ; attempt++) {
+    let outcome: ReserveOutcome;
+    try {
+      outcome = await runOnce(db, input, now, leaseSeconds);
+    } catch (err) {
+      if (attempt < 3 && isUniqueViolation(err, 'wallet_reservations_request_key')) continue;
+      throw err;
+    }
+    const raced = outcome.kind === 'short' && outcome.debt === 0 && outcome.balance >= input.tokens;
+    if (!raced || attempt >= 3) return outcome;
+  }
+}
