@@ -99,7 +99,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
-  app.addHook('onClose', async () => services.gateway.stop());
+  app.addHook('onClose', async () => {
+    services.wallet.stop();
+    await services.gateway.stop();
+  });
   await app.register(filesRoutes, { files: services.files });
   await app.register(idpRoutes, {
     auth: services.auth,

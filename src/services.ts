@@ -25,8 +25,17 @@ export function createServices(platform: Platform) {
   const notifications = createNotificationsService({ db, clock });
   const catalog = createCatalogService({ db, clock, events: platform.events });
   const plans = createPlansService({ db, clock, catalog, events: platform.events });
-  const wallet = createWalletService({ db, clock, tokensPerCredit: async () => (await catalog.pricingSettings()).tokensPerCredit });
-  const subscriptions = createSubscriptionsService({ db, clock, plans, wallet });
+  const logBackgroundError = (err: unknown) => platform.logger.error({ err }, 'background work failed');
+  const wallet = createWalletService({
+    db,
+    clock,
+    tokensPerCredit: async () => (await catalog.pricingSettings()).tokensPerCredit,
+    sweepIntervalMs: 15_000,
+    // The gateway is built below; this runs only when the sweeper closes a reservation a crash left open.
+    onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
+    onBackgroundError: logBackgroundError,
+  });
+  const subscriptions = createSubscriptionsService({ db, clock, plans, wallet, events: platform.events });
   const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
   // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
@@ -46,8 +55,9 @@ export function createServices(platform: Platform) {
       return user ? { email: user.email, name: user.name } : null;
     },
     frontendUrl: platform.config.frontendUrl,
+    onSubscriptionChanged: (userId) => subscriptions.forgetCached(userId),
   });
-  const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users });
+  const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users, events: platform.events, onBackgroundError: logBackgroundError });
   const usage = createUsageService({ db, clock });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
   const library = createLibraryService({
@@ -76,6 +86,7 @@ export function createServices(platform: Platform) {
     fetcher: platform.fetcher,
     pool: gateway.pool,
     adapters: gateway.mediaAdapters,
+    metering: gateway.metering,
   });
   const account = createAccountService({
     db,

@@ -40,7 +40,8 @@ export const providerAccounts = pgTable(
   (t) => [uniqueIndex('provider_accounts_fingerprint_key').on(t.providerSlug, t.keyFingerprint)],
 );
 
-export const IDEMPOTENCY_STATUSES = ['IN_PROGRESS', 'COMPLETED'] as const;
+/** CHARGED: the charge committed and the answer is being sent (or was lost with a crash): the key is never freed. */
+export const IDEMPOTENCY_STATUSES = ['IN_PROGRESS', 'CHARGED', 'COMPLETED'] as const;
 
 /** A gateway call made with an `Idempotency-Key`: the first answer is kept and replayed without charging again. */
 export const gatewayIdempotency = pgTable(

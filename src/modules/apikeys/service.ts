@@ -4,6 +4,8 @@ import { apiKeys } from '../../db/schema/apikeys.js';
 import type { ApiKeyVerifier, Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
 import type { AuthData } from '../auth/index.js';
 import { API_KEY_SCOPES, type ApiKeyScope } from './schemas.js';
@@ -27,6 +29,19 @@ export interface ApiKeysDeps {
   plans: PlanAccess;
   /** The key owner's role and status (the auth module's users). */
   users: Pick<AuthData['users'], 'findActiveById'>;
+  /** Cross-instance invalidation of verified keys (a trigger announces every change of a key row). */
+  events?: EventBus;
+  onBackgroundError?: (err: unknown) => void;
+}
+
+/** What verifying a key needs, cached per key hash; null for a hash no key has (or whose owner is gone). */
+interface VerifiedKey {
+  id: string;
+  userId: string;
+  role: Principal['role'];
+  scopes: string[];
+  revokedAt: Date | null;
+  expiresAt: Date | null;
 }
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -46,6 +61,18 @@ const toListed = (row: ApiKeyRow) => ({
 /** API keys: created with the raw secret shown once, stored as SHA-256, verified on /v1/ai/* routes. */
 export function createApiKeysService(deps: ApiKeysDeps) {
   const { db, clock, plans, users } = deps;
+  const onBackgroundError = deps.onBackgroundError ?? (() => undefined);
+  const verified = createInvalidatingCache<VerifiedKey | null>({
+    name: 'api_keys',
+    bus: deps.events,
+    load: async (keyHash) => {
+      const [key] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
+      const owner = key ? await users.findActiveById(key.userId) : undefined;
+      if (!key || !owner) return null;
+      return { id: key.id, userId: key.userId, role: owner.role, scopes: key.scopes, revokedAt: key.revokedAt, expiresAt: key.expiresAt };
+    },
+  });
+  const lastStamped = new Map<string, number>();
 
   async function requireApiAccess(userId: string): Promise<void> {
     const access = await plans.apiAccessOf(userId);
@@ -62,30 +89,32 @@ export function createApiKeysService(deps: ApiKeysDeps) {
 
     async verify(rawKey: string): Promise<Principal> {
       const now = clock.now();
-      const keyHash = hashKey(rawKey);
-      const [key] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
-      const owner = key ? await users.findActiveById(key.userId) : undefined;
-      if (!key || !owner) throw unauthorized('The API key is not valid. Check that it was copied in full.');
+      const key = await verified.get(hashKey(rawKey));
+      if (!key) throw unauthorized('The API key is not valid. Check that it was copied in full.');
       if (key.revokedAt) throw unauthorized('This API key was revoked. Create a new key under /v1/account/api-keys.');
       if (key.expiresAt && key.expiresAt <= now) {
         throw unauthorized(`This API key expired at ${key.expiresAt.toISOString()}. Create a new key under /v1/account/api-keys.`);
       }
-      await stampUse(key.id, key.lastUsedAt, now);
-      return { userId: key.userId, role: owner.role, sessionId: null, via: 'api_key', scopes: key.scopes, apiKeyId: key.id };
+      stampUse(key.id, now);
+      return { userId: key.userId, role: key.role, sessionId: null, via: 'api_key', scopes: key.scopes, apiKeyId: key.id };
     },
   };
 
   /**
-   * Records the use. A key under heavy use would otherwise write (and lock) its row on every request, so the stamp
-   * is written when it is at least LAST_USED_RESOLUTION_MS old: `lastUsedAt` is exact to that resolution.
+   * Records the use off the request's path. A key under heavy use would otherwise write (and lock) its row on every
+   * request, so the stamp is written when this process has not written one for LAST_USED_RESOLUTION_MS (and the
+   * row's is older than that): `lastUsedAt` is exact to that resolution.
    */
-  async function stampUse(id: string, lastUsedAt: Date | null, now: Date): Promise<void> {
-    if (lastUsedAt && now.getTime() - lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+  function stampUse(id: string, now: Date): void {
+    const previous = lastStamped.get(id);
+    if (previous !== undefined && now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
+    if (lastStamped.size > 50_000) lastStamped.clear();
+    lastStamped.set(id, now.getTime());
     const threshold = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
-    await db
-      .update(apiKeys)
+    db.update(apiKeys)
       .set({ lastUsedAt: now })
-      .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, threshold))));
+      .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, threshold))))
+      .then(() => undefined, onBackgroundError);
   }
 
   return {
@@ -136,8 +165,10 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         .update(apiKeys)
         .set({ revokedAt: clock.now() })
         .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-        .returning({ id: apiKeys.id });
+        .returning({ keyHash: apiKeys.keyHash });
       if (revoked.length === 0) throw notFound('No API key with this id.');
+      // Refused here at once; the row's trigger tells the other instances.
+      await verified.changed(revoked[0]!.keyHash);
       return { ok: true };
     },
 
@@ -147,7 +178,8 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         .update(apiKeys)
         .set({ revokedAt: clock.now() })
         .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-        .returning({ id: apiKeys.id });
+        .returning({ keyHash: apiKeys.keyHash });
+      for (const { keyHash } of revoked) await verified.changed(keyHash, tx);
       return revoked.length;
     },
   };

@@ -3,13 +3,16 @@ import { and, eq, lt } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { gatewayIdempotency } from '../../db/schema/gateway.js';
 import { HOUR_MS, MINUTE_MS, type Clock } from '../../platform/clock/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { conflict } from '../../platform/http/errors.js';
 
 /** How long a finished answer can be replayed. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * HOUR_MS;
-/** An entry still "in progress" after this long was left by a crash; the key may be used again. */
-const STALE_IN_PROGRESS_MS = 15 * MINUTE_MS;
+/**
+ * An entry in progress whose request never reserved anything within this long was left by a crash before the
+ * reservation (reserving follows the key at once); the key may be used again.
+ */
+const UNRESERVED_GRACE_MS = MINUTE_MS;
 
 export type IdempotencyBegin =
   | { kind: 'new'; requestId: string }
@@ -32,8 +35,22 @@ function canonical(value: unknown): string {
  * answer and is not charged again; the same key with another body is refused. Only successful answers are kept:
  * after a failure (nothing was charged) the key can be retried.
  */
-export function createIdempotencyStore(deps: { db: Db; clock: Clock }) {
+export interface IdempotencyDeps {
+  db: Db;
+  clock: Clock;
+  /** The state of the request's reservation: how an entry left in progress is judged. */
+  reservationStatus: (requestId: string) => Promise<'OPEN' | 'IN_FLIGHT' | 'SETTLED' | 'RELEASED' | null>;
+}
+
+export function createIdempotencyStore(deps: IdempotencyDeps) {
   const { db, clock } = deps;
+
+  /** Whether an entry still in progress was abandoned: its tokens were given back, or it never held any. */
+  async function abandoned(entry: { requestId: string; createdAt: Date }, now: Date): Promise<boolean> {
+    const status = await deps.reservationStatus(entry.requestId);
+    if (status === 'RELEASED') return true;
+    return status === null && now.getTime() - entry.createdAt.getTime() > UNRESERVED_GRACE_MS;
+  }
 
   return {
     async begin(input: { userId: string; key: string; route: string; body: unknown }): Promise<IdempotencyBegin> {
@@ -53,7 +70,7 @@ export function createIdempotencyStore(deps: { db: Db; clock: Clock }) {
           .from(gatewayIdempotency)
           .where(and(eq(gatewayIdempotency.userId, input.userId), eq(gatewayIdempotency.key, input.key)));
         if (!existing) continue; // released in between: try to take it again
-        const stale = existing.status === 'IN_PROGRESS' && now.getTime() - existing.createdAt.getTime() > STALE_IN_PROGRESS_MS;
+        const stale = existing.status === 'IN_PROGRESS' && (await abandoned(existing, now));
         if (existing.expiresAt <= now || stale) {
           await db.delete(gatewayIdempotency).where(and(eq(gatewayIdempotency.id, existing.id), eq(gatewayIdempotency.status, existing.status)));
           continue;
@@ -67,16 +84,31 @@ export function createIdempotencyStore(deps: { db: Db; clock: Clock }) {
         if (existing.status === 'IN_PROGRESS') {
           throw conflict('A request with this Idempotency-Key is still running. Retry once it has finished to get its answer.', { idempotencyKey: input.key });
         }
+        if (existing.status === 'CHARGED' || !existing.response) {
+          throw conflict(
+            'The request with this Idempotency-Key was charged, but its answer is not stored (it is being sent, or the server stopped before sending it). Its result is in GET /v1/usage; use a new key to generate again.',
+            { idempotencyKey: input.key, requestId: existing.requestId },
+          );
+        }
         return { kind: 'replay', requestId: existing.requestId, status: existing.responseStatus ?? 200, response: existing.response ?? {} };
       }
       throw conflict('This Idempotency-Key is being used by another request right now. Retry in a moment.', { idempotencyKey: input.key });
     },
 
-    async complete(userId: string, key: string, status: number, response: Record<string, unknown>): Promise<void> {
-      await db
+    /** Stores the answer (inside the settling transaction when it is known there). */
+    async complete(userId: string, key: string, status: number, response: Record<string, unknown>, tx: DbOrTx = db): Promise<void> {
+      await tx
         .update(gatewayIdempotency)
         .set({ status: 'COMPLETED', responseStatus: status, response, completedAt: clock.now() })
         .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key)));
+    },
+
+    /** The charge committed in `tx` before the answer was known: from now on the key can never be freed. */
+    async charged(userId: string, key: string, tx: DbOrTx): Promise<void> {
+      await tx
+        .update(gatewayIdempotency)
+        .set({ status: 'CHARGED' })
+        .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
     },
 
     /** Frees the key after a failed call (nothing was charged), so the client may retry with it. */

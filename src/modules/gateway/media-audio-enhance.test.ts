@@ -156,7 +156,7 @@ describe('an under-estimated reservation', () => {
     await t.services.wallet.reserve({ userId: user.id, tokens: 600, requestId });
     const model = await t.services.catalog.resolveForGateway('local/image');
     const settled = await t.platform.db.transaction((tx) =>
-      settleDelivered({ wallet: t.services.wallet, usage: t.services.usage, library: t.services.library, clock: t.clock }, tx, {
+      settleDelivered({ metering: t.services.gateway.metering }, tx, {
         userId: user.id,
         subscriptionId: null,
         model,

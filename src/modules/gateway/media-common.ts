@@ -16,6 +16,7 @@ import type { UsageService } from '../usage/service.js';
 import type { WalletService } from '../wallet/service.js';
 import type { AccessDeps } from './access.js';
 import { upstreamToAppError } from './errors.js';
+import type { Metered, Metering } from './metering.js';
 import type { UpstreamPool } from './pool.js';
 import { fetchMediaOutput } from './providers/media/download.js';
 import { mediaCapability, type MediaAdapter, type MediaCapability, type MediaOutput } from './providers/media/media-types.js';
@@ -29,6 +30,7 @@ export interface MediaGatewayDeps extends AccessDeps {
   wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight'>;
   usage: UsageService;
   library: Pick<LibraryService, 'saveGeneration'>;
+  metering: Metering;
   files: Pick<FilesService, 'saveBytes' | 'readSource'>;
   notifications: Pick<NotificationsService, 'notify'>;
   jobs: JobsService;
@@ -123,69 +125,40 @@ export interface SettleInput {
   generation: { kind: GenerationKind; prompt: string; output: Record<string, unknown>; thumbnailUrl?: string | null; tags?: string[] } | null;
 }
 
-/**
- * The charge of a delivered generation, inside the caller's transaction: settle the reservation (exactly once by its
- * request id; an overrun beyond the balance is recorded as a shortfall, never a negative balance), write the usage
- * record, save the library item and announce `generation.persisted`.
- */
-export async function settleDelivered(deps: Pick<MediaGatewayDeps, 'wallet' | 'usage' | 'library' | 'clock'>, tx: Tx, input: SettleInput) {
-  const settled = await deps.wallet.settle({ requestId: input.requestId, actualTokens: input.chargeTokens }, tx);
-  await deps.usage.record(
-    {
-      userId: input.userId,
-      subscriptionId: input.subscriptionId,
-      modelId: input.model.id,
-      providerId: input.model.providerId,
-      providerAccountId: input.accountId,
-      jobId: input.jobId ?? null,
-      requestId: input.requestId,
-      operation: input.operation,
-      status: input.status,
-      inputUnits: input.inputUnits,
-      outputUnits: input.outputUnits,
-      tokensConsumed: settled.chargedTokens,
-      providerCostCents: input.providerCostCents,
-      latencyMs: input.latencyMs,
-      metadata: { modelSlug: input.model.slug, ...input.metadata, ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}) },
-    },
-    tx,
-  );
-  let generationId: string | null = null;
-  if (input.generation) {
-    const saved = await deps.library.saveGeneration(
-      { userId: input.userId, modelId: input.model.id, requestId: input.requestId, ...input.generation },
-      tx,
-    );
-    generationId = saved.id;
-    await emitDomainEvent(tx, 'generation.persisted', { generationId, kind: saved.kind, jobId: input.jobId ?? null }, { userId: input.userId, at: deps.clock.now() });
-  }
-  return { ...settled, generationId };
+/** A media call as the metering pipeline sees it (media calls carry their own reservation facts in `metadata`). */
+const meteredOf = (input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model' | 'requestId' | 'jobId' | 'operation' | 'latencyMs'>): Metered => ({
+  userId: input.userId,
+  subscriptionId: input.subscriptionId,
+  apiKeyId: null,
+  model: input.model,
+  requestId: input.requestId,
+  jobId: input.jobId ?? null,
+  operation: input.operation,
+  reservedTokens: null,
+  started: performance.now() - input.latencyMs,
+});
+
+/** The charge of a delivered generation, inside the caller's transaction (see Metering.settle). */
+export async function settleDelivered(deps: Pick<MediaGatewayDeps, 'metering'>, tx: Tx, input: SettleInput) {
+  return deps.metering.settle(tx, meteredOf(input), {
+    status: input.status,
+    chargeTokens: input.chargeTokens,
+    providerCostCents: input.providerCostCents,
+    inputUnits: input.inputUnits,
+    outputUnits: input.outputUnits,
+    accountId: input.accountId,
+    metadata: input.metadata,
+    generation: input.generation,
+  });
 }
 
-/** A call that delivered nothing: full refund and a FAILED (or TIMEOUT) usage record, in the caller's transaction. */
+/** A call that delivered nothing, inside the caller's transaction (see Metering.refund). */
 export async function refundFailed(
-  deps: Pick<MediaGatewayDeps, 'wallet' | 'usage'>,
+  deps: Pick<MediaGatewayDeps, 'metering'>,
   tx: Tx,
-  input: { userId: string; subscriptionId: string | null; model: { id: string; slug: string; providerId: string | null }; requestId: string; jobId?: string | null; operation: string; error: AppError; latencyMs: number; metadata?: Record<string, unknown> },
+  input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model' | 'requestId' | 'jobId' | 'operation' | 'latencyMs'> & { error: AppError; metadata?: Record<string, unknown> },
 ): Promise<void> {
-  await deps.wallet.release({ requestId: input.requestId, reason: `Refunded: ${input.error.code}` }, tx);
-  const timeout = input.error.code === 'TIMEOUT' || (input.error.details as { upstream?: { code?: string } } | null)?.upstream?.code === 'timeout';
-  await deps.usage.record(
-    {
-      userId: input.userId,
-      subscriptionId: input.subscriptionId,
-      modelId: input.model.id,
-      providerId: input.model.providerId,
-      jobId: input.jobId ?? null,
-      requestId: input.requestId,
-      operation: input.operation,
-      status: timeout ? 'TIMEOUT' : 'FAILED',
-      tokensConsumed: 0,
-      latencyMs: input.latencyMs,
-      metadata: { modelSlug: input.model.slug, error: { code: input.error.code, message: input.error.message }, ...input.metadata },
-    },
-    tx,
-  );
+  await deps.metering.refund(tx, meteredOf(input), input.error, input.metadata);
 }
 
 const JOB_NOUN: Record<JobRow['kind'], string> = { IMAGE: 'images', VIDEO: 'video', LIP_SYNC: 'lip-synced video', VIDEO_EXTEND: 'video extension' };

@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { ProviderSettings } from '../../config.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Tx } from '../../platform/db/database.js';
 import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { CatalogService, GatewayModel } from '../catalog/service.js';
@@ -11,7 +11,7 @@ import type { LibraryService } from '../library/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { UsageService } from '../usage/service.js';
-import type { WalletService } from '../wallet/service.js';
+import type { SweptReservation, WalletService } from '../wallet/service.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget } from './instructions.js';
 import { createUpstreamPool } from './pool.js';
@@ -19,7 +19,8 @@ import type { ChatMessage } from './providers/types.js';
 import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
 import type { LocalMediaOptions } from './providers/media/local-media.js';
-import { createTextGateway, type TextAnswer } from './text.js';
+import { createMetering, withMeteringScope, type MeteringScope } from './metering.js';
+import { createTextGateway, textResponse } from './text.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
 
@@ -36,7 +37,7 @@ export interface GatewayServiceDeps {
   catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight' | 'reservation'>;
   usage: UsageService;
   library: LibraryService;
   /** Upstream credentials by variable prefix (config.providers). */
@@ -89,10 +90,23 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   const media = buildMediaProviders(clock, deps.localMedia);
   const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly });
   const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry });
-  const idempotency = createIdempotencyStore({ db, clock });
-  const text = createTextGateway({ ...deps, pool });
+  const idempotency = createIdempotencyStore({ db, clock, reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null });
+  const metering = createMetering(deps);
+  const text = createTextGateway({ ...deps, pool, metering });
 
-  const textResponse = (answer: TextAnswer) => ({ text: answer.text, usage: answer.usage, model: answer.model, requestId: answer.requestId, finishReason: answer.finishReason });
+  /** The key's record follows the charge: completed (or marked charged) in the settling transaction. */
+  function keyScope(userId: string, key: string, requestId: string) {
+    let completed = false;
+    const scope: MeteringScope = {
+      requestId,
+      async charged(tx, response) {
+        if (!response) return idempotency.charged(userId, key, tx);
+        await idempotency.complete(userId, key, 200, response, tx);
+        completed = true;
+      },
+    };
+    return { scope, completed: () => completed };
+  }
 
   /** Runs `run` once per Idempotency-Key: a repeat with the same body gets the stored answer. */
   async function once<T extends Record<string, unknown>>(
@@ -105,9 +119,10 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     if (!options.idempotencyKey) return { body: await run(uuidv7()), replayed: false };
     const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route, body });
     if (begun.kind === 'replay') return { body: begun.response as T, replayed: true };
+    const { scope, completed } = keyScope(principal.userId, options.idempotencyKey, begun.requestId);
     try {
-      const result = await run(begun.requestId);
-      await idempotency.complete(principal.userId, options.idempotencyKey, 200, result);
+      const result = await withMeteringScope(scope, () => run(begun.requestId));
+      if (!completed()) await idempotency.complete(principal.userId, options.idempotencyKey, 200, result);
       return { body: result, replayed: false };
     } catch (err) {
       await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
@@ -123,11 +138,15 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     temperature: body.temperature,
     accepts: textModelsOnly,
     saveToHistory: true,
+    answerBody: textResponse,
   });
 
   return {
     pool,
     idempotency,
+    metering,
+    /** The sweeper closed a reservation a dead process left: its usage record (see Metering.recordSwept). */
+    recordSwept: (tx: Tx, swept: SweptReservation) => metering.recordSwept(tx, swept),
     /** `Idempotency-Key` for any /v1/ai/* call: a repeat with the same body gets the stored answer, uncharged. */
     once,
     /** Media adapters by provider slug (the media gateway calls them through `pool`). */
@@ -168,11 +187,12 @@ export function createGatewayService(deps: GatewayServiceDeps) {
         sse.end();
         return;
       }
+      const { scope, completed } = keyScope(principal.userId, options.idempotencyKey, begun.requestId);
       try {
-        const answer = await run(begun.requestId);
-        // A stream that broke midway is not a complete answer: the key is freed so a retry can get one.
-        if (answer) await idempotency.complete(principal.userId, options.idempotencyKey, 200, textResponse(answer));
-        else await idempotency.abandon(principal.userId, options.idempotencyKey);
+        const answer = await withMeteringScope(scope, () => run(begun.requestId));
+        // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
+        if (answer && !completed()) await idempotency.complete(principal.userId, options.idempotencyKey, 200, textResponse(answer));
+        else if (!answer) await idempotency.abandon(principal.userId, options.idempotencyKey);
       } catch (err) {
         await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
         throw err;
@@ -181,6 +201,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
 
     async enhancePrompt(principal: Principal, body: EnhanceBody, options: CallOptions = {}) {
       const target = normaliseTarget(body.target);
+      const enhancedBody = (text: string) => ({ enhanced: cleanEnhanced(text) || text.trim() || body.prompt });
       return once(principal, options, ENHANCE_ROUTE, body, async (requestId) => {
         const answer = await text.generate(
           principal,
@@ -191,10 +212,11 @@ export function createGatewayService(deps: GatewayServiceDeps) {
             instruction: enhanceInstruction(target),
             accepts: multimodalOnly,
             saveToHistory: false,
+            answerBody: (answer) => enhancedBody(answer.text),
           },
           requestId,
         );
-        return { enhanced: cleanEnhanced(answer.text) || answer.text.trim() || body.prompt };
+        return enhancedBody(answer.text);
       });
     },
 

@@ -2,16 +2,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError, badRequest } from '../../platform/http/errors.js';
-import { checkAccess } from './access.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { CatalogService, GatewayModel } from '../catalog/service.js';
-import type { LibraryService } from '../library/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
-import type { UsageService } from '../usage/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { streamErrorEvent, upstreamToAppError } from './errors.js';
 import { withServerInstruction } from './instructions.js';
+import type { Metered, Metering } from './metering.js';
 import type { UpstreamPool } from './pool.js';
 import { UpstreamError, type ChatMessage, type TextResult, type TextStream, type TokenUsage } from './providers/types.js';
 import { countMessageTokens, countTextTokens } from './tokens.js';
@@ -26,9 +24,8 @@ export interface TextGatewayDeps {
   catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight'>;
-  usage: UsageService;
-  library: LibraryService;
+  wallet: Pick<WalletService, 'markInFlight'>;
+  metering: Metering;
   pool: UpstreamPool;
 }
 
@@ -44,6 +41,8 @@ export interface TextCall {
   instruction?: string;
   /** Save the answer to the caller's text history. */
   saveToHistory: boolean;
+  /** The route's JSON answer: stored for the Idempotency-Key in the settling transaction. */
+  answerBody?: (answer: TextAnswer) => Record<string, unknown>;
 }
 
 export interface TextAnswer {
@@ -54,11 +53,14 @@ export interface TextAnswer {
   finishReason: string;
 }
 
+/** The JSON answer of a text call (and what its Idempotency-Key replays). */
+export const textResponse = (answer: TextAnswer) => ({ text: answer.text, usage: answer.usage, model: answer.model, requestId: answer.requestId, finishReason: answer.finishReason });
+
 interface Prepared {
   call: TextCall;
   principal: Principal;
   model: GatewayModel;
-  subscriptionId: string;
+  metered: Metered;
   requestId: string;
   messages: ChatMessage[];
   maxTokens: number;
@@ -86,7 +88,7 @@ export function fitHistory(messages: ChatMessage[], budget: number): { messages:
 const lastUserText = (messages: ChatMessage[]) => [...messages].reverse().find((m) => m.role === 'user')?.content ?? messages.at(-1)?.content ?? '';
 
 export function createTextGateway(deps: TextGatewayDeps) {
-  const { db, logger, catalog, subscriptions, plans, wallet, usage, library, pool } = deps;
+  const { db, logger, catalog, wallet, metering, pool } = deps;
 
   /** Every check before a token moves, in the spec's order; ends with the reservation. */
   async function prepare(principal: Principal, call: TextCall, requestId: string): Promise<Prepared> {
@@ -94,8 +96,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     const model = await catalog.resolveForGateway(call.modelSlug);
     const wrongType = call.accepts(model);
     if (wrongType) throw badRequest(wrongType, { model: model.slug, type: model.type });
-
-    const access = await checkAccess({ subscriptions, plans }, principal, model);
+    const access = await metering.access(principal, model);
 
     // History first (system text is never trimmed), then the server instruction in front.
     const budget = Math.min(HISTORY_CAP_TOKENS, model.maxContextTokens ? Math.floor(model.maxContextTokens / 4) : HISTORY_CAP_TOKENS);
@@ -125,8 +126,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
     }
 
     const reservedTokens = await catalog.estimateTokens(model, { kind: 'text', inputTokens, maxOutputTokens: maxTokens });
-    await wallet.reserve({ ...access.owner, tokens: reservedTokens, requestId, note: `${call.operation} ${model.slug}` });
-    return { call, principal, model, subscriptionId: access.subscriptionId, requestId, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, started };
+    const metered = await metering.reserve(principal, { model, operation: call.operation, tokens: reservedTokens, requestId, started }, { access });
+    return { call, principal, model, metered, requestId, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, started };
   }
 
   /** Temperature goes upstream only to models that honour it (reasoning models advertise no temperature control). */
@@ -152,7 +153,16 @@ export function createTextGateway(deps: TextGatewayDeps) {
    */
   async function finalize(
     p: Prepared,
-    outcome: { text: string; usage: TokenUsage | null; finishReason: string; accountId: string | null; status: 'SUCCESS' | 'PARTIAL'; extra?: Record<string, unknown> },
+    outcome: {
+      text: string;
+      usage: TokenUsage | null;
+      finishReason: string;
+      accountId: string | null;
+      status: 'SUCCESS' | 'PARTIAL';
+      extra?: Record<string, unknown>;
+      /** A non-streamed answer (a stream records its progress as it goes). */
+      inFlightMark?: boolean;
+    },
   ): Promise<TextAnswer> {
     const measured = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countTextTokens(outcome.text) };
     let price: { tokens: number; providerCostCents: number; providerCostMicros: number; currency: string };
@@ -163,48 +173,38 @@ export function createTextGateway(deps: TextGatewayDeps) {
       logger.error({ err, model: p.model.slug, requestId: p.requestId }, 'pricing the usage failed; charging the reservation');
       price = { tokens: p.reservedTokens, providerCostCents: 0, providerCostMicros: 0, currency: 'USD' };
     }
-    const latencyMs = Math.round(performance.now() - p.started);
-    const { chargedTokens } = await db.transaction(async (tx) => {
-      const settled = await wallet.settle({ requestId: p.requestId, actualTokens: price.tokens }, tx);
-      await usage.record(
-        {
-          userId: p.principal.userId,
-          subscriptionId: p.subscriptionId,
-          modelId: p.model.id,
-          providerId: p.model.providerId,
-          providerAccountId: outcome.accountId,
-          requestId: p.requestId,
-          operation: p.call.operation,
-          status: outcome.status,
-          inputUnits: measured.inputTokens,
-          outputUnits: measured.outputTokens,
-          tokensConsumed: settled.chargedTokens,
-          providerCostCents: price.providerCostCents,
-          latencyMs,
-          metadata: baseMetadata(p, {
-            usageSource: outcome.usage ? 'provider' : 'counted',
-            finishReason: outcome.finishReason,
-            providerCostMicros: price.providerCostMicros,
-            currency: price.currency,
-            ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}),
-            ...outcome.extra,
-          }),
-        },
-        tx,
-      );
-      if (p.call.saveToHistory && outcome.status === 'SUCCESS') {
-        await library.saveGeneration({ userId: p.principal.userId, kind: 'TEXT', prompt: lastUserText(p.call.messages), output: { text: outcome.text }, modelId: p.model.id, requestId: p.requestId }, tx);
-      }
-      return settled;
-    });
-    if (outcome.accountId) pool.recordSpend(outcome.accountId, price.providerCostMicros);
-    return {
+    const answerOf = (chargedTokens: number): TextAnswer => ({
       text: outcome.text,
       usage: { inputTokens: measured.inputTokens, outputTokens: measured.outputTokens, creditsConsumed: chargedTokens },
       model: p.model.slug,
       requestId: p.requestId,
       finishReason: outcome.finishReason,
-    };
+    });
+    // A whole answer is recorded on the reservation alongside the settlement: if this process dies before the
+    // settlement commits, the sweeper charges what the upstream delivered instead of refunding it.
+    const marking = outcome.inFlightMark ? metering.answered(p.metered, price.tokens).catch((err: unknown) => logger.warn({ err, requestId: p.requestId }, 'marking the answer failed')) : null;
+    const { chargedTokens } = await db.transaction((tx) =>
+      metering.settle(tx, p.metered, {
+        status: outcome.status,
+        chargeTokens: price.tokens,
+        providerCostCents: price.providerCostCents,
+        inputUnits: measured.inputTokens,
+        outputUnits: measured.outputTokens,
+        accountId: outcome.accountId,
+        metadata: baseMetadata(p, {
+          usageSource: outcome.usage ? 'provider' : 'counted',
+          finishReason: outcome.finishReason,
+          providerCostMicros: price.providerCostMicros,
+          currency: price.currency,
+          ...outcome.extra,
+        }),
+        generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: { text: outcome.text } } : null,
+        response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
+      }),
+    );
+    await marking;
+    if (outcome.accountId) pool.recordSpend(outcome.accountId, price.providerCostMicros);
+    return answerOf(chargedTokens);
   }
 
   /** A call that produced nothing billable: full refund and a FAILED (or TIMEOUT) usage record. */
@@ -212,28 +212,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
     // Upstream outcomes become the spec's answers; anything else is our own failure (500, details logged only).
     const known = err instanceof UpstreamError || err instanceof AppError;
     const appError = known ? upstreamToAppError(err, p.model.slug) : new AppError(500, 'INTERNAL', 'The generation failed on our side.');
-    const timeout = err instanceof UpstreamError ? err.kind === 'timeout' : (appError.details as { upstream?: { code?: string } } | null)?.upstream?.code === 'timeout';
     try {
-      await db.transaction(async (tx) => {
-        await wallet.release({ requestId: p.requestId, reason: `Refunded: ${appError.code}` }, tx);
-        await usage.record(
-          {
-            userId: p.principal.userId,
-            subscriptionId: p.subscriptionId,
-            modelId: p.model.id,
-            providerId: p.model.providerId,
-            requestId: p.requestId,
-            operation: p.call.operation,
-            status: timeout ? 'TIMEOUT' : 'FAILED',
-            inputUnits: 0,
-            outputUnits: 0,
-            tokensConsumed: 0,
-            latencyMs: Math.round(performance.now() - p.started),
-            metadata: baseMetadata(p, { error: { code: appError.code, message: appError.message, details: appError.details } }),
-          },
-          tx,
-        );
-      });
+      await db.transaction((tx) => metering.refund(tx, p.metered, appError, baseMetadata(p, {})));
     } catch (releaseError) {
       // The sweeper refunds an open reservation later; the caller still gets the real error.
       logger.error({ err: releaseError, requestId: p.requestId }, 'releasing a failed reservation failed');
@@ -251,7 +231,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
       } catch (err) {
         throw await fail(p, err);
       }
-      return finalize(p, { ...result.value, accountId: result.accountId, status: 'SUCCESS' });
+      return finalize(p, { ...result.value, accountId: result.accountId, status: 'SUCCESS', inFlightMark: true });
     },
 
     /**

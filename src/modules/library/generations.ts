@@ -3,6 +3,7 @@ import { generations, type GenerationKind, type GenerationVisibility } from '../
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
+import { emitDomainEvent } from '../../platform/events/outbox.js';
 import { notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { normaliseTags } from './tags.js';
@@ -20,6 +21,8 @@ export interface SaveGenerationInput {
   tags?: string[];
   /** The gateway request that produced it: saving the same request twice keeps one item. */
   requestId?: string | null;
+  /** The media job that produced it, carried by the `generation.persisted` event. */
+  jobId?: string | null;
 }
 
 /** A library item as clients see it (spec A "Generation"). */
@@ -118,7 +121,11 @@ export function createGenerations(deps: GenerationsDeps) {
         })
         .onConflictDoNothing({ target: generations.requestId })
         .returning();
-      if (row) return row;
+      if (row) {
+        // Every persisted generation is announced once, from here, in the saving transaction.
+        await emitDomainEvent(tx, 'generation.persisted', { generationId: row.id, kind: row.kind, jobId: input.jobId ?? null }, { userId: row.userId, at: row.createdAt });
+        return row;
+      }
       const [existing] = await tx.select().from(generations).where(eq(generations.requestId, input.requestId!));
       return existing!;
     },

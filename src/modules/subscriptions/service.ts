@@ -2,6 +2,8 @@ import { and, desc, eq, gt, inArray, or } from 'drizzle-orm';
 import { subscriptions, type SubscriptionStatus } from '../../db/schema/subscriptions.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import type { UserRow } from '../auth/index.js';
 import type { PlanRow, PlansService } from '../plans/service.js';
 import type { WalletService } from '../wallet/service.js';
@@ -16,6 +18,8 @@ export interface SubscriptionsServiceDeps {
   clock: Clock;
   plans: PlansService;
   wallet: WalletService;
+  /** Cross-instance invalidation of the active-subscription cache (a trigger announces every subscription write). */
+  events?: EventBus;
   /** Storage the owner uses, in MB (the files module measures it); 0 until one is wired in. */
   storageMbUsed?: (owner: { userId: string; workspaceId: string | null }) => Promise<number>;
 }
@@ -25,6 +29,14 @@ const startOfUtcMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.get
 
 export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
   const { db, clock, plans, wallet } = deps;
+  // The gateway asks on every call; the row changes rarely, and stops counting by itself at a cancellation's end.
+  const activeCache = createInvalidatingCache<SubscriptionRow | null>({
+    name: 'subscriptions',
+    bus: deps.events,
+    now: () => clock.now().getTime(),
+    load: async (userId) => (await activeRow(userId)) ?? null,
+    expiresAt: (row) => (row?.status === 'CANCELED' && row.endsAt ? row.endsAt.getTime() : null),
+  });
 
   async function activeRow(userId: string, dbOrTx: DbOrTx = db): Promise<SubscriptionRow | undefined> {
     const now = clock.now();
@@ -73,7 +85,7 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
 
     /** The caller's active subscription (ACTIVE, TRIALING or GRACE; CANCELED until its end) and its plan, or null. */
     async activeFor(userId: string): Promise<{ subscription: SubscriptionRow; plan: PlanRow } | null> {
-      const row = await activeRow(userId);
+      const row = await activeCache.get(userId);
       if (!row) return null;
       const plan = await plans.getById(row.planId);
       return plan ? { subscription: row, plan } : null;
@@ -87,7 +99,12 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
 
     /** The plan id the caller meters against, or null without an active subscription. */
     async activePlanId(userId: string): Promise<string | null> {
-      return (await activeRow(userId))?.planId ?? null;
+      return (await activeCache.get(userId))?.planId ?? null;
+    },
+
+    /** A change this instance just committed: the next read sees it at once (other instances hear the trigger). */
+    forgetCached(userId: string): void {
+      activeCache.forget(userId);
     },
 
     /** The Subscription resource of spec B for `/v1/users/me`, or null. */

@@ -51,9 +51,9 @@ async function runOnce(db: DbOrTx, input: ReserveRequest, now: Date, leaseSecond
     from (select 1) as one
     left join wallets w on w.owner_type = ${owner.ownerType} and w.owner_id = ${owner.ownerId}
     left join wallet_reservations r on r.request_id = ${input.requestId}`);
-  const row = (result as unknown as { rows: Row[] }).rows[0]!;
+  const row = (result as { rows: Row[] }).rows[0]!;
   if (row.reserved) return { kind: 'reserved' };
-  if (row.existing_status) return { kind: 'exists', status: row.existing_status, walletId: row.existing_wallet!, ownWalletId: row.wallet_id };
+  if (row.existing_status) return { kind: 'exists', status: row.existing_status, walletId: row.existing_wallet ?? '', ownWalletId: row.wallet_id };
   if (!row.wallet_id) return { kind: 'no-wallet' };
   return { kind: 'short', balance: Number(row.balance), debt: Number(row.debt) };
 }

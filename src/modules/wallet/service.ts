@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { walletLedger, walletReservations, wallets, type LedgerKind } from '../../db/schema/wallet.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';

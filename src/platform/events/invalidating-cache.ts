@@ -24,6 +24,8 @@ export interface InvalidatingCache<V> {
    * change is visible.
    */
   changed(key: string, tx?: DbOrTx): Promise<void>;
+  /** Drops `key` here only (the change is announced to other instances some other way, e.g. by a trigger). */
+  forget(key: string): void;
   /** Drops every entry on every instance (a change that touches many keys). */
   changedAll(tx?: DbOrTx): Promise<void>;
   readonly size: number;
@@ -105,6 +107,7 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
       return promise;
     },
     changed: (key, tx) => announce(key, tx),
+    forget: (key) => drop(key),
     changedAll: (tx) => announce(ALL, tx),
     get size() {
       return entries.size;

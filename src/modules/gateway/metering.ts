@@ -1,0 +1,212 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { v7 as uuidv7 } from 'uuid';
+import type { GenerationKind } from '../../db/schema/library.js';
+import type { Principal } from '../../platform/auth/plugin.js';
+import type { Tx } from '../../platform/db/database.js';
+import type { AppError } from '../../platform/http/errors.js';
+import type { GatewayModel } from '../catalog/service.js';
+import type { LibraryService } from '../library/service.js';
+import type { UsageService } from '../usage/service.js';
+import type { SweptReservation, WalletService } from '../wallet/service.js';
+import { checkAccess, type Access, type AccessDeps } from './access.js';
+
+/**
+ * The metering pipeline every gateway call goes through: check access → reserve → (the caller runs the upstream) →
+ * settle (charge, usage record, library item and its `generation.persisted`, idempotency completion: one transaction)
+ * or refund (release and a FAILED usage record: one transaction). Written once; text, media and jobs use it.
+ */
+export interface MeteringDeps extends AccessDeps {
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight'>;
+  usage: Pick<UsageService, 'record'>;
+  library: Pick<LibraryService, 'saveGeneration'>;
+}
+
+type ModelRef = { id: string; slug: string; providerId: string | null };
+
+/** One metered request once its tokens are held. */
+export interface Metered {
+  userId: string;
+  subscriptionId: string | null;
+  apiKeyId: string | null;
+  model: ModelRef;
+  requestId: string;
+  jobId: string | null;
+  operation: string;
+  /** null when the caller records its reservation facts itself (media calls). */
+  reservedTokens: number | null;
+  started: number;
+}
+
+/**
+ * What the caller of a metered request learns when it is charged, inside the settling transaction: the
+ * `Idempotency-Key` wrapper completes its key there, so a committed charge always has its key completed.
+ */
+export interface MeteringScope {
+  requestId: string;
+  charged(tx: Tx, response: Record<string, unknown> | null): Promise<void>;
+}
+
+const scopes = new AsyncLocalStorage<MeteringScope>();
+
+/** Runs `fn` as one metered request (the Idempotency-Key wrapper's scope). */
+export const withMeteringScope = <T>(scope: MeteringScope, fn: () => Promise<T>): Promise<T> => scopes.run(scope, fn);
+
+/** The request id of the metered request being served (the one its Idempotency-Key recorded), or a new one. */
+export const meteredRequestId = (): string => scopes.getStore()?.requestId ?? uuidv7();
+
+export interface ReserveCall {
+  model: GatewayModel;
+  operation: string;
+  tokens: number;
+  requestId: string;
+  jobId?: string | null;
+  /** A lease of its own (jobs); without it the reservation is held by this process's heartbeat. */
+  leaseSeconds?: number;
+  /** When the request began (latency is measured from it); default now. */
+  started?: number;
+}
+
+export interface SettleCall {
+  status: 'SUCCESS' | 'PARTIAL';
+  chargeTokens: number;
+  providerCostCents: number;
+  inputUnits: number;
+  outputUnits: number;
+  accountId: string | null;
+  metadata: Record<string, unknown>;
+  generation: { kind: GenerationKind; prompt: string; output: Record<string, unknown>; thumbnailUrl?: string | null; tags?: string[] } | null;
+  /** The answer, when it is known before the charge; completes the Idempotency-Key in the same transaction. */
+  response?: (charged: { chargedTokens: number }) => Record<string, unknown>;
+}
+
+const isTimeout = (error: AppError) => error.code === 'TIMEOUT' || (error.details as { upstream?: { code?: string } } | null)?.upstream?.code === 'timeout';
+
+export function createMetering(deps: MeteringDeps) {
+  const { wallet, usage, library } = deps;
+
+  const base = (m: Metered) => ({
+    userId: m.userId,
+    subscriptionId: m.subscriptionId,
+    modelId: m.model.id,
+    providerId: m.model.providerId,
+    jobId: m.jobId,
+    requestId: m.requestId,
+    operation: m.operation,
+  });
+  const latency = (m: Metered) => Math.round(performance.now() - m.started);
+  const commonMetadata = (m: Metered) => ({
+    modelSlug: m.model.slug,
+    ...(m.reservedTokens !== null ? { reservedTokens: m.reservedTokens } : {}),
+    ...(m.apiKeyId ? { apiKeyId: m.apiKeyId } : {}),
+  });
+
+  return {
+    /** The plan checks in the spec's order: an active plan, API access for keys, the model in the plan. */
+    access: (principal: Principal, model: GatewayModel) => checkAccess(deps, principal, model),
+
+    /**
+     * Holds the call's tokens (429 QUOTA_EXCEEDED when the wallet is short), after the plan checks unless the caller
+     * made them already (`access`), with what the sweeper needs to record the call if this process dies.
+     */
+    async reserve(principal: Principal, call: ReserveCall, options: { access?: Access; tx?: Tx } = {}): Promise<Metered> {
+      const access = options.access ?? (await checkAccess(deps, principal, call.model));
+      const metered: Metered = {
+        userId: principal.userId,
+        subscriptionId: access.subscriptionId,
+        apiKeyId: principal.apiKeyId,
+        model: call.model,
+        requestId: call.requestId,
+        jobId: call.jobId ?? null,
+        operation: call.operation,
+        reservedTokens: call.tokens,
+        started: call.started ?? performance.now(),
+      };
+      const context = { ...base(metered), apiKeyId: metered.apiKeyId, modelSlug: call.model.slug };
+      await wallet.reserve({ ...access.owner, tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds }, options.tx);
+      return metered;
+    },
+
+    /**
+     * The upstream answered: what it costs is recorded on the reservation first, so a crash before the settlement
+     * commits is settled on it by the sweeper instead of refunded.
+     */
+    async answered(m: Metered, chargeTokens: number): Promise<void> {
+      await wallet.markInFlight({ requestId: m.requestId, usedTokens: chargeTokens });
+    },
+
+    /** Charges a delivered generation inside `tx`, exactly once by its request id. */
+    async settle(tx: Tx, m: Metered, call: SettleCall) {
+      const settled = await wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens }, tx);
+      await usage.record(
+        {
+          ...base(m),
+          providerAccountId: call.accountId,
+          status: call.status,
+          inputUnits: call.inputUnits,
+          outputUnits: call.outputUnits,
+          tokensConsumed: settled.chargedTokens,
+          providerCostCents: call.providerCostCents,
+          latencyMs: latency(m),
+          metadata: { ...commonMetadata(m), ...call.metadata, ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}) },
+        },
+        tx,
+      );
+      let generationId: string | null = null;
+      if (call.generation) {
+        const saved = await library.saveGeneration({ userId: m.userId, modelId: m.model.id, requestId: m.requestId, jobId: m.jobId, ...call.generation }, tx);
+        generationId = saved.id;
+      }
+      const scope = scopes.getStore();
+      if (scope?.requestId === m.requestId) await scope.charged(tx, call.response ? call.response(settled) : null);
+      return { ...settled, generationId };
+    },
+
+    /** A call that delivered nothing: full refund and a FAILED (or TIMEOUT) usage record, inside `tx`. */
+    async refund(tx: Tx, m: Metered, error: AppError, metadata: Record<string, unknown> = {}): Promise<void> {
+      await wallet.release({ requestId: m.requestId, reason: `Refunded: ${error.code}` }, tx);
+      await usage.record(
+        {
+          ...base(m),
+          status: isTimeout(error) ? 'TIMEOUT' : 'FAILED',
+          tokensConsumed: 0,
+          latencyMs: latency(m),
+          metadata: { ...commonMetadata(m), error: { code: error.code, message: error.message, details: error.details }, ...metadata },
+        },
+        tx,
+      );
+    },
+
+    /**
+     * The sweeper closed a reservation a dead process left open: the usage record it would have written, so usage
+     * always agrees with the ledger. Reservations made before contexts existed have none and get no record.
+     */
+    async recordSwept(tx: Tx, swept: SweptReservation): Promise<void> {
+      const c = swept.context as (ReturnType<typeof base> & { apiKeyId?: string | null; modelSlug?: string }) | null;
+      if (!c?.userId || !c.operation) return;
+      const settled = swept.outcome === 'SETTLED';
+      await usage.record(
+        {
+          userId: c.userId,
+          subscriptionId: c.subscriptionId ?? null,
+          modelId: c.modelId ?? null,
+          providerId: c.providerId ?? null,
+          jobId: c.jobId ?? null,
+          requestId: swept.requestId,
+          operation: c.operation,
+          status: settled ? 'PARTIAL' : 'FAILED',
+          tokensConsumed: swept.chargedTokens,
+          metadata: {
+            modelSlug: c.modelSlug ?? null,
+            reservedTokens: swept.reservedTokens,
+            ...(c.apiKeyId ? { apiKeyId: c.apiKeyId } : {}),
+            settledBy: 'sweeper',
+            ...(settled ? {} : { error: { code: 'INTERRUPTED', message: 'The generation was interrupted before it reported any usage; nothing was charged.' } }),
+          },
+        },
+        tx,
+      );
+    },
+  };
+}
+
+export type Metering = ReturnType<typeof createMetering>;
