@@ -3,7 +3,7 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';
 import { checkControl, checkExtra } from './controls.js';
-import { asAppError, keepOutput, refundFailed, requireCapability, resolveMediaModel, settleDelivered, type MediaGatewayDeps } from './media-common.js';
+import { asAppError, keepOutput, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
 import type { AudioResult } from './providers/media/media-types.js';
 
 export const AUDIO_ROUTE = 'POST /v1/ai/audio';
@@ -33,7 +33,7 @@ const isMusic = (features: readonly string[]) => features.includes('MUSIC') && !
 
 /** `POST /v1/ai/audio`, synchronous: speech models speak `text` (WAV); music models make a track from a `description`. */
 export function createAudioGateway(deps: MediaGatewayDeps) {
-  const { db, logger, catalog, pool, wallet } = deps;
+  const { db, logger, catalog, pool } = deps;
 
   return {
     async generate(principal: Principal, body: AudioBody): Promise<AudioAnswer> {
@@ -63,9 +63,10 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const reserved = await catalog.estimateTokens(model, estimate);
       const requestId = uuidv7();
       const operation = music ? 'audio.music' : 'audio.speech';
-      await wallet.reserve({ ...access.owner, tokens: reserved, requestId, note: `${operation} ${model.slug}` });
+      const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started }, { access });
 
       let result: { value: AudioResult; accountId: string };
+      let price: Awaited<ReturnType<typeof catalog.priceUsage>>;
       let kept: { url: string; mimeType: string };
       try {
         result = await pool.run(model.providerSlug, (_text, credential) =>
@@ -73,6 +74,9 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
             ? generateMusic!(credential, { model: model.upstreamModel, description: body.description!, seed: body.seed ?? null, extra: body.extra })
             : generateSpeech!(credential, { model: model.upstreamModel, text: body.text!, voice: body.voice ?? null, speed: body.speed ?? null, extra: body.extra }),
         );
+        price = await catalog.priceUsage(model, music ? { generations: 1 } : { characters: characters! });
+        // What the answer costs is on the reservation before the file is stored: a crash meanwhile is charged, not refunded.
+        await deps.metering.answered(metered, price.tokens);
         kept = await keepOutput(deps, principal.userId, { kind: 'bytes', bytes: result.value.bytes, mimeType: result.value.mimeType }, 'AUDIO', music ? 'audio/mpeg' : 'audio/wav');
       } catch (err) {
         const error = asAppError(err, model.slug);
@@ -82,30 +86,27 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
         throw error;
       }
       const seconds = result.value.durationSeconds;
-      const price = await catalog.priceUsage(model, music ? { generations: 1 } : { characters: characters! });
-      const settled = await db.transaction((tx) =>
-        settleDelivered(deps, tx, {
-          userId: principal.userId,
-          subscriptionId: access.subscriptionId,
-          model,
-          requestId,
-          operation,
-          status: 'SUCCESS',
-          chargeTokens: price.tokens,
-          providerCostCents: price.providerCostCents,
-          inputUnits: characters ?? 0,
-          outputUnits: seconds === null ? 0 : Math.round(seconds),
-          latencyMs: performance.now() - started,
-          accountId: result.accountId,
-          metadata: { reservedTokens: reserved, ...(body.voice ? { voice: body.voice } : {}), ...(principal.apiKeyId ? { apiKeyId: principal.apiKeyId } : {}) },
-          generation: {
-            kind: 'AUDIO',
-            prompt: music ? body.description! : body.text!,
-            output: { audio: { url: kept.url, mimeType: kept.mimeType, durationSeconds: seconds } },
-            tags: [music ? 'music' : 'speech'],
-          },
-        }),
-      );
+      const settled = await settleDeliveredNow(deps, {
+        userId: principal.userId,
+        subscriptionId: access.subscriptionId,
+        model,
+        requestId,
+        operation,
+        status: 'SUCCESS',
+        chargeTokens: price.tokens,
+        providerCostCents: price.providerCostCents,
+        inputUnits: characters ?? 0,
+        outputUnits: seconds === null ? 0 : Math.round(seconds),
+        latencyMs: performance.now() - started,
+        accountId: result.accountId,
+        metadata: { reservedTokens: reserved, ...(body.voice ? { voice: body.voice } : {}), ...(principal.apiKeyId ? { apiKeyId: principal.apiKeyId } : {}) },
+        generation: {
+          kind: 'AUDIO',
+          prompt: music ? body.description! : body.text!,
+          output: { audio: { url: kept.url, mimeType: kept.mimeType, durationSeconds: seconds } },
+          tags: [music ? 'music' : 'speech'],
+        },
+      });
       return {
         audio: { url: kept.url, mimeType: kept.mimeType, durationSeconds: seconds },
         usage: { characters, durationSeconds: seconds, creditsConsumed: settled.chargedTokens },

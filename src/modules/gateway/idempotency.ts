@@ -95,20 +95,23 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
       throw conflict('This Idempotency-Key is being used by another request right now. Retry in a moment.', { idempotencyKey: input.key });
     },
 
-    /** Stores the answer (inside the settling transaction when it is known there). */
-    async complete(userId: string, key: string, status: number, response: Record<string, unknown>, tx: DbOrTx = db): Promise<void> {
-      await tx
+    /**
+     * What the settlement of a charge writes to the key, in its transaction or combined statement: the answer when it
+     * is known then (COMPLETED), else CHARGED, after which the key can never be freed.
+     */
+    chargeQuery(userId: string, key: string, response: Record<string, unknown> | null, tx: DbOrTx = db) {
+      const entry = and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key));
+      return response
+        ? tx.update(gatewayIdempotency).set({ status: 'COMPLETED', responseStatus: 200, response, completedAt: clock.now() }).where(entry)
+        : tx.update(gatewayIdempotency).set({ status: 'CHARGED' }).where(and(entry, eq(gatewayIdempotency.status, 'IN_PROGRESS')));
+    },
+
+    /** Stores the answer of a call whose charge did not carry it (it was only known afterwards). */
+    async complete(userId: string, key: string, status: number, response: Record<string, unknown>): Promise<void> {
+      await db
         .update(gatewayIdempotency)
         .set({ status: 'COMPLETED', responseStatus: status, response, completedAt: clock.now() })
         .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key)));
-    },
-
-    /** The charge committed in `tx` before the answer was known: from now on the key can never be freed. */
-    async charged(userId: string, key: string, tx: DbOrTx): Promise<void> {
-      await tx
-        .update(gatewayIdempotency)
-        .set({ status: 'CHARGED' })
-        .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
     },
 
     /** Frees the key after a failed call (nothing was charged), so the client may retry with it. */

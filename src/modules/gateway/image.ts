@@ -4,7 +4,7 @@ import { AppError, badRequest } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
 import { checkAccess } from './access.js';
-import { asAppError, failJob, keepOutput, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDelivered, succeedJob, type MediaGatewayDeps } from './media-common.js';
+import { asAppError, failJob, keepOutput, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDelivered, settleDeliveredNow, succeedJob, type MediaGatewayDeps } from './media-common.js';
 import { seedFrom } from './providers/media/local-media.js';
 import type { ImageRequest, MediaAdapter, MediaFile, MediaOutput } from './providers/media/media-types.js';
 import { imageSizeRule, snapImageSize } from './providers/media/sizes.js';
@@ -199,7 +199,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     const { model, adapter, access, spec, initImage } = await prepare(principal, body, false);
     const requestId = uuidv7();
     const prices = await priceTable(model, spec.count);
-    await wallet.reserve({ ...access.owner, tokens: prices[spec.count]!, requestId, note: `image.generate ${model.slug}` });
+    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: prices[spec.count]!, requestId, started }, { access });
     let produced: ProducedImages;
     try {
       produced = await produce(principal.userId, model, adapter, spec, initImage);
@@ -214,24 +214,22 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     }
     const delivered = produced.images.length;
     const cost = await catalog.priceUsage(model, { images: delivered });
-    const settled = await db.transaction((tx) =>
-      settleDelivered(deps, tx, {
-        userId: principal.userId,
-        subscriptionId: access.subscriptionId,
-        model,
-        requestId,
-        operation: 'image.generate',
-        status: delivered < spec.count ? 'PARTIAL' : 'SUCCESS',
-        chargeTokens: prices[delivered]!,
-        providerCostCents: cost.providerCostCents,
-        inputUnits: spec.count,
-        outputUnits: delivered,
-        latencyMs: performance.now() - started,
-        accountId: produced.accountId,
-        metadata: metadataOf(spec, produced, principal, prices[spec.count]!),
-        generation: { kind: 'IMAGE', prompt: options.caption ?? spec.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url, tags: options.tags },
-      }),
-    );
+    const settled = await settleDeliveredNow(deps, {
+      userId: principal.userId,
+      subscriptionId: access.subscriptionId,
+      model,
+      requestId,
+      operation: 'image.generate',
+      status: delivered < spec.count ? 'PARTIAL' : 'SUCCESS',
+      chargeTokens: prices[delivered]!,
+      providerCostCents: cost.providerCostCents,
+      inputUnits: spec.count,
+      outputUnits: delivered,
+      latencyMs: performance.now() - started,
+      accountId: produced.accountId,
+      metadata: metadataOf(spec, produced, principal, prices[spec.count]!),
+      generation: { kind: 'IMAGE', prompt: options.caption ?? spec.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url, tags: options.tags },
+    });
     return {
       images: produced.images,
       usage: { imagesGenerated: delivered, imagesRequested: spec.count, creditsConsumed: settled.chargedTokens },

@@ -16,7 +16,7 @@ import type { UsageService } from '../usage/service.js';
 import type { WalletService } from '../wallet/service.js';
 import type { AccessDeps } from './access.js';
 import { upstreamToAppError } from './errors.js';
-import type { Metered, Metering } from './metering.js';
+import type { Metered, Metering, SettleCall } from './metering.js';
 import type { UpstreamPool } from './pool.js';
 import { fetchMediaOutput } from './providers/media/download.js';
 import { mediaCapability, type MediaAdapter, type MediaCapability, type MediaOutput } from './providers/media/media-types.js';
@@ -138,18 +138,25 @@ const meteredOf = (input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model
   started: performance.now() - input.latencyMs,
 });
 
-/** The charge of a delivered generation, inside the caller's transaction (see Metering.settle). */
+const settleCallOf = (input: SettleInput): SettleCall => ({
+  status: input.status,
+  chargeTokens: input.chargeTokens,
+  providerCostCents: input.providerCostCents,
+  inputUnits: input.inputUnits,
+  outputUnits: input.outputUnits,
+  accountId: input.accountId,
+  metadata: input.metadata,
+  generation: input.generation,
+});
+
+/** The charge of a delivered generation, inside the caller's transaction (a job's end; see Metering.settle). */
 export async function settleDelivered(deps: Pick<MediaGatewayDeps, 'metering'>, tx: Tx, input: SettleInput) {
-  return deps.metering.settle(tx, meteredOf(input), {
-    status: input.status,
-    chargeTokens: input.chargeTokens,
-    providerCostCents: input.providerCostCents,
-    inputUnits: input.inputUnits,
-    outputUnits: input.outputUnits,
-    accountId: input.accountId,
-    metadata: input.metadata,
-    generation: input.generation,
-  });
+  return deps.metering.settle(tx, meteredOf(input), settleCallOf(input));
+}
+
+/** The charge of a generation delivered to a waiting caller, in one statement when it can (see Metering.settleNow). */
+export async function settleDeliveredNow(deps: Pick<MediaGatewayDeps, 'metering'>, input: SettleInput) {
+  return deps.metering.settleNow(meteredOf(input), settleCallOf(input));
 }
 
 /** A call that delivered nothing, inside the caller's transaction (see Metering.refund). */

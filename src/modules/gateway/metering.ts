@@ -1,8 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { sql, type SQLWrapper } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import type { GenerationKind } from '../../db/schema/library.js';
 import type { Principal } from '../../platform/auth/plugin.js';
-import type { Tx } from '../../platform/db/database.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { StatementConditionFailed, writeAsOneStatement, type StatementPart } from '../../platform/db/one-statement.js';
 import type { AppError } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { LibraryService } from '../library/service.js';
@@ -16,9 +18,10 @@ import { checkAccess, type Access, type AccessDeps } from './access.js';
  * or refund (release and a FAILED usage record: one transaction). Written once; text, media and jobs use it.
  */
 export interface MeteringDeps extends AccessDeps {
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight'>;
-  usage: Pick<UsageService, 'record'>;
-  library: Pick<LibraryService, 'saveGeneration'>;
+  db: Db;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight'>;
+  usage: Pick<UsageService, 'record' | 'recordQuery'>;
+  library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
 }
 
 type ModelRef = { id: string; slug: string; providerId: string | null };
@@ -38,12 +41,14 @@ export interface Metered {
 }
 
 /**
- * What the caller of a metered request learns when it is charged, inside the settling transaction: the
- * `Idempotency-Key` wrapper completes its key there, so a committed charge always has its key completed.
+ * The `Idempotency-Key` of a metered request: its write rides with the charge (in the settling transaction or
+ * statement), so a committed charge always has its key completed, or marked charged when the answer is not known yet.
  */
 export interface MeteringScope {
   requestId: string;
-  charged(tx: Tx, response: Record<string, unknown> | null): Promise<void>;
+  chargeQuery(response: Record<string, unknown> | null, tx?: DbOrTx): SQLWrapper;
+  /** The charge and the key's write committed. */
+  committed(response: Record<string, unknown> | null): void;
 }
 
 const scopes = new AsyncLocalStorage<MeteringScope>();
@@ -79,6 +84,12 @@ export interface SettleCall {
   response?: (charged: { chargedTokens: number }) => Record<string, unknown>;
 }
 
+export interface Settled {
+  chargedTokens: number;
+  shortfallTokens: number;
+  generationId: string | null;
+}
+
 const isTimeout = (error: AppError) => error.code === 'TIMEOUT' || (error.details as { upstream?: { code?: string } } | null)?.upstream?.code === 'timeout';
 
 export function createMetering(deps: MeteringDeps) {
@@ -99,6 +110,39 @@ export function createMetering(deps: MeteringDeps) {
     ...(m.reservedTokens !== null ? { reservedTokens: m.reservedTokens } : {}),
     ...(m.apiKeyId ? { apiKeyId: m.apiKeyId } : {}),
   });
+
+  const usageOf = (m: Metered, call: SettleCall, settled: { chargedTokens: number; shortfallTokens: number }) => ({
+    ...base(m),
+    providerAccountId: call.accountId,
+    status: call.status,
+    inputUnits: call.inputUnits,
+    outputUnits: call.outputUnits,
+    tokensConsumed: settled.chargedTokens,
+    providerCostCents: call.providerCostCents,
+    latencyMs: latency(m),
+    metadata: { ...commonMetadata(m), ...call.metadata, ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}) },
+  });
+  const generationOf = (m: Metered, generation: NonNullable<SettleCall['generation']>) => ({
+    userId: m.userId,
+    modelId: m.model.id,
+    requestId: m.requestId,
+    jobId: m.jobId,
+    ...generation,
+  });
+  const scopeOf = (m: Metered) => {
+    const scope = scopes.getStore();
+    return scope?.requestId === m.requestId ? scope : null;
+  };
+
+  /** The general settlement, statement by statement inside `tx`. */
+  async function settleIn(tx: Tx, m: Metered, call: SettleCall): Promise<Settled> {
+    const settled = await wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens }, tx);
+    await usage.record(usageOf(m, call, settled), tx);
+    const generationId = call.generation ? (await library.saveGeneration(generationOf(m, call.generation), tx)).id : null;
+    const scope = scopeOf(m);
+    if (scope) await tx.execute(scope.chargeQuery(call.response ? call.response(settled) : null, tx).getSQL());
+    return { ...settled, generationId };
+  }
 
   return {
     /** The plan checks in the spec's order: an active plan, API access for keys, the model in the plan. */
@@ -134,32 +178,37 @@ export function createMetering(deps: MeteringDeps) {
       await wallet.markInFlight({ requestId: m.requestId, usedTokens: chargeTokens });
     },
 
-    /** Charges a delivered generation inside `tx`, exactly once by its request id. */
-    async settle(tx: Tx, m: Metered, call: SettleCall) {
-      const settled = await wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens }, tx);
-      await usage.record(
-        {
-          ...base(m),
-          providerAccountId: call.accountId,
-          status: call.status,
-          inputUnits: call.inputUnits,
-          outputUnits: call.outputUnits,
-          tokensConsumed: settled.chargedTokens,
-          providerCostCents: call.providerCostCents,
-          latencyMs: latency(m),
-          metadata: { ...commonMetadata(m), ...call.metadata, ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}) },
-        },
-        tx,
-      );
+    /**
+     * Charges a delivered generation in ONE statement (the hot path): the reservation settled within its tokens, the
+     * usage record, the library item with its `generation.persisted` event and the Idempotency-Key's completion commit
+     * together. What that shortcut does not cover (a call that ran over its reservation, a debt to collect, a request
+     * settled already) goes the general way, in one transaction. Exactly once by the request id either way.
+     */
+    async settleNow(m: Metered, call: SettleCall): Promise<Settled> {
+      const settlement = wallet.settlementParts({ requestId: m.requestId, actualTokens: call.chargeTokens });
+      const settled = { chargedTokens: call.chargeTokens, shortfallTokens: 0 };
+      const parts: StatementPart[] = [...settlement.parts, { name: 'usage_record', query: usage.recordQuery(usageOf(m, call, settled)) }];
       let generationId: string | null = null;
       if (call.generation) {
-        const saved = await library.saveGeneration({ userId: m.userId, modelId: m.model.id, requestId: m.requestId, jobId: m.jobId, ...call.generation }, tx);
-        generationId = saved.id;
+        const item = await library.saveGenerationParts(generationOf(m, call.generation));
+        generationId = item.id;
+        parts.push(...item.parts);
       }
-      const scope = scopes.getStore();
-      if (scope?.requestId === m.requestId) await scope.charged(tx, call.response ? call.response(settled) : null);
+      const scope = scopeOf(m);
+      const response = scope && call.response ? call.response(settled) : null;
+      if (scope) parts.push({ name: 'idempotency_key', query: scope.chargeQuery(response) });
+      try {
+        await writeAsOneStatement(deps.db, parts, { condition: { holds: settlement.closed, message: settlement.message }, select: sql`1 as done` });
+      } catch (err) {
+        if (!(err instanceof StatementConditionFailed)) throw err;
+        return deps.db.transaction((tx) => settleIn(tx, m, call));
+      }
+      scope?.committed(response);
       return { ...settled, generationId };
     },
+
+    /** Charges a delivered generation inside `tx` (a job ends with it), exactly once by its request id. */
+    settle: (tx: Tx, m: Metered, call: SettleCall): Promise<Settled> => settleIn(tx, m, call),
 
     /** A call that delivered nothing: full refund and a FAILED (or TIMEOUT) usage record, inside `tx`. */
     async refund(tx: Tx, m: Metered, error: AppError, metadata: Record<string, unknown> = {}): Promise<void> {

@@ -37,7 +37,7 @@ export interface GatewayServiceDeps {
   catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'release' | 'markInFlight' | 'reservation'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'reservation'>;
   usage: UsageService;
   library: LibraryService;
   /** Upstream credentials by variable prefix (config.providers). */
@@ -99,10 +99,9 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     let completed = false;
     const scope: MeteringScope = {
       requestId,
-      async charged(tx, response) {
-        if (!response) return idempotency.charged(userId, key, tx);
-        await idempotency.complete(userId, key, 200, response, tx);
-        completed = true;
+      chargeQuery: (response, tx) => idempotency.chargeQuery(userId, key, response, tx),
+      committed(response) {
+        if (response) completed = true;
       },
     };
     return { scope, completed: () => completed };

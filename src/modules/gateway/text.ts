@@ -160,8 +160,6 @@ export function createTextGateway(deps: TextGatewayDeps) {
       accountId: string | null;
       status: 'SUCCESS' | 'PARTIAL';
       extra?: Record<string, unknown>;
-      /** A non-streamed answer (a stream records its progress as it goes). */
-      inFlightMark?: boolean;
     },
   ): Promise<TextAnswer> {
     const measured = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countTextTokens(outcome.text) };
@@ -180,29 +178,25 @@ export function createTextGateway(deps: TextGatewayDeps) {
       requestId: p.requestId,
       finishReason: outcome.finishReason,
     });
-    // A whole answer is recorded on the reservation alongside the settlement: if this process dies before the
-    // settlement commits, the sweeper charges what the upstream delivered instead of refunding it.
-    const marking = outcome.inFlightMark ? metering.answered(p.metered, price.tokens).catch((err: unknown) => logger.warn({ err, requestId: p.requestId }, 'marking the answer failed')) : null;
-    const { chargedTokens } = await db.transaction((tx) =>
-      metering.settle(tx, p.metered, {
-        status: outcome.status,
-        chargeTokens: price.tokens,
-        providerCostCents: price.providerCostCents,
-        inputUnits: measured.inputTokens,
-        outputUnits: measured.outputTokens,
-        accountId: outcome.accountId,
-        metadata: baseMetadata(p, {
-          usageSource: outcome.usage ? 'provider' : 'counted',
-          finishReason: outcome.finishReason,
-          providerCostMicros: price.providerCostMicros,
-          currency: price.currency,
-          ...outcome.extra,
-        }),
-        generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: { text: outcome.text } } : null,
-        response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
+    // One statement charges the answer with its records, so there is no moment when a delivered answer is known only
+    // to this process (a crash before it leaves the reservation open and refunded, as for a call never answered).
+    const { chargedTokens } = await metering.settleNow(p.metered, {
+      status: outcome.status,
+      chargeTokens: price.tokens,
+      providerCostCents: price.providerCostCents,
+      inputUnits: measured.inputTokens,
+      outputUnits: measured.outputTokens,
+      accountId: outcome.accountId,
+      metadata: baseMetadata(p, {
+        usageSource: outcome.usage ? 'provider' : 'counted',
+        finishReason: outcome.finishReason,
+        providerCostMicros: price.providerCostMicros,
+        currency: price.currency,
+        ...outcome.extra,
       }),
-    );
-    await marking;
+      generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: { text: outcome.text } } : null,
+      response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
+    });
     if (outcome.accountId) pool.recordSpend(outcome.accountId, price.providerCostMicros);
     return answerOf(chargedTokens);
   }
@@ -231,7 +225,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
       } catch (err) {
         throw await fail(p, err);
       }
-      return finalize(p, { ...result.value, accountId: result.accountId, status: 'SUCCESS', inFlightMark: true });
+      return finalize(p, { ...result.value, accountId: result.accountId, status: 'SUCCESS' });
     },
 
     /**

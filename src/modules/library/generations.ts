@@ -1,9 +1,11 @@
+import { v7 as uuidv7 } from 'uuid';
 import { and, arrayContains, desc, eq, ilike, ne, type SQL } from 'drizzle-orm';
 import { generations, type GenerationKind, type GenerationVisibility } from '../../db/schema/library.js';
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { emitDomainEvent } from '../../platform/events/outbox.js';
+import { domainEventInsert } from '../../platform/events/outbox.js';
+import type { StatementPart } from '../../platform/db/one-statement.js';
 import { notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { normaliseTags } from './tags.js';
@@ -96,34 +98,55 @@ export function createGenerations(deps: GenerationsDeps) {
     return row;
   }
 
+  /**
+   * A new item's row. The one place the visibility rule lives: text stays PRIVATE, image, video and audio take the
+   * owner's `defaultGenerationVisibility`.
+   */
+  async function newItem(input: SaveGenerationInput, tx: DbOrTx) {
+    const visibility: GenerationVisibility = input.kind === 'TEXT' ? 'PRIVATE' : await preferences.defaultGenerationVisibility(input.userId, tx);
+    return {
+      id: uuidv7(),
+      userId: input.userId,
+      kind: input.kind,
+      prompt: input.prompt,
+      output: input.output,
+      modelId: input.modelId,
+      thumbnailUrl: input.thumbnailUrl ?? null,
+      visibility,
+      tags: normaliseTags(input.tags ?? []),
+      requestId: input.requestId ?? null,
+      createdAt: clock.now(),
+    };
+  }
+
+  const persistedEvent = (row: { id: string; kind: GenerationKind; userId: string; createdAt: Date }, input: SaveGenerationInput, tx: DbOrTx) =>
+    domainEventInsert(tx, 'generation.persisted', { generationId: row.id, kind: row.kind, jobId: input.jobId ?? null }, { userId: row.userId, at: row.createdAt });
+
   return {
     toView,
 
     /**
-     * Stores a library item. The one place the visibility rule lives: text stays PRIVATE, image, video and audio
-     * take the owner's `defaultGenerationVisibility`. Saving the same gateway request again returns the first item.
+     * A new library item and its `generation.persisted` event as parts of the caller's combined statement, for a
+     * request saved for the first time (a second save of the request fails the statement on the unique request id).
      */
+    async saveGenerationParts(input: SaveGenerationInput, tx: DbOrTx = db): Promise<{ id: string; parts: StatementPart[] }> {
+      const values = await newItem(input, tx);
+      return {
+        id: values.id,
+        parts: [
+          { name: 'library_generation', query: tx.insert(generations).values(values) },
+          { name: 'library_persisted', query: persistedEvent(values, input, tx) },
+        ],
+      };
+    },
+
+    /** Stores a library item with its `generation.persisted` event. Saving the same gateway request again returns the first item. */
     async saveGeneration(input: SaveGenerationInput, tx: DbOrTx = db): Promise<Generation> {
-      const visibility: GenerationVisibility = input.kind === 'TEXT' ? 'PRIVATE' : await preferences.defaultGenerationVisibility(input.userId, tx);
-      const [row] = await tx
-        .insert(generations)
-        .values({
-          userId: input.userId,
-          kind: input.kind,
-          prompt: input.prompt,
-          output: input.output,
-          modelId: input.modelId,
-          thumbnailUrl: input.thumbnailUrl ?? null,
-          visibility,
-          tags: normaliseTags(input.tags ?? []),
-          requestId: input.requestId ?? null,
-          createdAt: clock.now(),
-        })
-        .onConflictDoNothing({ target: generations.requestId })
-        .returning();
+      const values = await newItem(input, tx);
+      const [row] = await tx.insert(generations).values(values).onConflictDoNothing({ target: generations.requestId }).returning();
       if (row) {
         // Every persisted generation is announced once, from here, in the saving transaction.
-        await emitDomainEvent(tx, 'generation.persisted', { generationId: row.id, kind: row.kind, jobId: input.jobId ?? null }, { userId: row.userId, at: row.createdAt });
+        await persistedEvent(row, input, tx);
         return row;
       }
       const [existing] = await tx.select().from(generations).where(eq(generations.requestId, input.requestId!));

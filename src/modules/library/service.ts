@@ -21,6 +21,7 @@ export function createLibraryService(deps: LibraryServiceDeps) {
   const prompts = createPromptTemplates(deps);
   return {
     saveGeneration: (...args: Parameters<typeof generations.saveGeneration>) => generations.saveGeneration(...args),
+    saveGenerationParts: (...args: Parameters<typeof generations.saveGenerationParts>) => generations.saveGenerationParts(...args),
     generations,
     prompts,
     /** Seeds the system prompt templates (idempotent; runs at every start). */

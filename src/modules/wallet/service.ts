@@ -6,6 +6,7 @@ import { AppError, conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
 import { createLeaseKeeper } from './leases.js';
+import { quickSettle, quickSettlement, type QuickSettlement } from './quick-settle.js';
 import { reserveTokens, type ReserveRequest } from './reserve.js';
 
 export type { WalletOwner } from './ledger.js';
@@ -40,6 +41,8 @@ export interface SweptReservation {
 
 const OPEN = ['OPEN', 'IN_FLIGHT'] as const;
 const POSITIVE_KINDS: LedgerKind[] = ['GRANT', 'PURCHASE', 'PROMO', 'REFUND', 'ADJUSTMENT', 'CONVERSION'];
+
+const isTx = (handle: DbOrTx): handle is Tx => 'rollback' in handle;
 
 const sweptOutcome = (usedTokens: number | null) =>
   usedTokens !== null ? { actualTokens: usedTokens } : { release: 'Refunded: the generation was interrupted before it reported any usage' };
@@ -79,7 +82,8 @@ export function createWalletService(deps: WalletServiceDeps) {
     },
   });
   const tokensPerCredit = deps.tokensPerCredit ?? (async () => 10_000);
-  const inTx = <T>(tx: DbOrTx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> => (tx ? tx.transaction(fn) : db.transaction(fn));
+  // Inside a caller's transaction the work joins it (no savepoint: the caller's transaction is what must be atomic).
+  const inTx = <T>(tx: DbOrTx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> => (tx ? (isTx(tx) ? fn(tx) : tx.transaction(fn)) : db.transaction(fn));
 
   async function findWallet(dbOrTx: DbOrTx, owner: WalletOwner) {
     const key = ownerKey(owner);
@@ -213,8 +217,21 @@ export function createWalletService(deps: WalletServiceDeps) {
      */
     async settle(input: { requestId: string; actualTokens: number }, tx?: DbOrTx): Promise<{ chargedTokens: number; shortfallTokens: number }> {
       assertTokens(input.actualTokens, 'actualTokens');
+      leases.letGo(input.requestId);
+      const quick = await quickSettle(tx ?? db, input, clock.now());
+      if (quick !== null) return { chargedTokens: quick, shortfallTokens: 0 };
       const { chargedTokens, shortfallTokens } = await inTx(tx, (t) => close(t, input.requestId, { actualTokens: input.actualTokens }));
       return { chargedTokens, shortfallTokens };
+    },
+
+    /**
+     * The common settlement (within the reservation, no debt) as parts of the caller's combined statement, which runs
+     * them with the condition `closed` and calls `settle` when it does not hold. The reservation's lease stops here.
+     */
+    settlementParts(input: { requestId: string; actualTokens: number }): QuickSettlement {
+      assertTokens(input.actualTokens, 'actualTokens');
+      leases.letGo(input.requestId);
+      return quickSettlement(input, clock.now());
     },
 
     /** A failed call: full REFUND of an open reservation; a no-op when it is already closed. */

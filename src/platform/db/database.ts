@@ -29,6 +29,8 @@ export interface Database {
   notify(channel: string, payload: string): Promise<void>;
   /** The embedded database's files as a tarball (tests start from a migrated snapshot); undefined on PostgreSQL. */
   dumpDataDir?: () => Promise<Blob>;
+  /** Statements sent to the database so far (every round trip: BEGIN and COMMIT included); for metrics and tests. */
+  statementCount(): number;
   /** Runs `fn` while holding a session-level advisory lock, serialising it across instances. */
   withAdvisoryLock<T>(lockId: number, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -51,10 +53,12 @@ const EMBEDDED_SETTINGS = ['shared_buffers = 32MB'];
 async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS });
+  const statements = countPgliteStatements(client);
   const db = drizzlePglite(client) as unknown as Db;
   return {
     kind: 'pglite',
     db,
+    statementCount: () => statements.count,
     dumpDataDir: async () => client.dumpDataDir('none'),
     async query<T>(text: string, values?: unknown[]) {
       const result = await client.query<T>(text, values);
@@ -83,6 +87,14 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
 async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', (err) => onError?.(err));
+  const statements = { count: 0 };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      statements.count++;
+      return query(...args);
+    };
+  });
   const db = drizzleNodePg(pool) as unknown as Db;
   let listener: pg.PoolClient | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
@@ -105,6 +117,7 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
   return {
     kind: 'pg',
     db,
+    statementCount: () => statements.count,
     async query<T>(text: string, values?: unknown[]) {
       const result = await pool.query(text, values);
       return { rows: result.rows as T[] };
@@ -150,4 +163,26 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       if (!pool.ended) await pool.end();
     },
   };
+}
+
+/** Counts what PGlite is sent: its queries and exec calls, and a transaction's BEGIN, statements and COMMIT. */
+function countPgliteStatements(client: PGlite): { count: number } {
+  const statements = { count: 0 };
+  const counted = <F extends (...args: never[]) => unknown>(fn: F): F =>
+    ((...args: Parameters<F>) => {
+      statements.count++;
+      return fn(...args);
+    }) as F;
+  client.query = counted(client.query.bind(client));
+  client.exec = counted(client.exec.bind(client));
+  const transaction = client.transaction.bind(client);
+  client.transaction = (fn) => {
+    statements.count += 2;
+    return transaction((tx) => {
+      tx.query = counted(tx.query.bind(tx));
+      tx.exec = counted(tx.exec.bind(tx));
+      return fn(tx);
+    });
+  };
+  return statements;
 }
