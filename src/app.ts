@@ -76,7 +76,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerOpenApi(app, VERSION);
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
-  await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier });
+  await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
   registerHttpMetrics(app, platform.metrics);
   registerHealthRoutes(app, platform);
 

@@ -36,7 +36,7 @@ export function createServices(platform: Platform) {
     onBackgroundError: logBackgroundError,
   });
   const subscriptions = createSubscriptionsService({ db, clock, plans, wallet, events: platform.events });
-  const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
+  const auth = createAuthService({ db, clock, tokens, events: platform.events, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
   // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
   const subscriptionBilling = createSubscriptionBillingService({

@@ -85,10 +85,17 @@ describe('DELETE /v1/account/sessions/:id', () => {
     expect(json(await get('/v1/account/sessions', b.accessToken)).items).toHaveLength(1);
     const unknown = await t.app.inject({ method: 'DELETE', url: '/v1/account/sessions/01900000-0000-7000-8000-000000000000', headers: bearer(a.accessToken) });
     expect(unknown.statusCode).toBe(404);
-    const own = json(await get('/v1/account/sessions', a.accessToken)).items[0];
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${own.id}`, headers: bearer(a.accessToken) })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${own.id}`, headers: bearer(a.accessToken) })).statusCode).toBe(404);
+    json(await login(a.email, a.password, PHONE));
+    const phoneSession = json(await get('/v1/account/sessions', a.accessToken)).items.find((s: { current: boolean }) => !s.current);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${phoneSession.id}`, headers: bearer(a.accessToken) })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${phoneSession.id}`, headers: bearer(a.accessToken) })).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'DELETE', url: '/v1/account/sessions/not-a-uuid', headers: bearer(a.accessToken) })).statusCode).toBe(400);
+    // Ending one's own session signs this access token out at once.
+    const own = json(await get('/v1/account/sessions', a.accessToken)).items.find((s: { current: boolean }) => s.current);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${own.id}`, headers: bearer(a.accessToken) })).statusCode).toBe(200);
+    const after = await t.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${own.id}`, headers: bearer(a.accessToken) });
+    expect(after.statusCode).toBe(401);
+    expect(json(after).error.message).toBe('This session was signed out. Sign in again.');
   });
 });
 
@@ -122,14 +129,16 @@ describe('GET /v1/account/security/events', () => {
     await login(email, 'wrong password');
     const phone = json(await login(email, password, PHONE));
     await t.app.inject({ method: 'POST', url: '/v1/auth/logout', payload: { refreshToken: phone.refreshToken } });
-    // presenting the logged-out token again is treated as theft: every session ends
+    // presenting the logged-out token again is treated as theft: every session ends, its access tokens with it
     await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', payload: { refreshToken: phone.refreshToken } });
-    const response = await get('/v1/account/security/events', accessToken);
+    expect((await get('/v1/account/security/events', accessToken)).statusCode).toBe(401);
+    const again = json(await login(email, password, LAPTOP));
+    const response = await get('/v1/account/security/events', again.accessToken);
     expect(response.statusCode).toBe(200);
     const { items, nextCursor } = json(response);
     expect(nextCursor).toBeNull();
-    expect(items.map((e: { kind: string }) => e.kind)).toEqual(['SESSION_REVOKED', 'LOGOUT', 'LOGIN_SUCCESS', 'LOGIN_FAILED']);
-    expect(items[2]).toMatchObject({ userAgent: PHONE, ipAddress: '127.0.0.1', metadata: { method: 'password' } });
+    expect(items.map((e: { kind: string }) => e.kind)).toEqual(['LOGIN_SUCCESS', 'SESSION_REVOKED', 'LOGOUT', 'LOGIN_SUCCESS', 'LOGIN_FAILED']);
+    expect(items[3]).toMatchObject({ userAgent: PHONE, ipAddress: '127.0.0.1', metadata: { method: 'password' } });
     expect(Object.keys(items[0]).sort()).toEqual(['createdAt', 'id', 'ipAddress', 'kind', 'metadata', 'userAgent']);
   });
 

@@ -4,6 +4,7 @@ import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { unlock } from './lockout.js';
+import type { OpenSessions } from './open-sessions.js';
 import { recordSecurityEvent, type SecurityEventInput } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
 import { findActiveUserByEmail, findActiveUserById, isHandleTaken, type UserRow } from './users.js';
@@ -19,8 +20,12 @@ export type ProfileChanges = Partial<Pick<UserRow, 'handle' | 'avatarUrl' | 'bio
  * instead of touching the auth tables. Every method takes an optional transaction, so a caller composes them
  * atomically with its own writes.
  */
-export function createAuthData(deps: { db: Db }) {
-  const { db } = deps;
+export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 'ended'> }) {
+  const { db, openSessions } = deps;
+  const forgetEnded = (ids: string[]) => {
+    openSessions.ended(ids);
+    return ids;
+  };
 
   /** A session is live while it is not revoked and its refresh token can still be used (30 days from the last sign-in or refresh). */
   const liveSession = (userId: string, now: Date) =>
@@ -139,12 +144,17 @@ export function createAuthData(deps: { db: Db }) {
       return tx.select().from(sessions).where(eq(sessions.userId, userId)).orderBy(asc(sessions.createdAt));
     },
 
-    revoke: (sessionId: string, reason: RevokeReason, at: Date, tx: DbOrTx = db): Promise<void> => revokeSession(tx, sessionId, reason, at),
+    async revoke(sessionId: string, reason: RevokeReason, at: Date, tx: DbOrTx = db): Promise<void> {
+      forgetEnded(await revokeSession(tx, sessionId, reason, at));
+    },
     /** Signs the user out everywhere: every session and every refresh token. */
-    revokeAll: (userId: string, reason: RevokeReason, at: Date, tx: DbOrTx = db): Promise<void> => revokeAllSessions(tx, userId, reason, at),
+    async revokeAll(userId: string, reason: RevokeReason, at: Date, tx: DbOrTx = db): Promise<void> {
+      forgetEnded(await revokeAllSessions(tx, userId, reason, at));
+    },
     /** Signs the user out of every device but one (null: all); returns how many sessions ended. */
-    revokeOthers: (userId: string, keepSessionId: string | null, reason: RevokeReason, at: Date, tx: DbOrTx = db): Promise<number> =>
-      revokeOtherSessions(tx, userId, keepSessionId, reason, at),
+    async revokeOthers(userId: string, keepSessionId: string | null, reason: RevokeReason, at: Date, tx: DbOrTx = db): Promise<number> {
+      return forgetEnded(await revokeOtherSessions(tx, userId, keepSessionId, reason, at)).length;
+    },
   };
 
   const securityEventData = {

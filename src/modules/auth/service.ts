@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, users } from '../../db/schema/auth.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { AppError, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
@@ -9,6 +10,7 @@ import { hashPassword, verifyPassword } from './passwords.js';
 import { admitAttempt, clearFailures, releaseAttempt, settleFailure, type LoginAttempt } from './lockout.js';
 import { findOrCreateIdentityUser } from './identities.js';
 import type { VerifiedIdentity } from './idp.js';
+import { createOpenSessions } from './open-sessions.js';
 import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
 import { createAuthData } from './data.js';
 import { recordSecurityEvent } from './security-events.js';
@@ -42,6 +44,8 @@ export interface AuthServiceDeps {
   tokens: AccessTokens;
   onUserCreated?: UserCreatedHook[];
   onSignIn?: SignInHook[];
+  /** Cross-instance invalidation of the open-sessions cache. */
+  events?: EventBus;
 }
 
 /** The 402 answer of a login when the account has two-factor on. */
@@ -73,6 +77,7 @@ const challengeGone = () =>
 export function createAuthService(deps: AuthServiceDeps) {
   const { db, clock, tokens } = deps;
   const twoFactor = createTwoFactor({ db, clock });
+  const openSessions = createOpenSessions({ db, events: deps.events });
 
   const accessTokenFor = (user: Pick<UserRow, 'id' | 'role'>, sessionId: string) =>
     tokens.sign({ sub: user.id, kind: 'access', role: user.role, sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
@@ -128,7 +133,9 @@ export function createAuthService(deps: AuthServiceDeps) {
     startSession,
     twoFactor,
     /** Users, sessions and the security history, for the modules that build on accounts (see data.ts). */
-    data: createAuthData({ db }),
+    data: createAuthData({ db, openSessions }),
+    /** Whether an access token's session is still open (the auth plugin asks on every request). */
+    sessionOpen: openSessions.isOpen,
 
     async signup(input: { email: string; password: string; name?: string }, client: ClientInfo): Promise<TokenBundle> {
       const now = clock.now();
@@ -241,7 +248,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (stored.revokedAt) {
         // A token that was already used or revoked is being replayed: assume it was stolen.
         await db.transaction(async (tx) => {
-          await revokeAllSessions(tx, stored.userId, 'REUSE_DETECTED', now);
+          openSessions.ended(await revokeAllSessions(tx, stored.userId, 'REUSE_DETECTED', now));
           await recordSecurityEvent(tx, { userId: stored.userId, kind: 'SESSION_REVOKED', client, at: now, metadata: { reason: 'REFRESH_TOKEN_REUSE' } });
         });
         throw sessionGone();
@@ -257,7 +264,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       });
       if (!refreshToken) {
         // Lost a race with another refresh of the same token: the same reuse rule applies.
-        await revokeAllSessions(db, stored.userId, 'REUSE_DETECTED', now);
+        openSessions.ended(await revokeAllSessions(db, stored.userId, 'REUSE_DETECTED', now));
         throw sessionGone();
       }
       return { accessToken: await accessTokenFor(user, session.id), refreshToken, tokenType: 'Bearer', expiresIn: ACCESS_TOKEN_TTL_SECONDS };
@@ -269,7 +276,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       const stored = await findRefreshToken(db, token);
       if (!stored || stored.revokedAt) return;
       await db.transaction(async (tx) => {
-        await revokeSession(tx, stored.sessionId, 'LOGOUT', now);
+        openSessions.ended(await revokeSession(tx, stored.sessionId, 'LOGOUT', now));
         await recordSecurityEvent(tx, { userId: stored.userId, kind: 'LOGOUT', client, at: now });
       });
     },

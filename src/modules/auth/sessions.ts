@@ -80,18 +80,21 @@ async function revokeSessionTokens(db: DbOrTx, sessionId: string, reason: Revoke
     .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.revokedAt)));
 }
 
-export async function revokeSession(db: DbOrTx, sessionId: string, reason: RevokeReason, now: Date): Promise<void> {
+/** Ends one session and its refresh tokens; returns the ended session's id (none when it had ended already). */
+export async function revokeSession(db: DbOrTx, sessionId: string, reason: RevokeReason, now: Date): Promise<string[]> {
   await revokeSessionTokens(db, sessionId, reason, now);
-  await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)));
+  const ended = await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt))).returning({ id: sessions.id });
+  return ended.map((s) => s.id);
 }
 
-/** Signs the user out everywhere: every session and every refresh token. */
-export async function revokeAllSessions(db: DbOrTx, userId: string, reason: RevokeReason, now: Date): Promise<void> {
+/** Signs the user out everywhere: every session and every refresh token; returns the ended sessions' ids. */
+export async function revokeAllSessions(db: DbOrTx, userId: string, reason: RevokeReason, now: Date): Promise<string[]> {
   await db
     .update(refreshTokens)
     .set({ revokedAt: now, revokedReason: reason })
     .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
-  await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)));
+  const ended = await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))).returning({ id: sessions.id });
+  return ended.map((s) => s.id);
 }
 
 export async function touchSession(db: DbOrTx, sessionId: string, client: ClientInfo, now: Date): Promise<void> {
@@ -103,8 +106,8 @@ export async function findSession(db: DbOrTx, sessionId: string): Promise<Sessio
   return row;
 }
 
-/** Signs the user out of every device but one (the caller's); returns how many sessions ended. */
-export async function revokeOtherSessions(db: DbOrTx, userId: string, keepSessionId: string | null, reason: RevokeReason, now: Date): Promise<number> {
+/** Signs the user out of every device but one (the caller's); returns the ended sessions' ids. */
+export async function revokeOtherSessions(db: DbOrTx, userId: string, keepSessionId: string | null, reason: RevokeReason, now: Date): Promise<string[]> {
   const others = and(eq(sessions.userId, userId), isNull(sessions.revokedAt), keepSessionId ? ne(sessions.id, keepSessionId) : undefined);
   const ended = await db.update(sessions).set({ revokedAt: now }).where(others).returning({ id: sessions.id });
   if (ended.length > 0) {
@@ -113,7 +116,7 @@ export async function revokeOtherSessions(db: DbOrTx, userId: string, keepSessio
       .set({ revokedAt: now, revokedReason: reason })
       .where(and(inArray(refreshTokens.sessionId, ended.map((s) => s.id)), isNull(refreshTokens.revokedAt)));
   }
-  return ended.length;
+  return ended.map((s) => s.id);
 }
 
 /**

@@ -38,13 +38,15 @@ declare module 'fastify' {
 export interface AuthPluginOptions {
   tokens: AccessTokens;
   apiKeys?: ApiKeyVerifier;
+  /** Whether the session an access token belongs to is still open; without it, tokens live out their lifetime. */
+  sessionOpen?: (sessionId: string) => Promise<boolean>;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** Reads the Bearer credential of every request and enforces each route's `config.auth`, `roles` and `scope`. */
 export const authPlugin = fp<AuthPluginOptions>(
-  async (app, { tokens, apiKeys }) => {
+  async (app, { tokens, apiKeys, sessionOpen }) => {
     app.decorateRequest('principal', null);
 
     app.addHook('onRoute', (route) => {
@@ -83,6 +85,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       }
       const claims = await tokens.verify(token, 'access');
       if (!claims?.role) throw unauthorized('The access token is invalid or has expired. Refresh it and try again.');
+      if (claims.sid && sessionOpen && !(await sessionOpen(claims.sid))) throw unauthorized('This session was signed out. Sign in again.');
       return { userId: claims.sub, role: claims.role, sessionId: claims.sid ?? null, via: 'access_token', scopes: null, apiKeyId: null };
     }
   },
