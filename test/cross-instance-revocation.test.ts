@@ -104,7 +104,7 @@ describe('revocations reach every instance', () => {
     const me = (on: BuiltApp, token: string) => () => on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) });
     expect((await me(b, phone.accessToken)()).statusCode).toBe(200);
 
-    const phoneSession = (JSON.parse(Buffer.from(phone.accessToken.split('.')[1], 'base64url').toString()) as { sid: string }).sid;
+    const phoneSession = (JSON.parse(Buffer.from(phone.accessToken.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
     const revoked = await a.app.inject({ method: 'DELETE', url: `/v1/account/sessions/${phoneSession}`, headers: bearer(laptop.accessToken) });
     expect(revoked.statusCode, revoked.body).toBeLessThan(300);
     expect(await refusedWithin(me(b, phone.accessToken), 1000)).toBeLessThan(1000);

@@ -254,18 +254,24 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       const { model, access, spec } = await prepare(principal, body, true);
       const prices = await priceTable(model, spec.count);
       const jobId = uuidv7();
-      await jobs.create({
-        id: jobId,
-        userId: principal.userId,
-        kind: 'IMAGE',
-        modelId: model.id,
-        modelSlug: model.slug,
-        subscriptionId: access.subscriptionId,
-        requestId: jobId,
-        input: { ...spec, prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
-        tokensReserved: prices[spec.count]!,
+      // The job and its queue message commit together: no job is left QUEUED with nothing to run it.
+      await db.transaction(async (tx) => {
+        await jobs.create(
+          {
+            id: jobId,
+            userId: principal.userId,
+            kind: 'IMAGE',
+            modelId: model.id,
+            modelSlug: model.slug,
+            subscriptionId: access.subscriptionId,
+            requestId: jobId,
+            input: { ...spec, prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
+            tokensReserved: prices[spec.count]!,
+          },
+          tx,
+        );
+        await queue.send(MEDIA_RUN_QUEUE, { jobId }, { tx });
       });
-      await queue.send(MEDIA_RUN_QUEUE, { jobId });
       return { jobId, status: 'QUEUED' };
     },
 

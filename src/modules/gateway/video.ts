@@ -105,7 +105,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     }
   }
 
-  /** Reserves the fixed price and stores the job in one transaction; 429 QUOTA_EXCEEDED leaves nothing behind. */
+  /** Reserves the fixed price, stores the job and queues it in one transaction; 429 QUOTA_EXCEEDED leaves nothing behind. */
   async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, subscriptionId: string, owner: VideoInput['owner'], input: VideoOp): Promise<VideoHandle> {
     const tokens = await catalog.estimateTokens(model, { kind: 'video', seconds: input.durationSeconds });
     const jobId = uuidv7();
@@ -125,8 +125,9 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         tx,
       );
       await wallet.reserve({ ...owner, tokens, requestId: jobId, note: `video.${input.op} ${model.slug}`, leaseSeconds: JOB_LEASE_SECONDS }, tx);
+      // The job, its tokens and its queue message commit together: no job is left QUEUED with nothing to run it.
+      await queue.send(MEDIA_RUN_QUEUE, { jobId }, { tx });
     });
-    await queue.send(MEDIA_RUN_QUEUE, { jobId });
     return { jobId, status: 'QUEUED', creditsReserved: tokens };
   }
 

@@ -36,6 +36,20 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * Sends SQL with positional parameters ($1, $2 ...) on the connection of an open Drizzle transaction, for libraries
+ * that bring their own statements (pg-boss). Both drivers' sessions hold the transaction's client, whose `query`
+ * takes exactly that form; the parameters keep their identity, so one used twice is typed once.
+ */
+export async function queryInTransaction(tx: DbOrTx, text: string, values: unknown[]): Promise<SqlResult<Record<string, unknown>>> {
+  const client = (tx as unknown as { session?: { client?: { query?: unknown } } }).session?.client;
+  if (!client || typeof client.query !== 'function' || !('rollback' in tx)) {
+    throw new Error('queryInTransaction needs an open transaction of the pg or PGlite driver');
+  }
+  const result = (await (client.query as (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>).call(client, text, values)) ;
+  return { rows: result.rows };
+}
+
 export type DatabaseOptions =
   | { url: string; poolSize?: number; onError?: (err: Error) => void }
   | { dataDir?: string; loadDataDir?: Blob | File };

@@ -68,6 +68,22 @@ describe(`pg-boss on the service database`, () => {
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1900);
   });
 
+  it('queues inside a caller\'s transaction: the message exists exactly when the transaction commits', async () => {
+    await expect(
+      database.db.transaction(async (tx) => {
+        await jobs.send('test.echo', { value: 1001 }, { tx });
+        throw new Error('the caller rolls back');
+      }),
+    ).rejects.toThrow('the caller rolls back');
+    await database.db.transaction(async (tx) => {
+      await jobs.send('test.echo', { value: 1002 }, { tx, startAfterSeconds: 1 });
+    });
+    await waitFor(() => seen.includes(1002));
+    const stored = await database.query<{ value: number }>(`select (data->>'value')::int as value from pgboss.job where name = 'test.echo' and (data->>'value')::int in (1001, 1002)`);
+    expect(stored.rows.map((row) => row.value)).toEqual([1002]);
+    expect(seen).not.toContain(1001);
+  });
+
   it('refuses a queue without a handler and a queue registered twice', async () => {
     await expect(jobs.send('nope' as never, {} as never)).rejects.toThrow(/No handler/);
     const other = createJobs({ database, databaseUrl: testDb.url, logger: pino({ level: 'silent' }) });

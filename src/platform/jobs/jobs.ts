@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../db/database.js';
+import { queryInTransaction, type Database, type DbOrTx } from '../db/database.js';
 
 /** Each module adds its queues here: `declare module '.../jobs.js' { interface JobPayloads { 'x.y': {...} } }`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -33,6 +33,8 @@ export interface SendOptions {
   startAfterSeconds?: number;
   /** Deduplicates: a second send with the same key while the first is queued is dropped. */
   singletonKey?: string;
+  /** Queues the message inside this transaction: it exists exactly when the caller's rows commit. */
+  tx?: DbOrTx;
 }
 
 export interface Jobs {
@@ -90,6 +92,7 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
         expireInSeconds: definition.options?.expireInSeconds ?? 15 * 60,
         startAfter: sendOptions.startAfterSeconds,
         singletonKey: sendOptions.singletonKey,
+        ...(sendOptions.tx ? { db: inTransaction(sendOptions.tx) } : {}),
       });
     },
     async start({ workers = true } = {}) {
@@ -121,3 +124,6 @@ function embeddedExecutor(database: Database) {
   // pg-boss sends its migrations as multi-statement strings without parameters, which only `exec` accepts.
   return (text: string, values?: unknown[]) => (values && values.length > 0 ? database.query(text, values) : database.exec(text));
 }
+
+/** pg-boss's statements on a caller's Drizzle transaction (pg-boss's `db` send option). */
+const inTransaction = (tx: DbOrTx) => ({ executeSql: (text: string, values: unknown[] = []) => queryInTransaction(tx, text, values) });
