@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { meteredRequestId } from './metering.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';
@@ -61,7 +61,7 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const characters = music ? null : [...body.text!].length;
       const estimate = music ? ({ kind: 'music' } as const) : ({ kind: 'speech', characters: characters! } as const);
       const reserved = await catalog.estimateTokens(model, estimate);
-      const requestId = uuidv7();
+      const requestId = meteredRequestId();
       const operation = music ? 'audio.music' : 'audio.speech';
       const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started }, { access });
 

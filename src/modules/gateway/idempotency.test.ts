@@ -50,6 +50,34 @@ describe('Idempotency-Key on /v1/ai/*', () => {
     expect(afterFirst.history).toBe(1);
   });
 
+  it('a completion that fails after the charge committed: the replay is refused, never charged twice', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    // A call whose answer is known only after its charge (an image): the settlement marks the key CHARGED, then the
+    // answer is stored. That second write fails here (a trigger refuses it), as a crash between the two would.
+    await t.platform.database.exec(`
+      create function refuse_idempotency_completion() returns trigger language plpgsql as $$
+      begin raise exception 'completion refused by the test'; end $$;
+      create trigger refuse_completion before update on gateway_idempotency
+        for each row when (new.status = 'COMPLETED') execute function refuse_idempotency_completion();`);
+    const image = { model: 'local/image', prompt: 'a lighthouse', count: 1, width: 64, height: 64 };
+    const call = () => t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'image-once' }, payload: image });
+    try {
+      expect((await call()).statusCode).toBe(500);
+    } finally {
+      await t.platform.database.exec('drop trigger refuse_completion on gateway_idempotency; drop function refuse_idempotency_completion();');
+    }
+    const charged = await counts(user.id);
+    expect(charged.usage).toBe(1);
+    expect(charged.wallet.balance).toBe(charged.wallet.ledgerSum);
+    const [entry] = await t.platform.db.select().from(gatewayIdempotency).where(eq(gatewayIdempotency.key, 'image-once'));
+    expect(entry!.status).toBe('CHARGED');
+
+    const replay = await call();
+    expect(replay.statusCode).toBe(409);
+    expect(json(replay).error.message).toContain('was charged');
+    expect(await counts(user.id)).toEqual(charged);
+  });
+
   it('refuses the same key with a different body (409) and changes nothing', async () => {
     const { accessToken, user } = await signUp(t.app);
     await ask(accessToken, body, 'reused-key');

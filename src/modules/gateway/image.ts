@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { meteredRequestId } from './metering.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { AppError, badRequest } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
@@ -197,7 +197,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
   async function generateSync(principal: Principal, body: ImageBody, options: { tags?: string[]; caption?: string } = {}): Promise<ImageAnswer> {
     const started = performance.now();
     const { model, adapter, access, spec, initImage } = await prepare(principal, body, false);
-    const requestId = uuidv7();
+    const requestId = meteredRequestId();
     const prices = await priceTable(model, spec.count);
     await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: prices[spec.count]!, requestId, started }, { access });
     let produced: ProducedImages;
@@ -253,7 +253,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     async submit(principal: Principal, body: ImageBody): Promise<{ jobId: string; status: 'QUEUED' }> {
       const { model, access, spec } = await prepare(principal, body, true);
       const prices = await priceTable(model, spec.count);
-      const jobId = uuidv7();
+      const jobId = meteredRequestId();
       // The job and its queue message commit together: no job is left QUEUED with nothing to run it.
       await db.transaction(async (tx) => {
         await jobs.create(
@@ -281,7 +281,8 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       const input = job.input as unknown as ImageSpec & { prices: number[]; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null };
       const modelRef = { id: job.modelId, slug: job.modelSlug, providerId: input.providerId };
       try {
-        await wallet.reserve({ ...input.owner, tokens: job.tokensReserved, requestId: job.requestId, note: `image.generate ${job.modelSlug}` });
+        const access = { subscriptionId: job.subscriptionId, owner: input.owner };
+        await deps.metering.reserveChecked({ userId: job.userId, apiKeyId: input.apiKeyId }, access, { model: modelRef, operation: 'image.generate', tokens: job.tokensReserved, requestId: job.requestId, jobId: job.id, started });
       } catch (err) {
         if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') {
           await failJob(deps, job.id, { code: err.code, message: err.message, details: err.details });

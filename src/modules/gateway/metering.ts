@@ -60,7 +60,7 @@ export const withMeteringScope = <T>(scope: MeteringScope, fn: () => Promise<T>)
 export const meteredRequestId = (): string => scopes.getStore()?.requestId ?? uuidv7();
 
 export interface ReserveCall {
-  model: GatewayModel;
+  model: ModelRef;
   operation: string;
   tokens: number;
   requestId: string;
@@ -144,6 +144,23 @@ export function createMetering(deps: MeteringDeps) {
     return { ...settled, generationId };
   }
 
+  async function reserveChecked(caller: Pick<Principal, 'userId' | 'apiKeyId'>, access: Pick<Access, 'owner'> & { subscriptionId: string | null }, call: ReserveCall, tx?: Tx): Promise<Metered> {
+    const metered: Metered = {
+      userId: caller.userId,
+      subscriptionId: access.subscriptionId,
+      apiKeyId: caller.apiKeyId,
+      model: call.model,
+      requestId: call.requestId,
+      jobId: call.jobId ?? null,
+      operation: call.operation,
+      reservedTokens: call.tokens,
+      started: call.started ?? performance.now(),
+    };
+    const context = { ...base(metered), apiKeyId: metered.apiKeyId, modelSlug: call.model.slug };
+    await wallet.reserve({ ...access.owner, tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds }, tx);
+    return metered;
+  }
+
   return {
     /** The plan checks in the spec's order: an active plan, API access for keys, the model in the plan. */
     access: (principal: Principal, model: GatewayModel) => checkAccess(deps, principal, model),
@@ -152,23 +169,13 @@ export function createMetering(deps: MeteringDeps) {
      * Holds the call's tokens (429 QUOTA_EXCEEDED when the wallet is short), after the plan checks unless the caller
      * made them already (`access`), with what the sweeper needs to record the call if this process dies.
      */
-    async reserve(principal: Principal, call: ReserveCall, options: { access?: Access; tx?: Tx } = {}): Promise<Metered> {
+    async reserve(principal: Principal, call: ReserveCall & { model: GatewayModel }, options: { access?: Access; tx?: Tx } = {}): Promise<Metered> {
       const access = options.access ?? (await checkAccess(deps, principal, call.model));
-      const metered: Metered = {
-        userId: principal.userId,
-        subscriptionId: access.subscriptionId,
-        apiKeyId: principal.apiKeyId,
-        model: call.model,
-        requestId: call.requestId,
-        jobId: call.jobId ?? null,
-        operation: call.operation,
-        reservedTokens: call.tokens,
-        started: call.started ?? performance.now(),
-      };
-      const context = { ...base(metered), apiKeyId: metered.apiKeyId, modelSlug: call.model.slug };
-      await wallet.reserve({ ...access.owner, tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds }, options.tx);
-      return metered;
+      return reserveChecked(principal, access, call, options.tx);
     },
+
+    /** Holds the tokens of a call whose plan checks were made before (a job, checked when it was submitted). */
+    reserveChecked,
 
     /**
      * The upstream answered: what it costs is recorded on the reservation first, so a crash before the settlement

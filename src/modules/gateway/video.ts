@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { meteredRequestId } from './metering.js';
 import type { JobKind } from '../../db/schema/jobs.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
@@ -108,7 +108,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
   /** Reserves the fixed price, stores the job and queues it in one transaction; 429 QUOTA_EXCEEDED leaves nothing behind. */
   async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, subscriptionId: string, owner: VideoInput['owner'], input: VideoOp): Promise<VideoHandle> {
     const tokens = await catalog.estimateTokens(model, { kind: 'video', seconds: input.durationSeconds });
-    const jobId = uuidv7();
+    const jobId = meteredRequestId();
     await db.transaction(async (tx) => {
       await jobs.create(
         {
@@ -124,7 +124,8 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         },
         tx,
       );
-      await wallet.reserve({ ...owner, tokens, requestId: jobId, note: `video.${input.op} ${model.slug}`, leaseSeconds: JOB_LEASE_SECONDS }, tx);
+      const call = { model, operation: `video.${input.op}`, tokens, requestId: jobId, jobId, leaseSeconds: JOB_LEASE_SECONDS };
+      await deps.metering.reserveChecked(principal, { subscriptionId, owner }, call, tx);
       // The job, its tokens and its queue message commit together: no job is left QUEUED with nothing to run it.
       await queue.send(MEDIA_RUN_QUEUE, { jobId }, { tx });
     });
