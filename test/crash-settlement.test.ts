@@ -71,8 +71,8 @@ async function startProcess(): Promise<{ child: ChildProcess; port: number; logs
   delete env.REDIS_URL;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));
+  child.stdout.on('data', (d: Buffer) => logs.push(d.toString()));
+  child.stderr.on('data', (d: Buffer) => logs.push(d.toString()));
   const started = Date.now();
   while (!logs.join('').includes('storefront is ready')) {
     if (child.exitCode !== null) throw new Error(`server exited early:\n${logs.join('')}`);
