@@ -35,6 +35,7 @@ const TABLE_OWNERS = {
   'subscriptions.ts': ['subscriptions'],
   'usage.ts': ['usage'],
   'wallet.ts': ['wallet'],
+  'webhooks.ts': ['webhooks'],
 };
 
 /**

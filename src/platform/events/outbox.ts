@@ -1,3 +1,4 @@
+import { asc, inArray, isNull } from 'drizzle-orm';
 import { domainEvents } from '../../db/schema/platform.js';
 import type { DbOrTx } from '../db/database.js';
 
@@ -17,4 +18,23 @@ export async function emitDomainEvent(
     .values({ name, userId: options.userId ?? null, data, ...(options.at ? { createdAt: options.at } : {}) })
     .returning();
   return row!;
+}
+
+/**
+ * Locks up to `limit` events not yet dispatched, oldest first, skipping rows another instance holds (call inside the
+ * transaction that records what the events caused and then marks them dispatched).
+ */
+export async function lockUndispatchedEvents(tx: DbOrTx, limit: number): Promise<DomainEvent[]> {
+  return tx
+    .select()
+    .from(domainEvents)
+    .where(isNull(domainEvents.dispatchedAt))
+    .orderBy(asc(domainEvents.dispatchedAt), asc(domainEvents.createdAt), asc(domainEvents.id))
+    .limit(limit)
+    .for('update', { skipLocked: true });
+}
+
+/** Marks events dispatched, in the transaction that locked them. */
+export async function markEventsDispatched(tx: DbOrTx, ids: string[], at: Date): Promise<void> {
+  if (ids.length > 0) await tx.update(domainEvents).set({ dispatchedAt: at }).where(inArray(domainEvents.id, ids));
 }
