@@ -89,6 +89,15 @@ export function createServices(platform: Platform) {
     adapters: gateway.mediaAdapters,
     metering: gateway.metering,
   });
+  // Outgoing webhooks: fed by the domain-event outbox only; every delivery goes through the SSRF-safe fetcher.
+  const webhooks = createWebhooksService({
+    db,
+    clock,
+    fetcher: platform.fetcher,
+    queue: platform.jobs,
+    logger: platform.logger,
+    allowPrivateNetwork: platform.config.allowPrivateNetwork,
+  });
   const account = createAccountService({
     db,
     clock,
@@ -101,17 +110,8 @@ export function createServices(platform: Platform) {
     notifications,
     auth: auth.data,
     twoFactor: auth.twoFactor,
-    // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
-    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
-  });
-  // Outgoing webhooks: fed by the domain-event outbox only; every delivery goes through the SSRF-safe fetcher.
-  const webhooks = createWebhooksService({
-    db,
-    clock,
-    fetcher: platform.fetcher,
-    queue: platform.jobs,
-    logger: platform.logger,
-    allowPrivateNetwork: platform.config.allowPrivateNetwork,
+    // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled.
+    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)), async (tx, user) => webhooks.disableAllForUser(user.id, tx)],
   });
   return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks };
 }

@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../../db/schema/webhooks.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
@@ -134,6 +135,14 @@ describe('registration, listing, changes and rotation', () => {
     expect(json(await call(open, owner.accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({ status: 'ACTIVE', secret: expect.stringMatching(hook.secret.slice(-4)) });
     expect((await call(open, owner.accessToken, 'GET', `/v1/webhooks/${hook.id}/deliveries?unknown=1`)).statusCode).toBe(400);
     expect((await call(open, owner.accessToken, 'PATCH', '/v1/webhooks/not-a-uuid', { status: 'ACTIVE' })).statusCode).toBe(400);
+  });
+
+  it('deleting the account disables its webhooks', async () => {
+    const { accessToken, password, user } = await signUp(open.app);
+    await call(open, accessToken, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/gone', events: ['*'] });
+    expect((await call(open, accessToken, 'POST', '/v1/account/delete', { password })).statusCode).toBe(200);
+    const [row] = await open.platform.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.userId, user.id));
+    expect(row).toMatchObject({ status: 'DISABLED', disabledReason: 'The account was deleted.' });
   });
 
   it('caps an account at 20 webhooks', async () => {

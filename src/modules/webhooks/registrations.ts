@@ -113,6 +113,17 @@ export function createRegistrations(deps: RegistrationDeps) {
       });
     },
 
+    /** Disables every webhook of a user (an account being deleted), in the caller's transaction. */
+    async disableAllForUser(userId: string, tx: DbOrTx = db): Promise<void> {
+      const now = clock.now();
+      const disabled = await tx
+        .update(webhookEndpoints)
+        .set({ status: 'DISABLED', disabledAt: now, disabledReason: 'The account was deleted.', updatedAt: now })
+        .where(and(eq(webhookEndpoints.userId, userId), eq(webhookEndpoints.status, 'ACTIVE')))
+        .returning({ id: webhookEndpoints.id });
+      for (const { id } of disabled) await failPendingDeliveries(tx, id, now);
+    },
+
     /** A new secret, returned once; the old one stops signing at once (no grace period). */
     async rotateSecret(userId: string, id: string) {
       return db.transaction(async (tx) => {

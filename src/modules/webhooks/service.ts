@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { decodeCursor, encodeCursor } from '../../platform/http/pagination.js';
 import { defineJob, type AnyJobDefinition, type Jobs } from '../../platform/jobs/jobs.js';
@@ -41,6 +41,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
     list: (userId: string) => registrations.list(userId),
     update: (userId: string, id: string, changes: WebhookChanges) => registrations.update(userId, id, changes),
     rotateSecret: (userId: string, id: string) => registrations.rotateSecret(userId, id),
+    disableAllForUser: (userId: string, tx?: DbOrTx) => registrations.disableAllForUser(userId, tx),
 
     /** The webhook's newest deliveries with their attempts and response codes. */
     async deliveries(userId: string, webhookId: string, page: { limit: number; cursor?: string }) {
