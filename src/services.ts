@@ -141,6 +141,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'media.job-run': true,
   'media.job-poll': true,
   'webhooks.deliver': true,
+  'webhooks.purge': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */

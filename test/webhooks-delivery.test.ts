@@ -228,4 +228,41 @@ describe('the outbox feeds the deliveries', () => {
     expect(receiver.to('/someone-else')).toHaveLength(0);
     expect(user.id).not.toBe(other.user.id);
   });
+
+  it('delivers job.succeeded from a real async image job with the job id in data', async () => {
+    const { accessToken } = await signUp(t.app);
+    await register(accessToken, '/jobs', ['job.succeeded', 'job.failed']);
+    const submitted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'local/image', prompt: 'a quiet harbour', count: 1, width: 64, height: 64, async: true },
+    });
+    expect(submitted.statusCode).toBe(200);
+    const { jobId } = json(submitted);
+    const received = await eventually(() => receiver.to('/jobs')[0], 'the job event', 30_000);
+    expect(JSON.parse(received.body)).toMatchObject({ event: 'job.succeeded', data: { jobId, status: 'SUCCEEDED' } });
+    expect(received.headers['x-service-event']).toBe('job.succeeded');
+  }, 40_000);
+});
+
+describe('retention', () => {
+  it('purges finished deliveries and dispatched events after 30 days and keeps what still waits', async () => {
+    const { accessToken, user, email, password } = await signUp(t.app);
+    receiver.answer('/kept', () => ({ status: 500 }));
+    const done = await register(accessToken, '/done', ['job.succeeded']);
+    await emit(user.id, 'job.succeeded', { jobId: uuidv7() });
+    await attemptsRecorded(accessToken, done.id, 1);
+    t.clock.advance(31 * 24 * 60 * MINUTE);
+    const waiting = await register(await login(email, password), '/kept');
+    await emit(user.id, 'job.failed', { jobId: uuidv7() });
+    await attemptsRecorded(await login(email, password), waiting.id, 1);
+
+    const purged = await t.services.webhooks.purgeOld();
+    expect(purged.deliveries).toBeGreaterThanOrEqual(1);
+    expect(purged.events).toBeGreaterThanOrEqual(1);
+    const token = await login(email, password);
+    expect(await deliveries(token, done.id)).toEqual([]);
+    expect((await deliveries(token, waiting.id)).map((d: { status: string }) => d.status)).toEqual(['PENDING']);
+  });
 });

@@ -10,10 +10,13 @@ import { failPendingDeliveries, fanOut } from './deliveries.js';
 import { deliveryHeaders } from './signing.js';
 
 export const DELIVER_QUEUE = 'webhooks.deliver';
+export const PURGE_QUEUE = 'webhooks.purge';
 
 declare module '../../platform/jobs/jobs.js' {
   interface JobPayloads {
     'webhooks.deliver': { deliveryId: string; claim: string };
+    /** Daily: finished deliveries and dispatched outbox events past the retention. */
+    'webhooks.purge': Record<string, never>;
   }
 }
 

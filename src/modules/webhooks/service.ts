@@ -7,7 +7,8 @@ import { defineJob, type AnyJobDefinition, type Jobs } from '../../platform/jobs
 import type { SafeFetcher } from '../../platform/net/safe-fetch.js';
 import { recentDeliveries, resendDelivery } from './deliveries.js';
 import type { ResolveHost } from './destination.js';
-import { createDeliveryEngine, DELIVER_QUEUE } from './engine.js';
+import { createDeliveryEngine, DELIVER_QUEUE, PURGE_QUEUE } from './engine.js';
+import { purgeOldDeliveries } from './retention.js';
 import { WEBHOOK_EVENTS } from './events.js';
 import { createRegistrations, ownWebhook, type NewWebhook, type WebhookChanges } from './registrations.js';
 
@@ -60,6 +61,9 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       return delivery;
     },
 
+    /** Deletes finished deliveries and dispatched outbox events older than the retention (30 days). */
+    purgeOld: () => purgeOldDeliveries(db, clock.now()),
+
     /** One round of the engine by hand (operators, tests): fan out new outbox events, enqueue due attempts. */
     runOnce: () => engine.runOnce(),
 
@@ -72,6 +76,14 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
           handler: async ({ deliveryId, claim }) => {
             await engine.attempt(deliveryId, claim);
             engine.kick();
+          },
+        }),
+        defineJob({
+          name: PURGE_QUEUE,
+          options: { cron: '17 3 * * *', retryLimit: 1, expireInSeconds: 15 * 60 },
+          handler: async () => {
+            const purged = await purgeOldDeliveries(db, clock.now());
+            deps.logger.info(purged, 'old webhook deliveries and dispatched events purged');
           },
         }),
       ];

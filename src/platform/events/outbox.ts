@@ -1,4 +1,4 @@
-import { asc, inArray, isNull } from 'drizzle-orm';
+import { asc, inArray, isNull, lt } from 'drizzle-orm';
 import { domainEvents } from '../../db/schema/platform.js';
 import type { DbOrTx } from '../db/database.js';
 
@@ -37,4 +37,11 @@ export async function lockUndispatchedEvents(tx: DbOrTx, limit: number): Promise
 /** Marks events dispatched, in the transaction that locked them. */
 export async function markEventsDispatched(tx: DbOrTx, ids: string[], at: Date): Promise<void> {
   if (ids.length > 0) await tx.update(domainEvents).set({ dispatchedAt: at }).where(inArray(domainEvents.id, ids));
+}
+
+/** Deletes up to `limit` events dispatched before `before` (the outbox keeps what is still to be dispatched). */
+export async function purgeDispatchedEvents(tx: DbOrTx, before: Date, limit: number): Promise<number> {
+  const old = tx.select({ id: domainEvents.id }).from(domainEvents).where(lt(domainEvents.dispatchedAt, before)).limit(limit);
+  const deleted = await tx.delete(domainEvents).where(inArray(domainEvents.id, old)).returning({ id: domainEvents.id });
+  return deleted.length;
 }
