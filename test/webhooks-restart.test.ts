@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { domainEvents } from '../src/db/schema/platform.js';
-import { webhookDeliveries } from '../src/db/schema/webhooks.js';
+import { webhookAttempts, webhookDeliveries } from '../src/db/schema/webhooks.js';
+import { emitDomainEvent } from '../src/platform/events/outbox.js';
 import { ManualClock } from '../src/platform/clock/clock.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 import { bearer, json, signUp, TEST_JWT_SECRET } from './helpers/test-app.js';
@@ -29,14 +30,14 @@ afterAll(async () => {
 });
 
 /** One server instance on the shared database; `startJobs: false` is an instance that dies before any background work. */
-async function instance(startJobs: boolean): Promise<BuiltApp> {
+async function instance(startJobs: boolean, env: Record<string, string> = { ALLOW_PRIVATE_NETWORK: 'true' }): Promise<BuiltApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: dataDir,
     JWT_SECRET: TEST_JWT_SECRET,
     RATE_LIMIT_PER_MINUTE: '100000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ALLOW_PRIVATE_NETWORK: 'true',
+    ...env,
     ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
   });
   return buildApp(config, { database: testDb.database ?? undefined, clock, startJobs });
@@ -88,6 +89,30 @@ describe('a crash between a change and its delivery loses no event', () => {
       expect(received.headers['x-service-delivery']).toBe(orphan!.id);
     } finally {
       await app.app.close();
+    }
+  });
+});
+
+describe('every delivery is checked when it is sent', () => {
+  it('an instance without private networking refuses a loopback receiver registered earlier, records the failure and never connects', async () => {
+    const permissive = await instance(false);
+    const { accessToken, user } = await signUp(permissive.app);
+    const hook = json(await permissive.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(accessToken), payload: { url: receiver.url('/inside').replace('http:', 'https:'), events: ['*'] } }));
+    await permissive.app.close();
+
+    const strict = await instance(true, {});
+    try {
+      await strict.platform.db.transaction((tx) => emitDomainEvent(tx, 'job.succeeded', { jobId: 'x' }, { userId: user.id, at: clock.now() }));
+      const delivery = await eventually(async () => {
+        const [row] = await strict.platform.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+        return row && row.attemptCount === 1 ? row : undefined;
+      }, 'the refused attempt');
+      expect(delivery.status).toBe('PENDING');
+      const [attempt] = await strict.platform.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, delivery.id));
+      expect(attempt).toMatchObject({ succeeded: 'FAILED', statusCode: null, error: expect.stringMatching(/address 127\.0\.0\.1 \(loopback\).*is not allowed/) });
+      expect(receiver.to('/inside')).toHaveLength(0);
+    } finally {
+      await strict.app.close();
     }
   });
 });
