@@ -36,6 +36,7 @@ const TABLE_OWNERS = {
   'usage.ts': ['usage'],
   'wallet.ts': ['wallet'],
   'webhooks.ts': ['webhooks'],
+  'workspaces.ts': ['workspaces'],
 };
 
 /**

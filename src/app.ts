@@ -33,6 +33,7 @@ import { libraryRoutes } from './modules/library/routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { workspaceRoutes } from './modules/workspaces/routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(libraryRoutes, { library: services.library, ensureActive });
   await app.register(usageRoutes, { usage: services.usage, ensureActive });
   await app.register(webhookRoutes, { webhooks: services.webhooks, ensureActive });
+  await app.register(workspaceRoutes, { workspaces: services.workspaces, ensureActive });
 
   if (config.adminEmail && config.adminPassword) {
     const outcome = await services.auth.ensureSuperAdmin(config.adminEmail, config.adminPassword);

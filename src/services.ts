@@ -17,6 +17,7 @@ import { createJobsService } from './modules/jobs/service.js';
 import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
 import { createSubscriptionBillingService, subscriptionJobs } from './modules/subscriptions/index.js';
 import { createWebhooksService } from './modules/webhooks/service.js';
+import { createWorkspacesService } from './modules/workspaces/service.js';
 import { AppError } from './platform/http/errors.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
@@ -36,7 +37,15 @@ export function createServices(platform: Platform) {
     onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
     onBackgroundError: logBackgroundError,
   });
-  const subscriptions = createSubscriptionsService({ db, clock, plans, wallet, events: platform.events });
+  const subscriptions = createSubscriptionsService({
+    db,
+    clock,
+    plans,
+    wallet,
+    events: platform.events,
+    // The workspaces service is built below; members of a workspace with a subscription meter against it.
+    workspaceIdsOf: (userId, tx) => workspaces.workspaceIdsOf(userId, tx),
+  });
   const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
   // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
@@ -113,7 +122,8 @@ export function createServices(platform: Platform) {
     // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)), async (tx, user) => webhooks.disableAllForUser(user.id, tx)],
   });
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks };
+  const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
+  return { workspaces, catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -15,3 +15,4 @@ export * from './library.js';
 export * from './files.js';
 export * from './jobs.js';
 export * from './webhooks.js';
+export * from './workspaces.js';
