@@ -119,8 +119,13 @@ export function createServices(platform: Platform) {
     notifications,
     auth: auth.data,
     twoFactor: auth.twoFactor,
-    // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled.
-    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)), async (tx, user) => webhooks.disableAllForUser(user.id, tx)],
+    // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled,
+    // its workspace memberships ended (refused while it owns a workspace that others share).
+    onAccountDeleted: [
+      async (tx, user) => workspaces.onAccountDeleted(tx, user.id),
+      async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)),
+      async (tx, user) => webhooks.disableAllForUser(user.id, tx),
+    ],
   });
   const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
   return { workspaces, catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks };

@@ -182,6 +182,32 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
       });
     },
 
+    /**
+     * An account being deleted (in its transaction): it leaves every workspace. A workspace it owns alone is deleted
+     * with it; owning one that has other members, or one with a subscription in effect, refuses the deletion (400).
+     */
+    async onAccountDeleted(tx: DbOrTx, userId: string): Promise<void> {
+      const owned = await tx
+        .select({ workspace: workspaces })
+        .from(workspaceMembers)
+        .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+        .where(and(eq(workspaceMembers.userId, userId), eq(workspaceMembers.role, 'OWNER')))
+        .for('update', { of: workspaces });
+      for (const { workspace } of owned) {
+        if ((await memberCount(tx, workspace.id)) > 1) {
+          throw badRequest(
+            `You own the workspace "${workspace.name}", which has other members. Transfer its ownership (PATCH /v1/workspaces/${workspace.id}/members/:memberId with role OWNER) before deleting your account.`,
+            { workspaceId: workspace.id },
+          );
+        }
+        if (await subscriptions.activeForWorkspace(workspace.id, tx)) {
+          throw badRequest(`Your workspace "${workspace.name}" has an active subscription; it must end before you can delete your account.`, { workspaceId: workspace.id });
+        }
+        await tx.delete(workspaces).where(eq(workspaces.id, workspace.id));
+      }
+      await tx.delete(workspaceMembers).where(eq(workspaceMembers.userId, userId));
+    },
+
     /** Admin+ removes a member, or a member leaves; the owner must transfer ownership before leaving. */
     async removeMember(userId: string, workspaceId: string, memberId: string) {
       return db.transaction(async (tx) => {

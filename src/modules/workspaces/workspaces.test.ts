@@ -131,6 +131,23 @@ describe('workspaces', () => {
   });
 });
 
+describe('account deletion', () => {
+  it('is refused while the account owns a shared workspace, and otherwise ends its memberships and its own solo workspace', async () => {
+    const { owner, workspace } = await workspaceWith('Shared');
+    const member = await join(owner.accessToken, workspace.id);
+    const refused = await call(owner.accessToken, 'POST', '/v1/account/delete', { password: owner.password });
+    expect(refused.statusCode).toBe(400);
+    expect(json(refused).error.message).toMatch(/You own the workspace "Shared", which has other members. Transfer its ownership/);
+    expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}`)).memberCount).toBe(2);
+
+    const solo = json(await call(member.accessToken, 'POST', '/v1/workspaces', { name: 'Solo' }));
+    expect(json(await call(member.accessToken, 'POST', '/v1/account/delete', { password: member.password }))).toEqual({ ok: true });
+    expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}`)).memberCount).toBe(1);
+    expect(await t.platform.db.select().from(workspaceMembers).where(eq(workspaceMembers.workspaceId, solo.id))).toEqual([]);
+    expect(json(await call(owner.accessToken, 'POST', '/v1/account/delete', { password: owner.password }))).toEqual({ ok: true });
+  });
+});
+
 describe('invitations', () => {
   it('a wsi_ token for the invited email joins once with the invited role; the list shows each status', async () => {
     const { owner, workspace } = await workspaceWith('Invites');
