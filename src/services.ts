@@ -128,7 +128,7 @@ export function createServices(platform: Platform) {
     ],
   });
   const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
-  return { workspaces, catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks };
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces };
 }
 
 export type Services = ReturnType<typeof createServices>;

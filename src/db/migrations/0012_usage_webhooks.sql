@@ -90,4 +90,5 @@ CREATE INDEX "webhook_endpoints_active_user_idx" ON "webhook_endpoints" USING bt
 CREATE INDEX "workspace_invitations_workspace_idx" ON "workspace_invitations" USING btree ("workspace_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "workspace_members_one_owner_idx" ON "workspace_members" USING btree ("workspace_id") WHERE "workspace_members"."role" = 'OWNER';--> statement-breakpoint
 CREATE INDEX "workspace_members_user_idx" ON "workspace_members" USING btree ("user_id","created_at");--> statement-breakpoint
+CREATE INDEX "subscriptions_workspace_idx" ON "subscriptions" USING btree ("workspace_id") WHERE "subscriptions"."workspace_id" is not null;--> statement-breakpoint
 CREATE INDEX "usage_records_user_feed_idx" ON "usage_records" USING btree ("user_id", "created_at", "id") INCLUDE ("operation", "status", "model_id", "input_units", "output_units", "credits_consumed", "latency_ms");

@@ -29,6 +29,7 @@ export async function lockUndispatchedEvents(tx: DbOrTx, limit: number): Promise
     .select()
     .from(domainEvents)
     .where(isNull(domainEvents.dispatchedAt))
+    // the leading (null) dispatched_at lets the pending index serve the order
     .orderBy(asc(domainEvents.dispatchedAt), asc(domainEvents.createdAt), asc(domainEvents.id))
     .limit(limit)
     .for('update', { skipLocked: true });
