@@ -190,6 +190,18 @@ describe('delivery', () => {
     expect(timedOut.attempts[0]).toMatchObject({ statusCode: null, succeeded: false, error: expect.stringMatching(/did not answer in time \(limit 10 s\)/) });
     expect(timedOut.attempts[0].durationMs).toBeGreaterThanOrEqual(9_900);
   }, 30_000);
+
+  it('a busy webhook is not paced by the queue: twenty events reach a fast receiver in a few seconds, each once', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    const hook = await register(accessToken, '/busy', ['job.succeeded']);
+    const jobIds = Array.from({ length: 20 }, () => uuidv7());
+    const started = Date.now();
+    for (const jobId of jobIds) await emit(user.id, 'job.succeeded', { jobId });
+    await eventually(() => receiver.to('/busy').length === 20, 'twenty deliveries', 10_000);
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(new Set(receiver.to('/busy').map((r) => JSON.parse(r.body).data.jobId))).toEqual(new Set(jobIds));
+    await eventually(async () => (await deliveries(accessToken, hook.id)).every((d: { status: string }) => d.status === 'SUCCEEDED'), 'all recorded');
+  });
 });
 
 describe('the outbox feeds the deliveries', () => {

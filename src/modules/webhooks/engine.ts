@@ -29,6 +29,9 @@ export const MAX_ATTEMPTS = 6;
 /** How long a claimed delivery is held by the attempt that claimed it before another instance may take it over. */
 const LEASE_MS = 60_000;
 const EVENTS_PER_BATCH = 200;
+/** How long and how many deliveries one job goes on with the same webhook (the job expires after 60 s). */
+const IN_TURN_BUDGET_MS = 5_000;
+const IN_TURN_MAX_DELIVERIES = 50;
 const CLAIMS_PER_BATCH = 200;
 /** Only the body's first bytes of a receiver's answer are read (the answer's content is not used). */
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -107,8 +110,11 @@ export function createDeliveryEngine(deps: EngineDeps) {
     await claimDue();
   }
 
-  /** One attempt of a delivery: taken by its claim (so a duplicate job does nothing), signed afresh, sent, recorded. */
-  async function attempt(deliveryId: string, claim: string): Promise<void> {
+  /**
+   * One attempt of a delivery: taken by its claim (so a duplicate job does nothing), signed afresh, sent, recorded.
+   * Returns the webhook and whether the receiver took it, or null when there was nothing to send.
+   */
+  async function attempt(deliveryId: string, claim: string): Promise<{ webhookId: string; succeeded: boolean } | null> {
     const sendingClaim = `${claim}:sending`;
     const started = clock.now();
     const [delivery] = await db
@@ -116,11 +122,11 @@ export function createDeliveryEngine(deps: EngineDeps) {
       .set({ claim: sendingClaim, dueAt: new Date(started.getTime() + LEASE_MS), updatedAt: started })
       .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'SENDING'), eq(webhookDeliveries.claim, claim)))
       .returning();
-    if (!delivery) return;
+    if (!delivery) return null;
     const [endpoint] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, delivery.webhookId));
     if (!endpoint || endpoint.status !== 'ACTIVE') {
       await db.update(webhookDeliveries).set({ status: 'FAILED', claim: null, dueAt: null, updatedAt: clock.now() }).where(eq(webhookDeliveries.id, deliveryId));
-      return;
+      return null;
     }
     const number = delivery.attemptCount + 1;
     const timestamp = Math.floor(started.getTime() / 1000);
@@ -155,6 +161,48 @@ export function createDeliveryEngine(deps: EngineDeps) {
       error,
       durationMs: Math.round(performance.now() - startedAt),
     });
+    return { webhookId: endpoint.id, succeeded: error === null };
+  }
+
+  /**
+   * Claims the next due delivery of one webhook, unless it has an attempt out or a round is claiming (then the
+   * round takes it). Lets the worker that just delivered go on with the same webhook without a queue round trip.
+   */
+  async function claimNext(webhookId: string): Promise<{ id: string; claim: string } | null> {
+    return db.transaction(async (tx) => {
+      const lock = await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext('webhooks:claim')) as locked`);
+      if (!(lock as { rows: Array<{ locked: boolean }> }).rows[0]?.locked) return null;
+      const now = clock.now().toISOString();
+      const leaseUntil = new Date(clock.now().getTime() + LEASE_MS).toISOString();
+      const result = await tx.execute(sql`
+        update webhook_deliveries d
+        set status = 'SENDING', claim = gen_random_uuid()::text, due_at = ${leaseUntil}::timestamptz, updated_at = ${now}::timestamptz
+        where d.id = (
+            select n.id from webhook_deliveries n
+            where n.webhook_id = ${webhookId} and n.status = 'PENDING' and n.due_at <= ${now}::timestamptz
+            order by n.due_at, n.id limit 1)
+          and d.status = 'PENDING'
+          and not exists (
+            select 1 from webhook_deliveries busy
+            where busy.webhook_id = ${webhookId} and busy.status = 'SENDING' and busy.due_at > ${now}::timestamptz)
+          and exists (select 1 from webhook_endpoints w where w.id = ${webhookId} and w.status = 'ACTIVE')
+        returning d.id, d.claim`);
+      return (result as { rows: Array<{ id: string; claim: string }> }).rows[0] ?? null;
+    });
+  }
+
+  /**
+   * The job: an attempt, then, while the receiver keeps taking them, the webhook's next due deliveries in turn (one
+   * at a time, within a budget well under the job's expiry), so a busy webhook is not paced by the queue's polling.
+   */
+  async function attemptInTurn(deliveryId: string, claim: string): Promise<void> {
+    const started = performance.now();
+    let next: { id: string; claim: string } | null = { id: deliveryId, claim };
+    for (let sent = 0; next && sent < IN_TURN_MAX_DELIVERIES; sent++) {
+      const outcome = await attempt(next.id, next.claim);
+      if (!outcome?.succeeded || performance.now() - started > IN_TURN_BUDGET_MS) return;
+      next = await claimNext(outcome.webhookId);
+    }
   }
 
   async function record(
@@ -227,7 +275,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
 
   return {
     runOnce,
-    attempt,
+    attemptInTurn,
     kick,
     /** Runs a round every `intervalMs` (the workers must run: rounds are skipped while the job runner is stopped). */
     start(intervalMs: number): void {

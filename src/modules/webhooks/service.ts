@@ -74,7 +74,7 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
           // Attempts are recorded by the engine itself; pg-boss retries only a crash of the handler (the lease covers it too).
           options: { retryLimit: 2, retryDelaySeconds: 5, concurrency: 4, expireInSeconds: 60 },
           handler: async ({ deliveryId, claim }) => {
-            await engine.attempt(deliveryId, claim);
+            await engine.attemptInTurn(deliveryId, claim);
             engine.kick();
           },
         }),
