@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import { hashToken, randomToken } from '../../platform/crypto/secrets.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
-import type { AuthData } from '../auth/index.js';
+import { normalizeEmail, type AuthData } from '../auth/index.js';
 import { memberCount, membershipOf, requireRole, toWorkspaceView } from './access.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -50,7 +50,7 @@ export function createInvitations(deps: InvitationDeps) {
     if (status === 'REVOKED') throw badRequest('This invitation was withdrawn by the workspace. Ask for a new one.');
     if (status === 'EXPIRED') throw badRequest(`This invitation expired on ${row.expiresAt.toISOString()} (invitations are valid 7 days). Ask for a new one.`);
     const user = await users.findActiveById(userId, tx);
-    if (!user || user.email.toLowerCase() !== row.email) {
+    if (!user || normalizeEmail(user.email) !== row.email) {
       throw forbidden('This invitation was sent to another email address. Sign in with the invited address to accept it.');
     }
     return row;
@@ -59,7 +59,7 @@ export function createInvitations(deps: InvitationDeps) {
   return {
     /** Admin+: invites an email (role MEMBER by default); a pending invitation to the same address is replaced. */
     async create(userId: string, workspaceId: string, input: { email: string; role?: Exclude<WorkspaceRole, 'OWNER'> }) {
-      const email = input.email.trim().toLowerCase();
+      const email = normalizeEmail(input.email);
       return db.transaction(async (tx) => {
         const { member } = await membershipOf(tx, workspaceId, userId, { lock: true });
         requireRole(member, 'ADMIN', 'invite people');
