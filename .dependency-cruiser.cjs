@@ -35,6 +35,8 @@ const TABLE_OWNERS = {
   'subscriptions.ts': ['subscriptions'],
   'usage.ts': ['usage'],
   'wallet.ts': ['wallet'],
+  'webhooks.ts': ['webhooks'],
+  'workspaces.ts': ['workspaces'],
 };
 
 /**

@@ -31,6 +31,9 @@ import { mediaRoutes } from './modules/gateway/media.routes.js';
 import { jobsRoutes } from './modules/jobs/routes.js';
 import { libraryRoutes } from './modules/library/routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
+import { usageRoutes } from './modules/usage/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
+import { workspaceRoutes } from './modules/workspaces/routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -119,12 +122,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(accountSettingsRoutes, { account: services.account, notifications: services.notifications, ensureActive });
   await app.register(accountDataRoutes, { account: services.account, ensureActive });
   await app.register(libraryRoutes, { library: services.library, ensureActive });
+  await app.register(usageRoutes, { usage: services.usage, ensureActive });
+  await app.register(webhookRoutes, { webhooks: services.webhooks, ensureActive });
+  await app.register(workspaceRoutes, { workspaces: services.workspaces, ensureActive });
 
   if (config.adminEmail && config.adminPassword) {
     const outcome = await services.auth.ensureSuperAdmin(config.adminEmail, config.adminPassword);
     app.log.info({ email: config.adminEmail, outcome }, 'super admin ensured');
   }
-  if (options.startJobs !== false) await platform.jobs.start();
+  if (options.startJobs !== false) {
+    await platform.jobs.start();
+    services.webhooks.start();
+  }
+  // Stops the webhook rounds before the platform (registered last, so it runs first) stops the workers.
+  app.addHook('onClose', async () => services.webhooks.stop());
   await app.ready();
   return { app, platform, services };
 }

@@ -16,6 +16,8 @@ import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
 import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
 import { createSubscriptionBillingService, subscriptionJobs } from './modules/subscriptions/index.js';
+import { createWebhooksService } from './modules/webhooks/service.js';
+import { createWorkspacesService } from './modules/workspaces/service.js';
 import { AppError } from './platform/http/errors.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
@@ -35,7 +37,15 @@ export function createServices(platform: Platform) {
     onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
     onBackgroundError: logBackgroundError,
   });
-  const subscriptions = createSubscriptionsService({ db, clock, plans, wallet, events: platform.events });
+  const subscriptions = createSubscriptionsService({
+    db,
+    clock,
+    plans,
+    wallet,
+    events: platform.events,
+    // The workspaces service is built below; members of a workspace with a subscription meter against it.
+    workspaceIdsOf: (userId, tx) => workspaces.workspaceIdsOf(userId, tx),
+  });
   const auth = createAuthService({ db, clock, tokens, events: platform.events, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
   // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
@@ -58,7 +68,7 @@ export function createServices(platform: Platform) {
     onSubscriptionChanged: (userId) => subscriptions.forgetCached(userId),
   });
   const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users, events: platform.events, onBackgroundError: logBackgroundError });
-  const usage = createUsageService({ db, clock });
+  const usage = createUsageService({ db, clock, catalog });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
   const library = createLibraryService({
     db,
@@ -88,6 +98,15 @@ export function createServices(platform: Platform) {
     adapters: gateway.mediaAdapters,
     metering: gateway.metering,
   });
+  // Outgoing webhooks: fed by the domain-event outbox only; every delivery goes through the SSRF-safe fetcher.
+  const webhooks = createWebhooksService({
+    db,
+    clock,
+    fetcher: platform.fetcher,
+    queue: platform.jobs,
+    logger: platform.logger,
+    allowPrivateNetwork: platform.config.allowPrivateNetwork,
+  });
   const account = createAccountService({
     db,
     clock,
@@ -100,17 +119,23 @@ export function createServices(platform: Platform) {
     notifications,
     auth: auth.data,
     twoFactor: auth.twoFactor,
-    // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
-    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
+    // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled,
+    // its workspace memberships ended (refused while it owns a workspace that others share).
+    onAccountDeleted: [
+      async (tx, user) => workspaces.onAccountDeleted(tx, user.id),
+      async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)),
+      async (tx, user) => webhooks.disableAllForUser(user.id, tx),
+    ],
   });
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
+  const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
-  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
+  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs(), ...services.webhooks.jobs()];
 }
 
 /** Queues named `test.*` are declared by tests (platform/jobs/jobs.test.ts), never sent to by the service. */
@@ -130,6 +155,8 @@ export const SENDABLE_QUEUES = Object.keys({
   'gateway.idempotency-purge': true,
   'media.job-run': true,
   'media.job-poll': true,
+  'webhooks.deliver': true,
+  'webhooks.purge': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */

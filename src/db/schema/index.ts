@@ -14,3 +14,5 @@ export * from './usage.js';
 export * from './library.js';
 export * from './files.js';
 export * from './jobs.js';
+export * from './webhooks.js';
+export * from './workspaces.js';

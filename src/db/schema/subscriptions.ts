@@ -43,6 +43,8 @@ export const subscriptions = pgTable(
     uniqueIndex('subscriptions_signup_once_key').on(t.userId).where(sql`${t.origin} = 'SIGNUP'`),
     uniqueIndex('subscriptions_trial_once_key').on(t.userId).where(sql`${t.origin} = 'TRIAL'`),
     index('subscriptions_due_idx').on(t.status, t.endsAt),
+    // Members of a workspace meter against its subscription: looked up by workspace on every cache miss.
+    index('subscriptions_workspace_idx').on(t.workspaceId).where(sql`${t.workspaceId} is not null`),
   ],
 );
 

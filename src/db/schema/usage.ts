@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn } from './columns.js';
 
@@ -29,7 +30,14 @@ export const usageRecords = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    index('usage_records_user_idx').on(t.userId, t.createdAt, t.id),
+    /**
+     * Serves both reads of a user's usage: the feed walks it newest first by (created_at, id); the summary reads a
+     * window of it index-only, the columns it groups and sums being carried in the index (INCLUDE). Drizzle's index
+     * builder has no INCLUDE, so the key list is written as one SQL fragment that closes the key list itself.
+     */
+    index('usage_records_user_feed_idx').on(
+      sql`"user_id", "created_at", "id") INCLUDE ("operation", "status", "model_id", "input_units", "output_units", "credits_consumed", "latency_ms"`,
+    ),
     index('usage_records_request_idx').on(t.requestId),
   ],
 );

@@ -53,6 +53,16 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
       return new Map(rows.map((r) => [r.id, r.handle]));
     },
 
+    /** Email, name and handle of these users, by id (e.g. a workspace's member list). */
+    async contactsOf(userIds: string[], tx: DbOrTx = db): Promise<Map<string, { email: string; name: string | null; handle: string }>> {
+      if (userIds.length === 0) return new Map();
+      const rows = await tx
+        .select({ id: users.id, email: users.email, name: users.name, handle: users.handle })
+        .from(users)
+        .where(inArray(users.id, [...new Set(userIds)]));
+      return new Map(rows.map((r) => [r.id, { email: r.email, name: r.name, handle: r.handle }]));
+    },
+
     isHandleTaken: (handle: string, exceptUserId?: string, tx: DbOrTx = db): Promise<boolean> => isHandleTaken(tx, handle, exceptUserId),
 
     /** Locks the user's row until `tx` ends: serialises concurrent requests about one account. */

@@ -20,6 +20,11 @@ export interface SubscriptionsServiceDeps {
   wallet: WalletService;
   /** Cross-instance invalidation of the active-subscription cache (a trigger announces every subscription write). */
   events?: EventBus;
+  /**
+   * The workspaces a user belongs to, oldest membership first (the workspaces module answers). A member of a workspace
+   * with a subscription in effect meters against that subscription and the workspace wallet.
+   */
+  workspaceIdsOf?: (userId: string, tx?: DbOrTx) => Promise<string[]>;
   /** Storage the owner uses, in MB (the files module measures it); 0 until one is wired in. */
   storageMbUsed?: (owner: { userId: string; workspaceId: string | null }) => Promise<number>;
 }
@@ -38,17 +43,31 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
     expiresAt: (row) => (row?.status === 'CANCELED' && row.endsAt ? row.endsAt.getTime() : null),
   });
 
+  const inEffect = (now: Date) => or(inArray(subscriptions.status, ACTIVE_STATUSES), and(eq(subscriptions.status, 'CANCELED'), gt(subscriptions.endsAt, now)));
+
+  /** The subscription in effect on a workspace, if any. */
+  async function workspaceRow(workspaceIds: string[], dbOrTx: DbOrTx = db): Promise<SubscriptionRow | undefined> {
+    if (workspaceIds.length === 0) return undefined;
+    const rows = await dbOrTx
+      .select()
+      .from(subscriptions)
+      .where(and(inArray(subscriptions.workspaceId, workspaceIds), inEffect(clock.now())))
+      .orderBy(desc(subscriptions.startsAt), desc(subscriptions.id));
+    // the oldest membership wins when several workspaces have one
+    return workspaceIds.map((id) => rows.find((row) => row.workspaceId === id)).find((row) => row !== undefined);
+  }
+
+  /**
+   * What the user meters against: a workspace subscription of a workspace they belong to (the oldest membership
+   * first), else their own subscription in effect.
+   */
   async function activeRow(userId: string, dbOrTx: DbOrTx = db): Promise<SubscriptionRow | undefined> {
-    const now = clock.now();
+    const viaWorkspace = deps.workspaceIdsOf ? await workspaceRow(await deps.workspaceIdsOf(userId, dbOrTx), dbOrTx) : undefined;
+    if (viaWorkspace) return viaWorkspace;
     const [row] = await dbOrTx
       .select()
       .from(subscriptions)
-      .where(
-        and(
-          eq(subscriptions.userId, userId),
-          or(inArray(subscriptions.status, ACTIVE_STATUSES), and(eq(subscriptions.status, 'CANCELED'), gt(subscriptions.endsAt, now))),
-        ),
-      )
+      .where(and(eq(subscriptions.userId, userId), inEffect(clock.now())))
       .orderBy(desc(subscriptions.startsAt), desc(subscriptions.id))
       .limit(1);
     return row;
@@ -101,6 +120,12 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
     async activePlanId(userId: string): Promise<string | null> {
       return (await activeCache.get(userId))?.planId ?? null;
     },
+
+    /** The subscription in effect on a workspace, or undefined. */
+    activeForWorkspace: (workspaceId: string, tx: DbOrTx = db) => workspaceRow([workspaceId], tx),
+
+    /** A user joined or left a workspace (in the caller's transaction): every instance reloads what they meter against. */
+    membershipChanged: (userId: string, tx?: DbOrTx) => activeCache.changed(userId, tx),
 
     /** A change this instance just committed: the next read sees it at once (other instances hear the trigger). */
     forgetCached(userId: string): void {

@@ -1,6 +1,10 @@
 import { usageRecords, type UsageStatus } from '../../db/schema/usage.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
+import type { CatalogService } from '../catalog/service.js';
+import { SUMMARY_WINDOWS, usagePage, usageTotals, type SummaryWindow, type UsageFeedQuery, type UsageRow } from './feed.js';
+
+export { SUMMARY_WINDOWS, type SummaryWindow, type UsageFeedQuery } from './feed.js';
 
 export interface UsageRecordInput {
   userId: string;
@@ -25,9 +29,39 @@ export interface UsageRecordInput {
 
 export type UsageRecord = typeof usageRecords.$inferSelect;
 
-/** The per-request usage feed (spec A "Usage record"); the listing endpoints come with a later issue. */
-export function createUsageService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The per-request usage feed (spec A "Usage record", "Usage" endpoints). */
+export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<CatalogService, 'snapshot'> }) {
+  const { db, clock, catalog } = deps;
+
+  /** The wire shape of a record; the model's names come from the in-process catalog snapshot (no join). */
+  async function toViews(rows: UsageRow[]) {
+    const { byId } = await catalog.snapshot();
+    return rows.map((row) => {
+      const model = row.modelId ? byId.get(row.modelId)?.row : undefined;
+      return {
+        id: row.id,
+        userId: row.userId,
+        subscriptionId: row.subscriptionId,
+        modelId: row.modelId,
+        providerId: row.providerId,
+        resellerAccountId: row.providerAccountId,
+        jobId: row.jobId,
+        requestId: row.requestId,
+        operation: row.operation,
+        status: row.status,
+        inputUnits: row.inputUnits,
+        outputUnits: row.outputUnits,
+        creditsConsumed: row.tokensConsumed,
+        providerCostCents: row.providerCostCents,
+        latencyMs: row.latencyMs,
+        metadata: row.metadata,
+        createdAt: row.createdAt.toISOString(),
+        model: model ? { slug: model.slug, displayName: model.displayName, type: model.type } : null,
+      };
+    });
+  }
 
   /** The record's insert (run by `record`, or sent in a caller's combined statement). */
   function recordQuery(input: UsageRecordInput, tx: DbOrTx = db) {
@@ -52,6 +86,18 @@ export function createUsageService(deps: { db: Db; clock: Clock }) {
   }
 
   return {
+    /** `GET /v1/usage`: the caller's records, newest first; `nextCursor` is the id of the last row returned. */
+    async list(userId: string, query: UsageFeedQuery) {
+      const page = await usagePage(db, userId, query);
+      return { items: await toViews(page.rows), nextCursor: page.nextCursor };
+    },
+
+    /** `GET /v1/usage/summary`: counts and sums of the last 1, 7 or 30 days, by operation and status and by model. */
+    async summary(userId: string, window: SummaryWindow) {
+      const since = new Date(clock.now().getTime() - SUMMARY_WINDOWS[window] * DAY_MS);
+      return { window, since: since.toISOString(), ...(await usageTotals(db, userId, since)) };
+    },
+
     recordQuery,
 
     async record(input: UsageRecordInput, tx: DbOrTx = db): Promise<UsageRecord> {

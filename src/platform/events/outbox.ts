@@ -1,3 +1,4 @@
+import { asc, inArray, isNull, lt } from 'drizzle-orm';
 import { domainEvents } from '../../db/schema/platform.js';
 import type { DbOrTx } from '../db/database.js';
 
@@ -16,4 +17,31 @@ export function domainEventInsert(tx: DbOrTx, name: string, data: Record<string,
 export async function emitDomainEvent(tx: DbOrTx, name: string, data: Record<string, unknown>, options: EventOptions = {}): Promise<DomainEvent> {
   const [row] = await domainEventInsert(tx, name, data, options).returning();
   return row!;
+}
+
+/**
+ * Locks up to `limit` events not yet dispatched, oldest first, skipping rows another instance holds (call inside the
+ * transaction that records what the events caused and then marks them dispatched).
+ */
+export async function lockUndispatchedEvents(tx: DbOrTx, limit: number): Promise<DomainEvent[]> {
+  return tx
+    .select()
+    .from(domainEvents)
+    .where(isNull(domainEvents.dispatchedAt))
+    // the leading (null) dispatched_at lets the pending index serve the order
+    .orderBy(asc(domainEvents.dispatchedAt), asc(domainEvents.createdAt), asc(domainEvents.id))
+    .limit(limit)
+    .for('update', { skipLocked: true });
+}
+
+/** Marks events dispatched, in the transaction that locked them. */
+export async function markEventsDispatched(tx: DbOrTx, ids: string[], at: Date): Promise<void> {
+  if (ids.length > 0) await tx.update(domainEvents).set({ dispatchedAt: at }).where(inArray(domainEvents.id, ids));
+}
+
+/** Deletes up to `limit` events dispatched before `before` (the outbox keeps what is still to be dispatched). */
+export async function purgeDispatchedEvents(tx: DbOrTx, before: Date, limit: number): Promise<number> {
+  const old = tx.select({ id: domainEvents.id }).from(domainEvents).where(lt(domainEvents.dispatchedAt, before)).limit(limit);
+  const deleted = await tx.delete(domainEvents).where(inArray(domainEvents.id, old)).returning({ id: domainEvents.id });
+  return deleted.length;
 }

@@ -1,0 +1,110 @@
+import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { usageRecords, type UsageStatus } from '../../db/schema/usage.js';
+import type { DbOrTx } from '../../platform/db/database.js';
+import { badRequest } from '../../platform/http/errors.js';
+
+export type UsageRow = typeof usageRecords.$inferSelect;
+
+export interface UsageFeedQuery {
+  limit: number;
+  /** The id of the last row of the previous page. */
+  cursor?: string;
+  operation?: string;
+  status?: UsageStatus;
+}
+
+export const SUMMARY_WINDOWS = { day: 1, week: 7, month: 30 } as const;
+export type SummaryWindow = keyof typeof SUMMARY_WINDOWS;
+
+export interface OperationTotals {
+  operation: string;
+  status: UsageStatus;
+  _count: { _all: number };
+  _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number };
+}
+
+export interface ModelTotals {
+  modelId: string | null;
+  _count: { _all: number };
+}
+
+const invalidCursor = () =>
+  badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.', { field: 'query.cursor' });
+
+/**
+ * One page of a user's usage, newest first by (created_at, id). The cursor is the id of the last row returned; the
+ * page continues strictly below that row's position, so every row is returned once even while rows are inserted
+ * (new rows sort above the cursor). One query: the cursor row's position is read inside it, and only an empty page
+ * asks whether the cursor exists (a foreign or unknown id is a 400, not a silent empty page).
+ */
+export async function usagePage(db: DbOrTx, userId: string, query: UsageFeedQuery): Promise<{ rows: UsageRow[]; nextCursor: string | null }> {
+  const conditions: SQL[] = [eq(usageRecords.userId, userId)];
+  if (query.operation !== undefined) conditions.push(eq(usageRecords.operation, query.operation));
+  if (query.status !== undefined) conditions.push(eq(usageRecords.status, query.status));
+  if (query.cursor !== undefined) {
+    conditions.push(
+      sql`(${usageRecords.createdAt}, ${usageRecords.id}) < (select c.created_at, c.id from usage_records c where c.id = ${query.cursor} and c.user_id = ${userId})`,
+    );
+  }
+  const rows = await db
+    .select()
+    .from(usageRecords)
+    .where(and(...conditions))
+    .orderBy(desc(usageRecords.createdAt), desc(usageRecords.id))
+    .limit(query.limit + 1);
+  if (rows.length === 0 && query.cursor !== undefined) {
+    const [known] = await db
+      .select({ id: usageRecords.id })
+      .from(usageRecords)
+      .where(and(eq(usageRecords.id, query.cursor), eq(usageRecords.userId, userId)));
+    if (!known) throw invalidCursor();
+  }
+  const page = rows.slice(0, query.limit);
+  return { rows: page, nextCursor: rows.length > query.limit ? page[page.length - 1]!.id : null };
+}
+
+/**
+ * Totals of a user's usage since `since`, by operation and status and by model, in one pass over the index
+ * (GROUPING SETS; the index carries every column read, so the scan is index-only).
+ */
+export async function usageTotals(db: DbOrTx, userId: string, since: Date): Promise<{ byOperation: OperationTotals[]; byModel: ModelTotals[] }> {
+  const result = await db.execute(sql`
+    select grouping(operation, status) = 0 as by_operation, operation, status, model_id,
+      count(*)::int as count,
+      coalesce(sum(input_units), 0)::bigint as input_units,
+      coalesce(sum(output_units), 0)::bigint as output_units,
+      coalesce(sum(credits_consumed), 0)::bigint as credits_consumed,
+      coalesce(sum(latency_ms), 0)::bigint as latency_ms
+    from usage_records
+    where user_id = ${userId} and created_at >= ${since.toISOString()}::timestamptz
+    group by grouping sets ((operation, status), (model_id))
+    order by by_operation desc, operation, status, count desc, model_id nulls last`);
+  type Row = {
+    by_operation: boolean;
+    operation: string | null;
+    status: UsageStatus | null;
+    model_id: string | null;
+    count: number;
+    input_units: string | number;
+    output_units: string | number;
+    credits_consumed: string | number;
+    latency_ms: string | number;
+  };
+  const rows = (result as { rows: Row[] }).rows;
+  return {
+    byOperation: rows
+      .filter((row) => row.by_operation)
+      .map((row) => ({
+        operation: row.operation!,
+        status: row.status!,
+        _count: { _all: row.count },
+        _sum: {
+          inputUnits: Number(row.input_units),
+          outputUnits: Number(row.output_units),
+          creditsConsumed: Number(row.credits_consumed),
+          latencyMs: Number(row.latency_ms),
+        },
+      })),
+    byModel: rows.filter((row) => !row.by_operation).map((row) => ({ modelId: row.model_id, _count: { _all: row.count } })),
+  };
+}

@@ -1,0 +1,55 @@
+import { Type } from 'typebox';
+import { USAGE_STATUSES } from '../../db/schema/usage.js';
+import { DateTime, Nullable, Page, StrictObject } from '../../platform/http/schemas.js';
+
+export const USAGE_FEED_MAX_LIMIT = 100;
+
+export const UsageQuery = StrictObject({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: USAGE_FEED_MAX_LIMIT, default: 20, description: '1-100, default 20' })),
+  cursor: Type.Optional(Type.String({ format: 'uuid', description: 'The nextCursor of the previous page (the id of its last row)' })),
+  operation: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'e.g. text.generate' })),
+  status: Type.Optional(Type.Enum(USAGE_STATUSES)),
+});
+
+export const UsageRecord = Type.Object({
+  id: Type.String(),
+  userId: Type.String(),
+  subscriptionId: Nullable(Type.String()),
+  modelId: Nullable(Type.String()),
+  providerId: Nullable(Type.String()),
+  resellerAccountId: Nullable(Type.String({ description: 'The upstream account that served the call' })),
+  jobId: Nullable(Type.String()),
+  requestId: Type.String({ description: 'The gateway idempotency id of the call' }),
+  operation: Type.String(),
+  status: Type.Enum(USAGE_STATUSES),
+  inputUnits: Type.Integer(),
+  outputUnits: Type.Integer({ description: 'Tokens, images or video seconds' }),
+  creditsConsumed: Type.Integer({ description: 'Wallet tokens charged' }),
+  providerCostCents: Type.Integer(),
+  latencyMs: Type.Integer(),
+  metadata: Type.Object({}, { additionalProperties: true }),
+  createdAt: DateTime,
+  model: Nullable(Type.Object({ slug: Type.String(), displayName: Type.String(), type: Type.String() })),
+});
+
+export const UsagePage = Page(UsageRecord);
+
+export const UsageSummaryQuery = StrictObject({
+  window: Type.Optional(Type.Enum(['day', 'week', 'month'], { default: 'month', description: 'day = last 1 day, week = 7, month = 30 (default)' })),
+});
+
+const Count = Type.Object({ _all: Type.Integer() });
+
+export const UsageSummary = Type.Object({
+  window: Type.Enum(['day', 'week', 'month']),
+  since: DateTime,
+  byOperation: Type.Array(
+    Type.Object({
+      operation: Type.String(),
+      status: Type.Enum(USAGE_STATUSES),
+      _count: Count,
+      _sum: Type.Object({ inputUnits: Type.Integer(), outputUnits: Type.Integer(), creditsConsumed: Type.Integer(), latencyMs: Type.Integer() }),
+    }),
+  ),
+  byModel: Type.Array(Type.Object({ modelId: Nullable(Type.String()), _count: Count })),
+});
