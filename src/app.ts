@@ -30,6 +30,10 @@ import { filesRoutes } from './modules/files/routes.js';
 import { mediaRoutes } from './modules/gateway/media.routes.js';
 import { jobsRoutes } from './modules/jobs/routes.js';
 import { libraryRoutes } from './modules/library/routes.js';
+import { communityPostRoutes } from './modules/community/posts.routes.js';
+import { communityFeedRoutes } from './modules/community/feeds.routes.js';
+import { communityWorkRoutes } from './modules/community/works.routes.js';
+import { communitySocialRoutes } from './modules/community/social.routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 
 export const VERSION = '0.1.0';
@@ -119,6 +123,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(accountSettingsRoutes, { account: services.account, notifications: services.notifications, ensureActive });
   await app.register(accountDataRoutes, { account: services.account, ensureActive });
   await app.register(libraryRoutes, { library: services.library, ensureActive });
+  for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
+    await app.register(routes, { community: services.community, ensureActive });
+  }
 
   if (config.adminEmail && config.adminPassword) {
     const outcome = await services.auth.ensureSuperAdmin(config.adminEmail, config.adminPassword);

@@ -17,6 +17,7 @@ import { createJobsService } from './modules/jobs/service.js';
 import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
 import { createSubscriptionBillingService, subscriptionJobs } from './modules/subscriptions/index.js';
 import { AppError } from './platform/http/errors.js';
+import { createCommunityService } from './modules/community/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -102,15 +103,26 @@ export function createServices(platform: Platform) {
     twoFactor: auth.twoFactor,
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
+    // The social graph (community, built below) drops the follows between the two users in the block's transaction.
+    onUserBlocked: [async (tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId)],
   });
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
+  const community = createCommunityService({
+    db,
+    clock,
+    users: auth.data.users,
+    generations: library.generations,
+    blocks: account.blocks,
+    notifications,
+    frontendUrl: platform.config.frontendUrl,
+  });
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, community };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
-  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
+  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs(), ...services.community.jobs()];
 }
 
 /** Queues named `test.*` are declared by tests (platform/jobs/jobs.test.ts), never sent to by the service. */
@@ -130,6 +142,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'gateway.idempotency-purge': true,
   'media.job-run': true,
   'media.job-poll': true,
+  'community.trending': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */

@@ -1,0 +1,133 @@
+import { and, arrayContains, desc, eq, inArray, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
+import { communityFollows, communityPosts, communityTrendingState } from '../../db/schema/community.js';
+import { badRequest } from '../../platform/http/errors.js';
+import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
+import type { CommunityDeps } from './deps.js';
+import { currentEpoch, scoreColumn, scoreOf, type PostRow, type PostView, type PostViews } from './views.js';
+
+export interface FeedQuery {
+  limit: number;
+  cursor?: string;
+  tag?: string;
+}
+
+export interface FeedPage {
+  items: PostView[];
+  nextCursor: string | null;
+}
+
+const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
+
+/**
+ * The trending score of spec A: (likes*3 + comments*4 + shares*6 + remixes*8 + views*0.5) / hours^1.5, where hours
+ * is the age of the post, floored at one minute so a post published a moment ago does not divide by zero.
+ */
+export const TRENDING_MIN_HOURS = 1 / 60;
+export const trendingScoreSql = (now: Date) => sql`(
+  ${communityPosts.likeCount} * 3 + ${communityPosts.commentCount} * 4 + ${communityPosts.shareCount} * 6
+  + ${communityPosts.remixCount} * 8 + ${communityPosts.viewCount} * 0.5
+) / power(greatest(extract(epoch from (${now.toISOString()}::timestamptz - ${communityPosts.publishedAt})) / 3600.0, ${TRENDING_MIN_HOURS}), 1.5)`;
+
+export function createFeeds(deps: CommunityDeps, views: PostViews) {
+  const { db, clock, blocks } = deps;
+
+  /** Authors the viewer must not see (blocked or muted by them, or blocking them). */
+  const hiddenFor = async (viewerId: string | null): Promise<string[]> => (viewerId ? blocks.hiddenUserIds(viewerId) : []);
+  const withoutHidden = (hidden: string[]): SQL | undefined => (hidden.length > 0 ? notInArray(communityPosts.authorId, hidden) : undefined);
+
+  /** A newest-first page of listed posts matching `where`. */
+  async function newestFirst(where: SQL | undefined, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+    const rows = await db
+      .select()
+      .from(communityPosts)
+      .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, where)))
+      .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
+      .limit(query.limit + 1);
+    return render(rows, query.limit, viewerId, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
+  }
+
+  async function render(rows: PostRow[], limit: number, viewerId: string | null, positionOf: (p: PostRow) => { sort: string | number; id: string }, epoch?: number) {
+    const page = toPage(rows, limit, positionOf);
+    return { items: await views(page.items, viewerId, { epoch }), nextCursor: page.nextCursor };
+  }
+
+  return {
+    /** Newest first; `tag` keeps the posts carrying that hashtag. */
+    async recent(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const tag = query.tag?.trim().replace(/^#+/, '').toLowerCase();
+      const hidden = await hiddenFor(viewerId);
+      return newestFirst(and(withoutHidden(hidden), tag ? arrayContains(communityPosts.tags, [tag]) : undefined), query, viewerId);
+    },
+
+    /** Posts of the accounts the viewer follows (empty when following nobody). */
+    async following(query: FeedQuery, viewerId: string): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      const followees = db.select({ id: communityFollows.followeeId }).from(communityFollows).where(eq(communityFollows.followerId, viewerId));
+      return newestFirst(and(inArray(communityPosts.authorId, followees), withoutHidden(hidden)), query, viewerId);
+    },
+
+    /** One user's posts (404 for an unknown handle; empty when the viewer blocked or muted them). */
+    async byAuthor(authorId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      if (hidden.includes(authorId)) return { items: [], nextCursor: null };
+      return newestFirst(eq(communityPosts.authorId, authorId), query, viewerId);
+    },
+
+    /** Posts made from this one, newest first. */
+    async remixesOf(postId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      return newestFirst(and(eq(communityPosts.remixOfPostId, postId), withoutHidden(hidden)), query, viewerId);
+    },
+
+    /**
+     * Highest stored score first. The cursor carries the epoch its scores belong to; the previous epoch's column is
+     * intact until the next recompute, so a reader paging across one recompute still sees every row exactly once.
+     */
+    async trending(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const [epochNow, hidden] = await Promise.all([currentEpoch(db), hiddenFor(viewerId)]);
+      let epoch = epochNow;
+      let after: SQL | undefined;
+      if (query.cursor) {
+        const position = decodeCursor(query.cursor);
+        const [cursorEpoch, score] = String(position.sort).split('|').map(Number) as [number, number];
+        if (!Number.isInteger(cursorEpoch) || !Number.isFinite(score)) throw badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.');
+        if (cursorEpoch < epochNow - 1 || cursorEpoch > epochNow) {
+          throw badRequest('The trending feed was recomputed twice since this cursor was issued. Start again without a cursor.', { field: 'query.cursor' });
+        }
+        epoch = cursorEpoch;
+        after = sql`(${scoreColumn(epoch)}, ${communityPosts.id}) < (${score}::double precision, ${position.id}::uuid)`;
+      }
+      const column = scoreColumn(epoch);
+      const rows = await db
+        .select()
+        .from(communityPosts)
+        .where(and(LISTED, withoutHidden(hidden), after))
+        .orderBy(desc(column), desc(communityPosts.id))
+        .limit(query.limit + 1);
+      return render(rows, query.limit, viewerId, (p) => ({ sort: `${epoch}|${scoreOf(p, epoch)}`, id: p.id }), epochNow);
+    },
+
+    /**
+     * Recomputes every listed post's score into the next epoch's column, then makes that epoch current, in one
+     * transaction (readers see the old epoch until it commits). Runs every 15 minutes (`community.trending`).
+     */
+    async recomputeTrending(): Promise<{ epoch: number }> {
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        // One recompute at a time across instances: the state row is the lock.
+        await tx.insert(communityTrendingState).values({ id: 1, epoch: 0, computedAt: now }).onConflictDoNothing();
+        const [state] = await tx.select().from(communityTrendingState).where(eq(communityTrendingState.id, 1)).for('update');
+        const epoch = state!.epoch + 1;
+        const column = epoch % 2 === 0 ? 'scoreEven' : 'scoreOdd';
+        await tx
+          .update(communityPosts)
+          .set({ [column]: trendingScoreSql(now) })
+          .where(LISTED);
+        await tx.update(communityTrendingState).set({ epoch, computedAt: now }).where(eq(communityTrendingState.id, 1));
+        return { epoch };
+      });
+    },
+  };
+}
+
+export type Feeds = ReturnType<typeof createFeeds>;

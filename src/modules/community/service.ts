@@ -1,0 +1,39 @@
+import { createAnalytics } from './analytics.js';
+import { createComments } from './comments.js';
+import type { CommunityServiceDeps } from './deps.js';
+import { createFeeds } from './feeds.js';
+import { communityJobs } from './jobs.js';
+import { createPosts } from './posts.js';
+import { createSocial } from './social.js';
+import { createPostViews } from './views.js';
+import { createWorks } from './works.js';
+
+export type { CommunityServiceDeps } from './deps.js';
+export type { ImportedWork } from './works.js';
+
+/**
+ * The community: posts (likes, comments, shares, analytics, remixes), feeds (recent, trending, following), the
+ * gallery of works (imported and native), and the social graph (profiles, follows, reports).
+ */
+export function createCommunityService(deps: CommunityServiceDeps) {
+  const views = createPostViews(deps);
+  const works = createWorks(deps);
+  const posts = createPosts(deps, views, works);
+  const feeds = createFeeds(deps, views);
+  const comments = createComments(deps, posts);
+  const social = createSocial(deps, posts);
+  const analytics = createAnalytics(deps);
+  return {
+    posts,
+    feeds,
+    comments,
+    social,
+    works,
+    analytics,
+    /** The account module's block hook (see `UserBlockedHook`). */
+    onUserBlocked: async (...args: Parameters<typeof social.dropFollowsBetween>) => void (await social.dropFollowsBetween(...args)),
+    jobs: () => communityJobs(feeds),
+  };
+}
+
+export type CommunityService = ReturnType<typeof createCommunityService>;
