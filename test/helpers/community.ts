@@ -57,3 +57,14 @@ export async function allPages(t: TestApp, url: string, headers: Record<string, 
   }
   throw new Error('too many pages');
 }
+
+/** Signs the member in again (after the test clock moved past the access token's 15 minutes) and updates their headers. */
+export async function relogin(t: TestApp, ...who: Member[]): Promise<void> {
+  for (const m of who) {
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: m.email, password: m.password } });
+    if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);
+    const body: { accessToken: string } = JSON.parse(response.body);
+    m.accessToken = body.accessToken;
+    m.headers = bearer(body.accessToken);
+  }
+}

@@ -2,6 +2,7 @@ import { createAnalytics } from './analytics.js';
 import { createComments } from './comments.js';
 import type { CommunityServiceDeps } from './deps.js';
 import { createFeeds } from './feeds.js';
+import { createWorkImporter } from './import.js';
 import { communityJobs } from './jobs.js';
 import { createPosts } from './posts.js';
 import { createSocial } from './social.js';
@@ -9,7 +10,8 @@ import { createPostViews } from './views.js';
 import { createWorks } from './works.js';
 
 export type { CommunityServiceDeps } from './deps.js';
-export type { ImportedWork } from './works.js';
+export type { ImportedWork } from './import.js';
+export { createWorkImporter } from './import.js';
 
 /**
  * The community: posts (likes, comments, shares, analytics, remixes), feeds (recent, trending, following), the
@@ -30,6 +32,8 @@ export function createCommunityService(deps: CommunityServiceDeps) {
     social,
     works,
     analytics,
+    /** Imports an external feed of works (see `createWorkImporter`). */
+    importer: createWorkImporter(deps),
     /** The account module's block hook (see `UserBlockedHook`). */
     onUserBlocked: async (...args: Parameters<typeof social.dropFollowsBetween>) => void (await social.dropFollowsBetween(...args)),
     jobs: () => communityJobs(feeds),

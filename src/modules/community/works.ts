@@ -19,19 +19,6 @@ export interface WorksQuery {
   sort: 'recent' | 'top';
 }
 
-/** One work of an external feed, already validated (see `ImportedWorkSchema`). */
-export interface ImportedWork {
-  type: WorkType;
-  externalId: string;
-  workId: number;
-  contentType: WorkContentType;
-  resource: { resource: string; width?: number | null; height?: number | null; duration?: number | null };
-  cover?: { resource: string } | null;
-  starNum?: number;
-  userProfile: { userId: string | number; userName: string; userAvatar?: string[] };
-  createTime?: string;
-}
-
 const noSuchWork = () => notFound('No such work in the gallery.');
 
 /** The media of a generation as a gallery work, or null when it has none to show (text, a video not rendered yet). */
@@ -192,52 +179,7 @@ export function createWorks(deps: CommunityDeps) {
     like: (userId: string, idOrExternal: string) => setLike(userId, idOrExternal, true),
     unlike: (userId: string, idOrExternal: string) => setLike(userId, idOrExternal, false),
 
-    /**
-     * Loads works of an external feed, idempotent by `externalId`: a new work is inserted, a changed one updated,
-     * an unchanged one left alone (a second run of the same feed writes nothing). Local likes and views are kept.
-     */
-    async importWorks(items: ImportedWork[]): Promise<{ inserted: number; updated: number; unchanged: number }> {
-      const now = clock.now();
-      let inserted = 0;
-      let updated = 0;
-      await db.transaction(async (tx) => {
-        for (const item of items) {
-          const fields = {
-            type: item.type,
-            workId: item.workId,
-            contentType: item.contentType,
-            resourceUrl: item.resource.resource,
-            width: item.resource.width ?? null,
-            height: item.resource.height ?? null,
-            durationMs: item.resource.duration ?? null,
-            coverUrl: item.cover?.resource ?? null,
-            authorExternalId: String(item.userProfile.userId),
-            authorName: item.userProfile.userName,
-            authorAvatarUrl: item.userProfile.userAvatar?.[0] ?? null,
-            sourceLikeCount: item.starNum ?? 0,
-          };
-          const changed = Object.keys(fields)
-            .map((key) => sql`${sql.identifier(toColumn(key))} is distinct from excluded.${sql.identifier(toColumn(key))}`)
-            .reduce((a, b) => sql`${a} or ${b}`);
-          const rows = await tx
-            .insert(communityWorks)
-            .values({ source: 'IMPORTED', externalId: item.externalId, ...fields, publishedAt: item.createTime ? new Date(item.createTime) : now, updatedAt: now })
-            .onConflictDoUpdate({
-              target: communityWorks.externalId,
-              targetWhere: sql`source = 'IMPORTED'`,
-              set: { ...Object.fromEntries(Object.keys(fields).map((key) => [key, sql.raw(`excluded.${toColumn(key)}`)])), updatedAt: now },
-              setWhere: sql`(${changed})`,
-            })
-            .returning({ inserted: sql<boolean>`(xmax = 0)` });
-          if (rows[0]?.inserted) inserted++;
-          else if (rows.length > 0) updated++;
-        }
-      });
-      return { inserted, updated, unchanged: items.length - inserted - updated };
-    },
   };
 }
-
-const toColumn = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 export type Works = ReturnType<typeof createWorks>;
