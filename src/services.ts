@@ -102,7 +102,7 @@ export function createServices(platform: Platform) {
     auth: auth.data,
     twoFactor: auth.twoFactor,
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
-    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
+    onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)), async (tx, user, at) => community.onAccountDeleted(tx, user.id, at)],
     // The social graph (community, built below) drops the follows between the two users in the block's transaction.
     onUserBlocked: [async (tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId)],
   });

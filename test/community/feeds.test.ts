@@ -133,6 +133,21 @@ describe('blocks and mutes', () => {
   });
 });
 
+describe('account deletion', () => {
+  it("a deleted account's posts and works leave every list, and its follows go", async () => {
+    const gone = await member(t, 'Gone');
+    const post = await publish(t, gone);
+    await req('POST', `/v1/community/users/${alice.handle}/follow`, gone);
+    const followers = json(await req('GET', `/v1/community/users/${alice.handle}`))._count.followers;
+    expect((await req('POST', '/v1/account/delete', gone, { password: gone.password })).statusCode).toBe(200);
+    expect(ids(await allPages(t, '/v1/community/feed/recent', {}, 50))).not.toContain(post.id);
+    expect((await req('GET', `/v1/community/posts/${post.id}`)).statusCode).toBe(404);
+    expect((await allPages(t, '/v1/community/works', {}, 50)).some((w) => w.userWork?.userProfile.userId === gone.id)).toBe(false);
+    expect((await req('GET', `/v1/community/users/${gone.handle}`)).statusCode).toBe(404);
+    expect(json(await req('GET', `/v1/community/users/${alice.handle}`))._count.followers).toBe(followers - 1);
+  });
+});
+
 describe('trending', () => {
   const score = (p: { likes: number; comments: number; shares: number; remixes: number; views: number }, hours: number) =>
     (p.likes * 3 + p.comments * 4 + p.shares * 6 + p.remixes * 8 + p.views * 0.5) / Math.pow(hours, 1.5);

@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPosts } from '../../db/schema/community.js';
-import type { DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import { UUID, type CommunityDeps } from './deps.js';
 import type { PostRow, PostViews, PostView } from './views.js';
@@ -45,6 +45,11 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
 
   return {
     visiblePost,
+
+    /** A deleted account's posts leave every feed and list (hidden, kept for moderation and the author's export). */
+    async hideAllOf(tx: Tx, authorId: string, at: Date): Promise<void> {
+      await tx.update(communityPosts).set({ hiddenAt: at, updatedAt: at }).where(and(eq(communityPosts.authorId, authorId), isNull(communityPosts.hiddenAt)));
+    },
 
     /**
      * Publishes a generation of the caller's library, or republishes it (same post, same mirrored work; a deleted

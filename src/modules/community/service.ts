@@ -1,3 +1,4 @@
+import type { Tx } from '../../platform/db/database.js';
 import { createAnalytics } from './analytics.js';
 import { createComments } from './comments.js';
 import type { CommunityServiceDeps } from './deps.js';
@@ -36,6 +37,12 @@ export function createCommunityService(deps: CommunityServiceDeps) {
     importer: createWorkImporter(deps),
     /** The account module's block hook (see `UserBlockedHook`). */
     onUserBlocked: async (...args: Parameters<typeof social.dropFollowsBetween>) => void (await social.dropFollowsBetween(...args)),
+    /** The account module's deletion hook: the account's posts and works are hidden and its follows dropped. */
+    async onAccountDeleted(tx: Tx, userId: string, at: Date): Promise<void> {
+      await posts.hideAllOf(tx, userId, at);
+      await works.hideAllOf(tx, userId, at);
+      await social.dropAllFollowsOf(tx, userId);
+    },
     jobs: () => communityJobs(feeds),
   };
 }

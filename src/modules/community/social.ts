@@ -89,6 +89,11 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
       return removed.length;
     },
 
+    /** A deleted account follows nobody and has no followers. */
+    async dropAllFollowsOf(tx: Tx, userId: string): Promise<void> {
+      await tx.delete(communityFollows).where(or(eq(communityFollows.followerId, userId), eq(communityFollows.followeeId, userId)));
+    },
+
     /**
      * Files a report into the moderation queue (status OPEN). The target must exist; a USER is named by id or handle.
      * Reporting the same target again while the first report is open returns that report.

@@ -136,6 +136,11 @@ export function createWorks(deps: CommunityDeps) {
         .onConflictDoUpdate({ target: communityWorks.postId, set: { ...shown, hiddenAt: post.hiddenAt, updatedAt: now } });
     },
 
+    /** A deleted account's native works leave the gallery. */
+    async hideAllOf(tx: Tx, userId: string, at: Date): Promise<void> {
+      await tx.update(communityWorks).set({ hiddenAt: at, updatedAt: at }).where(and(eq(communityWorks.userId, userId), isNull(communityWorks.hiddenAt)));
+    },
+
     /** Hides the mirrored work of a deleted (or moderated) post. */
     async hideForPost(tx: Tx, postId: string): Promise<void> {
       await tx.update(communityWorks).set({ hiddenAt: clock.now(), updatedAt: clock.now() }).where(eq(communityWorks.postId, postId));
