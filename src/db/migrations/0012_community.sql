@@ -37,6 +37,13 @@ CREATE TABLE "community_post_likes" (
 	CONSTRAINT "community_post_likes_post_id_user_id_pk" PRIMARY KEY("post_id","user_id")
 );
 --> statement-breakpoint
+CREATE TABLE "community_post_scores" (
+	"post_id" uuid PRIMARY KEY NOT NULL,
+	"author_id" uuid NOT NULL,
+	"score_even" double precision DEFAULT 0 NOT NULL,
+	"score_odd" double precision DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "community_posts" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"author_id" uuid NOT NULL,
@@ -49,8 +56,6 @@ CREATE TABLE "community_posts" (
 	"view_count" integer DEFAULT 0 NOT NULL,
 	"share_count" integer DEFAULT 0 NOT NULL,
 	"remix_count" integer DEFAULT 0 NOT NULL,
-	"score_even" double precision DEFAULT 0 NOT NULL,
-	"score_odd" double precision DEFAULT 0 NOT NULL,
 	"published_at" timestamp with time zone NOT NULL,
 	"updated_at" timestamp with time zone NOT NULL,
 	"deleted_at" timestamp with time zone,
@@ -117,6 +122,7 @@ ALTER TABLE "community_like_notices" ADD CONSTRAINT "community_like_notices_user
 ALTER TABLE "community_post_daily" ADD CONSTRAINT "community_post_daily_post_id_community_posts_id_fk" FOREIGN KEY ("post_id") REFERENCES "public"."community_posts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "community_post_likes" ADD CONSTRAINT "community_post_likes_post_id_community_posts_id_fk" FOREIGN KEY ("post_id") REFERENCES "public"."community_posts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "community_post_likes" ADD CONSTRAINT "community_post_likes_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "community_post_scores" ADD CONSTRAINT "community_post_scores_post_id_community_posts_id_fk" FOREIGN KEY ("post_id") REFERENCES "public"."community_posts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "community_posts" ADD CONSTRAINT "community_posts_author_id_users_id_fk" FOREIGN KEY ("author_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "community_posts" ADD CONSTRAINT "community_posts_generation_id_generations_id_fk" FOREIGN KEY ("generation_id") REFERENCES "public"."generations"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "community_reports" ADD CONSTRAINT "community_reports_reporter_id_users_id_fk" FOREIGN KEY ("reporter_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -128,16 +134,16 @@ CREATE INDEX "community_comments_post_idx" ON "community_comments" USING btree (
 CREATE INDEX "community_comments_parent_idx" ON "community_comments" USING btree ("parent_id");--> statement-breakpoint
 CREATE INDEX "community_follows_followee_idx" ON "community_follows" USING btree ("followee_id","follower_id");--> statement-breakpoint
 CREATE INDEX "community_post_likes_user_idx" ON "community_post_likes" USING btree ("user_id","post_id");--> statement-breakpoint
+CREATE INDEX "community_post_scores_even_idx" ON "community_post_scores" USING btree ("score_even","post_id");--> statement-breakpoint
+CREATE INDEX "community_post_scores_odd_idx" ON "community_post_scores" USING btree ("score_odd","post_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "community_posts_generation_key" ON "community_posts" USING btree ("generation_id");--> statement-breakpoint
-CREATE INDEX "community_posts_recent_idx" ON "community_posts" USING btree ("published_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
-CREATE INDEX "community_posts_author_idx" ON "community_posts" USING btree ("author_id","published_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
-CREATE INDEX "community_posts_score_even_idx" ON "community_posts" USING btree ("score_even" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
-CREATE INDEX "community_posts_score_odd_idx" ON "community_posts" USING btree ("score_odd" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
-CREATE INDEX "community_posts_remix_idx" ON "community_posts" USING btree ("remix_of_post_id","published_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
+CREATE INDEX "community_posts_recent_idx" ON "community_posts" USING btree ("published_at","id") WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
+CREATE INDEX "community_posts_author_idx" ON "community_posts" USING btree ("author_id","published_at","id") WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
+CREATE INDEX "community_posts_remix_idx" ON "community_posts" USING btree ("remix_of_post_id","published_at","id") WHERE deleted_at is null and hidden_at is null;--> statement-breakpoint
 CREATE INDEX "community_posts_tags_idx" ON "community_posts" USING gin ("tags");--> statement-breakpoint
 CREATE UNIQUE INDEX "community_reports_open_key" ON "community_reports" USING btree ("reporter_id","target_type","target_id") WHERE status = 'OPEN';--> statement-breakpoint
 CREATE INDEX "community_reports_queue_idx" ON "community_reports" USING btree ("status","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "community_works_external_key" ON "community_works" USING btree ("external_id") WHERE source = 'IMPORTED';--> statement-breakpoint
 CREATE UNIQUE INDEX "community_works_post_key" ON "community_works" USING btree ("post_id");--> statement-breakpoint
-CREATE INDEX "community_works_recent_idx" ON "community_works" USING btree ("published_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE hidden_at is null;--> statement-breakpoint
-CREATE INDEX "community_works_top_idx" ON "community_works" USING btree ("star_num" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE hidden_at is null;
+CREATE INDEX "community_works_recent_idx" ON "community_works" USING btree ("published_at","id") WHERE hidden_at is null;--> statement-breakpoint
+CREATE INDEX "community_works_top_idx" ON "community_works" USING btree ("star_num","id") WHERE hidden_at is null;

@@ -10,8 +10,8 @@ const LISTED = sql`deleted_at is null and hidden_at is null`;
 /**
  * A native social post of one generation (spec A "Post"). One post per generation: republishing updates it.
  * Counters are kept on the row, changed in the same transaction as the rows they count.
- * The trending score is double-buffered (`score_even`, `score_odd`): the recompute of epoch `e` writes the column of
- * e's parity, so a reader paging with a cursor of the previous epoch still finds its scores intact (see feeds.ts).
+ * Indexes are declared ascending: PostgreSQL walks them backwards for `ORDER BY ... DESC` (NULLS FIRST, the default),
+ * which a `DESC NULLS LAST` index could not serve.
  */
 export const communityPosts = pgTable(
   'community_posts',
@@ -27,8 +27,6 @@ export const communityPosts = pgTable(
     viewCount: integer('view_count').notNull().default(0),
     shareCount: integer('share_count').notNull().default(0),
     remixCount: integer('remix_count').notNull().default(0),
-    scoreEven: doublePrecision('score_even').notNull().default(0),
-    scoreOdd: doublePrecision('score_odd').notNull().default(0),
     publishedAt: tz('published_at').notNull(),
     updatedAt: tz('updated_at').notNull(),
     deletedAt: tz('deleted_at'),
@@ -36,13 +34,29 @@ export const communityPosts = pgTable(
   },
   (t) => [
     uniqueIndex('community_posts_generation_key').on(t.generationId),
-    index('community_posts_recent_idx').on(t.publishedAt.desc(), t.id.desc()).where(LISTED),
-    index('community_posts_author_idx').on(t.authorId, t.publishedAt.desc(), t.id.desc()).where(LISTED),
-    index('community_posts_score_even_idx').on(t.scoreEven.desc(), t.id.desc()).where(LISTED),
-    index('community_posts_score_odd_idx').on(t.scoreOdd.desc(), t.id.desc()).where(LISTED),
-    index('community_posts_remix_idx').on(t.remixOfPostId, t.publishedAt.desc(), t.id.desc()).where(LISTED),
+    index('community_posts_recent_idx').on(t.publishedAt, t.id).where(LISTED),
+    index('community_posts_author_idx').on(t.authorId, t.publishedAt, t.id).where(LISTED),
+    index('community_posts_remix_idx').on(t.remixOfPostId, t.publishedAt, t.id).where(LISTED),
     index('community_posts_tags_idx').using('gin', t.tags),
   ],
+);
+
+/**
+ * Stored trending scores, one row per published post, kept apart from the post so the 15-minute recompute (one
+ * UPDATE over every row) neither locks the posts that likes and views update nor rewrites their wide rows and indexes.
+ * Double-buffered: the recompute of epoch `e` writes the column of e's parity, so a reader paging with a cursor of
+ * the previous epoch still finds its scores intact (see feeds.ts). `author_id` lets the feed leave hidden authors out
+ * before joining the posts.
+ */
+export const communityPostScores = pgTable(
+  'community_post_scores',
+  {
+    postId: uuid('post_id').primaryKey().references(() => communityPosts.id),
+    authorId: uuid('author_id').notNull(),
+    scoreEven: doublePrecision('score_even').notNull().default(0),
+    scoreOdd: doublePrecision('score_odd').notNull().default(0),
+  },
+  (t) => [index('community_post_scores_even_idx').on(t.scoreEven, t.postId), index('community_post_scores_odd_idx').on(t.scoreOdd, t.postId)],
 );
 
 /** Which trending epoch is current (one row, id = 1). */
@@ -157,8 +171,8 @@ export const communityWorks = pgTable(
   (t) => [
     uniqueIndex('community_works_external_key').on(t.externalId).where(sql`source = 'IMPORTED'`),
     uniqueIndex('community_works_post_key').on(t.postId),
-    index('community_works_recent_idx').on(t.publishedAt.desc(), t.id.desc()).where(sql`hidden_at is null`),
-    index('community_works_top_idx').on(t.starNum.desc(), t.id.desc()).where(sql`hidden_at is null`),
+    index('community_works_recent_idx').on(t.publishedAt, t.id).where(sql`hidden_at is null`),
+    index('community_works_top_idx').on(t.starNum, t.id).where(sql`hidden_at is null`),
   ],
 );
 

@@ -1,9 +1,9 @@
 import { and, arrayContains, desc, eq, inArray, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
-import { communityFollows, communityPosts, communityTrendingState } from '../../db/schema/community.js';
+import { communityFollows, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
 import type { CommunityDeps } from './deps.js';
-import { currentEpoch, scoreColumn, scoreOf, type PostRow, type PostView, type PostViews } from './views.js';
+import { currentEpoch, scoreColumn, type PostRow, type PostView, type PostViews } from './views.js';
 
 export interface FeedQuery {
   limit: number;
@@ -46,9 +46,9 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     return render(rows, query.limit, viewerId, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
   }
 
-  async function render(rows: PostRow[], limit: number, viewerId: string | null, positionOf: (p: PostRow) => { sort: string | number; id: string }, epoch?: number) {
+  async function render(rows: PostRow[], limit: number, viewerId: string | null, positionOf: (p: PostRow) => { sort: string | number; id: string }) {
     const page = toPage(rows, limit, positionOf);
-    return { items: await views(page.items, viewerId, { epoch }), nextCursor: page.nextCursor };
+    return { items: await views(page.items, viewerId), nextCursor: page.nextCursor };
   }
 
   return {
@@ -95,16 +95,25 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
           throw badRequest('The trending feed was recomputed twice since this cursor was issued. Start again without a cursor.', { field: 'query.cursor' });
         }
         epoch = cursorEpoch;
-        after = sql`(${scoreColumn(epoch)}, ${communityPosts.id}) < (${score}::double precision, ${position.id}::uuid)`;
+        after = sql`(${scoreColumn(epoch)}, ${communityPostScores.postId}) < (${score}::double precision, ${position.id}::uuid)`;
       }
       const column = scoreColumn(epoch);
-      const rows = await db
-        .select()
-        .from(communityPosts)
-        .where(and(LISTED, withoutHidden(hidden), after))
-        .orderBy(desc(column), desc(communityPosts.id))
+      // Walk the score index (hidden authors left out on the narrow table), join each candidate to its post.
+      const found = await db
+        .select({ post: communityPosts, score: column })
+        .from(communityPostScores)
+        .innerJoin(communityPosts, eq(communityPosts.id, communityPostScores.postId))
+        .where(and(LISTED, hidden.length > 0 ? notInArray(communityPostScores.authorId, hidden) : undefined, after))
+        .orderBy(desc(column), desc(communityPostScores.postId))
         .limit(query.limit + 1);
-      return render(rows, query.limit, viewerId, (p) => ({ sort: `${epoch}|${scoreOf(p, epoch)}`, id: p.id }), epochNow);
+      const scoreOf = new Map(found.map((r) => [r.post.id, r.score]));
+      const page = toPage(
+        found.map((r) => r.post),
+        query.limit,
+        (p) => ({ sort: `${epoch}|${scoreOf.get(p.id)}`, id: p.id }),
+      );
+      // The Post's trendingScore is the current epoch's; while paging an older epoch, read the current scores.
+      return { items: await views(page.items, viewerId, epoch === epochNow ? { scores: scoreOf } : {}), nextCursor: page.nextCursor };
     },
 
     /**
@@ -118,11 +127,12 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
         await tx.insert(communityTrendingState).values({ id: 1, epoch: 0, computedAt: now }).onConflictDoNothing();
         const [state] = await tx.select().from(communityTrendingState).where(eq(communityTrendingState.id, 1)).for('update');
         const epoch = state!.epoch + 1;
-        const column = epoch % 2 === 0 ? 'scoreEven' : 'scoreOdd';
-        await tx
-          .update(communityPosts)
-          .set({ [column]: trendingScoreSql(now) })
-          .where(LISTED);
+        const column = epoch % 2 === 0 ? 'score_even' : 'score_odd';
+        // One statement over the narrow score table, reading the posts' counters (no lock on the posts).
+        await tx.execute(sql`
+          update ${communityPostScores} set ${sql.identifier(column)} = ${trendingScoreSql(now)}
+          from ${communityPosts}
+          where ${communityPosts.id} = ${communityPostScores.postId} and ${communityPosts.deletedAt} is null and ${communityPosts.hiddenAt} is null`);
         await tx.update(communityTrendingState).set({ epoch, computedAt: now }).where(eq(communityTrendingState.id, 1));
         return { epoch };
       });

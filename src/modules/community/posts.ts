@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPosts } from '../../db/schema/community.js';
+import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPostScores, communityPosts } from '../../db/schema/community.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import { UUID, type CommunityDeps } from './deps.js';
@@ -92,6 +92,7 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
             .set({ remixCount: sql`${communityPosts.remixCount} + 1` })
             .where(eq(communityPosts.id, input.remixOfPostId!));
         }
+        await tx.insert(communityPostScores).values({ postId: updated!.id, authorId: userId }).onConflictDoNothing();
         await generations.setVisibility(userId, generation.id, 'PUBLIC', tx);
         await works.mirrorPost(tx, updated!, generation);
         return updated!;

@@ -1,5 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm';
-import { communityPostLikes, communityPosts, communityTrendingState } from '../../db/schema/community.js';
+import { communityPostLikes, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { PublicUser } from '../auth/index.js';
 import type { GenerationView } from '../library/service.js';
@@ -45,8 +45,7 @@ export async function currentEpoch(tx: DbOrTx): Promise<number> {
   return row?.epoch ?? 0;
 }
 
-export const scoreColumn = (epoch: number) => (epoch % 2 === 0 ? communityPosts.scoreEven : communityPosts.scoreOdd);
-export const scoreOf = (row: PostRow, epoch: number) => (epoch % 2 === 0 ? row.scoreEven : row.scoreOdd);
+export const scoreColumn = (epoch: number) => (epoch % 2 === 0 ? communityPostScores.scoreEven : communityPostScores.scoreOdd);
 
 /**
  * Turns post rows into Post views with a fixed number of queries per page (authors, generations, the viewer's likes,
@@ -55,13 +54,21 @@ export const scoreOf = (row: PostRow, epoch: number) => (epoch % 2 === 0 ? row.s
 export function createPostViews(deps: CommunityDeps) {
   const { db, users, generations } = deps;
 
-  return async function toViews(rows: PostRow[], viewerId: string | null, options: { epoch?: number; tx?: DbOrTx } = {}): Promise<PostView[]> {
+  /** The current epoch's stored scores of these posts. */
+  async function scoresOf(ids: string[], tx: DbOrTx): Promise<Map<string, number>> {
+    const epoch = await currentEpoch(tx);
+    const rows = await tx.select({ id: communityPostScores.postId, score: scoreColumn(epoch) }).from(communityPostScores).where(inArray(communityPostScores.postId, ids));
+    return new Map(rows.map((r) => [r.id, r.score]));
+  }
+
+  /** `scores`: the trending feed passes the scores it ordered by; other callers read the current epoch's. */
+  return async function toViews(rows: PostRow[], viewerId: string | null, options: { scores?: Map<string, number>; tx?: DbOrTx } = {}): Promise<PostView[]> {
     if (rows.length === 0) return [];
     const tx = options.tx ?? db;
     const ids = rows.map((r) => r.id);
     const originalIds = [...new Set(rows.map((r) => r.remixOfPostId).filter((id): id is string => id !== null))];
-    const [epoch, liked, gens, originals] = await Promise.all([
-      options.epoch ?? currentEpoch(tx),
+    const [scores, liked, gens, originals, authors] = await Promise.all([
+      options.scores ?? scoresOf(ids, tx),
       viewerId
         ? tx
             .select({ postId: communityPostLikes.postId })
@@ -73,8 +80,11 @@ export function createPostViews(deps: CommunityDeps) {
       originalIds.length > 0
         ? tx.select({ id: communityPosts.id, authorId: communityPosts.authorId }).from(communityPosts).where(inArray(communityPosts.id, originalIds))
         : [],
+      users.publicProfilesOf(rows.map((r) => r.authorId), tx),
     ]);
-    const people = await users.publicProfilesOf([...rows.map((r) => r.authorId), ...originals.map((o) => o.authorId)], tx);
+    // Authors of remixed originals that are not on the page already: one more round trip, only when there are any.
+    const missing = originals.map((o) => o.authorId).filter((id) => !authors.has(id));
+    const people = missing.length > 0 ? new Map([...authors, ...(await users.publicProfilesOf(missing, tx))]) : authors;
     const originalAuthor = new Map(originals.map((o) => [o.id, o.authorId]));
     return rows.map((row) => {
       const gen = gens.get(row.generationId)!;
@@ -90,7 +100,7 @@ export function createPostViews(deps: CommunityDeps) {
         shareCount: row.shareCount,
         remixCount: row.remixCount,
         remixOf: row.remixOfPostId ? { id: row.remixOfPostId, author: remixAuthor ? toAuthor(remixAuthor) : null } : null,
-        trendingScore: scoreOf(row, epoch),
+        trendingScore: scores.get(row.id) ?? 0,
         publishedAt: row.publishedAt.toISOString(),
         author: toAuthor(author),
         generation: { id: gen.id, kind: gen.kind, prompt: gen.prompt, thumbnailUrl: gen.thumbnailUrl, output: gen.output, model: gen.model },
