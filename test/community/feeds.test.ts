@@ -188,6 +188,10 @@ describe('trending', () => {
       const expected = score(p.plan, (now - p.publishedAt) / 3_600_000);
       expect(feed.find((x) => x.id === p.id).trendingScore).toBeCloseTo(expected, 9);
     }
+    // the stored score shows the same on the post and in the other feeds
+    const top = feed[0];
+    expect(json(await req('GET', `/v1/community/posts/${top.id}`)).trendingScore).toBe(top.trendingScore);
+    expect((await allPages(t, `/v1/community/users/${top.author.handle}/posts`, {}, 50)).find((p) => p.id === top.id).trendingScore).toBe(top.trendingScore);
     // the whole feed is in descending stored-score order
     const scores = feed.map((p) => p.trendingScore);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));

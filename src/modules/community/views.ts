@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { eq, inArray, sql, type AnyColumn } from 'drizzle-orm';
 import { communityPostLikes, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { PublicUser } from '../auth/index.js';
@@ -47,6 +47,24 @@ export async function currentEpoch(tx: DbOrTx): Promise<number> {
 
 export const scoreColumn = (epoch: number) => (epoch % 2 === 0 ? communityPostScores.scoreEven : communityPostScores.scoreOdd);
 
+const EPOCH = sql`coalesce((select ${communityTrendingState.epoch} from ${communityTrendingState} where ${communityTrendingState.id} = 1), 0)`;
+
+/** The current epoch's score of the joined `community_post_scores` row (0 when none), for a listing's select. */
+export const currentScoreSql = () =>
+  sql<number>`coalesce(case when ${EPOCH} % 2 = 0 then ${communityPostScores.scoreEven} else ${communityPostScores.scoreOdd} end, 0)`.mapWith(Number);
+
+/** Whether the viewer likes the post whose id is `postId`, for a listing's select (false when anonymous). */
+export const likedSql = (viewerId: string | null, postId: AnyColumn) =>
+  viewerId
+    ? sql<boolean>`exists (select 1 from ${communityPostLikes} where ${communityPostLikes.postId} = ${postId} and ${communityPostLikes.userId} = ${viewerId})`.mapWith(Boolean)
+    : sql<boolean>`false`.mapWith(Boolean);
+
+/** What a listing query selects besides the post, so a page needs no extra round trip for them. */
+export interface PostExtras {
+  score: number;
+  likedByMe: boolean;
+}
+
 /**
  * Turns post rows into Post views with a fixed number of queries per page (authors, generations, the viewer's likes,
  * remixed originals), run side by side.
@@ -54,28 +72,24 @@ export const scoreColumn = (epoch: number) => (epoch % 2 === 0 ? communityPostSc
 export function createPostViews(deps: CommunityDeps) {
   const { db, users, generations } = deps;
 
-  /** The current epoch's stored scores of these posts. */
-  async function scoresOf(ids: string[], tx: DbOrTx): Promise<Map<string, number>> {
-    const epoch = await currentEpoch(tx);
-    const rows = await tx.select({ id: communityPostScores.postId, score: scoreColumn(epoch) }).from(communityPostScores).where(inArray(communityPostScores.postId, ids));
-    return new Map(rows.map((r) => [r.id, r.score]));
+  /** The current epoch's stored scores of these posts and whether the viewer likes them (one round trip). */
+  async function extrasOf(ids: string[], viewerId: string | null, tx: DbOrTx): Promise<Map<string, PostExtras>> {
+    const rows = await tx
+      .select({ id: communityPosts.id, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
+      .from(communityPosts)
+      .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
+      .where(inArray(communityPosts.id, ids));
+    return new Map(rows.map((r) => [r.id, { score: r.score, likedByMe: r.likedByMe }]));
   }
 
-  /** `scores`: the trending feed passes the scores it ordered by; other callers read the current epoch's. */
-  return async function toViews(rows: PostRow[], viewerId: string | null, options: { scores?: Map<string, number>; tx?: DbOrTx } = {}): Promise<PostView[]> {
+  /** `extras`: listings select score and like state with the page; single posts read them here. */
+  return async function toViews(rows: PostRow[], viewerId: string | null, options: { extras?: Map<string, PostExtras>; tx?: DbOrTx } = {}): Promise<PostView[]> {
     if (rows.length === 0) return [];
     const tx = options.tx ?? db;
     const ids = rows.map((r) => r.id);
     const originalIds = [...new Set(rows.map((r) => r.remixOfPostId).filter((id): id is string => id !== null))];
-    const [scores, liked, gens, originals, authors] = await Promise.all([
-      options.scores ?? scoresOf(ids, tx),
-      viewerId
-        ? tx
-            .select({ postId: communityPostLikes.postId })
-            .from(communityPostLikes)
-            .where(and(eq(communityPostLikes.userId, viewerId), inArray(communityPostLikes.postId, ids)))
-            .then((r) => new Set(r.map((x) => x.postId)))
-        : new Set<string>(),
+    const [extras, gens, originals, authors] = await Promise.all([
+      options.extras ?? extrasOf(ids, viewerId, tx),
       generations.viewsOf(rows.map((r) => r.generationId), tx),
       originalIds.length > 0
         ? tx.select({ id: communityPosts.id, authorId: communityPosts.authorId }).from(communityPosts).where(inArray(communityPosts.id, originalIds))
@@ -100,11 +114,11 @@ export function createPostViews(deps: CommunityDeps) {
         shareCount: row.shareCount,
         remixCount: row.remixCount,
         remixOf: row.remixOfPostId ? { id: row.remixOfPostId, author: remixAuthor ? toAuthor(remixAuthor) : null } : null,
-        trendingScore: scores.get(row.id) ?? 0,
+        trendingScore: extras.get(row.id)?.score ?? 0,
         publishedAt: row.publishedAt.toISOString(),
         author: toAuthor(author),
         generation: { id: gen.id, kind: gen.kind, prompt: gen.prompt, thumbnailUrl: gen.thumbnailUrl, output: gen.output, model: gen.model },
-        likedByMe: liked.has(row.id),
+        likedByMe: extras.get(row.id)?.likedByMe ?? false,
       };
     });
   };
