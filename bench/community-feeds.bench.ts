@@ -73,14 +73,29 @@ async function explain(client: pg.Client, viewer: string): Promise<void> {
      order by s.${score} desc, s.post_id desc limit 21`;
   const cursorScore = (await client.query<{ s: number }>(`select ${score} as s from community_post_scores order by ${score} desc offset 5000 limit 1`)).rows[0]!.s;
   const plans: Array<[string, string, unknown[]]> = [
-    ['recent', `select * from community_posts where ${listed} order by published_at desc, id desc limit 21`, [hidden]],
+    [
+      'recent (with the score and like columns the service selects)',
+      `select p.*, s.score_even, exists (select 1 from community_post_likes l where l.post_id = p.id and l.user_id = $2) as liked
+       from community_posts p left join community_post_scores s on s.post_id = p.id
+       where p.deleted_at is null and p.hidden_at is null and p.author_id <> all($1::uuid[]) order by p.published_at desc, p.id desc limit 21`,
+      [hidden, viewer],
+    ],
     ['recent, a page 7 days deep', `select * from community_posts where ${listed} and (published_at, id) < (now() - interval '7 days', 'ffffffff-ffff-ffff-ffff-ffffffffffff') order by published_at desc, id desc limit 21`, [hidden]],
     ['recent #tag7 (2% of posts)', `select * from community_posts where ${listed} and tags @> array['tag7'] order by published_at desc, id desc limit 21`, [hidden]],
     ['trending', trending(''), [hidden]],
     ['trending, a page 5000 rows deep', trending(`and (s.${score}, s.post_id) < ($2::double precision, 'ffffffff-ffff-ffff-ffff-ffffffffffff')`), [hidden, cursorScore]],
     [
-      'following',
-      `select * from community_posts where ${listed} and author_id in (select followee_id from community_follows where follower_id = $2) order by published_at desc, id desc limit 21`,
+      'following (per-followee keys from the author index, the newest 21, then those posts)',
+      `select p.*, exists (select 1 from community_post_likes l where l.post_id = p.id and l.user_id = $2) as liked
+       from (
+         select c.id from community_follows f
+         cross join lateral (
+           select id, published_at from community_posts where deleted_at is null and hidden_at is null and author_id = f.followee_id
+           order by published_at desc, id desc limit 21) c
+         where f.follower_id = $2 and f.followee_id <> all($1::uuid[])
+         order by c.published_at desc, c.id desc limit 21) newest
+       join community_posts p on p.id = newest.id
+       order by p.published_at desc, p.id desc`,
       [hidden, viewer],
     ],
   ];
