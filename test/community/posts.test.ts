@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
-import { generation, member, publish, type Member } from '../helpers/community.js';
+import { allPages, generation, member, publish, type Member } from '../helpers/community.js';
 
 let t: TestApp;
 let alice: Member;
@@ -47,6 +47,20 @@ describe('publishing', () => {
     const works = json(await req('GET', '/v1/community/works?source=NATIVE&limit=50')).items;
     const work = works.find((w: any) => w.userWork.userProfile.userId === alice.id);
     expect(work).toMatchObject({ type: 'WORK', userWork: { contentType: 'image', starNum: 0, userProfile: { handle: alice.handle }, _platform: { source: 'NATIVE', remixable: true, externalId: null } } });
+  });
+
+  it('publishes an image made through the gateway (local provider): the work shows the stored image', async () => {
+    const made = await req('POST', '/v1/ai/image', bob, { model: 'local/image', prompt: 'a lighthouse at night', width: 64, height: 64 });
+    expect(made.statusCode).toBe(200);
+    const [item] = json(await req('GET', '/v1/library/generations?kind=IMAGE&limit=1', bob)).items;
+    expect(item.prompt).toBe('a lighthouse at night');
+    const post = json(await req('POST', '/v1/community/posts', bob, { generationId: item.id, caption: 'night shift' }));
+    expect(post.generation).toMatchObject({ id: item.id, kind: 'IMAGE', output: { images: [{ url: json(made).images[0].url }] }, model: { slug: 'local/image' } });
+    const work = (await allPages(t, '/v1/community/works?source=NATIVE', {}, 50)).find((w) => w.userWork.userProfile.userId === bob.id);
+    expect(work.userWork.resource.resource).toBe(json(made).images[0].url);
+    const image = await t.app.inject({ method: 'GET', url: new URL(work.userWork.resource.resource).pathname });
+    expect(image.statusCode).toBe(200);
+    expect(image.headers['content-type']).toBe('image/png');
   });
 
   it('republishing updates the same post and the same work, never duplicates', async () => {
