@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
 import { allPages, member, publish, relogin, type Member } from '../helpers/community.js';
 import { TRENDING_JOB } from '../../src/modules/community/jobs.js';
@@ -225,8 +226,15 @@ describe('trending', () => {
     expect(json(stale).error.message).toMatch(/Start again without a cursor/);
   });
 
-  it('never lists deleted posts', async () => {
+  it('never lists deleted or hidden (moderated) posts', async () => {
     await relogin(t, alice);
+    const moderated = await publish(t, alice, { tags: ['moderated'] });
+    await t.services.community.feeds.recomputeTrending();
+    await t.platform.db.execute(sql`update community_posts set hidden_at = now() where id = ${moderated.id}`);
+    for (const url of ['/v1/community/feed/recent', '/v1/community/feed/trending', '/v1/community/feed/recent?tag=moderated', `/v1/community/users/${alice.handle}/posts`]) {
+      expect(ids(await allPages(t, url, {}, 50)), url).not.toContain(moderated.id);
+    }
+    expect((await req('GET', `/v1/community/posts/${moderated.id}`)).statusCode).toBe(404);
     const post = await publish(t, alice);
     await req('GET', `/v1/community/posts/${post.id}`);
     await t.services.community.feeds.recomputeTrending();

@@ -141,6 +141,11 @@ describe('reading, deleting', () => {
     expect((await req('DELETE', `/v1/community/posts/${post.id}`, alice)).statusCode).toBe(404);
     expect(json(await req('GET', '/v1/community/works?source=NATIVE&limit=50')).items.length).toBe(works - 1);
     expect(json(await req('GET', '/v1/community/feed/recent?limit=50')).items.map((p: any) => p.id)).not.toContain(post.id);
+    // republishing the generation brings the same post and work back
+    const again = json(await req('POST', '/v1/community/posts', alice, { generationId: post.generation.id }));
+    expect(again.id).toBe(post.id);
+    expect((await req('GET', `/v1/community/posts/${post.id}`)).statusCode).toBe(200);
+    expect(json(await req('GET', '/v1/community/works?source=NATIVE&limit=50')).items.length).toBe(works);
   });
 });
 
