@@ -115,6 +115,7 @@ export function createServices(platform: Platform) {
     notifications,
     frontendUrl: platform.config.frontendUrl,
   });
+  account.addExportSection(community.exportSection);
   return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, community };
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
-import { allPages, generation, member, publish, type Member } from '../helpers/community.js';
+import { allPages, generation, member, publish, relogin, type Member } from '../helpers/community.js';
 
 let t: TestApp;
 let alice: Member;
@@ -287,4 +287,26 @@ describe('analytics over days', () => {
     expect(totals.views).toBe(3);
   });
 
+});
+
+describe('data export', () => {
+  it("the community's part of a data export holds the user's posts, comments, likes, follows and reports", async () => {
+    await relogin(t, alice, bob); // the test before moved the clock a day
+    const zoe = await member(t, 'Zoe');
+    const post = await publish(t, zoe, { caption: 'mine' });
+    const other = await publish(t, alice);
+    await req('POST', `/v1/community/posts/${other.id}/like`, zoe);
+    await req('POST', `/v1/community/posts/${other.id}/comments`, zoe, { body: 'hello' });
+    await req('POST', `/v1/community/users/${alice.handle}/follow`, zoe);
+    await req('POST', `/v1/community/users/${zoe.handle}/follow`, bob);
+    await req('POST', '/v1/community/reports', zoe, { targetType: 'POST', targetId: other.id, reason: 'test' });
+    const files = await t.services.community.exportSection.collect(zoe.id);
+    const read = (name: string) => JSON.parse(String(files.find((f) => f.path === name)!.content));
+    expect(read('posts.json')).toMatchObject([{ id: post.id, caption: 'mine', deletedAt: null }]);
+    expect(read('comments.json')).toMatchObject([{ postId: other.id, body: 'hello' }]);
+    expect(read('likes.json')).toMatchObject([{ postId: other.id }]);
+    expect(read('following.json')).toMatchObject([{ handle: alice.handle }]);
+    expect(read('followers.json')).toMatchObject([{ handle: bob.handle }]);
+    expect(read('reports.json')).toMatchObject([{ targetType: 'POST', targetId: other.id, status: 'OPEN' }]);
+  });
 });

@@ -2,6 +2,7 @@ import type { Tx } from '../../platform/db/database.js';
 import { createAnalytics } from './analytics.js';
 import { createComments } from './comments.js';
 import type { CommunityServiceDeps } from './deps.js';
+import { createCommunityExport } from './export.js';
 import { createFeeds } from './feeds.js';
 import { createWorkImporter } from './import.js';
 import { communityJobs } from './jobs.js';
@@ -33,6 +34,8 @@ export function createCommunityService(deps: CommunityServiceDeps) {
     social,
     works,
     analytics,
+    /** The community's part of a user's data export (registered with the account service). */
+    exportSection: createCommunityExport(deps),
     /** Imports an external feed of works (see `createWorkImporter`). */
     importer: createWorkImporter(deps),
     /** The account module's block hook (see `UserBlockedHook`). */
