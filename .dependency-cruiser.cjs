@@ -23,6 +23,7 @@ const TABLE_OWNERS = {
   'apikeys.ts': ['apikeys'],
   'auth.ts': ['auth'],
   'catalog.ts': ['catalog'],
+  'community.ts': ['community'],
   'files.ts': ['files'],
   'gateway.ts': ['gateway'],
   'jobs.ts': ['jobs'],

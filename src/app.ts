@@ -30,6 +30,10 @@ import { filesRoutes } from './modules/files/routes.js';
 import { mediaRoutes } from './modules/gateway/media.routes.js';
 import { jobsRoutes } from './modules/jobs/routes.js';
 import { libraryRoutes } from './modules/library/routes.js';
+import { communityPostRoutes } from './modules/community/posts.routes.js';
+import { communityFeedRoutes } from './modules/community/feeds.routes.js';
+import { communityWorkRoutes } from './modules/community/works.routes.js';
+import { communitySocialRoutes } from './modules/community/social.routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
@@ -125,6 +129,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(usageRoutes, { usage: services.usage, ensureActive });
   await app.register(webhookRoutes, { webhooks: services.webhooks, ensureActive });
   await app.register(workspaceRoutes, { workspaces: services.workspaces, ensureActive });
+  for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
+    await app.register(routes, { community: services.community, ensureActive });
+  }
 
   if (config.adminEmail && config.adminPassword) {
     const outcome = await services.auth.ensureSuperAdmin(config.adminEmail, config.adminPassword);

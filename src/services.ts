@@ -19,6 +19,7 @@ import { createSubscriptionBillingService, subscriptionJobs } from './modules/su
 import { createWebhooksService } from './modules/webhooks/service.js';
 import { createWorkspacesService } from './modules/workspaces/service.js';
 import { AppError } from './platform/http/errors.js';
+import { createCommunityService } from './modules/community/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -120,22 +121,43 @@ export function createServices(platform: Platform) {
     auth: auth.data,
     twoFactor: auth.twoFactor,
     // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled,
-    // its workspace memberships ended (refused while it owns a workspace that others share).
+    // its workspace memberships ended (refused while it owns a workspace that others share), its posts and works hidden.
     onAccountDeleted: [
       async (tx, user) => workspaces.onAccountDeleted(tx, user.id),
       async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)),
       async (tx, user) => webhooks.disableAllForUser(user.id, tx),
+      async (tx, user, at) => community.onAccountDeleted(tx, user.id, at),
     ],
+    // The social graph (community, built below) drops the follows between the two users in the block's transaction.
+    onUserBlocked: [async (tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId)],
   });
   const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces };
+  const community = createCommunityService({
+    db,
+    clock,
+    users: auth.data.users,
+    generations: library.generations,
+    blocks: account.blocks,
+    notifications,
+    frontendUrl: platform.config.frontendUrl,
+  });
+  account.addExportSection(community.exportSection);
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
-  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs(), ...services.webhooks.jobs()];
+  return [
+    ...walletJobs(services.wallet),
+    ...subscriptionJobs(services.subscriptionBilling),
+    ...services.gateway.jobs(),
+    ...services.media.jobs(),
+    ...services.account.jobs(),
+    ...services.webhooks.jobs(),
+    ...services.community.jobs(),
+  ];
 }
 
 /** Queues named `test.*` are declared by tests (platform/jobs/jobs.test.ts), never sent to by the service. */
@@ -157,6 +179,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'media.job-poll': true,
   'webhooks.deliver': true,
   'webhooks.purge': true,
+  'community.trending': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */

@@ -16,3 +16,4 @@ export * from './files.js';
 export * from './jobs.js';
 export * from './webhooks.js';
 export * from './workspaces.js';
+export * from './community.js';

@@ -14,6 +14,8 @@ export const NOTIFICATION_TYPES = [
   'SYSTEM',
   'POST_LIKED',
   'NEW_FOLLOWER',
+  /** A comment (or reply) on one of the user's posts; spec A names no type for it. */
+  'POST_COMMENTED',
 ] as const;
 
 /** The in-app inbox. */

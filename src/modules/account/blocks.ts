@@ -1,16 +1,22 @@
 import { and, desc, eq, or } from 'drizzle-orm';
 import { userBlocks } from '../../db/schema/account.js';
-import type { DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import type { AccountDeps } from './deps.js';
-import { dropFollowsBetween } from './social-graph.js';
 
 export type BlockKind = (typeof userBlocks.$inferSelect)['kind'];
 
+/**
+ * Work of other modules when a user BLOCKs another, run inside the transaction that creates the block (e.g. the
+ * community's social graph removes the follows between the two, in both directions). A hook rather than an outbox
+ * event: the rule must hold the moment the block answers, and the hook's writes commit or fail with it.
+ */
+export type UserBlockedHook = (tx: Tx, blockerId: string, blockedId: string) => Promise<void>;
+
 const unknownHandle = (handle: string) => notFound(`No user has the handle @${handle}.`);
 
-export function createBlocks(deps: AccountDeps) {
+export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = []) {
   const { db, clock, auth } = deps;
 
   const userByHandle = (handle: string) => auth.users.findActiveByHandle(handle);
@@ -54,7 +60,7 @@ export function createBlocks(deps: AccountDeps) {
           .values({ userId, blockedUserId: target.id, kind, reason, createdAt: now })
           .onConflictDoUpdate({ target: [userBlocks.userId, userBlocks.blockedUserId], set: { kind, reason } })
           .returning();
-        if (kind === 'BLOCK') await dropFollowsBetween(tx, userId, target.id);
+        if (kind === 'BLOCK') for (const hook of onBlocked) await hook(tx, userId, target.id);
         return { created: !existing, block: toBlock({ handle: target.handle, kind: row!.kind, reason: row!.reason, createdAt: row!.createdAt }) };
       });
     },
@@ -67,6 +73,18 @@ export function createBlocks(deps: AccountDeps) {
         .where(and(eq(userBlocks.userId, userId), eq(userBlocks.blockedUserId, target.id)))
         .returning({ id: userBlocks.id });
       if (removed.length === 0) throw notFound(`You have not blocked or muted @${target.handle}.`);
+    },
+
+    /**
+     * For other modules' listings: the users whose content `viewerId` must not see: those the viewer blocked or
+     * muted, and those who blocked the viewer.
+     */
+    async hiddenUserIds(viewerId: string, tx: DbOrTx = db): Promise<string[]> {
+      const rows = await tx
+        .select({ userId: userBlocks.userId, blockedUserId: userBlocks.blockedUserId })
+        .from(userBlocks)
+        .where(or(eq(userBlocks.userId, viewerId), and(eq(userBlocks.blockedUserId, viewerId), eq(userBlocks.kind, 'BLOCK'))));
+      return [...new Set(rows.map((r) => (r.userId === viewerId ? r.blockedUserId : r.userId)))];
     },
 
     /** For other modules (feeds, comments, follows): true when either user BLOCKed the other. */

@@ -89,6 +89,12 @@ describe('data export', () => {
         'security/sessions.json',
         'security/security-events.json',
         'notifications/notifications.json',
+        'community/posts.json',
+        'community/comments.json',
+        'community/likes.json',
+        'community/following.json',
+        'community/followers.json',
+        'community/reports.json',
       ].sort(),
     );
     const read = (name: string) => JSON.parse(files.get(name)!.toString('utf8'));
@@ -96,7 +102,7 @@ describe('data export', () => {
     expect(read('account/preferences.json')).toMatchObject({ theme: 'dark' });
     expect(read('security/security-events.json').map((e: { kind: string }) => e.kind)).toContain('LOGIN_FAILED');
     expect(read('security/sessions.json')).toHaveLength(1);
-    expect(read('manifest.json').sections.map((s: { name: string }) => s.name)).toEqual(['account', 'security', 'notifications']);
+    expect(read('manifest.json').sections.map((s: { name: string }) => s.name)).toEqual(['account', 'security', 'notifications', 'community']);
     const serialized = [...files.values()].map((b) => b.toString('utf8')).join('\n');
     expect(serialized).not.toMatch(/argon2|passwordHash|tokenHash|secret/i);
 

@@ -1,6 +1,6 @@
 import { toMeUser, type TwoFactor } from '../auth/index.js';
 import { jsonFile, type ExportSection } from './archive.js';
-import { createBlocks } from './blocks.js';
+import { createBlocks, type UserBlockedHook } from './blocks.js';
 import { createDataExports, dataExportJobs } from './data-export.js';
 import { createDeletion, type AccountDeletedHook } from './deletion.js';
 import type { AccountDeps, AccountServiceDeps } from './deps.js';
@@ -13,6 +13,8 @@ import { createSecurityViews, toSecurityEvent, toSession } from './security.js';
 export interface AccountServiceOptions extends AccountServiceDeps {
   twoFactor: Pick<TwoFactor, 'exportFor'>;
   onAccountDeleted?: AccountDeletedHook[];
+  /** Run in the transaction that creates a BLOCK (the social graph drops the follows both ways). */
+  onUserBlocked?: UserBlockedHook[];
 }
 
 /** Account management: password and email flows, sessions and history, profile, preferences, blocks, export, deletion. */
@@ -29,7 +31,7 @@ export function createAccountService(options: AccountServiceOptions) {
   };
 
   const profile = createProfile(deps);
-  const blocks = createBlocks(deps);
+  const blocks = createBlocks(deps, options.onUserBlocked ?? []);
   const extraSections: ExportSection[] = [];
 
   /** What this module puts in a data export; other modules add theirs with `addExportSection`. */

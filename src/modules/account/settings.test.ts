@@ -217,6 +217,17 @@ describe('blocks', () => {
     expect(await blocks.blockedEitherWay(t.platform.db, a.user.id, c.user.id)).toBe(false);
   });
 
+  it('other modules get the users hidden from a viewer: blocked or muted by them, and those who blocked them', async () => {
+    const [viewer, blocked, muted, blocker, bystander] = [await signUp(t.app), await signUp(t.app), await signUp(t.app), await signUp(t.app), await signUp(t.app)];
+    await req('POST', '/v1/account/blocks', viewer.accessToken, { handle: blocked.user.handle });
+    await req('POST', '/v1/account/blocks', viewer.accessToken, { handle: muted.user.handle, kind: 'MUTE' });
+    await req('POST', '/v1/account/blocks', blocker.accessToken, { handle: viewer.user.handle });
+    await req('POST', '/v1/account/blocks', bystander.accessToken, { handle: viewer.user.handle, kind: 'MUTE' });
+    const hidden = await t.services.account.blocks.hiddenUserIds(viewer.user.id);
+    expect(new Set(hidden)).toEqual(new Set([blocked.user.id, muted.user.id, blocker.user.id]));
+    expect(await t.services.account.blocks.hiddenUserIds(bystander.user.id)).toEqual([viewer.user.id]);
+  });
+
   it('need a token', async () => {
     expect((await req('GET', '/v1/account/blocks', null)).statusCode).toBe(401);
     expect((await req('POST', '/v1/account/blocks', null, { handle: 'someone' })).statusCode).toBe(401);

@@ -12,6 +12,9 @@ import { findActiveUserByEmail, findActiveUserById, isHandleTaken, type UserRow 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
 export type { RevokeReason, SessionRow };
 
+/** What other modules may show of a user (authors, public profiles). */
+export type PublicUser = Pick<UserRow, 'id' | 'name' | 'handle' | 'avatarUrl' | 'bio' | 'status' | 'createdAt'>;
+
 /** What other modules may change on a user's profile. */
 export type ProfileChanges = Partial<Pick<UserRow, 'handle' | 'avatarUrl' | 'bio'>>;
 
@@ -61,6 +64,16 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
         .from(users)
         .where(inArray(users.id, [...new Set(userIds)]));
       return new Map(rows.map((r) => [r.id, { email: r.email, name: r.name, handle: r.handle }]));
+    },
+
+    /** Public facts of these users, by id (deleted users included, with their status), for showing authors. */
+    async publicProfilesOf(userIds: string[], tx: DbOrTx = db): Promise<Map<string, PublicUser>> {
+      if (userIds.length === 0) return new Map();
+      const rows = await tx
+        .select({ id: users.id, name: users.name, handle: users.handle, avatarUrl: users.avatarUrl, bio: users.bio, status: users.status, createdAt: users.createdAt })
+        .from(users)
+        .where(inArray(users.id, [...new Set(userIds)]));
+      return new Map(rows.map((r) => [r.id, r]));
     },
 
     isHandleTaken: (handle: string, exceptUserId?: string, tx: DbOrTx = db): Promise<boolean> => isHandleTaken(tx, handle, exceptUserId),

@@ -3,7 +3,7 @@
  * Other modules read and write users, sessions and the security history through `AuthService['data']`.
  */
 export { createAuthService, type AuthService, type SignInHook, type SignInMethod, type UserCreatedHook } from './service.js';
-export type { AuthData, ProfileChanges, RevokeReason, SecurityEventRow, SessionRow } from './data.js';
+export type { AuthData, ProfileChanges, PublicUser, RevokeReason, SecurityEventRow, SessionRow } from './data.js';
 export { createIdentityProvider } from './idp.js';
 export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
 export { DisplayName } from './schemas.js';

@@ -98,3 +98,17 @@ describe('POST /v1/auth/signup', () => {
     expect(array.statusCode).toBe(400);
   });
 });
+
+describe('data API: publicProfilesOf (authors and profiles for other modules)', () => {
+  it('returns the public fields of many users by id in one call, deleted users included with their status', async () => {
+    const a = await signUp(t.app, { name: 'Ada' });
+    const b = await signUp(t.app, { name: 'Bo' });
+    await t.platform.db.update(users).set({ status: 'DELETED' }).where(eq(users.id, b.user.id));
+    const found = await t.services.auth.data.users.publicProfilesOf([a.user.id, b.user.id, a.user.id, '01900000-0000-7000-8000-000000000000']);
+    expect([...found.keys()].sort()).toEqual([a.user.id, b.user.id].sort());
+    expect(found.get(a.user.id)).toEqual({ id: a.user.id, name: 'Ada', handle: a.user.handle, avatarUrl: null, bio: null, status: 'ACTIVE', createdAt: expect.any(Date) });
+    expect(found.get(b.user.id)?.status).toBe('DELETED');
+    expect(Object.keys(found.get(a.user.id)!)).not.toContain('email');
+    expect((await t.services.auth.data.users.publicProfilesOf([])).size).toBe(0);
+  });
+});

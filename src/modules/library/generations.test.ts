@@ -220,6 +220,19 @@ describe('GET and PATCH /v1/library/generations/:id', () => {
   });
 });
 
+describe('viewsOf (for modules that show published generations)', () => {
+  it('returns views of many items by id whoever owns them, and skips unknown ids', async () => {
+    const [a, b] = [await signUp(t.app), await signUp(t.app)];
+    const first = await save(a.user.id, 'IMAGE', 'from a');
+    const second = await save(b.user.id, 'VIDEO', 'from b', { modelId: null });
+    const views = await t.services.library.generations.viewsOf([first.id, second.id, first.id, '01900000-0000-7000-8000-000000000000']);
+    expect([...views.keys()].sort()).toEqual([first.id, second.id].sort());
+    expect(views.get(first.id)).toMatchObject({ kind: 'IMAGE', prompt: 'from a', model: { slug: 'local/image' } });
+    expect(views.get(second.id)).toMatchObject({ kind: 'VIDEO', model: null, output: OUTPUT.VIDEO });
+    expect((await t.services.library.generations.viewsOf([])).size).toBe(0);
+  });
+});
+
 describe('authentication', () => {
   it.each([
     ['GET', '/v1/library/generations'],

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { and, arrayContains, desc, eq, ilike, ne, type SQL } from 'drizzle-orm';
+import { and, arrayContains, desc, eq, ilike, inArray, ne, type SQL } from 'drizzle-orm';
 import { generations, type GenerationKind, type GenerationVisibility } from '../../db/schema/library.js';
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -175,6 +175,13 @@ export function createGenerations(deps: GenerationsDeps) {
     /** One of the caller's items; another user's (or a missing) id is 404. */
     async get(userId: string, id: string): Promise<GenerationView> {
       return toView(await ownRow(userId, id));
+    },
+
+    /** Views of these items by id, whoever owns them (for modules that show published generations, e.g. posts). */
+    async viewsOf(ids: string[], tx: DbOrTx = db): Promise<Map<string, GenerationView>> {
+      if (ids.length === 0) return new Map();
+      const rows = await tx.select().from(generations).where(inArray(generations.id, [...new Set(ids)]));
+      return new Map(await Promise.all(rows.map(async (row) => [row.id, await toView(row)] as const)));
     },
 
     /** The owner's row itself (for modules that build on a generation, e.g. publishing). */

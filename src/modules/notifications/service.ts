@@ -24,6 +24,7 @@ const PREF_KEYS = Object.keys(DEFAULT_NOTIFICATION_PREFS) as Array<keyof Notific
 const IN_APP_PREF_OF: Partial<Record<NotificationType, keyof NotificationPrefs>> = {
   POST_LIKED: 'inAppCommunityActivity',
   NEW_FOLLOWER: 'inAppCommunityActivity',
+  POST_COMMENTED: 'inAppCommunityActivity',
   QUOTA_WARNING: 'inAppQuotaWarnings',
 };
 

@@ -1,0 +1,32 @@
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
+import type { AuthData } from '../auth/index.js';
+import type { GenerationVisibility } from '../../db/schema/library.js';
+import type { Generation, GenerationView } from '../library/service.js';
+import type { NotificationsService } from '../notifications/service.js';
+
+/** What the community service is built from (see `createCommunityService`). */
+export interface CommunityServiceDeps {
+  db: Db;
+  clock: Clock;
+  /** Users (authors, profiles, handles): the auth module's data API. */
+  users: Pick<AuthData['users'], 'findActiveById' | 'findActiveByHandle' | 'publicProfilesOf'>;
+  /** The library: the generation a post is made of. */
+  generations: {
+    ownRow(userId: string, id: string): Promise<Generation>;
+    viewsOf(ids: string[], tx?: DbOrTx): Promise<Map<string, GenerationView>>;
+    setVisibility(userId: string, id: string, visibility: GenerationVisibility, tx?: DbOrTx): Promise<void>;
+  };
+  /** Blocks and mutes (the account module). */
+  blocks: {
+    hiddenUserIds(viewerId: string, tx?: DbOrTx): Promise<string[]>;
+    blockedEitherWay(tx: DbOrTx, a: string, b: string): Promise<boolean>;
+  };
+  notifications: Pick<NotificationsService, 'notify'>;
+  /** The web app's address: share links point there. */
+  frontendUrl: string;
+}
+
+export type CommunityDeps = CommunityServiceDeps;
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,0 +1,174 @@
+import { and, arrayContains, desc, eq, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
+import { communityFollows, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
+import { badRequest } from '../../platform/http/errors.js';
+import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
+import type { CommunityDeps } from './deps.js';
+import { currentEpoch, currentScoreSql, likedSql, scoreColumn, type PostExtras, type PostRow, type PostView, type PostViews } from './views.js';
+
+export interface FeedQuery {
+  limit: number;
+  cursor?: string;
+  tag?: string;
+}
+
+export interface FeedPage {
+  items: PostView[];
+  nextCursor: string | null;
+}
+
+const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
+
+/**
+ * The trending score of spec A: (likes*3 + comments*4 + shares*6 + remixes*8 + views*0.5) / hours^1.5, where hours
+ * is the age of the post, floored at one minute so a post published a moment ago does not divide by zero.
+ */
+export const TRENDING_MIN_HOURS = 1 / 60;
+const engagementSql = sql`(
+  ${communityPosts.likeCount} * 3 + ${communityPosts.commentCount} * 4 + ${communityPosts.shareCount} * 6
+  + ${communityPosts.remixCount} * 8 + ${communityPosts.viewCount} * 0.5
+)`;
+export const trendingScoreSql = (now: Date) => sql`${engagementSql} / power(greatest(extract(epoch from (${now.toISOString()}::timestamptz - ${communityPosts.publishedAt})) / 3600.0, ${TRENDING_MIN_HOURS}), 1.5)`;
+
+export function createFeeds(deps: CommunityDeps, views: PostViews) {
+  const { db, clock, blocks } = deps;
+
+  /** Authors the viewer must not see (blocked or muted by them, or blocking them). */
+  const hiddenFor = async (viewerId: string | null): Promise<string[]> => (viewerId ? blocks.hiddenUserIds(viewerId) : []);
+  const withoutHidden = (hidden: string[]): SQL | undefined => (hidden.length > 0 ? notInArray(communityPosts.authorId, hidden) : undefined);
+
+  /** A newest-first page of listed posts matching `where`, with each post's current score and the viewer's like. */
+  async function newestFirst(where: SQL | undefined, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+    const found = await db
+      .select({ post: communityPosts, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
+      .from(communityPosts)
+      .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
+      .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, where)))
+      .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
+      .limit(query.limit + 1);
+    return render(found, query.limit, viewerId, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
+  }
+
+  async function render(found: Array<PostExtras & { post: PostRow }>, limit: number, viewerId: string | null, positionOf: (p: PostRow) => { sort: string | number; id: string }) {
+    const page = toPage(
+      found.map((f) => f.post),
+      limit,
+      positionOf,
+    );
+    const extras = new Map(found.map((f) => [f.post.id, { score: f.score, likedByMe: f.likedByMe }]));
+    return { items: await views(page.items, viewerId, { extras }), nextCursor: page.nextCursor };
+  }
+
+  return {
+    /** Newest first; `tag` keeps the posts carrying that hashtag. */
+    async recent(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const tag = query.tag?.trim().replace(/^#+/, '').toLowerCase();
+      const hidden = await hiddenFor(viewerId);
+      return newestFirst(and(withoutHidden(hidden), tag ? arrayContains(communityPosts.tags, [tag]) : undefined), query, viewerId);
+    },
+
+    /**
+     * Posts of the accounts the viewer follows (empty when following nobody). Planned as a merge of per-author pages:
+     * for each followee, the keys (published_at, id) of its newest `limit + 1` posts after the cursor, read from the
+     * author index alone (index-only), then the newest of those, then those posts by primary key. The cost grows with
+     * the number of followees, never with the size of the whole feed (the planner's own choice, a walk of the recent
+     * index probing the follows, read ~10k rows for a viewer following 200 of 100k authors; fetching whole rows per
+     * followee cost ~2,000 random heap reads).
+     */
+    async following(query: FeedQuery, viewerId: string): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      const perAuthor = db
+        .select({ id: communityPosts.id, publishedAt: communityPosts.publishedAt })
+        .from(communityPosts)
+        .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, eq(communityPosts.authorId, communityFollows.followeeId))))
+        .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
+        .limit(query.limit + 1)
+        .as('candidates');
+      const newest = db
+        .select({ id: perAuthor.id })
+        .from(communityFollows)
+        .innerJoinLateral(perAuthor, sql`true`)
+        .where(and(eq(communityFollows.followerId, viewerId), hidden.length > 0 ? notInArray(communityFollows.followeeId, hidden) : undefined))
+        .orderBy(desc(perAuthor.publishedAt), desc(perAuthor.id))
+        .limit(query.limit + 1)
+        .as('newest');
+      const found = await db
+        .select({ post: communityPosts, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
+        .from(newest)
+        .innerJoin(communityPosts, eq(communityPosts.id, newest.id))
+        .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
+        .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id));
+      return render(found, query.limit, viewerId, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
+    },
+
+    /** One user's posts (404 for an unknown handle; empty when the viewer blocked or muted them). */
+    async byAuthor(authorId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      if (hidden.includes(authorId)) return { items: [], nextCursor: null };
+      return newestFirst(eq(communityPosts.authorId, authorId), query, viewerId);
+    },
+
+    /** Posts made from this one, newest first. */
+    async remixesOf(postId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      return newestFirst(and(eq(communityPosts.remixOfPostId, postId), withoutHidden(hidden)), query, viewerId);
+    },
+
+    /**
+     * Highest stored score first. The cursor carries the epoch its scores belong to; the previous epoch's column is
+     * intact until the next recompute, so a reader paging across one recompute still sees every row exactly once.
+     */
+    async trending(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const [epochNow, hidden] = await Promise.all([currentEpoch(db), hiddenFor(viewerId)]);
+      let epoch = epochNow;
+      let after: SQL | undefined;
+      if (query.cursor) {
+        const position = decodeCursor(query.cursor);
+        const [cursorEpoch, score] = String(position.sort).split('|').map(Number) as [number, number];
+        if (!Number.isInteger(cursorEpoch) || !Number.isFinite(score)) throw badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.');
+        if (cursorEpoch < epochNow - 1 || cursorEpoch > epochNow) {
+          throw badRequest('The trending feed was recomputed twice since this cursor was issued. Start again without a cursor.', { field: 'query.cursor' });
+        }
+        epoch = cursorEpoch;
+        after = sql`(${scoreColumn(epoch)}, ${communityPostScores.postId}) < (${score}::double precision, ${position.id}::uuid)`;
+      }
+      const column = scoreColumn(epoch);
+      // Walk the score index (hidden authors left out on the narrow table), join each candidate to its post.
+      const found = await db
+        .select({ post: communityPosts, ordered: column, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
+        .from(communityPostScores)
+        .innerJoin(communityPosts, eq(communityPosts.id, communityPostScores.postId))
+        .where(and(LISTED, hidden.length > 0 ? notInArray(communityPostScores.authorId, hidden) : undefined, after))
+        .orderBy(desc(column), desc(communityPostScores.postId))
+        .limit(query.limit + 1);
+      // The cursor carries the score the page was ordered by (its epoch's); the Post shows the current epoch's.
+      const ordered = new Map(found.map((r) => [r.post.id, r.ordered]));
+      return render(found, query.limit, viewerId, (p) => ({ sort: `${epoch}|${ordered.get(p.id)}`, id: p.id }));
+    },
+
+    /**
+     * Recomputes every listed post's score into the next epoch's column, then makes that epoch current, in one
+     * transaction (readers see the old epoch until it commits). Runs every 15 minutes (`community.trending`).
+     */
+    async recomputeTrending(): Promise<{ epoch: number }> {
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        // One recompute at a time across instances: the state row is the lock.
+        await tx.insert(communityTrendingState).values({ id: 1, epoch: 0, computedAt: now }).onConflictDoNothing();
+        const [state] = await tx.select().from(communityTrendingState).where(eq(communityTrendingState.id, 1)).for('update');
+        const epoch = state!.epoch + 1;
+        const column = epoch % 2 === 0 ? 'score_even' : 'score_odd';
+        // One statement over the narrow score table, reading the posts' counters (no lock on the posts). A post without
+        // any engagement scores 0: its row is written only when the column still holds a non-zero score to clear.
+        await tx.execute(sql`
+          update ${communityPostScores} set ${sql.identifier(column)} = ${trendingScoreSql(now)}
+          from ${communityPosts}
+          where ${communityPosts.id} = ${communityPostScores.postId} and ${communityPosts.deletedAt} is null and ${communityPosts.hiddenAt} is null
+            and (${engagementSql} > 0 or ${communityPostScores}.${sql.identifier(column)} <> 0)`);
+        await tx.update(communityTrendingState).set({ epoch, computedAt: now }).where(eq(communityTrendingState.id, 1));
+        return { epoch };
+      });
+    },
+  };
+}
+
+export type Feeds = ReturnType<typeof createFeeds>;
