@@ -15,8 +15,10 @@ import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
 import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
-import { createSubscriptionBillingService, subscriptionJobs } from './modules/subscriptions/index.js';
+import { createSubscriptionBillingService, subscriptionJobs, type ConfirmedPayment } from './modules/subscriptions/index.js';
 import { AppError } from './platform/http/errors.js';
+import { createPaymentsService } from './modules/payments/service.js';
+import { paymentJobs } from './modules/payments/jobs.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -24,7 +26,8 @@ export function createServices(platform: Platform) {
   const pepper = derivePepper(platform.config.jwtSecret);
   const notifications = createNotificationsService({ db, clock });
   const catalog = createCatalogService({ db, clock, events: platform.events });
-  const plans = createPlansService({ db, clock, catalog, events: platform.events });
+  // Plans show `payableWith` from the channels that run now (the payments service is built below).
+  const plans = createPlansService({ db, clock, catalog, events: platform.events, liveChannels: async () => payments.liveChannelSlugs() });
   const logBackgroundError = (err: unknown) => platform.logger.error({ err }, 'background work failed');
   const wallet = createWalletService({
     db,
@@ -38,7 +41,7 @@ export function createServices(platform: Platform) {
   const subscriptions = createSubscriptionsService({ db, clock, plans, wallet, events: platform.events });
   const auth = createAuthService({ db, clock, tokens, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
-  // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
+  // Trials, switches, coupons and the lifecycle; the payments port is connected below.
   const subscriptionBilling = createSubscriptionBillingService({
     db,
     clock,
@@ -57,6 +60,25 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
     onSubscriptionChanged: (userId) => subscriptions.forgetCached(userId),
   });
+  const payments = createPaymentsService({
+    db,
+    clock,
+    logger: platform.logger,
+    config: platform.config.payments,
+    publicBaseUrl: platform.config.publicBaseUrl,
+    frontendUrl: platform.config.frontendUrl,
+    serverSecret: platform.config.jwtSecret,
+    wallet,
+    notifications,
+    plans,
+    billing: subscriptionBilling,
+  });
+  // The two modules need each other: subscriptions opens checkouts through the port, payments fulfils plan purchases
+  // through the handler subscriptions registers (the top-ups module registers `topup` the same way).
+  subscriptionBilling.connectPayments(payments.port);
+  payments.registerFulfilment('subscription', (tx, payment) =>
+    subscriptionBilling.fulfilSubscriptionPayment(tx, { ...payment, purpose: payment.purpose as unknown as ConfirmedPayment['purpose'] }),
+  );
   const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users, events: platform.events, onBackgroundError: logBackgroundError });
   const usage = createUsageService({ db, clock });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
@@ -103,14 +125,14 @@ export function createServices(platform: Platform) {
     // Work of other modules when an account is deleted (in its transaction), e.g. revoking its API keys.
     onAccountDeleted: [async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx))],
   });
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
 /** Background queues of the domain modules, registered with the job runner at boot. */
 export function domainJobs(_platform: Platform, services: Services): AnyJobDefinition[] {
-  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
+  return [...walletJobs(services.wallet), ...subscriptionJobs(services.subscriptionBilling), ...paymentJobs(services.payments), ...services.gateway.jobs(), ...services.media.jobs(), ...services.account.jobs()];
 }
 
 /** Queues named `test.*` are declared by tests (platform/jobs/jobs.test.ts), never sent to by the service. */
@@ -126,6 +148,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'account.data-export.cleanup': true,
   'account.password-reset-code': true,
   'subscriptions.lifecycle': true,
+  'payments.reconcile': true,
   'wallet.sweep-reservations': true,
   'gateway.idempotency-purge': true,
   'media.job-run': true,

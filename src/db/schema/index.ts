@@ -14,3 +14,4 @@ export * from './usage.js';
 export * from './library.js';
 export * from './files.js';
 export * from './jobs.js';
+export * from './payments.js';

@@ -7,6 +7,7 @@ import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
 import { createLeaseKeeper } from './leases.js';
 import { reserveTokens, type ReserveRequest } from './reserve.js';
+import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
 
 export type { WalletOwner } from './ledger.js';
 
@@ -323,6 +324,13 @@ export function createWalletService(deps: WalletServiceDeps) {
         return { applied: result.applied, takenTokens: take, unrecoveredTokens: input.amount - take, balance: result.balance };
       });
     },
+
+    /** Tokens a payment added to wallets (the payments module reports them as `tokensGranted`). */
+    creditedForPayment: (paymentId: string, tx: DbOrTx = db) => tokensCreditedFor(tx, paymentId),
+
+    /** A refunded payment: takes its tokens back as far as the balance allows and reports what was already spent. */
+    reversePayment: (input: { paymentId: string; idempotencyKey: string; note: string }, tx: DbOrTx = db) =>
+      inTx(tx, (t) => reversePaymentCredits(t, input, clock.now())),
 
     /** Balance with per-kind totals; a wallet is created (empty) on first look. */
     async balance(owner: WalletOwner) {
