@@ -33,6 +33,12 @@ export function paymentFixtures(t: TestApp) {
       const [row] = await t.platform.db.select().from(payments).where(eq(payments.id, id));
       return row!;
     },
+    /** Domain events (outbox) of a name for a user. */
+    outboxEvents: (name: string, userId: string) => subs.events(name, userId),
+    async rewriteSandbox(paymentId: string, state: Record<string, unknown>) {
+      await t.platform.db.update(payments).set({ sandbox: state }).where(eq(payments.id, paymentId));
+    },
+    /** The verified gateway messages recorded for a payment. */
     async events(paymentId: string) {
       return t.platform.db.select().from(paymentEvents).where(eq(paymentEvents.paymentId, paymentId));
     },

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const error = (response: { json(): any }) => json(response).error;
+const error = (response: Parameters<typeof json>[0]) => json(response).error;
 
 describe('GET /v1/payments/channels', () => {
   it('lists every channel in sandbox with its fields; carrier options carry needsPin', async () => {

@@ -71,8 +71,6 @@ CREATE TABLE "payments" (
 	"refunded_at" timestamp with time zone,
 	"tokens_taken_back" bigint DEFAULT 0 NOT NULL,
 	"tokens_unrecovered" bigint DEFAULT 0 NOT NULL,
-	"pin_hash" text,
-	"pin_expires_at" timestamp with time zone,
 	"sandbox" jsonb,
 	"expires_at" timestamp with time zone NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
@@ -80,6 +78,7 @@ CREATE TABLE "payments" (
 	CONSTRAINT "payments_amount_positive" CHECK ("payments"."amount_cents" > 0)
 );
 --> statement-breakpoint
+ALTER TABLE "plans" ALTER COLUMN "price_cents" SET DATA TYPE bigint;--> statement-breakpoint
 ALTER TABLE "payment_agreements" ADD CONSTRAINT "payment_agreements_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "payment_events" ADD CONSTRAINT "payment_events_payment_id_payments_id_fk" FOREIGN KEY ("payment_id") REFERENCES "public"."payments"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "payments" ADD CONSTRAINT "payments_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint

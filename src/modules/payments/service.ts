@@ -150,6 +150,8 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     openPayment: flow.openPayment,
     handleCallback,
     sandbox,
+    /** A sandbox channel's simulated gateway (null for live channels): operators and tests can act as the gateway. */
+    simulator: (slug: string) => channels.get(slug)?.simulator ?? null,
 
     async listChannels() {
       const rows = await listChannelRows(db);

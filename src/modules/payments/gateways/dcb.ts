@@ -131,7 +131,8 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
           ...(needsPin ? { pin: String(randomInt(10_000, 100_000)), pinExpiresAt: ctx.clock.now().getTime() + PIN_TTL_MS } : {}),
         };
         await ctx.store.save(state.paymentId, state);
-        return needsPin ? json({ status: 'PIN_SENT' }) : json({ status: 'REDIRECT', redirect_url: ctx.pageUrl(state.paymentId) });
+        // The carrier's page: a PIN carrier shows where the text went (the sandbox page shows the PIN itself).
+        return json({ status: needsPin ? 'PIN_SENT' : 'REDIRECT', redirect_url: ctx.pageUrl(state.paymentId) });
       }
       if (request.method === 'GET' && url.pathname.endsWith('/charge/status')) {
         const state = await stateOf(url.searchParams.get('order_tracking_id') ?? '');

@@ -78,7 +78,10 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
     },
 
     async requery(payment) {
-      return payment.gatewayRef ? status(payment.gatewayRef, `requery:${payment.gatewayRef}`) : null;
+      if (!payment.gatewayRef) return null;
+      // An authorised payment whose callback was lost still needs its execute (refused harmlessly otherwise).
+      await api('/tokenized/checkout/execute', { method: 'POST', headers: await headers(), body: JSON.stringify({ paymentID: payment.gatewayRef }) }).catch(() => undefined);
+      return status(payment.gatewayRef, `requery:${payment.gatewayRef}`);
     },
   };
 }
