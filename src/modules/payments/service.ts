@@ -14,7 +14,7 @@ import { createCheckoutFlow, type CheckoutInput } from './checkout.js';
 import { createConfirmation, publicKind } from './confirm.js';
 import { pageTokens, type PaymentsContext } from './context.js';
 import { buildChannels } from './gateways/index.js';
-import { invalidCallback } from './gateways/common.js';
+import { GatewayError, invalidCallback, providerUnavailable } from './gateways/common.js';
 import { createReconciler } from './reconcile.js';
 import { createSandboxPages, databaseSimStore, isUuid } from './sandbox.js';
 import type { CallbackInput, FulfilmentHandler, PaymentRow } from './types.js';
@@ -108,7 +108,11 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   async function handleCallback(slug: string, input: CallbackInput) {
     const runtime = channels.get(slug);
     if (!runtime) throw notFound(`No payment channel "${slug}" runs here.`);
-    const verified = await runtime.adapter.verifyCallback(input);
+    // A gateway that does not answer our verification call: 503, so it sends the message again later.
+    const verified = await runtime.adapter.verifyCallback(input).catch((err: unknown) => {
+      if (err instanceof GatewayError) throw providerUnavailable(slug);
+      throw err;
+    });
     if (verified.outcome === 'pending') return { received: true as const, applied: 'ignored' };
     const payment = await findPayment(slug, verified);
     if (!payment) throw invalidCallback(slug, 'it names no checkout of ours');

@@ -11,6 +11,8 @@ export class GatewayError extends Error {
   constructor(
     readonly channel: string,
     message: string,
+    /** The gateway's HTTP status when it answered with an error; null when it did not answer. */
+    readonly status: number | null = null,
   ) {
     super(`${channel}: ${message}`);
     this.name = 'GatewayError';
@@ -33,7 +35,7 @@ export async function call<T>(transport: Transport, channel: string, url: string
     throw new GatewayError(channel, `no answer from ${new URL(url).host} (${(err as Error).message})`);
   }
   const text = await response.text();
-  if (!response.ok) throw new GatewayError(channel, `HTTP ${response.status} from ${new URL(url).pathname}: ${text.slice(0, 200)}`);
+  if (!response.ok) throw new GatewayError(channel, `HTTP ${response.status} from ${new URL(url).pathname}: ${text.slice(0, 200)}`, response.status);
   try {
     return JSON.parse(text) as T;
   } catch {

@@ -1,7 +1,7 @@
 import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter } from '../types.js';
-import { call, gatewayId, invalidCallback, json, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
+import { call, gatewayId, GatewayError, invalidCallback, json, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
 
 /**
  * dcb: direct carrier billing through an aggregator. The charge is opened with an `order_tracking_id` we generate
@@ -58,7 +58,10 @@ export function createDcb(settings: DcbSettings, deps: { transport: Transport; c
       if (!outcome) throw invalidCallback(SLUG, `unknown status "${q.status ?? ''}"`);
       if (outcome === 'succeeded') {
         // Unsigned: the carrier's own record decides what was charged.
-        const status = await api<CarrierAnswer>(`/charge/status?order_tracking_id=${encodeURIComponent(ref)}`, { method: 'GET', headers });
+        const status = await api<CarrierAnswer>(`/charge/status?order_tracking_id=${encodeURIComponent(ref)}`, { method: 'GET', headers }).catch((err: unknown) => {
+          if (err instanceof GatewayError && err.status === 404) throw invalidCallback(SLUG, 'the carrier has no such order');
+          throw err;
+        });
         if (status.status !== 'CHARGED') throw invalidCallback(SLUG, 'the carrier has no charge for this order');
         if (q.amount !== undefined && Number(q.amount) !== Number(status.amount)) throw invalidCallback(SLUG, 'the amount differs from the carrier\'s record');
         return {
