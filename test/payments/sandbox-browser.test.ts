@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createTestApp, json, signUp, type TestApp } from '../helpers/test-app.js';
+
+/**
+ * The sandbox checkout page is a real web page: a headless Chromium opens the redirectUrl checkout returned, presses
+ * Pay, follows the gateway's return to the stored successUrl, and the plan is active afterwards. CI installs Chromium
+ * (.ci/run); a machine without it skips this file (set CI to make its absence a failure).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!available) return;
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  t = await createTestApp({ env: { PUBLIC_BASE_URL: base } });
+  await t.app.listen({ port, host: '127.0.0.1' });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe.skipIf(!available)('the sandbox checkout page in headless Chromium', () => {
+  it('open the redirect, press Pay, land on the success URL, see the plan active', async () => {
+    const { accessToken } = await signUp(t.app);
+    const plans = json(await t.app.inject({ method: 'GET', url: '/v1/plans' }));
+    const starter = plans.items.find((p: { slug: string }) => p.slug === 'starter');
+    const successUrl = `${base}/healthz?checkout=success`;
+    const checkout = await t.app.inject({
+      method: 'POST',
+      url: '/v1/payments/checkout',
+      headers: bearer(accessToken),
+      payload: { planId: starter.id, provider: 'card_global', successUrl, cancelUrl: `${base}/healthz?checkout=cancel` },
+    });
+    expect(checkout.statusCode).toBe(200);
+    const { redirectUrl, paymentId } = json(checkout);
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(redirectUrl);
+      expect(await page.title()).toBe('Sandbox checkout: card_global');
+      expect(await page.textContent('h1')).toBe('Pay 499.00 BDT');
+      await Promise.all([page.waitForURL(successUrl), page.click('#pay')]);
+      expect(page.url()).toBe(successUrl);
+    } finally {
+      await page.close();
+    }
+
+    // The success page is not proof of payment: the client polls, and the callback has already done its work.
+    const payment = json(await t.app.inject({ method: 'GET', url: `/v1/payments/${paymentId}`, headers: bearer(accessToken) }));
+    expect(payment).toMatchObject({ status: 'SUCCEEDED', tokensGranted: 10_000_000 });
+    const subscriptions = json(await t.app.inject({ method: 'GET', url: '/v1/subscriptions', headers: bearer(accessToken) }));
+    expect(subscriptions[0]).toMatchObject({ status: 'ACTIVE', plan: { slug: 'starter' } });
+  });
+
+  it('Cancel brings the browser to the cancel URL and nothing is charged', async () => {
+    const { accessToken } = await signUp(t.app);
+    const plans = json(await t.app.inject({ method: 'GET', url: '/v1/plans' }));
+    const pro = plans.items.find((p: { slug: string }) => p.slug === 'pro');
+    const cancelUrl = `${base}/healthz?checkout=cancel`;
+    const { redirectUrl, paymentId } = json(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/payments/checkout',
+        headers: bearer(accessToken),
+        payload: { planId: pro.id, provider: 'card_regional', successUrl: `${base}/healthz?checkout=success`, cancelUrl },
+      }),
+    );
+    const page = await browser.newPage();
+    try {
+      await page.goto(redirectUrl);
+      await Promise.all([page.waitForURL(cancelUrl), page.click('#cancel')]);
+    } finally {
+      await page.close();
+    }
+    expect(json(await t.app.inject({ method: 'GET', url: `/v1/payments/${paymentId}`, headers: bearer(accessToken) })).status).toBe('CANCELLED');
+  });
+});
