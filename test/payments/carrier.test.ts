@@ -100,10 +100,10 @@ describe('the carrier\'s unsigned GET callback', () => {
 });
 
 describe('agreements, recurring and renewal', () => {
-  it('a carrier subscription renews itself: at the cycle end the renewal is charged on the saved agreement, once', async () => {
+  it('a carrier subscription renews itself: at the cycle end the renewal is charged on the saved agreement (no PIN), once', async () => {
     const c = await f.customer();
-    const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn: MSISDN } });
-    await f.pressSandbox(session.redirectUrl, 'pay');
+    const { paymentId, pin } = await pinCheckout(c.accessToken);
+    expect((await f.inject(c.accessToken, 'POST', '/v1/payments/dcb/verify-pin', { paymentId, pinCode: pin })).statusCode).toBe(200);
     const [sub] = await f.list(c.accessToken);
     t.clock.set(new Date(new Date(sub!.endsAt as string).getTime() + 60_000));
     await t.services.subscriptionBilling.runDue();

@@ -27,11 +27,11 @@ let base: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!available) return;
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   t = await createTestApp({ env: { PUBLIC_BASE_URL: base } });
   await t.app.listen({ port, host: '127.0.0.1' });
+  if (!available) return;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -40,6 +40,37 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await t?.close();
+});
+
+describe('the sandbox checkout page over real HTTP, without a browser', () => {
+  it('fetch the page, post its form, follow the redirects to the stored successUrl; the plan is active', async () => {
+    const { accessToken } = await signUp(t.app);
+    const plans = json(await t.app.inject({ method: 'GET', url: '/v1/plans' }));
+    const starter = plans.items.find((p: { slug: string }) => p.slug === 'starter');
+    const successUrl = 'https://shop.example.test/thanks';
+    const auth = { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' };
+    const checkout = await fetch(`${base}/v1/payments/checkout`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ planId: starter.id, provider: 'wallet_regional_2', successUrl, cancelUrl: 'https://shop.example.test/cancelled' }),
+    });
+    expect(checkout.status).toBe(200);
+    const { redirectUrl, paymentId } = (await checkout.json()) as { redirectUrl: string; paymentId: string };
+    const page = await fetch(redirectUrl);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    const action = /<form method="post" action="([^"]+)">/.exec(html)![1]!;
+    const token = /name="t" value="([^"]+)"/.exec(html)![1]!;
+    const pressed = await fetch(`${base}${action}`, { method: 'POST', body: new URLSearchParams({ t: token, action: 'pay' }), redirect: 'manual' });
+    expect(pressed.status).toBe(303);
+    const back = await fetch(pressed.headers.get('location')!, { redirect: 'manual' });
+    expect(back.status).toBe(302);
+    expect(back.headers.get('location')).toBe(successUrl);
+    const payment = (await (await fetch(`${base}/v1/payments/${paymentId}`, { headers: auth })).json()) as Record<string, unknown>;
+    expect(payment).toMatchObject({ status: 'SUCCEEDED', tokensGranted: 10_000_000 });
+    const subscriptions = (await (await fetch(`${base}/v1/subscriptions`, { headers: auth })).json()) as Array<Record<string, any>>;
+    expect(subscriptions[0]).toMatchObject({ status: 'ACTIVE', plan: { slug: 'starter' } });
+  });
 });
 
 describe.skipIf(!available)('the sandbox checkout page in headless Chromium', () => {

@@ -119,7 +119,7 @@ export function createReconciler(ctx: PaymentsContext, confirmation: Confirmatio
         const [previous] = await db.select({ extra: payments.extra }).from(payments).where(eq(payments.gatewayRef, agreement.gatewayAgreementId));
         const session = await deps.openPayment({
           userId: event.userId,
-          purpose: { kind: 'subscription', changeId: data.changeId, subscriptionId: data.subscriptionId, planId: data.planId },
+          purpose: { kind: 'subscription', changeId: data.changeId, subscriptionId: data.subscriptionId, planId: data.planId, renewal: true },
           purposeRef: data.changeId,
           amountCents: data.amountCents,
           currency: data.currency,

@@ -41,6 +41,8 @@ export function createDcb(settings: DcbSettings, deps: { transport: Transport; c
           currency: payment.currency,
           description: payment.description,
           recurring: payment.recurring,
+          // A renewal charges the subscription the customer already confirmed: the carrier sends no PIN for it.
+          renewal: payment.purpose.renewal === true,
           callback_url: context.callbackUrl,
         }),
       });
@@ -122,7 +124,7 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
       const url = new URL(request.url);
       if (request.method === 'POST' && url.pathname.endsWith('/charge/init')) {
         const body = (await request.json()) as Record<string, any>;
-        const needsPin = await ctx.needsPin(String(body.operator));
+        const needsPin = body.renewal !== true && (await ctx.needsPin(String(body.operator)));
         const state: SimState = {
           paymentId: String(body.reference),
           ref: String(body.order_tracking_id),
