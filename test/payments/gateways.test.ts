@@ -169,6 +169,39 @@ describe.each(SLUGS)('%s in live mode against its fake gateway', (slug) => {
   });
 });
 
+describe('refunds through the gateway', () => {
+  for (const slug of ['card_global', 'wallet_global'] as const) {
+    it(`${slug}: the refund goes to the gateway's API and its refund callback books it once`, async () => {
+      const { c, paymentId } = await open(slug);
+      await deliverTo(t, slug, await genuine(slug, paymentId));
+      const refunded = await t.services.payments.refund(paymentId);
+      expect(refunded).toMatchObject({ status: 'REFUNDED', tokensTakenBack: 10_000_000, tokensUnrecovered: 0 });
+      expect(fakes[slug].seen.some((line) => line.includes('refund'))).toBe(true);
+      expect(await f.events(paymentId)).toContainEqual(expect.objectContaining({ outcome: 'refunded', source: 'callback' }));
+      expect((await f.ledger({ userId: c.user.id })).filter((r) => r.kind === 'ADJUSTMENT')).toHaveLength(1);
+      expect(await f.me(c.accessToken)).toMatchObject({ plan: { slug: 'starter' } });
+    });
+  }
+
+  it('a partial refund made on the gateway is flagged for review and takes nothing back', async () => {
+    const { c, paymentId } = await open('card_global');
+    await deliverTo(t, 'card_global', await genuine('card_global', paymentId));
+    const intent = (await f.payment(paymentId)).gatewayTxnId;
+    const rawBody = JSON.stringify({
+      id: 'evt_partial_refund_1',
+      object: 'event',
+      type: 'charge.refunded',
+      data: { object: { id: 'ch_1', object: 'charge', payment_intent: intent, amount_refunded: 10_000, currency: 'bdt', metadata: { paymentId } } },
+    });
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload: rawBody, secret: 'whsec_fake_gateway_secret', timestamp: Math.floor(t.clock.now().getTime() / 1000) });
+    const response = await deliverTo(t, 'card_global', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, rawBody, query: {} });
+    expect(json(response).applied).toBe('review');
+    const payment = json(await f.getPayment(c.accessToken, paymentId));
+    expect(payment).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'REVIEW', tokensTakenBack: 0 });
+    expect(payment.reviewReason).toContain('refunded 100.00 BDT of 499.00 BDT');
+  });
+});
+
 describe('a gateway that refuses or does not answer', () => {
   it('checkout answers 503 PROVIDER_UNAVAILABLE when the gateway refuses the session', async () => {
     const c = await f.customer();

@@ -106,8 +106,16 @@ export function createConfirmation(deps: ConfirmationDeps) {
         }
         return { status: event.outcome };
       }
-      case 'refunded':
+      case 'refunded': {
+        const paid = payment.paidAmountCents ?? payment.amountCents;
+        if (payment.status === 'SUCCEEDED' && event.amountCents !== null && event.amountCents < paid) {
+          // A partial refund: which tokens it stands for is a judgement, so it waits for an operator.
+          const reason = `The gateway refunded ${money(event.amountCents, payment.currency)} of ${money(paid, payment.currency)}; no tokens were taken back.`;
+          await tx.update(payments).set({ fulfilment: 'REVIEW', reviewReason: reason, updatedAt: now }).where(eq(payments.id, payment.id));
+          return { status: 'review', reason };
+        }
         return (await refundBooks(tx, payment, 'the gateway reported a refund')) ? { status: 'refunded' } : { status: 'unchanged' };
+      }
       case 'unsubscribed':
         await tx
           .update(paymentAgreements)
