@@ -67,6 +67,18 @@ export function paymentFixtures(t: TestApp) {
       t.services.plans.invalidate();
     },
     reconcile: () => t.services.payments.reconcile(),
+    /** Retries an assertion until it holds (work a gateway does a moment later), for up to 5 seconds. */
+    async eventually(check: () => Promise<void>, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        try {
+          return await check();
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+      }
+    },
     bearer,
   };
 }

@@ -111,10 +111,29 @@ describe('agreements, recurring and renewal', () => {
     const first = await f.reconcile();
     expect(first.renewals).toBeGreaterThanOrEqual(1); // earlier customers' carrier plans renew too
     expect((await f.reconcile()).renewals).toBe(0);
+    // The carrier charges the standing subscription and calls back a moment later.
+    await f.eventually(async () => expect((await f.list(await c.token()))[0]).toMatchObject({ status: 'ACTIVE' }));
     const [renewed] = await f.list(await c.token());
     expect(renewed).toMatchObject({ id: sub!.id, status: 'ACTIVE' });
     expect(new Date(renewed!.endsAt as string).getTime()).toBeGreaterThan(new Date(sub!.endsAt as string).getTime());
     expect(await f.grants({ userId: c.user.id })).toHaveLength(3); // sign-up, first cycle, renewal
+  });
+
+  it('a wallet bought with recurring: true is saved at the gateway and the renewal charges it without the customer', async () => {
+    const c = await f.customer();
+    const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'wallet_global', recurring: true });
+    expect((await f.pressSandbox(session.redirectUrl, 'pay')).landedOn).toBe(SUCCESS_URL);
+    const [agreement] = json(await f.inject(c.accessToken, 'GET', '/v1/payments/agreements')).items;
+    expect(agreement).toMatchObject({ channel: 'wallet_global', status: 'ACTIVE' });
+    const [sub] = await f.list(c.accessToken);
+    expect(sub).toMatchObject({ status: 'ACTIVE', autoRenew: true });
+    t.clock.set(new Date(new Date(sub!.endsAt as string).getTime() + 60_000));
+    await t.services.subscriptionBilling.runDue();
+    await f.reconcile();
+    const [renewed] = await f.list(await c.token());
+    expect(renewed).toMatchObject({ id: sub!.id, status: 'ACTIVE' });
+    expect(await f.grants({ userId: c.user.id })).toHaveLength(3);
+    expect(json(await f.inject(await c.token(), 'GET', '/v1/payments/agreements')).items).toHaveLength(1);
   });
 
   it('DELETE /v1/payments/agreements/:id stops charging it (own only); without an agreement the renewal is not charged', async () => {

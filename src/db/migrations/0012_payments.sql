@@ -32,6 +32,7 @@ CREATE TABLE "payment_events" (
 	"amount_cents" bigint,
 	"currency" text,
 	"source" text NOT NULL,
+	"agreement_id" text,
 	"payload" jsonb NOT NULL,
 	"processed_at" timestamp with time zone,
 	"last_error" text,

@@ -93,6 +93,8 @@ export const paymentEvents = pgTable(
     amountCents: bigint('amount_cents', { mode: 'number' }),
     currency: text('currency'),
     source: text('source', { enum: ['callback', 'requery', 'pin'] }).notNull(),
+    /** A saved authorisation the payment created at the gateway (a vault id), kept as the agreement for renewals. */
+    agreementId: text('agreement_id'),
     payload: jsonb('payload').$type<unknown>().notNull(),
     processedAt: tz('processed_at'),
     lastError: text('last_error'),

@@ -48,8 +48,8 @@ export function createCheckoutFlow(
     return row;
   }
 
-  /** Records a PENDING payment and opens the gateway's hosted checkout for it. */
-  async function openPayment(input: NewPayment): Promise<CheckoutSession> {
+  /** Records a PENDING payment and opens the gateway's hosted checkout for it (or charges a saved agreement). */
+  async function openPayment(input: NewPayment, agreementId?: string): Promise<CheckoutSession> {
     const row = await available(input.channel);
     const extra = validateExtra(row, input.extra);
     validateAmount(row, input.amountCents, input.currency);
@@ -77,8 +77,10 @@ export function createCheckoutFlow(
       })
       .returning();
     try {
-      const opened = await runtime.adapter.createCheckout(payment!, { callbackUrl: ctx.callbackUrl(input.channel), returnUrl: (result) => ctx.returnUrl(payment!.id, result) });
-      await db.update(payments).set({ gatewayRef: opened.gatewayRef, updatedAt: clock.now() }).where(eq(payments.id, payment!.id));
+      const context = { callbackUrl: ctx.callbackUrl(input.channel), returnUrl: (result: 'success' | 'cancel' | 'fail') => ctx.returnUrl(payment!.id, result) };
+      const opened =
+        agreementId && runtime.adapter.chargeAgreement ? await runtime.adapter.chargeAgreement(payment!, agreementId, context) : await runtime.adapter.createCheckout(payment!, context);
+      await db.update(payments).set({ gatewayRef: opened.gatewayRef }).where(eq(payments.id, payment!.id));
       return { paymentId: payment!.id, redirectUrl: opened.redirectUrl };
     } catch (err) {
       ctx.logger.warn({ err: err instanceof GatewayError ? err.message : err, channel: input.channel, paymentId: payment!.id }, 'the gateway refused a checkout session');

@@ -52,6 +52,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
         amountCents: verified.amountCents ?? null,
         currency: verified.currency ?? null,
         source,
+        agreementId: verified.agreementId ?? null,
         payload: verified.payload ?? {},
         createdAt: clock.now(),
       })
@@ -177,11 +178,11 @@ export function createConfirmation(deps: ConfirmationDeps) {
       body: `We received ${money(paid, payment.currency)} for ${payment.description}.`,
       payload: { paymentId: payment.id, kind: data.kind, tokensGranted },
     });
-    if (payment.recurring && event.gatewayTxnId) await saveAgreement(tx, payment);
+    if (payment.recurring && event.gatewayTxnId && payment.purpose.renewal !== true) await saveAgreement(tx, payment, event.agreementId);
     return { status: 'succeeded', fulfilment };
   }
 
-  async function saveAgreement(tx: Tx, payment: PaymentRow) {
+  async function saveAgreement(tx: Tx, payment: PaymentRow, agreementId: string | null) {
     const label = payment.extra.msisdn ? `${payment.extra.paymentProvider ?? ''} ••••${payment.extra.msisdn.slice(-4)}`.trim() : `${payment.channel} account`;
     await tx
       .insert(paymentAgreements)
@@ -189,7 +190,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
         userId: payment.userId,
         channel: payment.channel,
         label,
-        gatewayAgreementId: payment.gatewayRef ?? payment.id,
+        gatewayAgreementId: agreementId ?? payment.gatewayRef ?? payment.id,
         subscriptionId: typeof payment.purpose.subscriptionId === 'string' ? payment.purpose.subscriptionId : null,
         createdAt: clock.now(),
       })

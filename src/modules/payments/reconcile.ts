@@ -28,7 +28,7 @@ interface RenewalDue {
  * 3. checkouts open for a day become EXPIRED (money that arrives later still grants);
  * 4. `subscription.renewal_due` events become a charge on the saved agreement.
  */
-export function createReconciler(ctx: PaymentsContext, confirmation: Confirmation, deps: { openPayment(input: NewPayment): Promise<CheckoutSession> }) {
+export function createReconciler(ctx: PaymentsContext, confirmation: Confirmation, deps: { openPayment(input: NewPayment, agreementId?: string): Promise<CheckoutSession> }) {
   const { db, clock, logger } = ctx;
 
   async function applyRecorded(limit: number): Promise<number> {
@@ -117,7 +117,7 @@ export function createReconciler(ctx: PaymentsContext, confirmation: Confirmatio
       }
       try {
         const [previous] = await db.select({ extra: payments.extra }).from(payments).where(eq(payments.gatewayRef, agreement.gatewayAgreementId));
-        const session = await deps.openPayment({
+        const renewal: NewPayment = {
           userId: event.userId,
           purpose: { kind: 'subscription', changeId: data.changeId, subscriptionId: data.subscriptionId, planId: data.planId, renewal: true },
           purposeRef: data.changeId,
@@ -127,13 +127,9 @@ export function createReconciler(ctx: PaymentsContext, confirmation: Confirmatio
           recurring: true,
           extra: previous?.extra ?? {},
           description: 'Plan renewal',
-        });
+        };
         // The saved agreement pays without the customer: the channel charges it and calls back as for any payment.
-        const runtime = ctx.channels.get(data.channel);
-        if (runtime?.simulator) {
-          const callback = await runtime.simulator.press(session.paymentId, 'pay');
-          if (callback) await ctx.deliverCallback(data.channel, callback);
-        }
+        const session = await deps.openPayment(renewal, agreement.gatewayAgreementId);
         await db.update(paymentRenewals).set({ paymentId: session.paymentId, outcome: 'CHARGED' }).where(eq(paymentRenewals.eventId, event.id));
         charged++;
       } catch (err) {

@@ -27,6 +27,8 @@ export interface VerifiedCallback {
   amountCents?: number | null;
   currency?: string | null;
   payload: unknown;
+  /** The gateway's id of a saved authorisation this payment created (a vaulted wallet), for later renewals. */
+  agreementId?: string | null | undefined;
   /** Fields of the payment's `extra` the message must agree with (the carrier's phone number). */
   matches?: Record<string, string> | undefined;
 }
@@ -54,6 +56,11 @@ export interface ChannelAdapter {
   requery(payment: PaymentRow): Promise<VerifiedCallback | null>;
   /** Work on the browser's return before it goes to the stored URL (e.g. capturing an approved order). */
   onReturn?(payment: PaymentRow, result: 'success' | 'cancel' | 'fail'): Promise<void>;
+  /**
+   * Charges a saved agreement without the customer (a renewal); the confirmation comes by callback or re-query as for
+   * any payment. Channels without it open an ordinary charge flagged as a renewal (carrier billing renews by itself).
+   */
+  chargeAgreement?(payment: PaymentRow, agreementId: string, context: CheckoutContext): Promise<CheckoutOpened>;
   /** Gives the money back at the gateway (channels whose API refunds); the books follow the refund callback or at once. */
   refund?(payment: PaymentRow): Promise<void>;
   /** Carrier billing with a PIN: the customer's PIN goes to the carrier. */

@@ -46,7 +46,7 @@ export function createDcb(settings: DcbSettings, deps: { transport: Transport; c
           callback_url: context.callbackUrl,
         }),
       });
-      if (answer.status !== 'PIN_SENT' && answer.status !== 'REDIRECT') throw new Error(`carrier refused the charge: ${String(answer.status)}`);
+      if (!['PIN_SENT', 'REDIRECT', 'CHARGING'].includes(String(answer.status))) throw new Error(`carrier refused the charge: ${String(answer.status)}`);
       // Carrier billing never sees the customer's return URLs: the browser goes to the carrier's page or to our return route.
       return { gatewayRef: orderTrackingId, redirectUrl: (answer.redirect_url as string | undefined) ?? context.returnUrl('success') };
     },
@@ -135,6 +135,12 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
           operator: String(body.operator),
           ...(needsPin ? { pin: String(randomInt(10_000, 100_000)), pinExpiresAt: ctx.clock.now().getTime() + PIN_TTL_MS } : {}),
         };
+        if (body.renewal === true) {
+          // A renewal of a standing carrier subscription: the carrier charges the balance and calls back shortly after.
+          await charge(state);
+          setTimeout(() => void ctx.deliver(callback(state, 'SUCCESS')).catch(() => undefined), 10);
+          return json({ status: 'CHARGING', redirect_url: null });
+        }
         await ctx.store.save(state.paymentId, state);
         // The carrier's page: a PIN carrier shows where the text went (the sandbox page shows the PIN itself).
         return json({ status: needsPin ? 'PIN_SENT' : 'REDIRECT', redirect_url: ctx.pageUrl(state.paymentId) });

@@ -43,6 +43,7 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
         gatewayTxnId: capture.id,
         amountCents: fromDecimal(capture.amount?.value),
         currency: capture.amount?.currency_code,
+        agreementId: order.payment_source?.paypal?.attributes?.vault?.id ?? null,
         payload: order,
       };
     }
@@ -62,6 +63,8 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
           intent: 'CAPTURE',
           purchase_units: [{ reference_id: payment.id, custom_id: payment.id, description: payment.description, amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) } }],
           application_context: { return_url: context.returnUrl('success'), cancel_url: context.returnUrl('cancel'), user_action: 'PAY_NOW' },
+          // A recurring purchase saves the wallet at the gateway (vault), so renewals can charge it without the customer.
+          ...(payment.recurring ? { payment_source: { paypal: { attributes: { vault: { store_in_vault: 'ON_SUCCESS', usage_type: 'MERCHANT' } } } } } : {}),
         }),
       });
       const approve = (order.links as Array<{ rel: string; href: string }> | undefined)?.find((l) => l.rel === 'approve' || l.rel === 'payer-action');
@@ -94,15 +97,20 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
       const resource = (event.resource ?? {}) as PayPalObject;
       const base = { eventKey: String(event.id), paymentId: resource.custom_id as string | undefined, payload: event };
       switch (event.event_type) {
-        case 'PAYMENT.CAPTURE.COMPLETED':
+        case 'PAYMENT.CAPTURE.COMPLETED': {
+          const orderId = resource.supplementary_data?.related_ids?.order_id as string | undefined;
+          // The capture does not name the saved wallet; its order does (for recurring purchases).
+          const order = orderId ? await api<PayPalObject>(`/v2/checkout/orders/${encodeURIComponent(orderId)}`, { method: 'GET', headers: await bearer() }) : null;
           return {
             ...base,
-            gatewayRef: resource.supplementary_data?.related_ids?.order_id,
+            gatewayRef: orderId,
             outcome: 'succeeded',
             gatewayTxnId: resource.id,
             amountCents: fromDecimal(resource.amount?.value),
             currency: resource.amount?.currency_code,
+            agreementId: order?.payment_source?.paypal?.attributes?.vault?.id ?? null,
           };
+        }
         case 'PAYMENT.CAPTURE.DENIED':
           return { ...base, outcome: 'failed' };
         case 'CHECKOUT.ORDER.VOIDED':
@@ -118,6 +126,20 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
       if (!payment.gatewayRef) return null;
       const order = await api<PayPalObject>(`/v2/checkout/orders/${encodeURIComponent(payment.gatewayRef)}`, { method: 'GET', headers: await bearer() });
       return fromOrder(order, `requery:${order.id}:${order.status}`);
+    },
+
+    async chargeAgreement(payment, agreementId) {
+      const order = await api<PayPalObject>('/v2/checkout/orders', {
+        method: 'POST',
+        headers: { ...(await bearer()), 'paypal-request-id': payment.id },
+        body: JSON.stringify({
+          intent: 'CAPTURE',
+          purchase_units: [{ reference_id: payment.id, custom_id: payment.id, description: payment.description, amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) } }],
+          payment_source: { paypal: { vault_id: agreementId, stored_credential: { payment_initiator: 'MERCHANT', usage: 'SUBSEQUENT', usage_pattern: 'SUBSCRIPTION_PREPAID' } } },
+        }),
+      });
+      if (order.status !== 'COMPLETED') throw new Error(`the saved wallet was not charged (${String(order.status)})`);
+      return { gatewayRef: String(order.id), redirectUrl: '' };
     },
 
     async onReturn(payment, result) {
@@ -152,6 +174,7 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
       },
     ],
     links: [{ rel: 'approve', href: ctx.pageUrl(state.paymentId), method: 'GET' }],
+    ...(state.vaultId ? { payment_source: { paypal: { attributes: { vault: { id: state.vaultId, status: 'VAULTED' } } } } } : {}),
   });
   const webhook = (eventType: string, resource: unknown): CallbackInput => {
     const rawBody = JSON.stringify({ id: gatewayId('WH-'), event_type: eventType, resource_type: 'capture', create_time: ctx.clock.now().toISOString(), resource });
@@ -188,6 +211,17 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
         const body = (await request.json()) as PayPalObject;
         const unit = body.purchase_units[0];
         const state: SimState = { paymentId: unit.custom_id, ref: gatewayId('ORDER'), status: 'open', currency: unit.amount.currency_code, value: unit.amount.value };
+        const vaultId = body.payment_source?.paypal?.vault_id as string | undefined;
+        if (vaultId) {
+          // A merchant-initiated charge of a saved wallet: captured at once, no customer present.
+          const saved = await ctx.store.findByRef(vaultId.replace(/^VAULT-/, ''));
+          if (!saved?.vaultId || saved.vaultId !== vaultId || saved.vaultRevoked) return json({ name: 'UNPROCESSABLE_ENTITY', details: [{ issue: 'INVALID_VAULT_ID' }] }, 422);
+          Object.assign(state, { status: 'paid', captureId: gatewayId('CAP') });
+          await ctx.store.save(state.paymentId, state);
+          await ctx.deliver(captureEvent(state, 'PAYMENT.CAPTURE.COMPLETED'));
+          return json(orderOf(state), 201);
+        }
+        if (body.payment_source?.paypal?.attributes?.vault?.store_in_vault === 'ON_SUCCESS') state.vaultRequested = true;
         await ctx.store.save(state.paymentId, state);
         return json(orderOf(state), 201);
       }
@@ -204,7 +238,7 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
         if (!state) return json({ name: 'RESOURCE_NOT_FOUND' }, 404);
         if (request.method === 'POST' && order[2]) {
           if (state.status === 'open' && state.approved) {
-            Object.assign(state, { status: 'paid', captureId: gatewayId('CAP') });
+            Object.assign(state, { status: 'paid', captureId: gatewayId('CAP'), ...(state.vaultRequested ? { vaultId: `VAULT-${state.ref}` } : {}) });
             await ctx.store.save(state.paymentId, state);
             await ctx.deliver(captureEvent(state, 'PAYMENT.CAPTURE.COMPLETED'));
           } else if (state.status !== 'paid') return json({ name: 'UNPROCESSABLE_ENTITY', details: [{ issue: 'ORDER_NOT_APPROVED' }] }, 422);
