@@ -166,5 +166,8 @@ describe('agreements, recurring and renewal', () => {
     expect(json(response)).toMatchObject({ ok: true, subscriptionId: session.subscriptionId, status: 'CANCELED' });
     expect(await f.me(c.accessToken)).toMatchObject({ plan: { slug: 'starter' } });
     expect(json(await f.inject(c.accessToken, 'GET', '/v1/payments/agreements')).items[0].status).toBe('CANCELLED');
+    // The saved wallet is deleted at the gateway too: charging it now fails there.
+    const state = (await f.payment(session.paymentId)).sandbox as Record<string, unknown>;
+    expect(state).toMatchObject({ vaultRevoked: true });
   });
 });

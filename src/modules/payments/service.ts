@@ -123,6 +123,14 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     return { received: true as const, applied: result.status as string };
   }
 
+  /** Tells the gateway to forget a saved agreement; ours is cancelled already, so a failure is only logged. */
+  async function revoke(row: typeof paymentAgreements.$inferSelect) {
+    await channels
+      .get(row.channel)
+      ?.adapter.revokeAgreement?.(row.gatewayAgreementId)
+      .catch((err: unknown) => deps.logger.warn({ err, agreementId: row.id }, 'the gateway did not revoke a saved agreement'));
+  }
+
   async function own(userId: string, paymentId: string): Promise<PaymentRow> {
     const [row] = isUuid(paymentId) ? await db.select().from(payments).where(and(eq(payments.id, paymentId), eq(payments.userId, userId))) : [];
     if (!row) throw notFound(`No payment of yours has the id "${paymentId}".`);
@@ -204,17 +212,22 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     async cancelAgreement(userId: string, agreementId: string) {
       const [row] = isUuid(agreementId) ? await db.select().from(paymentAgreements).where(and(eq(paymentAgreements.id, agreementId), eq(paymentAgreements.userId, userId))) : [];
       if (!row) throw notFound(`No saved payment agreement of yours has the id "${agreementId}".`);
-      if (row.status === 'ACTIVE') await db.update(paymentAgreements).set({ status: 'CANCELLED', cancelledAt: clock.now() }).where(eq(paymentAgreements.id, row.id));
+      if (row.status === 'ACTIVE') {
+        await db.update(paymentAgreements).set({ status: 'CANCELLED', cancelledAt: clock.now() }).where(eq(paymentAgreements.id, row.id));
+        await revoke(row);
+      }
       return { ok: true as const, id: row.id, status: 'CANCELLED' as const };
     },
 
     /** `DELETE /v1/payments/recurring/:id`: the subscription stops renewing; the paid cycle runs to its end. */
     async cancelRecurring(userId: string, subscriptionId: string) {
       const subscription = await deps.billing.cancel(userId, subscriptionId);
-      await db
+      const cancelled = await db
         .update(paymentAgreements)
         .set({ status: 'CANCELLED', cancelledAt: clock.now() })
-        .where(and(eq(paymentAgreements.userId, userId), eq(paymentAgreements.subscriptionId, subscriptionId), eq(paymentAgreements.status, 'ACTIVE')));
+        .where(and(eq(paymentAgreements.userId, userId), eq(paymentAgreements.subscriptionId, subscriptionId), eq(paymentAgreements.status, 'ACTIVE')))
+        .returning();
+      for (const row of cancelled) await revoke(row);
       return { ok: true as const, subscriptionId, status: subscription.status, endsAt: subscription.endsAt ?? null };
     },
 

@@ -61,6 +61,8 @@ export interface ChannelAdapter {
    * any payment. Channels without it open an ordinary charge flagged as a renewal (carrier billing renews by itself).
    */
   chargeAgreement?(payment: PaymentRow, agreementId: string, context: CheckoutContext): Promise<CheckoutOpened>;
+  /** Deletes a saved agreement at the gateway (best effort; ours is cancelled whatever it answers). */
+  revokeAgreement?(agreementId: string): Promise<void>;
   /** Gives the money back at the gateway (channels whose API refunds); the books follow the refund callback or at once. */
   refund?(payment: PaymentRow): Promise<void>;
   /** Carrier billing with a PIN: the customer's PIN goes to the carrier. */

@@ -142,6 +142,11 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
       return { gatewayRef: String(order.id), redirectUrl: '' };
     },
 
+    async revokeAgreement(agreementId) {
+      const response = await deps.transport(`${settings.baseUrl}/v3/vault/payment-tokens/${encodeURIComponent(agreementId)}`, { method: 'DELETE', headers: await bearer() });
+      if (!response.ok && response.status !== 404) throw new Error(`the gateway kept the saved wallet (HTTP ${response.status})`);
+    },
+
     async onReturn(payment, result) {
       // The customer approved the order on the gateway's page: capturing it is what moves the money.
       if (result !== 'success' || !payment.gatewayRef || payment.status !== 'PENDING') return;
@@ -201,7 +206,7 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
   return {
     async handle(request) {
       const url = new URL(request.url);
-      const path = url.pathname.replace(/^.*?(\/v[12]\/)/, '$1');
+      const path = url.pathname.replace(/^.*?(\/v[123]\/)/, '$1');
       if (path === '/v1/oauth2/token') {
         const expected = `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret}`).toString('base64')}`;
         return request.headers.get('authorization') === expected ? json({ access_token: token, token_type: 'Bearer', expires_in: 32400 }) : json({ error: 'invalid_client' }, 401);
@@ -245,6 +250,14 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
           return json(orderOf(state), 201);
         }
         return json(orderOf(state));
+      }
+      const vaultToken = /^\/v3\/vault\/payment-tokens\/([^/]+)$/.exec(path);
+      if (vaultToken && request.method === 'DELETE') {
+        const saved = await ctx.store.findByRef(decodeURIComponent(vaultToken[1]!).replace(/^VAULT-/, ''));
+        if (!saved?.vaultId) return json({ name: 'RESOURCE_NOT_FOUND' }, 404);
+        saved.vaultRevoked = true;
+        await ctx.store.save(saved.paymentId, saved);
+        return new Response(null, { status: 204 });
       }
       const refund = /^\/v2\/payments\/captures\/([^/]+)\/refund$/.exec(path);
       if (refund && request.method === 'POST') {
