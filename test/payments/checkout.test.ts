@@ -127,6 +127,18 @@ describe('POST /v1/payments/checkout refusals (each changes nothing)', () => {
     await expectNothingRecorded(c.user.id);
   });
 
+  it('rule 3: recurring on a channel that cannot renew is refused; a code on a channel that renews by itself is refused', async () => {
+    const c = await f.customer();
+    const recurring = await f.checkout(c.accessToken, { planId: starter, provider: 'card_regional', recurring: true });
+    expect(recurring.statusCode).toBe(400);
+    expect(error(recurring).message).toContain('card_regional cannot renew automatically');
+    await t.services.subscriptionBilling.coupons.create({ code: 'TENOFF', discountType: 'PERCENT', percentOff: 10 });
+    const coupon = await f.checkout(c.accessToken, { planId: starter, provider: 'dcb', couponCode: 'TENOFF', extra: { paymentProvider: 'BL', msisdn: '01712345678' } });
+    expect(coupon.statusCode).toBe(400);
+    expect(error(coupon)).toMatchObject({ details: { reason: 'RECURRING' } });
+    await expectNothingRecorded(c.user.id);
+  });
+
   it('needs a provider and both return URLs (validation); a paid switch without provider states the amount', async () => {
     const c = await f.customer();
     const noProvider = await f.inject(c.accessToken, 'POST', '/v1/payments/checkout', { planId: starter, successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL });
