@@ -55,6 +55,20 @@ describe('carrier billing PIN (POST /v1/payments/dcb/verify-pin)', () => {
     expect(json(late).error.details).toMatchObject({ retryable: true, reason: 'PIN_EXPIRED' });
   });
 
+  it('five wrong PINs void the PIN: the sixth try is refused even with the right one (not retryable)', async () => {
+    const c = await f.customer();
+    const { paymentId, pin } = await pinCheckout(c.accessToken);
+    const wrongPin = pin === '12345' ? '54321' : '12345';
+    for (let i = 0; i < 5; i++) {
+      const wrong = await f.inject(c.accessToken, 'POST', '/v1/payments/dcb/verify-pin', { paymentId, pinCode: wrongPin });
+      expect(json(wrong).error.details).toMatchObject({ retryable: true });
+    }
+    const blocked = await f.inject(c.accessToken, 'POST', '/v1/payments/dcb/verify-pin', { paymentId, pinCode: pin });
+    expect(blocked.statusCode).toBe(400);
+    expect(json(blocked).error.details).toMatchObject({ retryable: false, reason: 'PIN_ATTEMPTS_EXCEEDED' });
+    expect(json(await f.getPayment(c.accessToken, paymentId)).status).toBe('PENDING');
+  });
+
   it('a card payment has no PIN to verify', async () => {
     const c = await f.customer();
     const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'card_global' });

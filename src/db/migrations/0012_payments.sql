@@ -72,6 +72,7 @@ CREATE TABLE "payments" (
 	"refunded_at" timestamp with time zone,
 	"tokens_taken_back" bigint DEFAULT 0 NOT NULL,
 	"tokens_unrecovered" bigint DEFAULT 0 NOT NULL,
+	"pin_attempts" integer DEFAULT 0 NOT NULL,
 	"sandbox" jsonb,
 	"expires_at" timestamp with time zone NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,

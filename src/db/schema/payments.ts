@@ -64,6 +64,8 @@ export const payments = pgTable(
     refundedAt: tz('refunded_at'),
     tokensTakenBack: bigint('tokens_taken_back', { mode: 'number' }).notNull().default(0),
     tokensUnrecovered: bigint('tokens_unrecovered', { mode: 'number' }).notNull().default(0),
+    /** Carrier billing: PINs tried for this payment (5 at most, then the customer starts again). */
+    pinAttempts: integer('pin_attempts').notNull().default(0),
     /** Sandbox mode only: the simulated gateway's state of this checkout (the carrier's PIN lives there, as at a carrier). */
     sandbox: jsonb('sandbox').$type<Record<string, unknown>>(),
     expiresAt: tz('expires_at').notNull(),

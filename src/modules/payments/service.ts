@@ -1,4 +1,4 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { PAYMENT_CHANNEL_SLUGS, type PaymentsConfig } from '../../config.js';
 import { paymentAgreements, payments } from '../../db/schema/payments.js';
@@ -21,6 +21,8 @@ import type { CallbackInput, FulfilmentHandler, PaymentRow } from './types.js';
 
 export type { FulfilmentHandler, ConfirmedPurchase, HandlerResult } from './types.js';
 export type { NewPayment } from './checkout.js';
+
+export const MAX_PIN_ATTEMPTS = 5;
 
 export interface PaymentsServiceDeps {
   db: Db;
@@ -115,7 +117,12 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     });
     if (verified.outcome === 'pending') return { received: true as const, applied: 'ignored' };
     const payment = await findPayment(slug, verified);
-    if (!payment) throw invalidCallback(slug, 'it names no checkout of ours');
+    if (!payment) {
+      // Carrier billing is verified by this very match. The others proved the message genuine: it is about something
+      // else on the same gateway account, acknowledged so the gateway stops sending it.
+      if (slug === 'dcb') throw invalidCallback(slug, 'it names no checkout of ours');
+      return { received: true as const, applied: 'ignored' };
+    }
     for (const [field, value] of Object.entries(verified.matches ?? {})) {
       if (payment.extra[field] !== value) throw invalidCallback(slug, `its ${field} does not match the checkout`);
     }
@@ -141,6 +148,15 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     const runtime = channels.get(payment.channel);
     if (payment.channel !== 'dcb' || !runtime?.adapter.verifyPin) throw badRequest('This payment is not a carrier billing payment; no PIN is needed.', { paymentId: payment.id });
     if (payment.status !== 'PENDING') throw badRequest(`This payment is ${payment.status.toLowerCase()}; a PIN cannot change it.`, { paymentId: payment.id, status: payment.status, retryable: false });
+    // Five tries per payment, counted before the carrier is asked, so guessing the 5 digits is not an option.
+    const [counted] = await db
+      .update(payments)
+      .set({ pinAttempts: sql`${payments.pinAttempts} + 1` })
+      .where(and(eq(payments.id, payment.id), lt(payments.pinAttempts, MAX_PIN_ATTEMPTS)))
+      .returning({ id: payments.id });
+    if (!counted) {
+      throw badRequest('Too many wrong PINs for this payment. Start the payment again to get a new PIN.', { paymentId: payment.id, retryable: false, reason: 'PIN_ATTEMPTS_EXCEEDED' });
+    }
     const answer = await runtime.adapter.verifyPin(payment, pin);
     if (answer !== 'ok') {
       throw badRequest(answer === 'expired' ? 'The PIN has expired. Start the payment again to get a new one.' : 'The PIN is not right. Check the text message and try again.', {
