@@ -53,6 +53,8 @@ export interface PaymentChannelCredentials {
 export interface PaymentsConfig {
   /** Channels without credentials run in sandbox (default true); false withholds them. */
   sandbox: boolean;
+  /** Origins (besides FRONTEND_URL's and PUBLIC_BASE_URL's) that checkout's successUrl/cancelUrl may point at. */
+  returnOrigins: string[];
   live: Partial<Record<PaymentChannelSlug, PaymentChannelCredentials>>;
 }
 
@@ -239,7 +241,17 @@ function paymentsConfig(
     }
     live[slug] = { baseUrl, values };
   }
-  return { sandbox: bool('PAYMENTS_SANDBOX', true), live };
+  const returnOrigins: string[] = [];
+  for (const raw of (str('PAYMENTS_RETURN_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter(Boolean)) {
+    try {
+      const parsed = new URL(raw);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+      returnOrigins.push(parsed.origin);
+    } catch {
+      problems.push(`PAYMENTS_RETURN_ORIGINS must be a comma-separated list of http(s) origins (got "${raw}")`);
+    }
+  }
+  return { sandbox: bool('PAYMENTS_SANDBOX', true), returnOrigins, live };
 }
 
 const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9_]*?)_(API_KEY|BASE_URL|MONTHLY_BUDGET_CENTS|TIMEOUT_MS)$/;

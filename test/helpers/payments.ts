@@ -6,6 +6,8 @@ import { subscriptionFixtures } from './subscriptions.js';
 
 export const SUCCESS_URL = 'https://app.example.test/billing/success';
 export const CANCEL_URL = 'https://app.example.test/billing/cancel';
+/** The test front ends checkout may return to (besides FRONTEND_URL and PUBLIC_BASE_URL). */
+export const PAYMENT_TEST_ENV = { PAYMENTS_RETURN_ORIGINS: 'https://app.example.test,https://shop.example.test' };
 
 /** HTTP helpers for the payment routes, the sandbox page driven like a browser, and reads of what tests check. */
 export function paymentFixtures(t: TestApp) {

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
-import { paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
+import { PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
 
 let t: TestApp;
 let f: ReturnType<typeof paymentFixtures>;
 let starter: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: PAYMENT_TEST_ENV });
   f = paymentFixtures(t);
   starter = await f.planId('starter');
 });

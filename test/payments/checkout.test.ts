@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { payments } from '../../src/db/schema/payments.js';
 import { subscriptionChanges } from '../../src/db/schema/subscriptions.js';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
-import { CANCEL_URL, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
+import { CANCEL_URL, PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
 
 let t: TestApp;
 let f: ReturnType<typeof paymentFixtures>;
@@ -11,7 +11,7 @@ let starter: string;
 let studio: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: PAYMENT_TEST_ENV });
   f = paymentFixtures(t);
   starter = await f.planId('starter');
   studio = await f.planId('studio');
@@ -147,6 +147,10 @@ describe('POST /v1/payments/checkout refusals (each changes nothing)', () => {
     expect(noUrls.statusCode).toBe(400);
     const badUrl = await f.checkout(c.accessToken, { planId: starter, provider: 'card_global', successUrl: 'javascript:alert(1)' });
     expect(badUrl.statusCode).toBe(400);
+    // The return route redirects to these URLs, so they must be on our front end: no open redirect through us.
+    const elsewhere = await f.checkout(c.accessToken, { planId: starter, provider: 'card_global', cancelUrl: 'https://evil.example.net/phish' });
+    expect(elsewhere.statusCode).toBe(400);
+    expect(error(elsewhere)).toMatchObject({ details: { field: 'cancelUrl', allowedOrigins: expect.arrayContaining(['https://app.example.test']) } });
     const sw = await f.switchTo(c.accessToken, { planId: starter });
     expect(sw.statusCode).toBe(400);
     expect(error(sw).message).toContain('costs 499.00 BDT');

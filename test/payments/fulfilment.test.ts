@@ -3,14 +3,14 @@ import { and, eq } from 'drizzle-orm';
 import { notifications } from '../../src/db/schema/notifications.js';
 import { plans } from '../../src/db/schema/plans.js';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
-import { CANCEL_URL, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
+import { CANCEL_URL, PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
 
 let t: TestApp;
 let f: ReturnType<typeof paymentFixtures>;
 let starter: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: PAYMENT_TEST_ENV });
   f = paymentFixtures(t);
   starter = await f.planId('starter');
 });

@@ -5,7 +5,7 @@ import { callbackSigningText, rsaSign } from '../../src/modules/payments/gateway
 import type { CallbackInput } from '../../src/modules/payments/types.js';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
 import { deliverTo, liveEnv, startFakeGateway, type FakeGateway } from '../helpers/fake-gateways.js';
-import { paymentFixtures } from '../helpers/payments.js';
+import { PAYMENT_TEST_ENV, paymentFixtures } from '../helpers/payments.js';
 
 /**
  * Every channel in live mode against a local fake gateway (a real HTTP server speaking the channel's wire format):
@@ -23,7 +23,7 @@ let starter: string;
 
 beforeAll(async () => {
   for (const slug of SLUGS) fakes[slug] = await startFakeGateway(slug, { app: () => t });
-  t = await createTestApp({ env: liveEnv(Object.values(fakes)) });
+  t = await createTestApp({ env: { ...liveEnv(Object.values(fakes)), ...PAYMENT_TEST_ENV } });
   f = paymentFixtures(t);
   starter = await f.planId('starter');
 });

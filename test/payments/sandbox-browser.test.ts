@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../helpers/test-app.js';
+import { PAYMENT_TEST_ENV } from '../helpers/payments.js';
 
 /**
  * The sandbox checkout page is a real web page: a headless Chromium opens the redirectUrl checkout returned, presses
@@ -29,7 +30,7 @@ let browser: Browser;
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  t = await createTestApp({ env: { PUBLIC_BASE_URL: base } });
+  t = await createTestApp({ env: { PUBLIC_BASE_URL: base, ...PAYMENT_TEST_ENV } });
   await t.app.listen({ port, host: '127.0.0.1' });
   if (!available) return;
   browser = await chromium.launch({

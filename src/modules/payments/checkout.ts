@@ -48,8 +48,21 @@ export function createCheckoutFlow(
     return row;
   }
 
+  /** Return URLs must point at our own front end (or an origin the operator listed): the return route redirects there. */
+  function checkReturnUrls(input: { successUrl?: string | undefined; cancelUrl?: string | undefined }) {
+    for (const field of ['successUrl', 'cancelUrl'] as const) {
+      const value = input[field];
+      if (value === undefined) continue;
+      const origin = URL.canParse(value) ? new URL(value).origin : null;
+      if (!origin || !ctx.returnOrigins.includes(origin)) {
+        throw badRequest(`${field}: return to one of ${ctx.returnOrigins.join(', ')} (other sites are not allowed).`, { field, allowedOrigins: ctx.returnOrigins });
+      }
+    }
+  }
+
   /** Records a PENDING payment and opens the gateway's hosted checkout for it (or charges a saved agreement). */
   async function openPayment(input: NewPayment, agreementId?: string): Promise<CheckoutSession> {
+    checkReturnUrls(input);
     const row = await available(input.channel);
     const extra = validateExtra(row, input.extra);
     validateAmount(row, input.amountCents, input.currency);
@@ -127,6 +140,7 @@ export function createCheckoutFlow(
      * anything is recorded (rules 1, 2, 5, 7); then subscriptions prices it and opens the checkout through the port.
      */
     async checkout(userId: string, input: CheckoutInput) {
+      checkReturnUrls(input);
       const quote = await deps.billing.quote(userId, input.planId); // 404 for an unknown, archived or internal plan
       const plan = (await deps.plans.getById(input.planId))!;
       if (plan.allowedChannels.length > 0 && !plan.allowedChannels.includes(input.provider)) {

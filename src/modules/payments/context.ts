@@ -15,6 +15,8 @@ export interface PaymentsContext {
   /** The channel's row when it is enabled and has a runtime (live or sandbox); null otherwise. */
   channelRow(slug: string): Promise<ChannelRow | null>;
   callbackUrl(slug: string): string;
+  /** Origins checkout's successUrl/cancelUrl may point at. */
+  returnOrigins: string[];
   returnUrl(paymentId: string, result: 'success' | 'cancel' | 'fail'): string;
   sandboxPageUrl(paymentId: string): string;
   /** Proves a sandbox page link was handed out by us for this payment. */

@@ -81,6 +81,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       return row?.enabled ? row : null;
     },
     callbackUrl: (slug) => `${base}/v1/payments/webhook/${slug}`,
+    returnOrigins: [...new Set([new URL(deps.frontendUrl).origin, new URL(base).origin, ...deps.config.returnOrigins])],
     returnUrl: (paymentId, result) => `${base}/v1/payments/return/${paymentId}?result=${result}`,
     sandboxPageUrl: (paymentId) => `${base}/v1/payments/sandbox/${paymentId}?t=${tokens.sign(paymentId)}`,
     sandboxTokenValid: (paymentId, token) => tokens.valid(paymentId, token),
