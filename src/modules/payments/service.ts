@@ -194,7 +194,9 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     checkout: (userId: string, input: CheckoutInput) => flow.checkout(userId, input),
 
     async get(userId: string, paymentId: string) {
-      return view(await own(userId, paymentId));
+      const payment = await own(userId, paymentId);
+      // Read from the ledger: a change paid now and applied later (a downgrade) grants its tokens when it starts.
+      return view({ ...payment, tokensGranted: payment.status === 'PENDING' ? 0 : await deps.wallet.creditedForPayment(payment.id) });
     },
 
     /** `POST /v1/payments/dcb/verify-pin`: the PIN goes to the carrier; activation still comes by its callback. */
