@@ -202,6 +202,24 @@ describe('refunds through the gateway', () => {
   });
 });
 
+describe('a saved wallet renews over the gateway API', () => {
+  it('wallet_global: a recurring purchase vaults the wallet; the renewal is a merchant-initiated order on the vault id', async () => {
+    const c = await f.customer();
+    const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'wallet_global', recurring: true });
+    expect(json(await deliverTo(t, 'wallet_global', await genuine('wallet_global', session.paymentId))).applied).toBe('succeeded');
+    const [agreement] = json(await f.inject(c.accessToken, 'GET', '/v1/payments/agreements')).items;
+    expect(agreement).toMatchObject({ channel: 'wallet_global', status: 'ACTIVE' });
+    const [sub] = await f.list(c.accessToken);
+    t.clock.set(new Date(new Date(sub!.endsAt as string).getTime() + 60_000));
+    await t.services.subscriptionBilling.runDue();
+    fakes.wallet_global.seen.length = 0;
+    await f.reconcile();
+    expect(fakes.wallet_global.seen).toContain('POST /v2/checkout/orders');
+    await f.eventually(async () => expect((await f.list(await c.token()))[0]).toMatchObject({ id: sub!.id, status: 'ACTIVE' }));
+    expect((await f.grants({ userId: c.user.id })).length).toBe(3);
+  });
+});
+
 describe('a gateway that refuses or does not answer', () => {
   it('checkout answers 503 PROVIDER_UNAVAILABLE when the gateway refuses the session', async () => {
     const c = await f.customer();
