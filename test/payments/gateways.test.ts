@@ -5,7 +5,7 @@ import { callbackSigningText, rsaSign } from '../../src/modules/payments/gateway
 import type { CallbackInput } from '../../src/modules/payments/types.js';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
 import { deliverTo, liveEnv, startFakeGateway, type FakeGateway } from '../helpers/fake-gateways.js';
-import { PAYMENT_TEST_ENV, paymentFixtures } from '../helpers/payments.js';
+import { PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
 
 /**
  * Every channel in live mode against a local fake gateway (a real HTTP server speaking the channel's wire format):
@@ -199,6 +199,38 @@ describe('refunds through the gateway', () => {
     const payment = json(await f.getPayment(c.accessToken, paymentId));
     expect(payment).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'REVIEW', tokensTakenBack: 0 });
     expect(payment.reviewReason).toContain('refunded 100.00 BDT of 499.00 BDT');
+  });
+});
+
+describe('the browser return carries the outcome on some gateways (verified like a callback)', () => {
+  it('wallet_regional_1: the gateway redirects to our return URL with paymentID and status; the callback itself was lost', async () => {
+    const { c, paymentId } = await open('wallet_regional_1');
+    const message = await genuine('wallet_regional_1', paymentId); // never delivered
+    const { paymentID } = JSON.parse(message.rawBody) as { paymentID: string };
+    const back = await t.app.inject({ method: 'GET', url: `/v1/payments/return/${paymentId}?result=success&paymentID=${paymentID}&status=success&signature=x` });
+    expect(back.statusCode).toBe(302);
+    expect(back.headers.location).toBe(SUCCESS_URL);
+    expect(json(await f.getPayment(c.accessToken, paymentId))).toMatchObject({ status: 'SUCCEEDED', tokensGranted: 10_000_000 });
+    // A forged "success" on the return changes nothing and still sends the browser on.
+    const other = await open('wallet_regional_1');
+    const ref = (await f.payment(other.paymentId)).gatewayRef!;
+    const forged = await t.app.inject({ method: 'GET', url: `/v1/payments/return/${other.paymentId}?result=success&paymentID=${ref}&status=success` });
+    expect(forged.statusCode).toBe(302);
+    expect(json(await f.getPayment(other.c.accessToken, other.paymentId)).status).toBe('PENDING');
+  });
+
+  it('card_regional: the gateway posts the transaction to success_url with the browser; it is re-validated', async () => {
+    const { c, paymentId } = await open('card_regional');
+    const message = await genuine('card_regional', paymentId); // the IPN is lost
+    const back = await t.app.inject({
+      method: 'POST',
+      url: `/v1/payments/return/${paymentId}?result=success`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: message.rawBody,
+    });
+    expect(back.statusCode).toBe(302);
+    expect(back.headers.location).toBe(SUCCESS_URL);
+    expect(json(await f.getPayment(c.accessToken, paymentId))).toMatchObject({ status: 'SUCCEEDED', tokensGranted: 10_000_000 });
   });
 });
 

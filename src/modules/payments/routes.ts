@@ -123,18 +123,26 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     async (request) => payments.get(principalOf(request).userId, request.params.id),
   );
 
-  app.get(
-    '/v1/payments/return/:id',
-    {
-      schema: {
-        tags,
-        summary: 'Where a gateway sends the browser back; redirects to the successUrl or cancelUrl given at checkout',
-        params: PaymentParams,
-        querystring: ReturnQuery,
-        response: { 302: Redirect, ...errorResponses(404) },
-      },
-    },
-    async (request, reply) => reply.redirect(await payments.returnTo(request.params.id, request.query.result), 302),
+  const returnSchema = {
+    tags,
+    summary: 'Where a gateway sends the browser back; redirects to the successUrl or cancelUrl given at checkout',
+    description: 'Some gateways append their outcome (query) or post it (form): it is verified like a callback first.',
+    params: PaymentParams,
+    querystring: ReturnQuery,
+    response: { 302: Redirect, ...errorResponses(404) },
+  };
+  const returnParams = (request: FastifyRequest) => {
+    const out: Record<string, string> = {};
+    for (const source of [request.query, request.body]) {
+      for (const [key, value] of Object.entries((source ?? {}) as Record<string, unknown>)) if (typeof value === 'string') out[key] = value;
+    }
+    return out;
+  };
+  app.get('/v1/payments/return/:id', { schema: returnSchema }, async (request, reply) =>
+    reply.redirect(await payments.returnTo(request.params.id, request.query.result, returnParams(request)), 302),
+  );
+  app.post('/v1/payments/return/:id', { schema: { ...returnSchema, body: GatewayBody } }, async (request, reply) =>
+    reply.redirect(await payments.returnTo(request.params.id, request.query.result, returnParams(request)), 302),
   );
 
   app.get(

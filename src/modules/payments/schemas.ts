@@ -119,7 +119,10 @@ export const WebhookQuery = Type.Object(
   { additionalProperties: true, description: 'The carrier\'s callback fields (gateways may add their own)' },
 );
 
-export const ReturnQuery = StrictObject({ result: Type.Enum(['success', 'cancel', 'fail']) });
+export const ReturnQuery = Type.Object(
+  { result: Type.Optional(Type.Enum(['success', 'cancel', 'fail'])), paymentID: QueryField, status: QueryField },
+  { additionalProperties: true, description: 'Our result, plus what the gateway appends (e.g. paymentID and status)' },
+);
 export const SandboxQuery = StrictObject({ t: Type.String({ minLength: 1, maxLength: 64 }) });
 export const SandboxForm = StrictObject({
   t: Type.String({ minLength: 1, maxLength: 64 }),

@@ -17,7 +17,7 @@ import { buildChannels } from './gateways/index.js';
 import { GatewayError, invalidCallback, providerUnavailable } from './gateways/common.js';
 import { createReconciler } from './reconcile.js';
 import { createSandboxPages, databaseSimStore, isUuid } from './sandbox.js';
-import type { CallbackInput, FulfilmentHandler, PaymentRow } from './types.js';
+import type { CallbackInput, FulfilmentHandler, PaymentRow, ReturnResult } from './types.js';
 
 export type { FulfilmentHandler, ConfirmedPurchase, HandlerResult } from './types.js';
 export type { NewPayment } from './checkout.js';
@@ -214,10 +214,15 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     },
 
     /** Where the gateway sends the browser back: channel work (a capture), then the URL stored at checkout. */
-    async returnTo(paymentId: string, result: 'success' | 'cancel' | 'fail'): Promise<string> {
+    async returnTo(paymentId: string, asked: ReturnResult | undefined, params: Record<string, string> = {}): Promise<string> {
       const [payment] = isUuid(paymentId) ? await db.select().from(payments).where(eq(payments.id, paymentId)) : [];
       if (!payment) throw notFound('No such payment.');
-      await channels.get(payment.channel)?.adapter.onReturn?.(payment, result).catch((err: unknown) => deps.logger.warn({ err, paymentId }, 'return handling failed; reconciliation will re-query'));
+      const adapter = channels.get(payment.channel)?.adapter;
+      const carried = adapter?.callbackFromReturn?.(params) ?? null;
+      const result = carried?.result ?? asked ?? 'success';
+      const warn = (err: unknown) => deps.logger.warn({ err, paymentId }, 'return handling failed; reconciliation will re-query');
+      if (carried) await handleCallback(payment.channel, carried.callback).catch(warn);
+      await adapter?.onReturn?.(payment, result).catch(warn);
       const fallback = `${deps.frontendUrl.replace(/\/$/, '')}/billing/${result === 'success' ? 'success' : 'cancel'}?paymentId=${payment.id}`;
       return (result === 'success' ? payment.successUrl : payment.cancelUrl) ?? fallback;
     },

@@ -40,6 +40,8 @@ export interface CheckoutContext {
   returnUrl: (result: 'success' | 'cancel' | 'fail') => string;
 }
 
+export type ReturnResult = 'success' | 'cancel' | 'fail';
+
 export interface CheckoutOpened {
   gatewayRef: string;
   redirectUrl: string;
@@ -54,6 +56,12 @@ export interface ChannelAdapter {
   verifyCallback(input: CallbackInput): Promise<VerifiedCallback>;
   /** Asks the gateway where a checkout stands (reconciliation); null when it says nothing final. */
   requery(payment: PaymentRow): Promise<VerifiedCallback | null>;
+  /**
+   * The browser's return carries the gateway's outcome for some channels (bKash-style `paymentID` and `status` in the
+   * query, SSLCommerz-style form posts): it is treated as one more callback, verified the same way. Returns the
+   * message and the result it implies, or null.
+   */
+  callbackFromReturn?(params: Record<string, string>): { callback: CallbackInput; result: ReturnResult } | null;
   /** Work on the browser's return before it goes to the stored URL (e.g. capturing an approved order). */
   onReturn?(payment: PaymentRow, result: 'success' | 'cancel' | 'fail'): Promise<void>;
   /**

@@ -104,6 +104,14 @@ export function createCardRegional(settings: CardRegionalSettings, deps: { trans
       return checked;
     },
 
+    callbackFromReturn(params) {
+      // The gateway posts the transaction's fields to success_url/fail_url/cancel_url with the browser: the same
+      // verification as its IPN applies (an IPN lost on the way is made good by the customer's return).
+      if (!params.tran_id || !params.status) return null;
+      const result = params.status === 'VALID' || params.status === 'VALIDATED' ? 'success' : params.status === 'FAILED' ? 'fail' : 'cancel';
+      return { callback: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: form(params), query: {} }, result };
+    },
+
     async requery(payment) {
       return byTransaction(payment.id, 'requery');
     },

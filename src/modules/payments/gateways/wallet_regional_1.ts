@@ -52,7 +52,8 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
         body: JSON.stringify({
           mode: '0011',
           payerReference: payment.userId.slice(0, 8),
-          callbackURL: context.callbackUrl,
+          // The gateway sends the browser here with `paymentID` and `status`; the return route verifies it as a callback.
+          callbackURL: context.returnUrl('success'),
           amount: toDecimal(payment.amountCents),
           currency: payment.currency,
           intent: 'sale',
@@ -75,6 +76,12 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
       const claimed = body.status === 'success' ? 'succeeded' : body.status === 'failure' ? 'failed' : body.status === 'cancel' ? 'cancelled' : null;
       if (!checked || checked.outcome !== claimed) throw invalidCallback(SLUG, 'the gateway\'s status query does not confirm this callback');
       return checked;
+    },
+
+    callbackFromReturn(params) {
+      const result = params.status === 'success' ? 'success' : params.status === 'cancel' ? 'cancel' : params.status === 'failure' ? 'fail' : null;
+      if (!params.paymentID || !result) return null;
+      return { callback: { method: 'GET', headers: {}, rawBody: '', query: { paymentID: params.paymentID, status: params.status! } }, result };
     },
 
     async requery(payment) {
