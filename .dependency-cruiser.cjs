@@ -29,6 +29,7 @@ const TABLE_OWNERS = {
   'jobs.ts': ['jobs'],
   'library.ts': ['library'],
   'notifications.ts': ['notifications'],
+  'payments.ts': ['payments'],
   'plans.ts': ['plans'],
   'platform.ts': ['platform'],
   // A key-value store: each owner reads and writes its own keys only (catalog: pricing; plans: the seed digest).

@@ -45,6 +45,18 @@ export default defineConfig(
     },
   },
   {
+    files: ['src/modules/payments/gateways/*.ts'],
+    rules: {
+      // Payment gateway adapters and their sandbox simulators parse each gateway's wire format (JSON the gateway
+      // defines, often loosely typed: amounts as strings or numbers). Every field they use is checked where it is read
+      // (signature, status, amount parsed by fromDecimal), so typing each foreign body would add noise, not safety.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off', // same reason: gateway wire formats
+      '@typescript-eslint/no-unsafe-assignment': 'off', // same reason: gateway wire formats
+      '@typescript-eslint/no-unsafe-member-access': 'off', // same reason: gateway wire formats
+    },
+  },
+  {
     // Plain JavaScript (this file, the dependency-cruiser config, the build script) is outside the TypeScript program.
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],

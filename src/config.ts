@@ -27,6 +27,35 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Upstream AI provider settings by variable prefix (`OPENAI`, `ANTHROPIC`...): see providerSettings below. */
   providers: Record<string, ProviderSettings>;
+  /** Payment channels: live credentials by channel slug, and whether channels without them run in sandbox. */
+  payments: PaymentsConfig;
+}
+
+export const PAYMENT_CHANNEL_SLUGS = ['card_global', 'wallet_global', 'card_regional', 'wallet_regional_1', 'wallet_regional_2', 'dcb'] as const;
+export type PaymentChannelSlug = (typeof PAYMENT_CHANNEL_SLUGS)[number];
+
+/** `<CHANNEL>_...` variables each live channel needs (all of them, or none for sandbox), and its API base. */
+export const PAYMENT_CHANNEL_VARIABLES: Record<PaymentChannelSlug, { required: string[]; baseUrl: string | null }> = {
+  card_global: { required: ['SECRET_KEY', 'WEBHOOK_SECRET'], baseUrl: 'https://api.stripe.com' },
+  wallet_global: { required: ['CLIENT_ID', 'CLIENT_SECRET', 'WEBHOOK_ID'], baseUrl: 'https://api-m.paypal.com' },
+  card_regional: { required: ['STORE_ID', 'STORE_PASSWORD'], baseUrl: 'https://securepay.sslcommerz.com' },
+  wallet_regional_1: { required: ['APP_KEY', 'APP_SECRET', 'USERNAME', 'PASSWORD'], baseUrl: 'https://tokenized.pay.bka.sh/v1.2.0-beta' },
+  wallet_regional_2: { required: ['MERCHANT_ID', 'MERCHANT_PRIVATE_KEY', 'GATEWAY_PUBLIC_KEY'], baseUrl: 'https://api.mynagad.com' },
+  dcb: { required: ['API_KEY'], baseUrl: null },
+};
+
+export interface PaymentChannelCredentials {
+  baseUrl: string;
+  /** By variable suffix, e.g. `SECRET_KEY`. */
+  values: Record<string, string>;
+}
+
+export interface PaymentsConfig {
+  /** Channels without credentials run in sandbox (default true); false withholds them. */
+  sandbox: boolean;
+  /** Origins (besides FRONTEND_URL's and PUBLIC_BASE_URL's) that checkout's successUrl/cancelUrl may point at. */
+  returnOrigins: string[];
+  live: Partial<Record<PaymentChannelSlug, PaymentChannelCredentials>>;
 }
 
 /** `<PREFIX>_API_KEY` (a comma-separated list: one upstream account each), `_BASE_URL`, `_MONTHLY_BUDGET_CENTS`, `_TIMEOUT_MS`. */
@@ -135,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(str('LOG_LEVEL'), mode, problems),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     providers: providerSettings(env, int, url),
+    payments: paymentsConfig(str, url, bool, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   // Scaled mode shares a generated key through the database instead (see createPlatform).
@@ -182,9 +212,53 @@ function logLevel(raw: string | null, mode: Config['env'], problems: string[]): 
   return 'info';
 }
 
+/** PAYMENTS_SANDBOX and `<CHANNEL>_...`: a channel is live with all its variables, in sandbox with none; some is a mistake. */
+function paymentsConfig(
+  str: (name: string) => string | null,
+  url: (name: string, protocols: string[]) => string | null,
+  bool: (name: string, fallback: boolean) => boolean,
+  problems: string[],
+): PaymentsConfig {
+  const live: PaymentsConfig['live'] = {};
+  for (const slug of PAYMENT_CHANNEL_SLUGS) {
+    const prefix = slug.toUpperCase();
+    const spec = PAYMENT_CHANNEL_VARIABLES[slug];
+    const values: Record<string, string> = {};
+    for (const suffix of spec.required) {
+      const value = str(`${prefix}_${suffix}`);
+      if (value !== null) values[suffix] = value.replace(/\\n/g, '\n');
+    }
+    const baseUrl = url(`${prefix}_BASE_URL`, ['http:', 'https:'])?.replace(/\/+$/, '') ?? spec.baseUrl;
+    const missing = spec.required.filter((suffix) => values[suffix] === undefined);
+    if (missing.length === spec.required.length) continue;
+    if (missing.length > 0) {
+      problems.push(`${missing.map((suffix) => `${prefix}_${suffix}`).join(', ')} must be set too for the ${slug} channel to run live (or unset its other variables for sandbox)`);
+      continue;
+    }
+    if (!baseUrl) {
+      problems.push(`${prefix}_BASE_URL must be set for the ${slug} channel to run live (the carrier aggregator's API address)`);
+      continue;
+    }
+    live[slug] = { baseUrl, values };
+  }
+  const returnOrigins: string[] = [];
+  for (const raw of (str('PAYMENTS_RETURN_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter(Boolean)) {
+    try {
+      const parsed = new URL(raw);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+      returnOrigins.push(parsed.origin);
+    } catch {
+      problems.push(`PAYMENTS_RETURN_ORIGINS must be a comma-separated list of http(s) origins (got "${raw}")`);
+    }
+  }
+  return { sandbox: bool('PAYMENTS_SANDBOX', true), returnOrigins, live };
+}
+
 const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9_]*?)_(API_KEY|BASE_URL|MONTHLY_BUDGET_CENTS|TIMEOUT_MS)$/;
 /** The service's own variables that have a provider variable's shape; they never name a provider. */
 const OWN_VARIABLES = new Set(['PUBLIC_BASE_URL', 'SHUTDOWN_TIMEOUT_MS']);
+/** Payment channel variables (`DCB_API_KEY`, `CARD_GLOBAL_BASE_URL` ...) never name an AI provider. */
+const PAYMENT_PREFIXES = PAYMENT_CHANNEL_SLUGS.map((slug) => `${slug.toUpperCase()}_`);
 
 /** Every provider-shaped variable, grouped by prefix; the gateway uses the prefixes that name a catalog provider. */
 function providerSettings(
@@ -195,7 +269,7 @@ function providerSettings(
   const settings: Record<string, ProviderSettings> = {};
   for (const name of Object.keys(env).sort()) {
     const match = PROVIDER_VARIABLE.exec(name);
-    if (!match || OWN_VARIABLES.has(name) || !env[name]?.trim()) continue;
+    if (!match || OWN_VARIABLES.has(name) || PAYMENT_PREFIXES.some((prefix) => name.startsWith(prefix)) || !env[name]?.trim()) continue;
     const prefix = match[1]!;
     const entry = (settings[prefix] ??= { apiKeys: [], baseUrl: null, monthlyBudgetCents: null, timeoutMs: null });
     if (match[2] === 'API_KEY') entry.apiKeys = [...new Set(env[name].split(',').map((key) => key.trim()).filter(Boolean))];

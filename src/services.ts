@@ -15,11 +15,13 @@ import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
 import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
-import { createSubscriptionBillingService, subscriptionJobs } from './modules/subscriptions/index.js';
+import { createSubscriptionBillingService, subscriptionJobs, type ConfirmedPayment } from './modules/subscriptions/index.js';
 import { createWebhooksService } from './modules/webhooks/service.js';
 import { createWorkspacesService } from './modules/workspaces/service.js';
 import { AppError } from './platform/http/errors.js';
 import { createCommunityService } from './modules/community/service.js';
+import { createPaymentsService } from './modules/payments/service.js';
+import { paymentJobs } from './modules/payments/jobs.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -27,7 +29,8 @@ export function createServices(platform: Platform) {
   const pepper = derivePepper(platform.config.jwtSecret);
   const notifications = createNotificationsService({ db, clock });
   const catalog = createCatalogService({ db, clock, events: platform.events });
-  const plans = createPlansService({ db, clock, catalog, events: platform.events });
+  // Plans show `payableWith` from the channels that run now (the payments service is built below).
+  const plans = createPlansService({ db, clock, catalog, events: platform.events, liveChannels: async () => payments.liveChannelSlugs() });
   const logBackgroundError = (err: unknown) => platform.logger.error({ err }, 'background work failed');
   const wallet = createWalletService({
     db,
@@ -49,7 +52,7 @@ export function createServices(platform: Platform) {
   });
   const auth = createAuthService({ db, clock, tokens, events: platform.events, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
-  // Trials, switches, coupons and the lifecycle; no payments port until the payments module exists.
+  // Trials, switches, coupons and the lifecycle; the payments port is connected below.
   const subscriptionBilling = createSubscriptionBillingService({
     db,
     clock,
@@ -68,6 +71,25 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
     onSubscriptionChanged: (userId) => subscriptions.forgetCached(userId),
   });
+  const payments = createPaymentsService({
+    db,
+    clock,
+    logger: platform.logger,
+    config: platform.config.payments,
+    publicBaseUrl: platform.config.publicBaseUrl,
+    frontendUrl: platform.config.frontendUrl,
+    serverSecret: platform.config.jwtSecret,
+    wallet,
+    notifications,
+    plans,
+    billing: subscriptionBilling,
+  });
+  // The two modules need each other: subscriptions opens checkouts through the port, payments fulfils plan purchases
+  // through the handler subscriptions registers (the top-ups module registers `topup` the same way).
+  subscriptionBilling.connectPayments(payments.port);
+  payments.registerFulfilment('subscription', (tx, payment) =>
+    subscriptionBilling.fulfilSubscriptionPayment(tx, { ...payment, purpose: payment.purpose as unknown as ConfirmedPayment['purpose'] }),
+  );
   const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users, events: platform.events, onBackgroundError: logBackgroundError });
   const usage = createUsageService({ db, clock, catalog });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
@@ -142,7 +164,7 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
   });
   account.addExportSection(community.exportSection);
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -152,6 +174,7 @@ export function domainJobs(_platform: Platform, services: Services): AnyJobDefin
   return [
     ...walletJobs(services.wallet),
     ...subscriptionJobs(services.subscriptionBilling),
+    ...paymentJobs(services.payments),
     ...services.gateway.jobs(),
     ...services.media.jobs(),
     ...services.account.jobs(),
@@ -173,6 +196,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'account.data-export.cleanup': true,
   'account.password-reset-code': true,
   'subscriptions.lifecycle': true,
+  'payments.reconcile': true,
   'wallet.sweep-reservations': true,
   'gateway.idempotency-purge': true,
   'media.job-run': true,

@@ -7,8 +7,9 @@ import { ACCESS_TOKEN_TTL_SECONDS } from '../../src/platform/auth/access-tokens.
 import type { ChannelPolicy, CheckoutRequest, FulfilmentResult, PaymentsPort } from '../../src/modules/subscriptions/payments-port.js';
 
 /**
- * A stand-in for the payments module (not built yet), speaking the port exactly as it will: checkouts are recorded,
- * and `pay` confirms one by calling the real fulfilment handler in a transaction, as the gateway callback will.
+ * A stand-in for the payments module for tests of subscriptions alone, speaking the port exactly as payments does:
+ * checkouts are recorded, and `pay` confirms one by calling the real fulfilment handler in a transaction, as a verified
+ * gateway callback does. `connect` replaces the payments module's port for the test's app (test/payments drives the real one).
  */
 export function fakePayments(t: TestApp) {
   const channels: Record<string, ChannelPolicy> = {

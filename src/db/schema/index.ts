@@ -17,3 +17,4 @@ export * from './jobs.js';
 export * from './webhooks.js';
 export * from './workspaces.js';
 export * from './community.js';
+export * from './payments.js';

@@ -20,7 +20,8 @@ export const plans = pgTable(
     name: text('name').notNull(),
     description: text('description').notNull().default(''),
     interval: text('interval', { enum: PLAN_INTERVALS }).notNull(),
-    priceCents: integer('price_cents').notNull(),
+    /** Minor units; 64-bit like every amount. */
+    priceCents: bigint('price_cents', { mode: 'number' }).notNull(),
     currency: text('currency').notNull(),
     trialDays: integer('trial_days').notNull().default(0),
     /** Tokens added to the wallet each cycle (the plan's allowance). */

@@ -197,7 +197,8 @@ export function createPlansService(deps: PlansServiceDeps) {
       allowedModelIds: allowed.map((e) => e.row.id),
       servableModelIds: servable.map((e) => e.row.id),
       allowedChannels: plan.allowedChannels,
-      payableWith: policy.filter((slug) => live.includes(slug)),
+      // A free plan has nothing to pay, so no channel is offered for it.
+      payableWith: plan.priceCents > 0 ? policy.filter((slug) => live.includes(slug)) : [],
     };
   }
 

@@ -2,4 +2,5 @@
 export { createSubscriptionsService, type SubscriptionsService } from './service.js';
 export { createSubscriptionBillingService } from './billing.js';
 export { subscriptionJobs } from './jobs.js';
-export type { PaymentsPort } from './payments-port.js';
+export type { PaymentsPort, ChannelPolicy, CheckoutRequest, CheckoutSession, ConfirmedPayment, FulfilmentResult } from './payments-port.js';
+export type { SubscriptionBillingService } from './billing.js';

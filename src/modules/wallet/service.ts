@@ -8,6 +8,7 @@ import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type L
 import { createLeaseKeeper } from './leases.js';
 import { quickSettle, quickSettlement, type QuickSettlement } from './quick-settle.js';
 import { reserveTokens, type ReserveRequest } from './reserve.js';
+import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
 
 export type { WalletOwner } from './ledger.js';
 
@@ -340,6 +341,13 @@ export function createWalletService(deps: WalletServiceDeps) {
         return { applied: result.applied, takenTokens: take, unrecoveredTokens: input.amount - take, balance: result.balance };
       });
     },
+
+    /** Tokens a payment added to wallets (the payments module reports them as `tokensGranted`). */
+    creditedForPayment: (paymentId: string, tx: DbOrTx = db) => tokensCreditedFor(tx, paymentId),
+
+    /** A refunded payment: takes its tokens back as far as the balance allows and reports what was already spent. */
+    reversePayment: (input: { paymentId: string; idempotencyKey: string; note: string }, tx: DbOrTx = db) =>
+      inTx(tx, (t) => reversePaymentCredits(t, input, clock.now())),
 
     /** Balance with per-kind totals; a wallet is created (empty) on first look. */
     async balance(owner: WalletOwner) {
