@@ -12,7 +12,7 @@ import { usageRecords } from '../src/db/schema/usage.js';
 import { ManualClock } from '../src/platform/clock/clock.js';
 import { ledgerOf, walletState } from './helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
-import { TEST_JWT_SECRET } from './helpers/test-app.js';
+import { testEnv } from './helpers/test-app.js';
 
 /**
  * A real process killed with SIGKILL after its upstream answered and before the settlement committed: the answer's
@@ -51,18 +51,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const baseEnv = () => ({
-  DATA_DIR: dataDir,
-  JWT_SECRET: TEST_JWT_SECRET,
-  RATE_LIMIT_PER_MINUTE: '100000',
-  S3_BUCKET: 'crash-test',
-  S3_REGION: 'us-east-1',
-  S3_ENDPOINT: `http://127.0.0.1:${(store.address() as AddressInfo).port}`,
-  S3_ACCESS_KEY_ID: 'test',
-  S3_SECRET_ACCESS_KEY: 'test-secret',
-  S3_FORCE_PATH_STYLE: 'true',
-  ...(testDb?.url ? { DATABASE_URL: testDb.url } : {}),
-});
+/** The test settings plus a file store at the endpoint that never answers an upload. */
+const baseEnv = () =>
+  testEnv(testDb?.url ?? null, dataDir, {
+    S3_BUCKET: 'crash-test',
+    S3_REGION: 'us-east-1',
+    S3_ENDPOINT: `http://127.0.0.1:${(store.address() as AddressInfo).port}`,
+    S3_ACCESS_KEY_ID: 'test',
+    S3_SECRET_ACCESS_KEY: 'test-secret',
+    S3_FORCE_PATH_STYLE: 'true',
+  });
 
 async function startProcess(): Promise<{ child: ChildProcess; port: number; logs: string[] }> {
   const port = await freePort();
@@ -113,7 +111,7 @@ describe('a process killed between the upstream answer and the settlement', () =
 
       // The next instance, once the dead one's lease has run out.
       const clock = new ManualClock(new Date(Date.now() + 2 * 60_000));
-      const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', ...baseEnv() });
+      const config = loadConfig(baseEnv());
       const next = await buildApp(config, { clock, startJobs: false });
       try {
         expect(await next.services.wallet.sweepExpired()).toEqual({ settled: 1, released: 0 });

@@ -1,47 +1,26 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type BuiltApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { ManualClock } from '../src/platform/clock/clock.js';
+import type { BuiltApp } from '../src/app.js';
 import { createApiKey, setPlan } from './helpers/gateway.js';
-import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
-import { bearer, signUp, TEST_JWT_SECRET } from './helpers/test-app.js';
+import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
+import { bearer, signUp } from './helpers/test-app.js';
 
 /**
  * Two instances on one database, each with its own in-process caches of API keys and open sessions: a revocation on
  * one is refused by the other within a second (announced through LISTEN/NOTIFY), and by the revoking one at once.
  */
-let testDb: TestDatabase;
-let dataDir: string;
+let shared: SharedDatabase;
 let a: BuiltApp;
 let b: BuiltApp;
-const clock = new ManualClock();
-
-async function instance(): Promise<BuiltApp> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    JWT_SECRET: TEST_JWT_SECRET,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-  });
-  return buildApp(config, { database: testDb.database ?? undefined, clock, startJobs: false });
-}
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-revocation-'));
-  a = await instance();
-  b = await instance();
+  shared = await sharedDatabase('revocation');
+  a = await shared.instance();
+  b = await shared.instance();
 });
 afterAll(async () => {
   await a?.app.close();
   await b?.app.close();
-  await testDb?.drop();
-  await rm(dataDir, { recursive: true, force: true });
+  await shared?.close();
 });
 
 /** Resolves when `instance` hears the next announcement on the cache channel `name`. */

@@ -1,43 +1,25 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type BuiltApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import type { BuiltApp } from '../src/app.js';
 import { jobs } from '../src/db/schema/jobs.js';
-import { ManualClock } from '../src/platform/clock/clock.js';
 import { setBalance, walletState } from './helpers/gateway.js';
-import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
-import { bearer, json, signUp, TEST_JWT_SECRET } from './helpers/test-app.js';
+import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
+import { bearer, json, signUp } from './helpers/test-app.js';
 
 /**
  * A media job's row, its reservation and its queue message commit in one transaction: an instance that stops right
  * after answering leaves a message another instance runs, and a refused submission leaves neither row nor message.
  */
-let testDb: TestDatabase;
-let dataDir: string;
-const clock = new ManualClock();
+let shared: SharedDatabase;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-enqueue-'));
+  shared = await sharedDatabase('enqueue');
 });
-afterAll(async () => {
-  await testDb?.drop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => shared?.close());
 
+/** An instance whose job runner is started with or without workers (without: it only queues). */
 async function instance(options: { workers: boolean }): Promise<BuiltApp> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    JWT_SECRET: TEST_JWT_SECRET,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-  });
-  const built = await buildApp(config, { database: testDb.database ?? undefined, clock, startJobs: false });
+  const built = await shared.instance();
   await built.platform.jobs.start({ workers: options.workers });
   return built;
 }
@@ -64,7 +46,7 @@ describe('a media job and its queue message commit together', () => {
           const [job] = await second.platform.db.select().from(jobs).where(eq(jobs.id, jobId));
           if (job!.status === 'SUCCEEDED') break;
           if (job!.status === 'FAILED' || i > 300) throw new Error(`job ${jobId} did not finish: ${JSON.stringify(job)}`);
-          clock.advance(5_000);
+          shared.clock.advance(5_000);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       }

@@ -1,41 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { buildApp, type BuiltApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { usageRecords } from '../src/db/schema/usage.js';
-import { ManualClock } from '../src/platform/clock/clock.js';
-import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
-import { bearer, json, signUp, TEST_JWT_SECRET } from './helpers/test-app.js';
+import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
+import { bearer, json, signUp } from './helpers/test-app.js';
 import { ledgerOf, walletState } from './helpers/gateway.js';
 
-let testDb: TestDatabase;
-let dataDir: string;
-const clock = new ManualClock();
+let shared: SharedDatabase;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-restart-'));
+  shared = await sharedDatabase('restart');
 });
-afterAll(async () => {
-  await testDb?.drop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(async () => shared?.close());
 
-/** One server instance on the shared database (each instance opens its own pool on PostgreSQL). */
-async function instance(): Promise<BuiltApp> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    JWT_SECRET: TEST_JWT_SECRET,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-  });
-  return buildApp(config, { database: testDb.database ?? undefined, clock, startJobs: true });
-}
+const instance = () => shared.instance({ startJobs: true });
 
 describe('a job survives a server restart', () => {
   it('is picked up by the new instance, finishes and is charged exactly once', async () => {
@@ -56,7 +33,7 @@ describe('a job survives a server restart', () => {
 
     const second = await instance();
     try {
-      clock.advance(60_000);
+      shared.clock.advance(60_000);
       let job: any;
       for (let i = 0; ; i++) {
         job = json(await second.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: bearer(accessToken) }));

@@ -1,47 +1,27 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, type BuiltApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import type { BuiltApp } from '../src/app.js';
 import { domainEvents } from '../src/db/schema/platform.js';
 import { webhookAttempts, webhookDeliveries } from '../src/db/schema/webhooks.js';
 import { emitDomainEvent } from '../src/platform/events/outbox.js';
-import { ManualClock } from '../src/platform/clock/clock.js';
-import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
-import { bearer, json, signUp, TEST_JWT_SECRET } from './helpers/test-app.js';
+import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
+import { bearer, json, signUp } from './helpers/test-app.js';
 import { eventually, startReceiver, type Receiver } from './helpers/webhook-receiver.js';
 
-let testDb: TestDatabase;
-let dataDir: string;
+let shared: SharedDatabase;
 let receiver: Receiver;
-const clock = new ManualClock();
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-webhooks-restart-'));
+  shared = await sharedDatabase('webhooks-restart');
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver?.close();
-  await testDb?.drop();
-  await rm(dataDir, { recursive: true, force: true });
+  await shared?.close();
 });
 
 /** One server instance on the shared database; `startJobs: false` is an instance that dies before any background work. */
-async function instance(startJobs: boolean, env: Record<string, string> = { ALLOW_PRIVATE_NETWORK: 'true' }): Promise<BuiltApp> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    JWT_SECRET: TEST_JWT_SECRET,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...env,
-    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-  });
-  return buildApp(config, { database: testDb.database ?? undefined, clock, startJobs });
-}
+const instance = (startJobs: boolean, env: Record<string, string> = { ALLOW_PRIVATE_NETWORK: 'true' }): Promise<BuiltApp> => shared.instance({ startJobs, env });
 
 describe('a crash between a change and its delivery loses no event', () => {
   it('the committed outbox row survives the instance and a new instance on the same database delivers it', async () => {
@@ -76,7 +56,7 @@ describe('a crash between a change and its delivery loses no event', () => {
       const { accessToken } = await signUp(app.app);
       const hook = json(await app.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(accessToken), payload: { url: receiver.url('/orphan'), events: ['*'] } }));
       // what a dead instance leaves behind: the delivery held by its claim, lease running
-      const now = clock.now();
+      const now = shared.clock.now();
       const [orphan] = await app.platform.db
         .insert(webhookDeliveries)
         .values({ webhookId: hook.id, eventId: '01900000-0000-7000-8000-000000000001', event: 'job.succeeded', body: '{"event":"job.succeeded","createdAt":"2026-01-01T00:00:00.000Z","data":{"jobId":"x"}}', status: 'SENDING', claim: 'dead-instance:sending', dueAt: new Date(now.getTime() + 60_000), createdAt: now, updatedAt: now })
@@ -84,7 +64,7 @@ describe('a crash between a change and its delivery loses no event', () => {
       await app.services.webhooks.runOnce();
       await new Promise((resolve) => setTimeout(resolve, 800));
       expect(receiver.to('/orphan')).toHaveLength(0);
-      clock.advance(61_000);
+      shared.clock.advance(61_000);
       const received = await eventually(() => receiver.to('/orphan')[0], 'the taken-over delivery');
       expect(received.headers['x-service-delivery']).toBe(orphan!.id);
     } finally {
@@ -102,7 +82,7 @@ describe('every delivery is checked when it is sent', () => {
 
     const strict = await instance(true, {});
     try {
-      await strict.platform.db.transaction((tx) => emitDomainEvent(tx, 'job.succeeded', { jobId: 'x' }, { userId: user.id, at: clock.now() }));
+      await strict.platform.db.transaction((tx) => emitDomainEvent(tx, 'job.succeeded', { jobId: 'x' }, { userId: user.id, at: shared.clock.now() }));
       const delivery = await eventually(async () => {
         const [row] = await strict.platform.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
         return row && row.attemptCount === 1 ? row : undefined;

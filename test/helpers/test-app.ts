@@ -15,19 +15,22 @@ export interface TestApp extends BuiltApp {
 
 export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-signing';
 
+/** The settings of a service under test: its DATA_DIR, the PostgreSQL database when there is one, and `extra`. */
+export const testEnv = (databaseUrl: string | null, dataDir: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  NODE_ENV: 'test',
+  DATA_DIR: dataDir,
+  JWT_SECRET: TEST_JWT_SECRET,
+  RATE_LIMIT_PER_MINUTE: '100000',
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  ...extra,
+});
+
 /** The whole service on a fresh migrated database, with a clock the test drives. */
 export async function createTestApp(options: { env?: Record<string, string>; startJobs?: boolean } = {}): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-test-'));
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    JWT_SECRET: TEST_JWT_SECRET,
-    RATE_LIMIT_PER_MINUTE: '100000',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-    ...options.env,
-  });
+  const config = loadConfig(testEnv(testDb.url, dataDir, options.env));
   const clock = new ManualClock();
   const built = await buildApp(config, { database: testDb.database ?? undefined, clock, startJobs: options.startJobs ?? false });
   return {
