@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
@@ -13,6 +13,7 @@ import { ManualClock } from '../src/platform/clock/clock.js';
 import { ledgerOf, walletState } from './helpers/gateway.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 import { testEnv } from './helpers/test-app.js';
+import { freePort } from './helpers/free-port.js';
 
 /**
  * A real process killed with SIGKILL after its upstream answered and before the settlement committed: the answer's
@@ -43,13 +44,6 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The test settings plus a file store at the endpoint that never answers an upload. */
 const baseEnv = () =>

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './helpers/free-port.js';
 
 // The real process, as `npm start` runs it: embedded database in DATA_DIR, graceful shutdown on SIGTERM.
 const root = path.join(import.meta.dirname, '..');
@@ -14,13 +15,6 @@ beforeAll(async () => {
 });
 afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Running {
   child: ChildProcess;

@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../helpers/test-app.js';
 import { PAYMENT_TEST_ENV } from '../helpers/payments.js';
+import { freePort } from '../helpers/free-port.js';
 
 /**
  * The sandbox checkout page is a real web page: a headless Chromium opens the redirectUrl checkout returned, presses
@@ -15,13 +14,6 @@ const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available && process.env.REQUIRE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let t: TestApp;
 let base: string;
