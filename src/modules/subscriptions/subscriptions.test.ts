@@ -68,6 +68,21 @@ describe('the sign-up plan', () => {
   });
 });
 
+/**
+ * Runs a write that bypasses the service (as an operator's SQL would) and waits until the subscription cache heard of
+ * it: the table's trigger announces the change on commit, delivered asynchronously on PostgreSQL.
+ */
+async function writtenBehindTheService(userId: string, write: () => Promise<unknown>): Promise<void> {
+  let heardIt: () => void = () => undefined;
+  const heard = new Promise<void>((resolve) => (heardIt = resolve));
+  const stop = await t.platform.events.subscribe('cache_subscriptions', (key) => {
+    if (key === userId) heardIt();
+  });
+  await write();
+  await heard;
+  await stop();
+}
+
 describe('activeFor', () => {
   it('counts ACTIVE, TRIALING and GRACE (and CANCELED until its end); the newest wins; expiry falls back', async () => {
     const { user } = await signUp(t.app);
@@ -75,25 +90,27 @@ describe('activeFor', () => {
     const free = (await t.services.plans.getBySlug('free'))!;
     expect((await t.services.subscriptions.activeFor(user.id))!.plan.slug).toBe('free');
 
-    const trial = await f.subscribe(user.id, pro.id, 'TRIALING', new Date(t.clock.now().getTime() + 3 * DAY_MS));
+    let trial = { id: '' };
+    await writtenBehindTheService(user.id, async () => (trial = await f.subscribe(user.id, pro.id, 'TRIALING', new Date(t.clock.now().getTime() + 3 * DAY_MS))));
     expect(await t.services.subscriptions.activeFor(user.id)).toMatchObject({ subscription: { id: trial.id, status: 'TRIALING' }, plan: { slug: 'pro' } });
     expect(await t.services.subscriptions.activePlanId(user.id)).toBe(pro.id);
 
     for (const status of ['GRACE', 'ACTIVE'] as const) {
-      await t.platform.db.update(subscriptions).set({ status }).where(eq(subscriptions.id, trial.id));
+      await writtenBehindTheService(user.id, () => t.platform.db.update(subscriptions).set({ status }).where(eq(subscriptions.id, trial.id)));
       expect((await t.services.subscriptions.activeFor(user.id))!.subscription.status).toBe(status);
     }
-    await t.platform.db.update(subscriptions).set({ status: 'CANCELED' }).where(eq(subscriptions.id, trial.id));
+    await writtenBehindTheService(user.id, () => t.platform.db.update(subscriptions).set({ status: 'CANCELED' }).where(eq(subscriptions.id, trial.id)));
     expect((await t.services.subscriptions.activeFor(user.id))!.plan.slug).toBe('pro');
     t.clock.advance(4 * DAY_MS);
     expect((await t.services.subscriptions.activeFor(user.id))!.plan.id).toBe(free.id);
 
     for (const status of ['PENDING', 'PAST_DUE', 'EXPIRED'] as const) {
-      const row = await f.subscribe(user.id, pro.id, status);
+      let row: { id: string } | undefined;
+      await writtenBehindTheService(user.id, async () => (row = await f.subscribe(user.id, pro.id, status)));
       expect((await t.services.subscriptions.activeFor(user.id))!.plan.slug, status).toBe('free');
-      await t.platform.db.delete(subscriptions).where(eq(subscriptions.id, row.id));
+      await writtenBehindTheService(user.id, () => t.platform.db.delete(subscriptions).where(eq(subscriptions.id, row!.id)));
     }
-    await f.expireAll(user.id);
+    await writtenBehindTheService(user.id, () => f.expireAll(user.id));
     expect(await t.services.subscriptions.activeFor(user.id)).toBeNull();
     expect(await t.services.subscriptions.activePlanId(user.id)).toBeNull();
   });

@@ -413,26 +413,28 @@ export function createWalletService(deps: WalletServiceDeps) {
     async usageSince<K extends string>(owner: WalletOwner, windows: Record<K, Date>): Promise<Record<K, { tokensSpent: number; requests: number }>> {
       const keys = Object.keys(windows) as K[];
       const empty = Object.fromEntries(keys.map((k) => [k, { tokensSpent: 0, requests: 0 }])) as Record<K, { tokensSpent: number; requests: number }>;
-      const wallet = await findWallet(db, owner);
-      if (!wallet || keys.length === 0) return empty;
-      const earliest = new Date(Math.min(...keys.map((k) => windows[k].getTime())));
-      const spentColumns = keys.map(
-        (k, i) => sql`coalesce(sum(${walletLedger.amount}) filter (where ${walletLedger.createdAt} >= ${windows[k].toISOString()}), 0) as ${sql.raw(`w${i}`)}`,
-      );
-      const countColumns = keys.map((k, i) => sql`count(*) filter (where ${walletReservations.createdAt} >= ${windows[k].toISOString()}) as ${sql.raw(`w${i}`)}`);
-      const [spent, started] = await Promise.all([
-        db.execute(
-          sql`select ${sql.join(spentColumns, sql`, `)} from ${walletLedger} where ${walletLedger.walletId} = ${wallet.id} and ${walletLedger.kind} in ('USAGE', 'REFUND') and ${walletLedger.createdAt} >= ${earliest.toISOString()}`,
-        ),
-        db.execute(
-          sql`select ${sql.join(countColumns, sql`, `)} from ${walletReservations} where ${walletReservations.walletId} = ${wallet.id} and ${walletReservations.status} <> 'RELEASED' and ${walletReservations.createdAt} >= ${earliest.toISOString()}`,
-        ),
-      ]);
+      if (keys.length === 0) return empty;
+      const { ownerType, ownerId } = ownerKey(owner);
+      const earliest = new Date(Math.min(...keys.map((k) => windows[k].getTime()))).toISOString();
+      const spentColumns = keys.map((k, i) => sql`coalesce(sum(l.amount) filter (where l.created_at >= ${windows[k].toISOString()}), 0) as ${sql.raw(`s${i}`)}`);
+      const countColumns = keys.map((k, i) => sql`count(*) filter (where r.created_at >= ${windows[k].toISOString()}) as ${sql.raw(`c${i}`)}`);
+      // One statement: the wallet, its spend (USAGE and REFUND rows) and its calls (reservations not released) per window.
+      const result = await db.execute(sql`
+        select spent.*, started.* from wallets w
+        cross join lateral (
+          select ${sql.join(spentColumns, sql`, `)} from wallet_ledger l
+          where l.wallet_id = w.id and l.kind in ('USAGE', 'REFUND') and l.created_at >= ${earliest}
+        ) spent
+        cross join lateral (
+          select ${sql.join(countColumns, sql`, `)} from wallet_reservations r
+          where r.wallet_id = w.id and r.status <> 'RELEASED' and r.created_at >= ${earliest}
+        ) started
+        where w.owner_type = ${ownerType} and w.owner_id = ${ownerId}`);
       // Both drivers answer raw SQL with `{ rows }`.
-      const spentRow = ((spent as { rows: unknown[] }).rows[0] ?? {}) as Record<string, unknown>;
-      const startedRow = ((started as { rows: unknown[] }).rows[0] ?? {}) as Record<string, unknown>;
+      const row = (result as { rows: Record<string, unknown>[] }).rows[0];
+      if (!row) return empty;
       keys.forEach((k, i) => {
-        empty[k] = { tokensSpent: Math.max(0, -Number(spentRow[`w${i}`] ?? 0)), requests: Number(startedRow[`w${i}`] ?? 0) };
+        empty[k] = { tokensSpent: Math.max(0, -Number(row[`s${i}`] ?? 0)), requests: Number(row[`c${i}`] ?? 0) };
       });
       return empty;
     },
