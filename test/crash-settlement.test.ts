@@ -126,5 +126,5 @@ describe('a process killed between the upstream answer and the settlement', () =
     } finally {
       if (!killed) running.child.kill('SIGKILL');
     }
-  });
+  }, 120_000);
 });
