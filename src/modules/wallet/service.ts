@@ -8,6 +8,7 @@ import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type L
 import { createLeaseKeeper } from './leases.js';
 import { quickSettle, quickSettlement, type QuickSettlement } from './quick-settle.js';
 import { reserveTokens, type ReserveRequest } from './reserve.js';
+import { usageSince } from './usage-windows.js';
 import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
 
 export type { WalletOwner } from './ledger.js';
@@ -406,38 +407,8 @@ export function createWalletService(deps: WalletServiceDeps) {
       return rows.map((r) => ({ walletId: r.walletId, balance: r.balance, ledgerSum: Number(r.ledgerSum) }));
     },
 
-    /**
-     * Tokens spent (net of refunds) and generations started since each of the given moments, in two queries
-     * whatever the number of windows (`/v1/users/me` asks for the cycle, today and this month at once).
-     */
-    async usageSince<K extends string>(owner: WalletOwner, windows: Record<K, Date>): Promise<Record<K, { tokensSpent: number; requests: number }>> {
-      const keys = Object.keys(windows) as K[];
-      const empty = Object.fromEntries(keys.map((k) => [k, { tokensSpent: 0, requests: 0 }])) as Record<K, { tokensSpent: number; requests: number }>;
-      if (keys.length === 0) return empty;
-      const { ownerType, ownerId } = ownerKey(owner);
-      const earliest = new Date(Math.min(...keys.map((k) => windows[k].getTime()))).toISOString();
-      const spentColumns = keys.map((k, i) => sql`coalesce(sum(l.amount) filter (where l.created_at >= ${windows[k].toISOString()}), 0) as ${sql.raw(`s${i}`)}`);
-      const countColumns = keys.map((k, i) => sql`count(*) filter (where r.created_at >= ${windows[k].toISOString()}) as ${sql.raw(`c${i}`)}`);
-      // One statement: the wallet, its spend (USAGE and REFUND rows) and its calls (reservations not released) per window.
-      const result = await db.execute(sql`
-        select spent.*, started.* from wallets w
-        cross join lateral (
-          select ${sql.join(spentColumns, sql`, `)} from wallet_ledger l
-          where l.wallet_id = w.id and l.kind in ('USAGE', 'REFUND') and l.created_at >= ${earliest}
-        ) spent
-        cross join lateral (
-          select ${sql.join(countColumns, sql`, `)} from wallet_reservations r
-          where r.wallet_id = w.id and r.status <> 'RELEASED' and r.created_at >= ${earliest}
-        ) started
-        where w.owner_type = ${ownerType} and w.owner_id = ${ownerId}`);
-      // Both drivers answer raw SQL with `{ rows }`.
-      const row = (result as { rows: Record<string, unknown>[] }).rows[0];
-      if (!row) return empty;
-      keys.forEach((k, i) => {
-        empty[k] = { tokensSpent: Math.max(0, -Number(row[`s${i}`] ?? 0)), requests: Number(row[`c${i}`] ?? 0) };
-      });
-      return empty;
-    },
+    /** Tokens spent (net of refunds) and generations started since each of the given moments (see usage-windows.ts). */
+    usageSince: <K extends string>(owner: WalletOwner, windows: Record<K, Date>) => usageSince(db, owner, windows),
   };
   return service;
 }
