@@ -22,6 +22,7 @@ import { AppError } from './platform/http/errors.js';
 import { createCommunityService } from './modules/community/service.js';
 import { createPaymentsService } from './modules/payments/service.js';
 import { paymentJobs } from './modules/payments/jobs.js';
+import { createTopUpService } from './modules/topup/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -164,7 +165,22 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
   });
   account.addExportSection(community.exportSection);
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
+  // Top-ups price with the catalog's token settings, the channels payments runs and facts about the customer.
+  const topup = createTopUpService({
+    db,
+    clock,
+    tokenSettings: async () => catalog.pricingSettings(),
+    channels: async () => payments.amountRules(),
+    customer: async (userId) => {
+      const user = await auth.getActiveUser(userId).catch((err: unknown) => {
+        if (err instanceof AppError) return null; // deleted or suspended: priced as anonymous
+        throw err;
+      });
+      if (!user) return null;
+      return { accountCreatedAt: user.createdAt, firstTopUp: (await payments.paidCount(userId, 'topup')) === 0 };
+    },
+  });
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
 }
 
 export type Services = ReturnType<typeof createServices>;

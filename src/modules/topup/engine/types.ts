@@ -4,18 +4,11 @@
  * Money is integer minor units (poisha for BDT); percentages of money are basis points (1/100 of a percent).
  */
 
+import type { ComponentPricing, RuleEffect } from '../../../db/schema/topup.js';
+
+export type { ComponentPricing, RuleEffect, TierPrice } from '../../../db/schema/topup.js';
+
 export type ComponentKind = 'CREDITS' | 'MODEL_USAGE';
-
-export interface TierPrice {
-  /** The tier is reached at this many units; every unit is priced at the highest tier reached. */
-  minUnits: number;
-  unitPriceCents: number;
-}
-
-export type ComponentPricing =
-  | { mode: 'AI_COST' }
-  | { mode: 'FIXED'; unitPriceCents: number }
-  | { mode: 'TIERS'; tiers: TierPrice[] };
 
 export interface EngineComponent {
   key: string;
@@ -69,12 +62,6 @@ export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
   minOrderCents: 2_000,
   maxOrderCents: 1_000_000,
 };
-
-export type RuleEffect =
-  | { type: 'BONUS_UNITS'; component: string; units: number }
-  | { type: 'EXTRA_TOKENS_PERCENT'; percent: number }
-  | { type: 'PERCENT_OFF'; percent: number; maxDiscountCents?: number | null }
-  | { type: 'FIXED_OFF'; amountCents: number };
 
 export type Audience = 'EVERYONE' | 'FIRST_TOPUP' | 'NEW_ACCOUNT';
 
