@@ -171,15 +171,24 @@ export function createServices(platform: Platform) {
     clock,
     tokenSettings: async () => catalog.pricingSettings(),
     channels: async () => payments.amountRules(),
-    customer: async (userId) => {
+    accountCreatedAt: async (userId) => {
       const user = await auth.getActiveUser(userId).catch((err: unknown) => {
         if (err instanceof AppError) return null; // deleted or suspended: priced as anonymous
         throw err;
       });
-      if (!user) return null;
-      return { accountCreatedAt: user.createdAt, firstTopUp: (await payments.paidCount(userId, 'topup')) === 0 };
+      return user?.createdAt ?? null;
+    },
+    orderPorts: {
+      openPayment: (input) => payments.openPayment({ ...input, purpose: { kind: 'topup', orderId: input.orderId }, purposeRef: input.orderId, recurring: false }),
+      paymentOf: async (userId, paymentId) => {
+        const payment = await payments.get(userId, paymentId);
+        return { id: payment.id, status: payment.status, provider: payment.provider, paidAt: payment.paidAt };
+      },
+      creditWallet: async (tx, input) => void (await wallet.credit(input, tx)),
     },
   });
+  // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
+  payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
   return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
 }
 

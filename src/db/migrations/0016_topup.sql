@@ -17,6 +17,27 @@ CREATE TABLE "topup_components" (
 	CONSTRAINT "topup_components_units" CHECK ("topup_components"."min_units" > 0 AND "topup_components"."max_units" >= "topup_components"."min_units" AND "topup_components"."step" > 0)
 );
 --> statement-breakpoint
+CREATE TABLE "topup_orders" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"user_id" uuid NOT NULL,
+	"selection" jsonb NOT NULL,
+	"lines" jsonb NOT NULL,
+	"applied_rules" jsonb NOT NULL,
+	"subtotal_cents" bigint NOT NULL,
+	"discount_cents" bigint NOT NULL,
+	"amount_cents" bigint NOT NULL,
+	"currency" text NOT NULL,
+	"tokens" bigint NOT NULL,
+	"bonus_tokens" bigint NOT NULL,
+	"total_tokens" bigint NOT NULL,
+	"channel" text NOT NULL,
+	"payment_id" uuid,
+	"tokens_granted" bigint DEFAULT 0 NOT NULL,
+	"granted_at" timestamp with time zone,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "topup_orders_amount_positive" CHECK ("topup_orders"."amount_cents" > 0)
+);
+--> statement-breakpoint
 CREATE TABLE "topup_rules" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"template" text,
@@ -47,3 +68,6 @@ CREATE TABLE "topup_settings" (
 	"chars_per_300_tokens" integer DEFAULT 1200 NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
+--> statement-breakpoint
+ALTER TABLE "topup_orders" ADD CONSTRAINT "topup_orders_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "topup_orders_user_idx" ON "topup_orders" USING btree ("user_id","created_at","id");

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { users } from './auth.js';
 import { createdAt, idColumn, tz } from './columns.js';
 
 /** Shapes of the jsonb columns; the pricing engine (src/modules/topup/engine) works on them. */
@@ -80,3 +81,29 @@ export const topUpSettings = pgTable('topup_settings', {
   charsPer300Tokens: integer('chars_per_300_tokens').notNull().default(1_200),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
+
+/** A placed top-up: what was sold, fixed when placed (later price or rule changes do not touch it). */
+export const topUpOrders = pgTable(
+  'topup_orders',
+  {
+    id: idColumn(),
+    userId: uuid('user_id').notNull().references(() => users.id),
+    selection: jsonb('selection').$type<Record<string, number>>().notNull(),
+    lines: jsonb('lines').$type<Record<string, unknown>[]>().notNull(),
+    appliedRules: jsonb('applied_rules').$type<Record<string, unknown>[]>().notNull(),
+    subtotalCents: bigint('subtotal_cents', { mode: 'number' }).notNull(),
+    discountCents: bigint('discount_cents', { mode: 'number' }).notNull(),
+    amountCents: bigint('amount_cents', { mode: 'number' }).notNull(),
+    currency: text('currency').notNull(),
+    tokens: bigint('tokens', { mode: 'number' }).notNull(),
+    bonusTokens: bigint('bonus_tokens', { mode: 'number' }).notNull(),
+    totalTokens: bigint('total_tokens', { mode: 'number' }).notNull(),
+    channel: text('channel').notNull(),
+    /** Set once the payment is opened. */
+    paymentId: uuid('payment_id'),
+    tokensGranted: bigint('tokens_granted', { mode: 'number' }).notNull().default(0),
+    grantedAt: tz('granted_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('topup_orders_user_idx').on(t.userId, t.createdAt, t.id), check('topup_orders_amount_positive', sql`${t.amountCents} > 0`)],
+);

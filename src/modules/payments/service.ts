@@ -209,15 +209,6 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
         }));
     },
 
-    /** Paid payments (succeeded, refunded ones included) of one purchase kind for a customer. */
-    async paidCount(userId: string, purposeKind: string): Promise<number> {
-      const [row] = await db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(payments)
-        .where(and(eq(payments.userId, userId), eq(payments.purposeKind, purposeKind), sql`${payments.paidAt} IS NOT NULL`));
-      return row?.n ?? 0;
-    },
-
     checkout: (userId: string, input: CheckoutInput) => flow.checkout(userId, input),
 
     async get(userId: string, paymentId: string) {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { StrictObject, errorResponses } from '../../platform/http/schemas.js';
-import { QuoteBody, TopUpOptions, TopUpQuote } from './schemas.js';
+import { OrderBody, OrderParams, OrderPlaced, OrdersPage, OrdersQuery, QuoteBody, TopUpOptions, TopUpOrder, TopUpQuote } from './schemas.js';
 import type { TopUpService } from './service.js';
 
 export interface TopUpRoutesOptions {
@@ -29,5 +29,33 @@ export const topUpRoutes: FastifyPluginAsyncTypebox<TopUpRoutesOptions> = async 
       },
     },
     async (request) => topup.quote({ selection: request.body.selection, channel: request.body.channel, userId: request.principal?.userId ?? null }),
+  );
+
+  app.post(
+    '/v1/topup/orders',
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'Place a top-up: the server prices it again and opens the checkout',
+        description:
+          '409 PRICE_CHANGED (details: amountCents, totalTokens) when expectedAmountCents no longer matches; 400 for an invalid selection (details.issues), a channel that cannot take the amount, top-ups switched off or a couponCode.',
+        body: OrderBody,
+        response: { 200: OrderPlaced, ...errorResponses(400, 401, 409, 503) },
+      },
+    },
+    async (request) => topup.placeOrder(request.principal!.userId, request.body),
+  );
+
+  app.get(
+    '/v1/topup/orders/:id',
+    { config: { auth: 'required' }, schema: { tags, summary: 'One of your top-up orders (another user’s is 404)', params: OrderParams, querystring: StrictObject({}), response: { 200: TopUpOrder, ...errorResponses(400, 401, 404) } } },
+    async (request) => topup.getOrder(request.principal!.userId, request.params.id),
+  );
+
+  app.get(
+    '/v1/topup/orders',
+    { config: { auth: 'required' }, schema: { tags, summary: 'Your top-up orders, newest first (cursor-paged)', querystring: OrdersQuery, response: { 200: OrdersPage, ...errorResponses(400, 401) } } },
+    async (request) => topup.listOrders(request.principal!.userId, { limit: request.query.limit ?? 20, cursor: request.query.cursor }),
   );
 };

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Nullable, StrictObject } from '../../platform/http/schemas.js';
+import { Nullable, Page, StrictObject, pageQuery } from '../../platform/http/schemas.js';
 
 const Cents = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -121,3 +121,46 @@ export const TopUpQuote = Type.Object({
     tokensLeft: Count,
   }),
 });
+
+export const OrderBody = StrictObject({
+  selection: Selection,
+  provider: Type.String({ minLength: 1, maxLength: 64, description: 'The payment channel slug (GET /v1/payments/channels).' }),
+  extra: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), { maxProperties: 10, description: 'The channel’s required fields; carrier billing: msisdn and paymentProvider.' })),
+  expectedAmountCents: Type.Optional(Cents),
+  couponCode: Type.Optional(Type.String({ maxLength: 64, description: 'Not accepted: top-ups take no coupon (400).' })),
+  successUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),
+  cancelUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),
+});
+
+export const OrderPlaced = Type.Object({
+  orderId: Type.String(),
+  paymentId: Type.String(),
+  redirectUrl: Type.String(),
+  amountCents: Cents,
+  tokens: Count,
+  bonusTokens: Count,
+  totalTokens: Count,
+});
+
+export const TopUpOrder = Type.Object({
+  id: Type.String(),
+  status: Type.String({ description: 'The payment’s status: PENDING, SUCCEEDED, FAILED, CANCELLED, EXPIRED or REFUNDED.' }),
+  selection: Type.Record(Type.String(), Count),
+  lines: TopUpQuote.properties.lines,
+  appliedRules: TopUpQuote.properties.applied,
+  subtotalCents: Cents,
+  discountCents: Cents,
+  amountCents: Cents,
+  currency: Type.String(),
+  tokens: Count,
+  bonusTokens: Count,
+  totalTokens: Count,
+  channel: Type.String(),
+  payment: Nullable(Type.Object({ id: Type.String(), status: Type.String(), provider: Type.String(), paidAt: Nullable(Type.String({ format: 'date-time' })) })),
+  tokensGranted: Count,
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+export const OrderParams = StrictObject({ id: Type.String({ format: 'uuid' }) });
+export const OrdersQuery = StrictObject(pageQuery(20, 50));
+export const OrdersPage = Page(TopUpOrder);

@@ -1,7 +1,8 @@
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, Tx } from '../../platform/db/database.js';
 import { quoteTopUp, aiCostPrice } from './engine/index.js';
-import type { EngineChannel, EngineComponent, EngineCustomer, EngineSettings, Quote } from './engine/index.js';
+import type { EngineChannel, EngineComponent, EngineSettings, Quote } from './engine/index.js';
+import { createOrders, type ConfirmedTopUpPayment, type OrderPorts, type PlaceOrderInput } from './orders.js';
 import { loadComponents, loadRules, loadSettings, seedTopUp, toEngineRule, type ComponentRow, type RuleRow } from './store.js';
 
 /** The token settings owned by the catalog (credit size and token value). */
@@ -18,8 +19,10 @@ export interface TopUpServiceDeps {
   tokenSettings: () => Promise<TokenSettings>;
   /** Payment channels that run now, with the amounts each may take. */
   channels: () => Promise<EngineChannel[]>;
-  /** Facts about a signed-in customer (null when the account is gone). */
-  customer: (userId: string) => Promise<EngineCustomer | null>;
+  /** When a signed-in customer's account was created (null when the account is gone). */
+  accountCreatedAt: (userId: string) => Promise<Date | null>;
+  /** Payments and the wallet, for orders and their fulfilment. */
+  orderPorts: OrderPorts;
 }
 
 export interface QuoteRequest {
@@ -70,6 +73,29 @@ export function createTopUpService(deps: TopUpServiceDeps) {
     return { settings, settingsRow, components: componentRows.map((row) => engineComponent(row, tokens)), ruleRows, channels };
   }
 
+  async function customerOf(userId: string | null | undefined) {
+    if (!userId) return null;
+    const [createdAt, paid] = await Promise.all([deps.accountCreatedAt(userId), orders.paidOrders(userId)]);
+    return createdAt ? { accountCreatedAt: createdAt, firstTopUp: paid === 0 } : null;
+  }
+
+  async function quote(request: QuoteRequest): Promise<Quote> {
+    const [ctx, customer, usage] = await Promise.all([pricingContext(), customerOf(request.userId), orders.ruleUsage(request.userId ?? null)]);
+    return quoteTopUp({
+      settings: ctx.settings,
+      components: ctx.components,
+      rules: ctx.ruleRows.map(toEngineRule),
+      channels: ctx.channels,
+      selection: request.selection,
+      customer,
+      channel: request.channel ?? null,
+      usage,
+      now: clock.now(),
+    });
+  }
+
+  const orders = createOrders({ db, clock, ports: deps.orderPorts, quote: (userId, selection, channel) => quote({ userId, selection, channel }) });
+
   return {
     seed: () => seedTopUp(db, clock.now()),
 
@@ -111,23 +137,14 @@ export function createTopUpService(deps: TopUpServiceDeps) {
 
     /**
      * `POST /v1/topup/quote`: prices a selection now. A signed-in customer unlocks first-top-up and new-account
-     * offers; `channel` unlocks channel-only promotions. Paid uses of rules come from top-up orders, which this
-     * service does not take yet, so every rule counts none.
+     * offers; `channel` unlocks channel-only promotions; rule usage limits count paid orders.
      */
-    async quote(request: QuoteRequest): Promise<Quote> {
-      const [ctx, customer] = await Promise.all([pricingContext(), request.userId ? deps.customer(request.userId) : Promise.resolve(null)]);
-      return quoteTopUp({
-        settings: ctx.settings,
-        components: ctx.components,
-        rules: ctx.ruleRows.map(toEngineRule),
-        channels: ctx.channels,
-        selection: request.selection,
-        customer,
-        channel: request.channel ?? null,
-        usage: {},
-        now: clock.now(),
-      });
-    },
+    quote,
+    placeOrder: (userId: string, input: PlaceOrderInput) => orders.place(userId, input),
+    getOrder: (userId: string, orderId: string) => orders.get(userId, orderId),
+    listOrders: (userId: string, page: { limit: number; cursor?: string | undefined }) => orders.list(userId, page),
+    /** The `topup` fulfilment payments runs when a top-up is paid. */
+    fulfil: (tx: Tx, payment: ConfirmedTopUpPayment) => orders.fulfil(tx, payment),
   };
 }
 
