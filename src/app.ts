@@ -39,6 +39,7 @@ import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
+import { topUpRoutes } from './modules/topup/routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -70,6 +71,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await services.catalog.seed();
   await services.plans.seed();
   await services.library.seed();
+  await services.topup.seed();
   await services.payments.start();
   // Upstream accounts from the environment; providers with a working credential become ACTIVE.
   await services.gateway.start();
@@ -104,6 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(walletRoutes, { wallet: services.wallet });
   await app.register(subscriptionRoutes, { billing: services.subscriptionBilling });
   await app.register(paymentRoutes, { payments: services.payments });
+  await app.register(topUpRoutes, { topup: services.topup });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
   await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });

@@ -22,6 +22,7 @@ import { AppError } from './platform/http/errors.js';
 import { createCommunityService } from './modules/community/service.js';
 import { createPaymentsService } from './modules/payments/service.js';
 import { paymentJobs } from './modules/payments/jobs.js';
+import { createTopUpService } from './modules/topup/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -164,7 +165,31 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
   });
   account.addExportSection(community.exportSection);
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
+  // Top-ups price with the catalog's token settings, the channels payments runs and facts about the customer.
+  const topup = createTopUpService({
+    db,
+    clock,
+    tokenSettings: async () => catalog.pricingSettings(),
+    channels: async () => payments.amountRules(),
+    accountCreatedAt: async (userId) => {
+      const user = await auth.getActiveUser(userId).catch((err: unknown) => {
+        if (err instanceof AppError) return null; // deleted or suspended: priced as anonymous
+        throw err;
+      });
+      return user?.createdAt ?? null;
+    },
+    orderPorts: {
+      openPayment: (input) => payments.openPayment({ ...input, purpose: { kind: 'topup', orderId: input.orderId }, purposeRef: input.orderId, recurring: false }),
+      paymentOf: async (userId, paymentId) => {
+        const payment = await payments.get(userId, paymentId);
+        return { id: payment.id, status: payment.status, provider: payment.provider, paidAt: payment.paidAt };
+      },
+      creditWallet: async (tx, input) => void (await wallet.credit(input, tx)),
+    },
+  });
+  // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
+  payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -18,3 +18,4 @@ export * from './webhooks.js';
 export * from './workspaces.js';
 export * from './community.js';
 export * from './payments.js';
+export * from './topup.js';

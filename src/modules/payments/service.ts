@@ -191,6 +191,24 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       return (await listChannelRows(db)).filter((row) => row.enabled && channels.has(row.slug)).map((row) => row.slug);
     },
 
+    /**
+     * For the top-up builder: the channels that run now with the amounts each may take. Carrier billing takes only its
+     * registered amounts (none registered: not offered for top-ups).
+     */
+    async amountRules() {
+      return (await listChannelRows(db))
+        .filter((row) => row.enabled && channels.has(row.slug))
+        .map((row) => ({
+          slug: row.slug,
+          name: row.name,
+          enabled: true,
+          minAmountCents: row.minAmountCents,
+          maxAmountCents: row.maxAmountCents,
+          amountsCents: [...row.amountsCents],
+          registeredAmountsOnly: row.slug === 'dcb',
+        }));
+    },
+
     checkout: (userId: string, input: CheckoutInput) => flow.checkout(userId, input),
 
     async get(userId: string, paymentId: string) {
