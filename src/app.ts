@@ -39,6 +39,8 @@ import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
+import { OpenAiError } from './modules/compat/index.js';
+import { openAiRoutes } from './modules/compat/openai.routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -107,6 +109,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
   await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });
+  // The OpenAI-compatible surface answers errors in OpenAI's shape; its schema is shared so the document references it.
+  app.addSchema(OpenAiError);
+  await app.register(openAiRoutes, { compat: services.compat, prefix: '/openai/v1' });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
   app.addHook('onClose', async () => {

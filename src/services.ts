@@ -22,6 +22,7 @@ import { AppError } from './platform/http/errors.js';
 import { createCommunityService } from './modules/community/service.js';
 import { createPaymentsService } from './modules/payments/service.js';
 import { paymentJobs } from './modules/payments/jobs.js';
+import { createCompatService } from './modules/compat/index.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -164,7 +165,9 @@ export function createServices(platform: Platform) {
     frontendUrl: platform.config.frontendUrl,
   });
   account.addExportSection(community.exportSection);
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
+  // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
+  const compat = createCompatService({ clock, gateway, catalog, plans, subscriptions, apiKeys, wallet });
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -18,7 +18,7 @@ export interface RouteAuth {
   /** `required`: a valid credential or 401; `optional`: decoded when present, never required; default `none`. */
   auth?: 'none' | 'optional' | 'required';
   roles?: Role[];
-  /** The scope an API key needs; routes with a scope also accept API keys. */
+  /** The scope an API key needs; routes with a scope also accept API keys. `*` takes any key, whatever its scopes. */
   scope?: string;
 }
 
@@ -97,7 +97,7 @@ function authorize(principal: Principal | null, config: RouteAuth): void {
   if (config.roles && !config.roles.includes(principal.role)) {
     throw forbidden(`This needs the ${config.roles.join(' or ')} role.`);
   }
-  if (config.scope && principal.scopes && !principal.scopes.includes(config.scope)) {
+  if (config.scope && config.scope !== '*' && principal.scopes && !principal.scopes.includes(config.scope)) {
     throw forbidden(`This API key lacks the "${config.scope}" scope.`, { requiredScope: config.scope });
   }
 }

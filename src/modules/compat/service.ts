@@ -1,0 +1,95 @@
+import type { Principal } from '../../platform/auth/plugin.js';
+import { startOfUtcDay, startOfUtcMonth, type Clock } from '../../platform/clock/clock.js';
+import { badRequest, notFound } from '../../platform/http/errors.js';
+import type { SseStream } from '../../platform/http/sse.js';
+import type { ApiKeysService } from '../apikeys/service.js';
+import type { CatalogService, ModelEntry } from '../catalog/service.js';
+import type { GatewayService } from '../gateway/index.js';
+import type { PlansService } from '../plans/service.js';
+import type { SubscriptionsService } from '../subscriptions/service.js';
+import type { WalletService } from '../wallet/service.js';
+import { completionId, toChatCompletion, toTextBody, type ChatCompletionRequest } from './openai.format.js';
+import { openAiChunkStream } from './openai.stream.js';
+
+export interface CompatServiceDeps {
+  clock: Clock;
+  gateway: Pick<GatewayService, 'text' | 'streamText'>;
+  catalog: Pick<CatalogService, 'list'>;
+  plans: Pick<PlansService, 'access'>;
+  subscriptions: Pick<SubscriptionsService, 'activeFor'>;
+  apiKeys: Pick<ApiKeysService, 'describe'>;
+  wallet: Pick<WalletService, 'balance' | 'usageSince'>;
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+const toOpenAiModel = (entry: ModelEntry) => ({ id: entry.row.slug, object: 'model' as const, created: seconds(entry.row.createdAt), owned_by: entry.provider.slug });
+
+/**
+ * The OpenAI-compatible surface: OpenAI's shapes over the gateway's own text service, so a call is metered exactly like
+ * `POST /v1/ai/text` (same reservation, settlement, usage record, history and Idempotency-Key).
+ */
+export function createCompatService(deps: CompatServiceDeps) {
+  const { clock, gateway } = deps;
+
+  /** The models the caller's plan allows that can be served now. */
+  async function allowedModels(principal: Principal): Promise<ModelEntry[]> {
+    const [active, access, listed] = await Promise.all([deps.subscriptions.activeFor(principal.userId), deps.plans.access(), deps.catalog.list()]);
+    if (!active) return [];
+    return listed.filter((e) => access.allowed(active.plan.id, e.row.id));
+  }
+
+  return {
+    async chatCompletion(principal: Principal, body: ChatCompletionRequest, options: { idempotencyKey?: string }) {
+      const { body: answer, replayed } = await gateway.text(principal, toTextBody(body), options);
+      return { completion: toChatCompletion(answer, seconds(clock.now())), requestId: answer.requestId, replayed };
+    },
+
+    /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */
+    async streamChatCompletion(principal: Principal, body: ChatCompletionRequest, options: { idempotencyKey?: string; open: (headers?: Record<string, string>) => SseStream }) {
+      let stream: ReturnType<typeof openAiChunkStream> | null = null;
+      const answer = await gateway.streamText(principal, toTextBody(body), {
+        idempotencyKey: options.idempotencyKey,
+        open: (headers) => {
+          const requestId = headers?.['x-ai-request-id'] ?? '';
+          stream = openAiChunkStream(options.open(headers), { id: completionId(requestId), created: seconds(clock.now()), model: body.model }, body.stream_options?.include_usage === true);
+          return stream.sse;
+        },
+      });
+      await (stream as ReturnType<typeof openAiChunkStream> | null)?.close(answer);
+    },
+
+    async listModels(principal: Principal) {
+      return { object: 'list' as const, data: (await allowedModels(principal)).map(toOpenAiModel) };
+    },
+
+    async getModel(principal: Principal, id: string) {
+      const entry = (await allowedModels(principal)).find((e) => e.row.slug === id);
+      if (!entry) throw notFound(`The model "${id}" does not exist or your plan does not include it. List yours with GET /openai/v1/models.`);
+      return toOpenAiModel(entry);
+    },
+
+    /** What a script holding only an API key can learn about it: the key, the wallet it spends from, its spend. */
+    async keyInfo(principal: Principal) {
+      if (!principal.apiKeyId) throw badRequest('GET /openai/v1/key describes the API key that calls it: call it with an API key, not an access token.');
+      const key = await deps.apiKeys.describe(principal.userId, principal.apiKeyId);
+      const active = await deps.subscriptions.activeFor(principal.userId);
+      const workspaceId = active?.subscription.workspaceId;
+      const owner = workspaceId ? { workspaceId } : { userId: principal.userId };
+      const now = clock.now();
+      const [balance, spend] = await Promise.all([deps.wallet.balance(owner), deps.wallet.usageSince(owner, { today: startOfUtcDay(now), month: startOfUtcMonth(now) })]);
+      return {
+        label: key.label,
+        scopes: key.scopes,
+        expiresAt: key.expiresAt,
+        createdAt: key.createdAt,
+        balance: { tokens: balance.tokens, credits: balance.credits },
+        spend: {
+          today: { tokens: spend.today.tokensSpent, requests: spend.today.requests },
+          month: { tokens: spend.month.tokensSpent, requests: spend.month.requests },
+        },
+      };
+    },
+  };
+}
+
+export type CompatService = ReturnType<typeof createCompatService>;
