@@ -166,7 +166,7 @@ export function createServices(platform: Platform) {
   });
   account.addExportSection(community.exportSection);
   // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
-  const compat = createCompatService({ clock, gateway, catalog, plans, subscriptions, apiKeys, wallet });
+  const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
   return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
 }
 

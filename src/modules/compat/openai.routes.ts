@@ -5,7 +5,7 @@ import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { StrictObject } from '../../platform/http/schemas.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toOpenAiError } from './openai.errors.js';
-import { ChatCompletion, ChatCompletionBody, KeyInfo, OpenAiModel, OpenAiModelList, openAiErrors } from './openai.schemas.js';
+import { ChatCompletion, ChatCompletionBody, ImageGenerationBody, ImagesResponse, KeyInfo, OpenAiModel, OpenAiModelList, SpeechAudio, SpeechBody, openAiErrors } from './openai.schemas.js';
 import type { CompatService } from './service.js';
 
 const IdempotencyHeaders = Type.Object({
@@ -81,5 +81,44 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       },
     },
     async (request) => compat.keyInfo(principalOf(request)),
+  );
+
+  app.post(
+    '/images/generations',
+    {
+      config: { auth: 'required', scope: 'ai:image' },
+      schema: {
+        tags,
+        summary: "Generate images in OpenAI's shape (url or b64_json), metered like POST /v1/ai/image",
+        body: ImageGenerationBody,
+        headers: IdempotencyHeaders,
+        response: { 200: ImagesResponse, ...openAiErrors(400, 401, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { response, requestId, replayed } = await compat.images(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'] });
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      reply.header('x-ai-request-id', requestId);
+      return response;
+    },
+  );
+
+  app.post(
+    '/audio/speech',
+    {
+      config: { auth: 'required', scope: 'ai:audio' },
+      schema: {
+        tags,
+        summary: 'Speak text: answers the audio bytes (x-ai-tokens-charged says what it cost), metered like POST /v1/ai/audio',
+        body: SpeechBody,
+        headers: IdempotencyHeaders,
+        response: { 200: { description: 'The audio file', content: { 'audio/wav': { schema: SpeechAudio } } }, ...openAiErrors(400, 401, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const speech = await compat.speech(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'] });
+      if (speech.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.header('x-ai-request-id', speech.requestId).header('x-ai-tokens-charged', String(speech.tokensCharged)).type(speech.contentType).send(speech.bytes);
+    },
   );
 };

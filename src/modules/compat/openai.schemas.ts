@@ -77,3 +77,28 @@ export const OpenAiError = Type.Object(
 
 /** Error responses of the /openai/v1 routes, in OpenAI's shape (`OpenAiError` is added to the app's shared schemas). */
 export const openAiErrors = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, Type.Ref('OpenAiError')]));
+
+export const ImageGenerationBody = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: 200, description: 'An image model id from GET /openai/v1/models' }),
+  prompt: Type.String({ minLength: 1, maxLength: 8_000, pattern: '\\S' }),
+  n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 8 }))),
+  size: Type.Optional(Nullable(Type.String({ pattern: '^(auto|[0-9]{2,5}x[0-9]{2,5})$', description: 'WIDTHxHEIGHT (snapped to what the model makes) or auto' }))),
+  response_format: Type.Optional(Nullable(Type.Enum(['url', 'b64_json']))),
+});
+
+export const ImagesResponse = Type.Object({
+  created: Type.Integer(),
+  data: Type.Array(Type.Object({ url: Type.Optional(Type.String()), b64_json: Type.Optional(Type.String()) })),
+  usage: Type.Object({ tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }) }),
+});
+
+export const SpeechBody = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: 200, description: 'A speech model id from GET /openai/v1/models' }),
+  input: Type.String({ minLength: 1, maxLength: 4_096, pattern: '\\S' }),
+  voice: Type.String({ minLength: 1, maxLength: 100, description: "One of the model's voices (GET /v1/models lists them)" }),
+  response_format: Type.Optional(Nullable(Type.Enum(['wav'], { description: 'The built-in models answer WAV' }))),
+  speed: Type.Optional(Nullable(Type.Number({ minimum: 0.25, maximum: 4 }))),
+});
+
+/** The audio bytes, in the model's format. */
+export const SpeechAudio = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'The audio file (audio/wav)' });

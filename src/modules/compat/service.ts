@@ -10,10 +10,11 @@ import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { completionId, toChatCompletion, toTextBody, type ChatCompletionRequest } from './openai.format.js';
 import { openAiChunkStream } from './openai.stream.js';
+import { createCompatMedia, type CompatMediaDeps } from './media.js';
 
-export interface CompatServiceDeps {
+export interface CompatServiceDeps extends Omit<CompatMediaDeps, 'now' | 'gateway'> {
   clock: Clock;
-  gateway: Pick<GatewayService, 'text' | 'streamText'>;
+  gateway: Pick<GatewayService, 'text' | 'streamText' | 'once'>;
   catalog: Pick<CatalogService, 'list'>;
   plans: Pick<PlansService, 'access'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
@@ -39,6 +40,9 @@ export function createCompatService(deps: CompatServiceDeps) {
   }
 
   return {
+    /** Images and speech through the media gateway. */
+    ...createCompatMedia({ gateway, media: deps.media, files: deps.files, now: () => clock.now() }),
+
     async chatCompletion(principal: Principal, body: ChatCompletionRequest, options: { idempotencyKey?: string }) {
       const { body: answer, replayed } = await gateway.text(principal, toTextBody(body), options);
       return { completion: toChatCompletion(answer, seconds(clock.now())), requestId: answer.requestId, replayed };
