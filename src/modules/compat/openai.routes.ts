@@ -5,12 +5,9 @@ import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { StrictObject } from '../../platform/http/schemas.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toOpenAiError } from './openai.errors.js';
+import { IdempotencyHeaders } from '../gateway/index.js';
 import { ChatCompletion, ChatCompletionBody, ImageGenerationBody, ImagesResponse, KeyInfo, OpenAiModel, OpenAiModelList, SpeechAudio, SpeechBody, openAiErrors } from './openai.schemas.js';
 import type { CompatService } from './service.js';
-
-const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: 'Replays the first answer for the same body without charging again (kept 24 hours)' })),
-});
 
 /**
  * `/openai/v1/*` (register with that prefix): OpenAI's routes and shapes, errors included, for the official `openai`

@@ -1,26 +1,12 @@
 import type { SseStream } from '../../platform/http/sse.js';
-import type { TextAnswerBody } from '../gateway/index.js';
+import { heldStream, type TranslatedStream } from './held-stream.js';
 import { openAiUsage } from './openai.format.js';
-
-interface GatewayEvent {
-  type: string;
-  delta?: string;
-  finishReason?: string;
-  error?: { code: string; message: string };
-}
-
-export interface ChunkStream {
-  /** What the gateway writes to: its `text`/`finish`/`error` events become `chat.completion.chunk`s. */
-  sse: SseStream;
-  /** Closes the answer once the gateway is done: the finish chunk, the usage chunk when asked for, `data: [DONE]`. */
-  close(answer: TextAnswerBody | null): Promise<void>;
-}
 
 /**
  * Translates the gateway's stream into OpenAI's. The gateway's `end()` is held back, so the closing chunks can carry the
  * billed usage (known once the gateway settled), and a stream that broke midway ends with an `error` chunk instead.
  */
-export function openAiChunkStream(target: SseStream, meta: { id: string; created: number; model: string }, includeUsage: boolean): ChunkStream {
+export function openAiChunkStream(target: SseStream, meta: { id: string; created: number; model: string }, includeUsage: boolean): TranslatedStream {
   let roleSent = false;
   let failed = false;
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices, ...extra });
@@ -30,26 +16,13 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
     return chunk([{ index: 0, delta: content === null ? d : { ...d, content }, finish_reason: finishReason, logprobs: null }]);
   };
 
-  const sse: SseStream = {
-    async send(data: unknown) {
-      const event = data as GatewayEvent;
-      if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
-      else if (event.type === 'error' && event.error) {
-        failed = true;
-        await target.send({ error: { message: event.error.message, type: 'server_error', code: event.error.code.toLowerCase(), param: null } });
-      }
-    },
-    sendRaw: (data) => target.sendRaw(data),
-    comment: (text) => target.comment(text),
-    end: () => undefined,
-    get closed() {
-      return target.closed;
-    },
-    get clientGone() {
-      return target.clientGone;
-    },
-    onClientGone: (callback) => target.onClientGone(callback),
-  };
+  const sse = heldStream(target, async (event) => {
+    if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
+    else if (event.type === 'error' && event.error) {
+      failed = true;
+      await target.send({ error: { message: event.error.message, type: 'server_error', code: event.error.code.toLowerCase(), param: null } });
+    }
+  });
 
   return {
     sse,

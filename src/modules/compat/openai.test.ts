@@ -151,6 +151,11 @@ describe('/openai/v1 with the official openai SDK', () => {
     const spec = await t.app.inject({ method: 'POST', url: '/v1/ai/text', payload: ask });
     expect(spec.statusCode).toBe(401);
     expect(json(spec)).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), details: null } });
+    // The shared error schemas leave the spec's strict validation as it was: an unknown field is still a 400.
+    const { accessToken } = await signUp(t.app);
+    const strict = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { ...ask, userId: 'someone' } });
+    expect(strict.statusCode).toBe(400);
+    expect(json(strict).error.details).toEqual([expect.objectContaining({ field: 'userId' })]);
   });
 
   it('takes an access token as well as a key', async () => {

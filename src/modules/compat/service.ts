@@ -4,11 +4,14 @@ import { badRequest, notFound } from '../../platform/http/errors.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { ApiKeysService } from '../apikeys/service.js';
 import type { CatalogService, ModelEntry } from '../catalog/service.js';
-import type { GatewayService } from '../gateway/index.js';
+import type { GatewayService, TextBody } from '../gateway/index.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { completionId, toChatCompletion, toTextBody, type ChatCompletionRequest } from './openai.format.js';
+import { messageId, toMessage, toTextBody as toAnthropicTextBody, type MessagesRequest } from './anthropic.format.js';
+import { anthropicEventStream } from './anthropic.stream.js';
+import type { TranslatedStream } from './held-stream.js';
 import { openAiChunkStream } from './openai.stream.js';
 import { createCompatMedia, type CompatMediaDeps } from './media.js';
 
@@ -20,6 +23,11 @@ export interface CompatServiceDeps extends Omit<CompatMediaDeps, 'now' | 'gatewa
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   apiKeys: Pick<ApiKeysService, 'describe'>;
   wallet: Pick<WalletService, 'balance' | 'usageSince'>;
+}
+
+interface StreamOptions {
+  idempotencyKey?: string;
+  open: (headers?: Record<string, string>) => SseStream;
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -39,6 +47,19 @@ export function createCompatService(deps: CompatServiceDeps) {
     return listed.filter((e) => access.allowed(active.plan.id, e.row.id));
   }
 
+  /** The gateway's text stream, answered in another wire format by `translate`. */
+  async function streamThrough(principal: Principal, body: TextBody, options: StreamOptions, translate: (target: SseStream, requestId: string) => TranslatedStream) {
+    let stream: TranslatedStream | null = null;
+    const answer = await gateway.streamText(principal, body, {
+      idempotencyKey: options.idempotencyKey,
+      open: (headers) => {
+        stream = translate(options.open(headers), headers?.['x-ai-request-id'] ?? '');
+        return stream.sse;
+      },
+    });
+    await (stream as TranslatedStream | null)?.close(answer);
+  }
+
   return {
     /** Images and speech through the media gateway. */
     ...createCompatMedia({ gateway, media: deps.media, files: deps.files, now: () => clock.now() }),
@@ -49,17 +70,21 @@ export function createCompatService(deps: CompatServiceDeps) {
     },
 
     /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */
-    async streamChatCompletion(principal: Principal, body: ChatCompletionRequest, options: { idempotencyKey?: string; open: (headers?: Record<string, string>) => SseStream }) {
-      let stream: ReturnType<typeof openAiChunkStream> | null = null;
-      const answer = await gateway.streamText(principal, toTextBody(body), {
-        idempotencyKey: options.idempotencyKey,
-        open: (headers) => {
-          const requestId = headers?.['x-ai-request-id'] ?? '';
-          stream = openAiChunkStream(options.open(headers), { id: completionId(requestId), created: seconds(clock.now()), model: body.model }, body.stream_options?.include_usage === true);
-          return stream.sse;
-        },
-      });
-      await (stream as ReturnType<typeof openAiChunkStream> | null)?.close(answer);
+    async streamChatCompletion(principal: Principal, body: ChatCompletionRequest, options: StreamOptions) {
+      const includeUsage = body.stream_options?.include_usage === true;
+      await streamThrough(principal, toTextBody(body), options, (target, requestId) =>
+        openAiChunkStream(target, { id: completionId(requestId), created: seconds(clock.now()), model: body.model }, includeUsage),
+      );
+    },
+
+    /** Anthropic's `POST /v1/messages`. */
+    async message(principal: Principal, body: MessagesRequest, options: { idempotencyKey?: string }) {
+      const { body: answer, replayed } = await gateway.text(principal, toAnthropicTextBody(body), options);
+      return { message: toMessage(answer), requestId: answer.requestId, replayed };
+    },
+
+    async streamMessage(principal: Principal, body: MessagesRequest, options: StreamOptions) {
+      await streamThrough(principal, toAnthropicTextBody(body), options, (target, requestId) => anthropicEventStream(target, { id: messageId(requestId), model: body.model }));
     },
 
     async listModels(principal: Principal) {

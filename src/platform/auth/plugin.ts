@@ -20,6 +20,8 @@ export interface RouteAuth {
   roles?: Role[];
   /** The scope an API key needs; routes with a scope also accept API keys. `*` takes any key, whatever its scopes. */
   scope?: string;
+  /** A header that may carry the API key instead of `Authorization: Bearer` (Anthropic's clients send `x-api-key`). */
+  apiKeyHeader?: string;
 }
 
 export interface ApiKeyVerifier {
@@ -63,7 +65,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       const config = request.routeOptions.config as RouteAuth;
       const mode = config.auth ?? 'none';
       if (mode === 'none') return;
-      const token = bearerToken(request);
+      const token = bearerToken(request) ?? headerKey(request, config.apiKeyHeader);
       if (!token) {
         if (mode === 'required') throw unauthorized('Missing access token. Send it as "Authorization: Bearer <token>".');
         return;
@@ -108,6 +110,11 @@ function bearerToken(request: FastifyRequest): string | null {
   const match = BEARER.exec(header);
   if (!match) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer <token>".');
   return match[1]!;
+}
+
+function headerKey(request: FastifyRequest, header: string | undefined): string | null {
+  const value = header ? request.headers[header] : undefined;
+  return typeof value === 'string' && value.trim() ? value.trim() : null;
 }
 
 /** The principal of a route declared `auth: 'required'`. */
