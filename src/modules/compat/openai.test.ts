@@ -122,6 +122,25 @@ describe('/openai/v1 with the official openai SDK', () => {
     expect(state.ledgerSum).toBe(state.balance);
   });
 
+  it('replays a streamed completion for the same Idempotency-Key, charged once', async () => {
+    const { openai, userId } = await keyHolder();
+    const headers = { 'Idempotency-Key': `openai-stream-${Date.now()}` };
+    const collect = async () => {
+      const chunks: OpenAI.ChatCompletionChunk[] = [];
+      const stream = await openai.chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } }, { headers });
+      for await (const chunk of stream) chunks.push(chunk);
+      return { text: chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), last: chunks.at(-1)! };
+    };
+    const first = await collect();
+    const replay = await collect();
+    expect(replay.text).toBe(first.text);
+    expect(replay.last.id).toBe(first.last.id);
+    expect(replay.last.usage).toEqual(first.last.usage);
+    expect(await usageOf(requestIdOf(first.last.id))).toHaveLength(1);
+    const state = await walletState(t, userId);
+    expect(state.ledgerSum).toBe(state.balance);
+  });
+
   it('gives OpenAI errors: 429 insufficient_quota, 401 invalid_api_key, 403 for a missing scope, 400 with the param', async () => {
     const { openai, userId } = await keyHolder();
     await setBalance(t, userId, 0);

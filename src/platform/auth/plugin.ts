@@ -56,7 +56,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       if (config.auth === 'required' || config.auth === 'optional') {
         route.schema ??= {};
         // A route with a scope also takes API keys; optional auth lists the anonymous alternative `{}`.
-        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }] : [{ bearerAuth: [] }];
+        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...(config.apiKeyHeader ? [{ apiKeyHeaderAuth: [] }] : [])] : [{ bearerAuth: [] }];
         (route.schema as Record<string, unknown>).security = config.auth === 'required' ? schemes : [...schemes, {}];
       }
     });
