@@ -9,7 +9,7 @@
 const LAYERS = [
   ['auth', 'wallet', 'catalog', 'plans', 'files', 'notifications', 'usage'],
   ['subscriptions', 'gateway', 'jobs', 'library', 'account', 'apikeys'],
-  ['payments', 'topup', 'community', 'workspaces', 'webhooks'],
+  ['payments', 'topup', 'community', 'workspaces', 'webhooks', 'compat'],
   ['admin', 'playground'],
 ];
 

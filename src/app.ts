@@ -40,6 +40,9 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { topUpRoutes } from './modules/topup/routes.js';
+import { AnthropicError, OpenAiError } from './modules/compat/index.js';
+import { openAiRoutes } from './modules/compat/openai.routes.js';
+import { anthropicRoutes } from './modules/compat/anthropic.routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -85,6 +88,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerValidation(app);
   registerErrorHandling(app);
   await registerOpenApi(app, VERSION);
+  // The SDK-compatible surfaces answer errors in their vendor's shape; the schemas are shared so the document references
+  // them. Shared schemas go in before any route: one added after routes are registered resets the validator compiler.
+  app.addSchema(OpenAiError);
+  app.addSchema(AnthropicError);
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
@@ -110,6 +117,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
   await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });
+  await app.register(openAiRoutes, { compat: services.compat, prefix: '/openai/v1' });
+  await app.register(anthropicRoutes, { compat: services.compat, prefix: '/anthropic/v1' });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
   app.addHook('onClose', async () => {

@@ -23,6 +23,7 @@ import { createCommunityService } from './modules/community/service.js';
 import { createPaymentsService } from './modules/payments/service.js';
 import { paymentJobs } from './modules/payments/jobs.js';
 import { createTopUpService } from './modules/topup/service.js';
+import { createCompatService } from './modules/compat/index.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -189,7 +190,9 @@ export function createServices(platform: Platform) {
   });
   // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community };
+  // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
+  const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
+  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -130,6 +130,16 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       return { items: rows.map(toListed) };
     },
 
+    /** One of the user's keys as listed (404 when it is not theirs or was revoked), for a key describing itself. */
+    async describe(userId: string, id: string) {
+      const [row] = await db
+        .select()
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
+      if (!row) throw notFound('No such API key.');
+      return { ...toListed(row), scopes: row.scopes };
+    },
+
     async create(userId: string, input: { label: string; scopes: ApiKeyScope[]; expiresAt?: string | null }) {
       await requireApiAccess(userId);
       const now = clock.now();

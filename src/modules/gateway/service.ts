@@ -20,7 +20,7 @@ import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
 import type { LocalMediaOptions } from './providers/media/local-media.js';
 import { createMetering, withMeteringScope, type MeteringScope } from './metering.js';
-import { createTextGateway, textResponse } from './text.js';
+import { createTextGateway, textResponse, type TextAnswer } from './text.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
 
@@ -82,6 +82,10 @@ const multimodalOnly = (model: GatewayModel) =>
     : `Prompt enhancement needs a multimodal model, and "${model.slug}" is a ${model.type} model. Pick one from GET /v1/models?type=MULTIMODAL.`;
 
 const TEXT_ROUTE = 'POST /v1/ai/text';
+
+/** The JSON answer of a text call: text, usage (with the tokens charged), model, requestId, finishReason. */
+export type TextAnswerBody = ReturnType<typeof textResponse>;
+const textResponseOrNull = (answer: TextAnswer | null): TextAnswerBody | null => (answer ? textResponse(answer) : null);
 const ENHANCE_ROUTE = 'POST /v1/ai/enhance/prompt';
 
 /** The AI gateway: the text routes, the upstream-account pool and the idempotency store. */
@@ -168,23 +172,21 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     /**
      * `stream: true`: answers with server-sent events through `open` (called once the upstream accepted the call).
      * Errors before that are thrown and answered as JSON; a replay streams the stored answer again.
+     * Resolves with the answer as billed (the stored one for a replay), or null when the stream broke midway.
      */
-    async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<void> {
+    async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<TextAnswerBody | null> {
       // The request id travels as a header: the stream's events carry none.
       const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, () => options.open({ 'x-ai-request-id': requestId }))).answer;
-      if (!options.idempotencyKey) {
-        await run(uuidv7());
-        return;
-      }
+      if (!options.idempotencyKey) return textResponseOrNull(await run(uuidv7()));
       const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body });
       if (begun.kind === 'replay') {
-        const stored = begun.response as ReturnType<typeof textResponse>;
+        const stored = begun.response as TextAnswerBody;
         const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
         if (stored.text) await sse.send({ type: 'text', delta: stored.text });
         await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
         await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
         sse.end();
-        return;
+        return stored;
       }
       const { scope, completed } = keyScope(principal.userId, options.idempotencyKey, begun.requestId);
       try {
@@ -192,6 +194,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
         // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
         if (answer && !completed()) await idempotency.complete(principal.userId, options.idempotencyKey, 200, textResponse(answer));
         else if (!answer) await idempotency.abandon(principal.userId, options.idempotencyKey);
+        return textResponseOrNull(answer);
       } catch (err) {
         await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
         throw err;

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, inArray, or } from 'drizzle-orm';
 import { subscriptions, type SubscriptionStatus } from '../../db/schema/subscriptions.js';
-import type { Clock } from '../../platform/clock/clock.js';
+import { startOfUtcDay, startOfUtcMonth, type Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
@@ -29,8 +29,6 @@ export interface SubscriptionsServiceDeps {
   storageMbUsed?: (owner: { userId: string; workspaceId: string | null }) => Promise<number>;
 }
 
-const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-const startOfUtcMonth = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 
 export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
   const { db, clock, plans, wallet } = deps;

@@ -18,8 +18,10 @@ export interface RouteAuth {
   /** `required`: a valid credential or 401; `optional`: decoded when present, never required; default `none`. */
   auth?: 'none' | 'optional' | 'required';
   roles?: Role[];
-  /** The scope an API key needs; routes with a scope also accept API keys. */
+  /** The scope an API key needs; routes with a scope also accept API keys. `*` takes any key, whatever its scopes. */
   scope?: string;
+  /** A header that may carry the API key instead of `Authorization: Bearer` (Anthropic's clients send `x-api-key`). */
+  apiKeyHeader?: string;
 }
 
 export interface ApiKeyVerifier {
@@ -54,7 +56,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       if (config.auth === 'required' || config.auth === 'optional') {
         route.schema ??= {};
         // A route with a scope also takes API keys; optional auth lists the anonymous alternative `{}`.
-        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }] : [{ bearerAuth: [] }];
+        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...(config.apiKeyHeader ? [{ apiKeyHeaderAuth: [] }] : [])] : [{ bearerAuth: [] }];
         (route.schema as Record<string, unknown>).security = config.auth === 'required' ? schemes : [...schemes, {}];
       }
     });
@@ -63,7 +65,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       const config = request.routeOptions.config as RouteAuth;
       const mode = config.auth ?? 'none';
       if (mode === 'none') return;
-      const token = bearerToken(request);
+      const token = bearerToken(request) ?? headerKey(request, config.apiKeyHeader);
       if (!token) {
         if (mode === 'required') throw unauthorized('Missing access token. Send it as "Authorization: Bearer <token>".');
         return;
@@ -97,7 +99,7 @@ function authorize(principal: Principal | null, config: RouteAuth): void {
   if (config.roles && !config.roles.includes(principal.role)) {
     throw forbidden(`This needs the ${config.roles.join(' or ')} role.`);
   }
-  if (config.scope && principal.scopes && !principal.scopes.includes(config.scope)) {
+  if (config.scope && config.scope !== '*' && principal.scopes && !principal.scopes.includes(config.scope)) {
     throw forbidden(`This API key lacks the "${config.scope}" scope.`, { requiredScope: config.scope });
   }
 }
@@ -108,6 +110,11 @@ function bearerToken(request: FastifyRequest): string | null {
   const match = BEARER.exec(header);
   if (!match) throw unauthorized('Malformed Authorization header. Use "Authorization: Bearer <token>".');
   return match[1]!;
+}
+
+function headerKey(request: FastifyRequest, header: string | undefined): string | null {
+  const value = header ? request.headers[header] : undefined;
+  return typeof value === 'string' && value.trim() ? value.trim() : null;
 }
 
 /** The principal of a route declared `auth: 'required'`. */

@@ -33,31 +33,46 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
     .send(envelope(tooLong ? 'URI_TOO_LONG' : 'BAD_REQUEST', tooLong ? 'A path parameter is too long.' : 'The URL is not valid: check its percent-encoding.'));
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** Any error a route can end with, reduced to what an error body needs (5xx are logged here). */
+export interface DescribedError {
+  status: number;
+  code: string;
+  message: string;
+  details: unknown;
+  headers: Record<string, string>;
+}
+
+export function describeError(error: FastifyError | AppError, request: FastifyRequest): DescribedError {
+  const plain = (status: number, code: string, message: string, details: unknown = null): DescribedError => ({ status, code, message, details, headers: {} });
+  if (error instanceof AppError) {
+    if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    return { status: error.statusCode, code: error.code, message: error.message, details: error.details, headers: error.headers };
+  }
+  if (error.validation) {
+    const { message, details } = describeValidationErrors(error.validation, error.validationContext);
+    return plain(400, 'BAD_REQUEST', message, details);
+  }
+  const known = error.code ? FASTIFY_ERRORS[error.code] : undefined;
+  if (known) return plain(known.status, known.code, known.message);
+  if (error.statusCode === 429) return plain(429, 'RATE_LIMITED', 'Too many requests. Slow down and try again shortly.');
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return plain(error.statusCode, 'BAD_REQUEST', error.message);
+  request.log.error({ err: error }, 'unhandled error');
+  return plain(500, 'INTERNAL', 'Something went wrong on our side. Try again; if it keeps happening, contact support.', { requestId: request.id });
+}
+
+const spec = (e: DescribedError): unknown => envelope(e.code, e.message, e.details);
+
+/**
+ * The error handler and the 404 of `app` (the whole service, or an encapsulated prefix that answers errors in
+ * another shape, like the OpenAI-compatible surface); `render` turns a described error into the body.
+ */
+export function registerErrorHandling(app: FastifyInstance, render: (error: DescribedError) => unknown = spec): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    if (error instanceof AppError) {
-      if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-      return reply.code(error.statusCode).headers(error.headers).send(envelope(error.code, error.message, error.details));
-    }
-    if (error.validation) {
-      const { message, details } = describeValidationErrors(error.validation, error.validationContext);
-      return reply.code(400).send(envelope('BAD_REQUEST', message, details));
-    }
-    const known = error.code ? FASTIFY_ERRORS[error.code] : undefined;
-    if (known) return reply.code(known.status).send(envelope(known.code, known.message));
-    if (error.statusCode === 429) {
-      return reply.code(429).send(envelope('RATE_LIMITED', 'Too many requests. Slow down and try again shortly.'));
-    }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.code(error.statusCode).send(envelope('BAD_REQUEST', error.message));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return reply
-      .code(500)
-      .send(envelope('INTERNAL', 'Something went wrong on our side. Try again; if it keeps happening, contact support.', { requestId: request.id }));
+    const described = describeError(error, request);
+    return reply.code(described.status).headers(described.headers).send(render(described));
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(envelope('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+    reply.code(404).send(render({ status: 404, code: 'NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}.`, details: null, headers: {} }));
   });
 }

@@ -20,6 +20,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from sign-up, sign-in or refresh (15 minutes)' },
           apiKeyAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_sf_…', description: 'An API key, sent as a Bearer token; accepted on the routes that name it, within its scopes' },
+          apiKeyHeaderAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key in x-api-key, as Anthropic\'s clients send it (on /anthropic/v1 routes)' },
         },
       },
     },

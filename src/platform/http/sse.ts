@@ -6,8 +6,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * (request id) are written here. Writes after the client left are ignored; `closed` tells the producer.
  */
 export interface SseStream {
-  /** Sends one event as `data: <json>`; resolves when the socket took it (honours backpressure). */
-  send(data: unknown): Promise<void>;
+  /** Sends one event as `data: <json>` (after `event: <name>` when named); resolves when the socket took it (honours backpressure). */
+  send(data: unknown, event?: string): Promise<void>;
+  /** Sends a `data:` line that is not JSON (OpenAI's closing `data: [DONE]`). */
+  sendRaw(data: string): Promise<void>;
   /** A comment line (`: text`), used as a keep-alive. */
   comment(text: string): void;
   /** Ends the response (idempotent). */
@@ -58,22 +60,25 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
   keepAlive.unref();
   if (!keepAliveMs) clearInterval(keepAlive);
 
+  async function write(frame: string): Promise<void> {
+    if (ended || gone || res.destroyed) return;
+    const ok = res.write(frame);
+    if (!ok && !res.destroyed) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+  }
+
   return {
-    async send(data) {
-      if (ended || gone || res.destroyed) return;
-      const ok = res.write(`data: ${JSON.stringify(data)}\n\n`);
-      if (!ok && !res.destroyed) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        });
-      }
-    },
+    send: (data, event) => write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`),
+    sendRaw: (data) => write(`data: ${data}\n\n`),
     comment(text) {
       if (!ended && !gone && !res.destroyed) res.write(`: ${text.replace(/\n/g, ' ')}\n\n`);
     },

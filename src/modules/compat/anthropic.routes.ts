@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { principalOf } from '../../platform/auth/plugin.js';
+import { registerErrorHandling } from '../../platform/http/error-handler.js';
+import { openSse } from '../../platform/http/sse.js';
+import { toAnthropicError } from './anthropic.format.js';
+import { MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
+import { IdempotencyHeaders } from '../gateway/index.js';
+import type { CompatService } from './service.js';
+
+/**
+ * `/anthropic/v1/*` (register with that prefix): Anthropic's Messages API for the official `@anthropic-ai/sdk` pointed
+ * here with `baseURL`. The API key is accepted as `x-api-key` (what that client sends) or as `Authorization: Bearer`.
+ */
+export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> = async (app, { compat }) => {
+  registerErrorHandling(app, toAnthropicError);
+
+  app.post(
+    '/messages',
+    {
+      config: { auth: 'required', scope: 'ai:text', apiKeyHeader: 'x-api-key', openapi: { stream: 'optional' } },
+      schema: {
+        tags: ['anthropic'],
+        summary: "A message in Anthropic's shape (or its named stream events with stream: true), metered like POST /v1/ai/text; the key may come as x-api-key",
+        body: MessagesBody,
+        headers: IdempotencyHeaders,
+        response: { 200: Message, ...anthropicErrors(400, 401, 403, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const idempotencyKey = request.headers['idempotency-key'];
+      if (request.body.stream) {
+        await compat.streamMessage(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
+        return reply;
+      }
+      const { message, requestId, replayed } = await compat.message(principal, request.body, { idempotencyKey });
+      if (replayed) reply.header('idempotent-replayed', 'true');
+      reply.header('x-ai-request-id', requestId);
+      return message;
+    },
+  );
+};

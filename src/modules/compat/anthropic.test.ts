@@ -1,0 +1,87 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import Anthropic from '@anthropic-ai/sdk';
+import { usageRecords } from '../../db/schema/usage.js';
+import { createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
+import { createApiKey, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
+
+let t: TestApp;
+let baseURL: string;
+beforeAll(async () => {
+  t = await createTestApp();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  baseURL = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/anthropic`;
+});
+afterAll(async () => t?.close());
+
+async function keyHolder(scopes: string[] = ['ai:text']) {
+  const { accessToken, user } = await signUp(t.app);
+  await setPlan(t, user.id, 'starter');
+  const { key } = await createApiKey(t, accessToken, scopes);
+  return { userId: user.id as string, key, anthropic: new Anthropic({ apiKey: key, baseURL, maxRetries: 0 }) };
+}
+const usageOf = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
+const ask = { model: 'local/text', max_tokens: 256, system: 'Be brief.', messages: [{ role: 'user' as const, content: 'Explain how lighthouses work' }] };
+type Charged = { tokens_charged: number };
+
+describe('/anthropic/v1/messages with the official @anthropic-ai/sdk', () => {
+  it('answers a message (key as x-api-key) metered like /v1/ai/text', async () => {
+    const { anthropic, userId } = await keyHolder();
+    const before = await walletState(t, userId);
+    const message = await anthropic.messages.create(ask);
+    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'local/text', stop_reason: 'end_turn', stop_sequence: null });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('lighthouses') });
+    const charged = (message.usage as unknown as Charged).tokens_charged;
+    const [record] = await usageOf(message.id.replace(/^msg_/, ''));
+    expect(record).toMatchObject({ userId, operation: 'text.generate', status: 'SUCCESS', tokensConsumed: charged, outputUnits: message.usage.output_tokens });
+    const after = await walletState(t, userId);
+    expect(after.balance).toBe(before.balance - charged);
+    expect(after.ledgerSum).toBe(after.balance);
+  });
+
+  it("streams Anthropic's events, and the SDK's final message carries the billed usage", async () => {
+    const { anthropic, userId } = await keyHolder();
+    const before = await walletState(t, userId);
+    const types: string[] = [];
+    const stream = anthropic.messages.stream(ask);
+    stream.on('streamEvent', (event) => types.push(event.type));
+    const text = await stream.finalText();
+    const final = await stream.finalMessage();
+    expect(text).toContain('lighthouses');
+    expect(types[0]).toBe('message_start');
+    expect(types[1]).toBe('content_block_start');
+    expect(types.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
+    expect(new Set(types.slice(2, -3))).toEqual(new Set(['content_block_delta']));
+    expect(final.stop_reason).toBe('end_turn');
+    const [record] = await usageOf(final.id.replace(/^msg_/, ''));
+    expect(record).toMatchObject({ status: 'SUCCESS', outputUnits: final.usage.output_tokens });
+    const after = await walletState(t, userId);
+    expect(after.balance).toBe(before.balance - record!.tokensConsumed);
+    expect(after.ledgerSum).toBe(after.balance);
+  });
+
+  it('takes the key as Bearer too (authToken)', async () => {
+    const { key } = await keyHolder();
+    const message = await new Anthropic({ authToken: key, baseURL, maxRetries: 0 }).messages.create(ask);
+    expect(message.type).toBe('message');
+  });
+
+  it("gives Anthropic's errors with the gateway's statuses", async () => {
+    const { anthropic, userId, key } = await keyHolder();
+    await setBalance(t, userId, 0);
+    const broke = await anthropic.messages.create(ask).catch((err: unknown) => err);
+    expect(broke).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((broke as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+
+    const stranger = await new Anthropic({ apiKey: 'sk_sf_nope', baseURL, maxRetries: 0 }).messages.create(ask).catch((err: unknown) => err);
+    expect(stranger).toBeInstanceOf(Anthropic.AuthenticationError);
+
+    const imageOnly = await keyHolder(['ai:image']);
+    expect(await imageOnly.anthropic.messages.create(ask).catch((err: unknown) => err)).toBeInstanceOf(Anthropic.PermissionDeniedError);
+
+    const missing = await t.app.inject({ method: 'POST', url: '/anthropic/v1/messages', headers: { 'x-api-key': key }, payload: { model: 'local/text', messages: [] } });
+    expect(missing.statusCode).toBe(400);
+    expect(json(missing)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+  });
+});

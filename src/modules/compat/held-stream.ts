@@ -1,0 +1,37 @@
+import type { SseStream } from '../../platform/http/sse.js';
+import type { TextAnswerBody } from '../gateway/index.js';
+
+/** One event the gateway's text stream writes (`text`, `usage`, `finish`, `error`). */
+export interface GatewayEvent {
+  type: string;
+  delta?: string;
+  finishReason?: string;
+  error?: { code: string; message: string };
+}
+
+/**
+ * What the gateway writes to when another wire format answers: each gateway event goes to `onEvent`, and the
+ * gateway's `end()` is held back so the caller can close the answer once it knows the billed usage.
+ */
+export function heldStream(target: SseStream, onEvent: (event: GatewayEvent) => Promise<void>): SseStream {
+  return {
+    send: (data: unknown) => onEvent(data as GatewayEvent),
+    sendRaw: (data) => target.sendRaw(data),
+    comment: (text) => target.comment(text),
+    end: () => undefined,
+    get closed() {
+      return target.closed;
+    },
+    get clientGone() {
+      return target.clientGone;
+    },
+    onClientGone: (callback) => target.onClientGone(callback),
+  };
+}
+
+/** A gateway stream answered in another wire format: what the gateway writes to, and how the answer closes. */
+export interface TranslatedStream {
+  sse: SseStream;
+  /** Closes the answer once the gateway is done (`null`: the stream broke midway and already carries an error). */
+  close(answer: TextAnswerBody | null): Promise<void>;
+}

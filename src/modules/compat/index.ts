@@ -1,0 +1,4 @@
+/** The compat module's public entry: its service and the OpenAI and Anthropic error schemas (app.ts registers the routes from the *.routes.ts files). */
+export { createCompatService, type CompatService } from './service.js';
+export { OpenAiError } from './openai.schemas.js';
+export { AnthropicError } from './anthropic.schemas.js';

@@ -1,0 +1,104 @@
+import { Type } from 'typebox';
+import { DateTime, Nullable, StrictObject } from '../../platform/http/schemas.js';
+import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../gateway/index.js';
+
+/**
+ * OpenAI's request and response shapes for the routes under /openai/v1. Request bodies accept fields the official SDK
+ * may send and this service ignores (OpenAI's clients add new optional fields often), but refuse ones it cannot honour.
+ */
+
+const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }) });
+
+export const OpenAiMessage = Type.Object({
+  role: Type.Enum(['system', 'developer', 'user', 'assistant'], { description: '`developer` is read as `system`' }),
+  content: Type.Union([Type.String({ minLength: 1, maxLength: MAX_MESSAGE_CHARS }), Type.Array(TextPart, { minItems: 1, maxItems: 100 })]),
+  name: Type.Optional(Type.String({ maxLength: 64 })),
+});
+
+const TokenLimit = Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })));
+
+export const ChatCompletionBody = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: 200, description: 'A model id from GET /openai/v1/models' }),
+  messages: Type.Array(OpenAiMessage, { minItems: 1, maxItems: MAX_MESSAGES }),
+  max_tokens: TokenLimit,
+  max_completion_tokens: TokenLimit,
+  temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
+  n: Type.Optional(Nullable(Type.Literal(1, { description: 'Only one choice per call' }))),
+  stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with chat.completion.chunk events, then `data: [DONE]`' }))),
+  stream_options: Type.Optional(Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }))),
+  tools: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 0, description: 'Tool calls are not supported yet' })),
+});
+
+const Usage = Type.Object({
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+  tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }),
+});
+
+export const ChatCompletion = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('chat.completion'),
+  created: Type.Integer(),
+  model: Type.String(),
+  choices: Type.Array(
+    Type.Object({
+      index: Type.Integer(),
+      message: Type.Object({ role: Type.Literal('assistant'), content: Type.String(), refusal: Type.Null() }),
+      finish_reason: Type.String(),
+      logprobs: Type.Null(),
+    }),
+  ),
+  usage: Usage,
+});
+
+export const OpenAiModel = Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String() });
+export const OpenAiModelList = Type.Object({ object: Type.Literal('list'), data: Type.Array(OpenAiModel) });
+export const ModelIdParams = StrictObject({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export const KeyInfo = Type.Object({
+  label: Type.String(),
+  scopes: Type.Array(Type.String()),
+  expiresAt: Nullable(DateTime),
+  createdAt: DateTime,
+  balance: Type.Object({ tokens: Type.Integer(), credits: Type.Number() }),
+  spend: Type.Object({
+    today: Type.Object({ tokens: Type.Integer(), requests: Type.Integer() }),
+    month: Type.Object({ tokens: Type.Integer(), requests: Type.Integer() }),
+  }),
+});
+
+export const OpenAiError = Type.Object(
+  {
+    error: Type.Object({ message: Type.String(), type: Type.String(), code: Nullable(Type.String()), param: Nullable(Type.String()) }),
+  },
+  { $id: 'OpenAiError', description: "OpenAI's error shape" },
+);
+
+/** Error responses of the /openai/v1 routes, in OpenAI's shape (`OpenAiError` is added to the app's shared schemas). */
+export const openAiErrors = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, Type.Ref('OpenAiError')]));
+
+export const ImageGenerationBody = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: 200, description: 'An image model id from GET /openai/v1/models' }),
+  prompt: Type.String({ minLength: 1, maxLength: 8_000, pattern: '\\S' }),
+  n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 8 }))),
+  size: Type.Optional(Nullable(Type.String({ pattern: '^(auto|[0-9]{2,5}x[0-9]{2,5})$', description: 'WIDTHxHEIGHT (snapped to what the model makes) or auto' }))),
+  response_format: Type.Optional(Nullable(Type.Enum(['url', 'b64_json']))),
+});
+
+export const ImagesResponse = Type.Object({
+  created: Type.Integer(),
+  data: Type.Array(Type.Object({ url: Type.Optional(Type.String()), b64_json: Type.Optional(Type.String()) })),
+  usage: Type.Object({ tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }) }),
+});
+
+export const SpeechBody = Type.Object({
+  model: Type.String({ minLength: 1, maxLength: 200, description: 'A speech model id from GET /openai/v1/models' }),
+  input: Type.String({ minLength: 1, maxLength: 4_096, pattern: '\\S' }),
+  voice: Type.String({ minLength: 1, maxLength: 100, description: "One of the model's voices (GET /v1/models lists them)" }),
+  response_format: Type.Optional(Nullable(Type.Enum(['wav'], { description: 'The built-in models answer WAV' }))),
+  speed: Type.Optional(Nullable(Type.Number({ minimum: 0.25, maximum: 4 }))),
+});
+
+/** The audio bytes, in the model's format. */
+export const SpeechAudio = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'The audio file (audio/wav)' });
