@@ -51,6 +51,11 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
     return null;
   };
 
+  /** The one purchase unit of an order for our payment (its id as reference and custom id, read back on callbacks). */
+  const purchaseUnits = (payment: { id: string; description: string; currency: string; amountCents: number }) => [
+    { reference_id: payment.id, custom_id: payment.id, description: payment.description, amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) } },
+  ];
+
   return {
     slug: SLUG,
     mode: deps.mode,
@@ -61,7 +66,7 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
         headers: { ...(await bearer()), 'paypal-request-id': payment.id },
         body: JSON.stringify({
           intent: 'CAPTURE',
-          purchase_units: [{ reference_id: payment.id, custom_id: payment.id, description: payment.description, amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) } }],
+          purchase_units: purchaseUnits(payment),
           application_context: { return_url: context.returnUrl('success'), cancel_url: context.returnUrl('cancel'), user_action: 'PAY_NOW' },
           // A recurring purchase saves the wallet at the gateway (vault), so renewals can charge it without the customer.
           ...(payment.recurring ? { payment_source: { paypal: { attributes: { vault: { store_in_vault: 'ON_SUCCESS', usage_type: 'MERCHANT' } } } } } : {}),
@@ -134,7 +139,7 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
         headers: { ...(await bearer()), 'paypal-request-id': payment.id },
         body: JSON.stringify({
           intent: 'CAPTURE',
-          purchase_units: [{ reference_id: payment.id, custom_id: payment.id, description: payment.description, amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) } }],
+          purchase_units: purchaseUnits(payment),
           payment_source: { paypal: { vault_id: agreementId, stored_credential: { payment_initiator: 'MERCHANT', usage: 'SUBSEQUENT', usage_pattern: 'SUBSCRIPTION_PREPAID' } } },
         }),
       });
