@@ -37,6 +37,8 @@ import { communitySocialRoutes } from './modules/community/social.routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { topUpRoutes } from './modules/topup/routes.js';
@@ -144,6 +146,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(usageRoutes, { usage: services.usage, ensureActive });
   await app.register(webhookRoutes, { webhooks: services.webhooks, ensureActive });
   await app.register(workspaceRoutes, { workspaces: services.workspaces, ensureActive });
+  // Admin routes: the account's current role is checked on every call (a demoted operator loses access at once).
+  await app.register(async (admin) => {
+    admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
+    await admin.register(auditRoutes, { audit: services.audit });
+  });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });
   }

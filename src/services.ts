@@ -24,12 +24,14 @@ import { createPaymentsService } from './modules/payments/service.js';
 import { paymentJobs } from './modules/payments/jobs.js';
 import { createTopUpService } from './modules/topup/service.js';
 import { createCompatService } from './modules/compat/index.js';
+import { createAuditService } from './modules/audit/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
   const { db, clock, tokens } = platform;
   const pepper = derivePepper(platform.config.jwtSecret);
   const notifications = createNotificationsService({ db, clock });
+  const audit = createAuditService({ db, clock });
   const catalog = createCatalogService({ db, clock, events: platform.events });
   // Plans show `payableWith` from the channels that run now (the payments service is built below).
   const plans = createPlansService({ db, clock, catalog, events: platform.events, liveChannels: async () => payments.liveChannelSlugs() });
@@ -192,7 +194,7 @@ export function createServices(platform: Platform) {
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
   // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
-  return { catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
+  return { audit, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
 }
 
 export type Services = ReturnType<typeof createServices>;

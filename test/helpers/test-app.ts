@@ -59,3 +59,12 @@ export async function signUp(app: TestApp['app'], overrides: { email?: string; p
   if (response.statusCode !== 201) throw new Error(`signup failed: ${response.statusCode} ${response.body}`);
   return { ...json(response), password: body.password, email: body.email.toLowerCase() };
 }
+
+/** Signs a user up, gives the account `role` and signs in again, so the access token carries the role. */
+export async function signUpAs(t: Pick<TestApp, 'app' | 'services'>, role: 'USER' | 'ADMIN' | 'SUPER_ADMIN') {
+  const account = await signUp(t.app);
+  await t.services.auth.setRole(account.user.id, role);
+  const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: account.email, password: account.password } });
+  if (login.statusCode !== 200) throw new Error(`login failed: ${login.statusCode} ${login.body}`);
+  return { ...account, accessToken: json(login).accessToken as string, refreshToken: json(login).refreshToken as string };
+}

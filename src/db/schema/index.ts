@@ -19,3 +19,4 @@ export * from './workspaces.js';
 export * from './community.js';
 export * from './payments.js';
 export * from './topup.js';
+export * from './audit.js';

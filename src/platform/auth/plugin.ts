@@ -58,6 +58,8 @@ export const authPlugin = fp<AuthPluginOptions>(
         // A route with a scope also takes API keys; optional auth lists the anonymous alternative `{}`.
         const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...(config.apiKeyHeader ? [{ apiKeyHeaderAuth: [] }] : [])] : [{ bearerAuth: [] }];
         (route.schema as Record<string, unknown>).security = config.auth === 'required' ? schemes : [...schemes, {}];
+        // The roles a route needs, machine-readable for clients and for the generated admin role matrix test.
+        if (config.roles) (route.schema as Record<string, unknown>)['x-roles'] = [...config.roles];
       }
     });
 
