@@ -9,4 +9,4 @@ export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword, verifyPassword 
 export { DisplayName } from './schemas.js';
 export type { SecurityEventKind } from './security-events.js';
 export type { TwoFactor } from './two-factor.js';
-export { HANDLE_PATTERN, normalizeEmail, toMeUser, type Role, type UserRow } from './users.js';
+export { HANDLE_PATTERN, PLAYGROUND_IDENTITY_EMAIL, normalizeEmail, toMeUser, type Role, type UserRow } from './users.js';

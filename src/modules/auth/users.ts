@@ -8,6 +8,12 @@ import { conflict } from '../../platform/http/errors.js';
 export type UserRow = typeof users.$inferSelect;
 export type Role = UserRow['role'];
 
+/**
+ * The dedicated internal identity the admin playground runs under (spec B "Playground behaviour"). Its usage,
+ * generations and payments are excluded from revenue analytics; it cannot sign in (no password is ever set).
+ */
+export const PLAYGROUND_IDENTITY_EMAIL = 'playground@storefront.internal';
+
 export const HANDLE_PATTERN = /^[a-zA-Z0-9_]{3,30}$/;
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
