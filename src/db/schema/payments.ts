@@ -62,6 +62,8 @@ export const payments = pgTable(
     paidAt: tz('paid_at'),
     tokensGranted: bigint('tokens_granted', { mode: 'number' }).notNull().default(0),
     refundedAt: tz('refunded_at'),
+    /** An operator's refund claimed this payment and is asking the gateway; a second refund is refused meanwhile. */
+    refundRequestedAt: tz('refund_requested_at'),
     tokensTakenBack: bigint('tokens_taken_back', { mode: 'number' }).notNull().default(0),
     tokensUnrecovered: bigint('tokens_unrecovered', { mode: 'number' }).notNull().default(0),
     /** Carrier billing: PINs tried for this payment (5 at most, then the customer starts again). */

@@ -1,10 +1,12 @@
-import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { PAYMENT_CHANNEL_SLUGS, type PaymentsConfig } from '../../config.js';
-import { paymentAgreements, payments } from '../../db/schema/payments.js';
+import { paymentAgreements, payments, type PaymentStatus } from '../../db/schema/payments.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import { badRequest, notFound } from '../../platform/http/errors.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import type { AuditWriter } from '../audit/service.js';
 import type { NotificationsService } from '../notifications/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionBillingService } from '../subscriptions/index.js';
@@ -278,16 +280,56 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
      * once (tokens taken back as far as the balance allows; the rest recorded). The gateway's refund callback later
      * finds it already refunded and changes nothing.
      */
-    async refund(paymentId: string, reason = 'refunded by an operator') {
+    async refund(paymentId: string, reason = 'refunded by an operator', audit?: AuditWriter) {
+      const [before] = isUuid(paymentId) ? await db.select().from(payments).where(eq(payments.id, paymentId)) : [];
+      if (!before) throw notFound('No such payment.');
+      if (before.status !== 'SUCCEEDED') throw badRequest(`Only a paid payment can be refunded; this one is ${before.status.toLowerCase()}.`, { status: before.status });
+      // Claimed first, so two refunds of one payment never both ask the gateway. The gateway is asked outside any
+      // transaction: its refund callback may arrive while we wait, and it must find the row unlocked.
+      const [claimed] = await db
+        .update(payments)
+        .set({ refundRequestedAt: clock.now() })
+        .where(and(eq(payments.id, paymentId), eq(payments.status, 'SUCCEEDED'), isNull(payments.refundRequestedAt)))
+        .returning({ id: payments.id });
+      if (!claimed) throw conflict('A refund of this payment is already under way or done. Reload the payment to see its status.');
+      try {
+        await channels.get(before.channel)?.adapter.refund?.(before);
+      } catch (err) {
+        await db.update(payments).set({ refundRequestedAt: null }).where(eq(payments.id, paymentId));
+        throw err;
+      }
+      const refunded = await db.transaction(async (tx) => {
+        const [locked] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
+        // The gateway's callback may already have applied the books; refundBooks then changes nothing.
+        await confirmation.refundBooks(tx, locked!, reason);
+        const [after] = await tx.select().from(payments).where(eq(payments.id, paymentId));
+        await audit?.({ action: 'payment.refund', targetType: 'payment', targetId: paymentId, before: view(before), after: view(after!), reason }, tx);
+        return after!;
+      });
+      return view(refunded);
+    },
+
+    /** Operators' listing of payments, newest first, filtered by status, channel and customer. */
+    async adminList(query: { limit: number; cursor?: string | undefined; status?: PaymentStatus | undefined; channel?: string | undefined; userId?: string | undefined }) {
+      const filters: SQL[] = [];
+      if (query.status) filters.push(eq(payments.status, query.status));
+      if (query.channel) filters.push(eq(payments.channel, query.channel));
+      if (query.userId) filters.push(eq(payments.userId, query.userId));
+      const rows = await db
+        .select()
+        .from(payments)
+        .where(afterCursor(payments.createdAt, payments.id, query.cursor, filters.length ? and(...filters) : undefined))
+        .orderBy(desc(payments.createdAt), desc(payments.id))
+        .limit(query.limit + 1);
+      const page = toPage(rows, query.limit, (p) => ({ sort: p.createdAt.toISOString(), id: p.id }));
+      return { items: page.items.map((p) => ({ ...view(p), userId: p.userId })), nextCursor: page.nextCursor };
+    },
+
+    /** One payment as operators see it (any customer's), or 404. */
+    async adminGet(paymentId: string) {
       const [payment] = isUuid(paymentId) ? await db.select().from(payments).where(eq(payments.id, paymentId)) : [];
       if (!payment) throw notFound('No such payment.');
-      if (payment.status !== 'SUCCEEDED') throw badRequest(`Only a paid payment can be refunded; this one is ${payment.status.toLowerCase()}.`, { status: payment.status });
-      await channels.get(payment.channel)?.adapter.refund?.(payment);
-      await db.transaction(async (tx) => {
-        const [locked] = await tx.select().from(payments).where(eq(payments.id, paymentId)).for('update');
-        await confirmation.refundBooks(tx, locked!, reason);
-      });
-      return view((await db.select().from(payments).where(eq(payments.id, paymentId)))[0]!);
+      return { ...view(payment), userId: payment.userId };
     },
 
     /** The reconciliation pass (the `payments.reconcile` cron job). */
