@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { MODEL_TYPES } from '../../db/schema/catalog.js';
+import { MODEL_TYPES } from '../catalog/service.js';
 import { PLAYGROUND_RUN_KINDS, PLAYGROUND_RUN_STATUSES } from '../../db/schema/playground.js';
 import { DateTime, Nullable, Page, StrictObject, pageQuery } from '../../platform/http/schemas.js';
 import { MAX_MESSAGE_CHARS, TextResponse } from '../gateway/index.js';

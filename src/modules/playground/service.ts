@@ -16,7 +16,7 @@ import type { LibraryService } from '../library/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
-import { createPlaygroundConversations, type ConversationView } from './conversations.js';
+import { createPlaygroundConversations, type ConversationView, type PlaygroundConversations } from './conversations.js';
 import { createPlaygroundIdentity } from './identity.js';
 import { createPlaygroundRuns, type HistoryQuery, type RunOutcome } from './runs.js';
 
@@ -180,10 +180,10 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
     },
 
     conversations: {
-      create: conversations.create,
-      get: conversations.get,
-      list: conversations.list,
-      remove: conversations.remove,
+      create: (...args: Parameters<PlaygroundConversations['create']>) => conversations.create(...args),
+      get: (...args: Parameters<PlaygroundConversations['get']>) => conversations.get(...args),
+      list: (...args: Parameters<PlaygroundConversations['list']>) => conversations.list(...args),
+      remove: (...args: Parameters<PlaygroundConversations['remove']>) => conversations.remove(...args),
 
       /** Sends a user message with the saved ones through the gateway and saves both it and the reply. */
       async turn(adminId: string, id: string, input: { content: string; maxTokens?: number; temperature?: number }): Promise<{ conversation: ConversationView; reply: TextAnswerBody }> {
