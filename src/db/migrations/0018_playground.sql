@@ -18,7 +18,7 @@ CREATE TABLE "playground_runs" (
 	"job_id" uuid,
 	"conversation_id" uuid,
 	"prompt" text NOT NULL,
-	"tokens_charged" integer,
+	"tokens_charged" bigint,
 	"error_code" text,
 	"error_message" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL

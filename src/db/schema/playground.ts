@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 import { users } from './auth.js';
 
@@ -28,7 +28,7 @@ export const playgroundRuns = pgTable(
     conversationId: uuid('conversation_id'),
     /** The prompt, or the last user message, cut to 500 characters. */
     prompt: text('prompt').notNull(),
-    tokensCharged: integer('tokens_charged'),
+    tokensCharged: bigint('tokens_charged', { mode: 'number' }),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     createdAt: createdAt(),
