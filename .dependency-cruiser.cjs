@@ -32,6 +32,7 @@ const TABLE_OWNERS = {
   'notifications.ts': ['notifications'],
   'payments.ts': ['payments'],
   'plans.ts': ['plans'],
+  'playground.ts': ['playground'],
   'topup.ts': ['topup'],
   'platform.ts': ['platform'],
   // A key-value store: each owner reads and writes its own keys only (catalog: pricing; plans: the seed digest).

@@ -39,6 +39,7 @@ import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { adminPaymentRoutes } from './modules/payments/admin.routes.js';
+import { playgroundRoutes } from './modules/playground/routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -152,6 +153,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
     await admin.register(adminPaymentRoutes, { payments: services.payments, audit: services.audit });
+    await admin.register(playgroundRoutes, { playground: services.playground });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

@@ -15,6 +15,7 @@ import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
 import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
+import { createPlaygroundService } from './modules/playground/service.js';
 import { createSubscriptionBillingService, subscriptionJobs, type ConfirmedPayment } from './modules/subscriptions/index.js';
 import { createWebhooksService } from './modules/webhooks/service.js';
 import { createWorkspacesService } from './modules/workspaces/service.js';
@@ -194,7 +195,9 @@ export function createServices(platform: Platform) {
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
   // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
-  return { audit, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
+  // The admin playground: runs through the gateway as its internal identity (issue 16).
+  const playground = createPlaygroundService({ db, clock, auth, plans, subscriptions, wallet, catalog, gateway, media, jobs, files, library });
+  return { audit, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat, playground };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -20,3 +20,4 @@ export * from './community.js';
 export * from './payments.js';
 export * from './topup.js';
 export * from './audit.js';
+export * from './playground.js';

@@ -5,7 +5,7 @@ import { hashToken, keyedHash, randomDigits, randomToken, sameDigest } from '../
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, unauthorized } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
-import { hashPassword, verifyPassword } from '../auth/index.js';
+import { PLAYGROUND_IDENTITY_EMAIL, hashPassword, verifyPassword } from '../auth/index.js';
 import { composeMail } from './mail.js';
 import type { AccountDeps } from './deps.js';
 
@@ -48,7 +48,8 @@ export function createPasswordFlows(deps: AccountDeps) {
       const now = requestedAt;
       if (clock.now().getTime() - now.getTime() >= OTP_TTL_MS) return; // the code would be dead on arrival
       const user = await auth.users.findActiveByEmail(email);
-      if (!user) return;
+      // The playground's internal identity never gets a password, so it can never sign in.
+      if (!user || user.email === PLAYGROUND_IDENTITY_EMAIL) return;
       const otp = randomDigits(OTP_DIGITS);
       const issued = await db.transaction(async (tx) => {
         // Serialises concurrent requests for the same account, so the 60-second rule holds under a race.

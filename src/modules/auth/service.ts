@@ -25,7 +25,7 @@ import {
   revokeSession,
   touchSession,
 } from './sessions.js';
-import { findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type Role, type UserRow } from './users.js';
+import { NO_PASSWORD, findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type Role, type UserRow } from './users.js';
 
 /** Work other modules attach to account creation, run in the sign-up transaction (e.g. the free plan grant). */
 export type UserCreatedHook = (tx: Tx, user: UserRow) => Promise<void>;
@@ -295,6 +295,23 @@ export function createAuthService(deps: AuthServiceDeps) {
         for (const hook of deps.onUserCreated ?? []) await hook(tx, user);
       });
       return 'created';
+    },
+
+    /**
+     * The internal account of a service feature (the admin playground's identity), created on first use: no password
+     * (the stored hash is a marker no password verifies against, so it cannot sign in), the USER role, and no sign-up
+     * hooks (it gets no sign-up plan; its owner subscribes it to what it needs). Concurrent first uses agree on one row.
+     */
+    async ensureInternalUser(email: string, name: string): Promise<UserRow> {
+      const existing = await findActiveUserByEmail(db, email);
+      if (existing) return existing;
+      try {
+        return await insertUser(db, { email, passwordHash: NO_PASSWORD, name, role: 'USER', emailVerified: true, createdAt: clock.now() });
+      } catch (err) {
+        const raced = await findActiveUserByEmail(db, email);
+        if (raced) return raced;
+        throw err;
+      }
     },
 
     /** Sets an account's role (admin API and CLI; the callers check who may do it and audit it). Returns the role before. */

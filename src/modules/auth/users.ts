@@ -14,6 +14,9 @@ export type Role = UserRow['role'];
  */
 export const PLAYGROUND_IDENTITY_EMAIL = 'playground@storefront.internal';
 
+/** The stored "hash" of an account without a password: not a PHC string, so no password ever verifies against it. */
+export const NO_PASSWORD = '!no-password';
+
 export const HANDLE_PATTERN = /^[a-zA-Z0-9_]{3,30}$/;
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();

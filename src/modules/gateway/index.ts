@@ -3,3 +3,6 @@ export { createGatewayService, type GatewayService } from './service.js';
 export { createMediaGateway, type MediaGateway } from './media.js';
 export type { TextAnswerBody, TextBody } from './service.js';
 export { IdempotencyHeaders, MAX_MESSAGE_CHARS, MAX_MESSAGES } from './schemas.js';
+// The request and answer schemas of /v1/ai/*, for surfaces that mirror them (the admin playground).
+export { EnhanceBody as EnhanceBodySchema, EnhanceResponse, TextBody as TextBodySchema, TextResponse } from './schemas.js';
+export { AudioBody, AudioResponse, EnhanceImageBody, ImageBody, ImageOrJobResponse, ImageResponse, VideoBody, VideoJobResponse } from './media.schemas.js';

@@ -216,3 +216,6 @@ export function createJobsService(deps: JobsServiceDeps) {
 }
 
 export type JobsService = ReturnType<typeof createJobsService>;
+
+/** The Job resource's schema, for surfaces that show jobs (the admin playground polls its video jobs). */
+export { JobSchema } from './schemas.js';

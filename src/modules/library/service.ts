@@ -6,6 +6,8 @@ import { createPromptTemplates } from './prompts.js';
 
 export type { Generation, GenerationView, SaveGenerationInput } from './generations.js';
 export type { PromptTemplateView } from './prompts.js';
+/** The library listing's schemas, for surfaces that list generations (the admin playground). */
+export { GenerationsPage, GenerationsQuery, LIBRARY_LIMITS } from './schemas.js';
 
 export interface LibraryServiceDeps {
   db: Db;

@@ -95,6 +95,24 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
       return created;
     },
 
+    /**
+     * Puts an internal account (the admin playground's identity) on an internal plan: an ACTIVE `INTERNAL` subscription
+     * with no end and no allowance grant. Returns the subscription in effect when it is on that plan already.
+     */
+    async ensureInternal(userId: string, planId: string): Promise<SubscriptionRow> {
+      const plan = await plans.getById(planId);
+      if (!plan?.internal) throw new Error(`ensureInternal needs an internal plan (got ${planId})`);
+      const current = await activeRow(userId);
+      if (current?.planId === planId) return current;
+      const now = clock.now();
+      const [created] = await db
+        .insert(subscriptions)
+        .values({ userId, planId, status: 'ACTIVE', origin: 'INTERNAL', startsAt: now, endsAt: null, autoRenew: false, createdAt: now, updatedAt: now })
+        .returning();
+      service.forgetCached(userId);
+      return created!;
+    },
+
     /** The sign-up hook for the auth service. */
     onUserCreated: async (tx: Tx, user: UserRow): Promise<void> => {
       await service.grantSignupPlan(tx, user.id);
