@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
+import { passwordResets } from '../../src/db/schema/account.js';
 import { users } from '../../src/db/schema/auth.js';
 import { files } from '../../src/db/schema/files.js';
 import { generations } from '../../src/db/schema/library.js';
@@ -75,6 +76,9 @@ describe('the internal identity', () => {
       const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: PLAYGROUND_IDENTITY_EMAIL, password: password || 'x' } });
       expect(login.statusCode).toBe(401);
     }
+    // Nor can a password be set through a reset: no code is issued for it.
+    await t.services.account.password.issueResetCode(PLAYGROUND_IDENTITY_EMAIL, t.clock.now());
+    expect(await t.platform.db.select().from(passwordResets).where(eq(passwordResets.userId, id))).toEqual([]);
     // A second run by another operator reuses the one identity.
     const again = await post('/text', { model: 'local/text', messages: [{ role: 'user', content: 'again' }] }, superAdmin.accessToken);
     expect(again.statusCode).toBe(200);
