@@ -38,6 +38,7 @@ import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
+import { adminUserRoutes } from './modules/admin/users.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -150,6 +151,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (admin) => {
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
+    const { auth, audit, wallet, subscriptions, apiKeys } = services;
+    await admin.register(adminUserRoutes, { auth, audit, wallet, subscriptions, apiKeys });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });
