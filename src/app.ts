@@ -39,6 +39,7 @@ import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { adminUserRoutes } from './modules/admin/users.routes.js';
+import { adminModerationRoutes } from './modules/admin/moderation.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -153,6 +154,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(auditRoutes, { audit: services.audit });
     const { auth, audit, wallet, subscriptions, apiKeys } = services;
     await admin.register(adminUserRoutes, { auth, audit, wallet, subscriptions, apiKeys });
+    await admin.register(adminModerationRoutes, { community: services.community, audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });
