@@ -40,6 +40,7 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { adminUserRoutes } from './modules/admin/users.routes.js';
 import { adminModerationRoutes } from './modules/admin/moderation.routes.js';
+import { adminAnalyticsRoutes } from './modules/admin/analytics.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -155,6 +156,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const { auth, audit, wallet, subscriptions, apiKeys } = services;
     await admin.register(adminUserRoutes, { auth, audit, wallet, subscriptions, apiKeys });
     await admin.register(adminModerationRoutes, { community: services.community, audit });
+    await admin.register(adminAnalyticsRoutes, { auth, payments: services.payments, usage: services.usage, clock: platform.clock });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

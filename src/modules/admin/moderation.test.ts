@@ -69,7 +69,7 @@ describe('resolving a report', () => {
 });
 
 describe('hiding reported content', () => {
-  it('hides a post from feeds, its page and its author's list, and closes every open report on it', async () => {
+  it('hides a post from feeds, its page and the author list, and closes every open report on it', async () => {
     const post = await publish(t, author);
     const r1 = await report(reporter, 'POST', post.id);
     const r2 = await report(second, 'POST', post.id, 'offensive');

@@ -18,6 +18,7 @@ import { GatewayError, invalidCallback, providerUnavailable } from './gateways/c
 import { createReconciler } from './reconcile.js';
 import { createSandboxPages, databaseSimStore, isUuid } from './sandbox.js';
 import type { CallbackInput, FulfilmentHandler, PaymentRow, ReturnResult } from './types.js';
+import { revenueByDay, type RevenueRange } from './revenue.js';
 
 export type { FulfilmentHandler, ConfirmedPurchase, HandlerResult } from './types.js';
 export type { NewPayment } from './checkout.js';
@@ -289,6 +290,9 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       });
       return view((await db.select().from(payments).where(eq(payments.id, paymentId)))[0]!);
     },
+
+    /** Revenue analytics (admin): succeeded payments per day, channel, currency and kind (see revenue.ts). */
+    revenueByDay: (range: RevenueRange) => revenueByDay(db, range),
 
     /** The reconciliation pass (the `payments.reconcile` cron job). */
     reconcile: (limit?: number) => reconciler.run(limit),
