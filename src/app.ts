@@ -40,6 +40,9 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { adminPaymentRoutes } from './modules/payments/admin.routes.js';
 import { playgroundRoutes } from './modules/playground/routes.js';
+import { adminUserRoutes } from './modules/admin/users.routes.js';
+import { adminModerationRoutes } from './modules/admin/moderation.routes.js';
+import { adminAnalyticsRoutes } from './modules/admin/analytics.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -154,6 +157,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(auditRoutes, { audit: services.audit });
     await admin.register(adminPaymentRoutes, { payments: services.payments, audit: services.audit });
     await admin.register(playgroundRoutes, { playground: services.playground });
+    const { auth, audit, wallet, subscriptions, apiKeys } = services;
+    await admin.register(adminUserRoutes, { auth, audit, wallet, subscriptions, apiKeys });
+    await admin.register(adminModerationRoutes, { community: services.community, audit });
+    await admin.register(adminAnalyticsRoutes, { auth, payments: services.payments, usage: services.usage, clock: platform.clock });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

@@ -15,7 +15,8 @@ export const users = pgTable(
     avatarUrl: text('avatar_url'),
     bio: text('bio'),
     role: text('role', { enum: ['USER', 'ADMIN', 'SUPER_ADMIN'] }).notNull().default('USER'),
-    status: text('status', { enum: ['ACTIVE', 'DELETED'] }).notNull().default('ACTIVE'),
+    /** SUSPENDED: an operator stopped the account (no sign-in, sessions revoked); it keeps its email and handle. */
+    status: text('status', { enum: ['ACTIVE', 'SUSPENDED', 'DELETED'] }).notNull().default('ACTIVE'),
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
     deletedAt: tz('deleted_at'),
@@ -53,7 +54,7 @@ export const refreshTokens = pgTable(
     expiresAt: tz('expires_at').notNull(),
     createdAt: createdAt(),
     revokedAt: tz('revoked_at'),
-    revokedReason: text('revoked_reason', { enum: ['ROTATED', 'LOGOUT', 'REUSE_DETECTED', 'SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED', 'NEW_LOGIN'] }),
+    revokedReason: text('revoked_reason', { enum: ['ROTATED', 'LOGOUT', 'REUSE_DETECTED', 'SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED', 'NEW_LOGIN', 'ACCOUNT_SUSPENDED'] }),
   },
   (t) => [uniqueIndex('refresh_tokens_hash_key').on(t.tokenHash), index('refresh_tokens_session_idx').on(t.sessionId)],
 );

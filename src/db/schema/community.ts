@@ -109,6 +109,8 @@ export const communityComments = pgTable(
     body: text('body').notNull(),
     createdAt: createdAt(),
     deletedAt: tz('deleted_at'),
+    /** Hidden by moderation: left out of listings like a deleted comment, kept for the record. */
+    hiddenAt: tz('hidden_at'),
   },
   (t) => [index('community_comments_post_idx').on(t.postId, t.createdAt, t.id), index('community_comments_parent_idx').on(t.parentId)],
 );
@@ -203,6 +205,9 @@ export const communityReports = pgTable(
     status: text('status', { enum: REPORT_STATUSES }).notNull().default('OPEN'),
     createdAt: createdAt(),
     resolvedAt: tz('resolved_at'),
+    /** The operator who resolved the report (not a foreign key: the record outlives the operator's account). */
+    resolvedBy: uuid('resolved_by'),
+    resolutionNote: text('resolution_note'),
   },
   (t) => [
     uniqueIndex('community_reports_open_key').on(t.reporterId, t.targetType, t.targetId).where(sql`status = 'OPEN'`),

@@ -183,6 +183,15 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     },
 
     /** Revokes every key of a user (account deletion). */
+    /**
+     * The owner's account changed status (suspended or reinstated): their keys are verified afresh on every instance,
+     * so a suspended owner's keys stop at once and work again when the suspension is lifted.
+     */
+    async ownerChanged(userId: string, tx: DbOrTx = db): Promise<void> {
+      const keys = await tx.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.userId, userId));
+      for (const { keyHash } of keys) await verified.changed(keyHash, tx);
+    },
+
     async revokeAllForUser(userId: string, tx: DbOrTx = db): Promise<number> {
       const revoked = await tx
         .update(apiKeys)

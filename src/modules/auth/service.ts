@@ -4,7 +4,7 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
-import { AppError, notFound, unauthorized } from '../../platform/http/errors.js';
+import { AppError, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { admitAttempt, clearFailures, releaseAttempt, settleFailure, type LoginAttempt } from './lockout.js';
@@ -13,6 +13,7 @@ import type { VerifiedIdentity } from './idp.js';
 import { createOpenSessions } from './open-sessions.js';
 import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
 import { createAuthData } from './data.js';
+import { createUserAdmin } from './admin.js';
 import { recordSecurityEvent } from './security-events.js';
 import {
   consumeRefreshToken,
@@ -70,7 +71,7 @@ export type TokenBundle = TokenPair & { user: ReturnType<typeof toAuthUser> };
 
 const invalidCredentials = () => unauthorized('Email or password is incorrect.');
 const sessionGone = () => unauthorized('Your session has ended. Sign in again.');
-const SIGNED_OUT_BY_OWNER = new Set<string>(['SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED']);
+const SIGNED_OUT_BY_OWNER = new Set<string>(['SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED', 'ACCOUNT_SUSPENDED']);
 const challengeGone = () =>
   unauthorized('This sign-in attempt has expired or can no longer be used. Sign in again with your email and password.');
 
@@ -134,6 +135,8 @@ export function createAuthService(deps: AuthServiceDeps) {
     twoFactor,
     /** Users, sessions and the security history, for the modules that build on accounts (see data.ts). */
     data: createAuthData({ db, openSessions }),
+    /** The operators' side of accounts: search, roles, suspension, impersonation, creating operators (see admin.ts). */
+    admin: createUserAdmin({ db, clock, tokens, openSessions, onUserCreated: deps.onUserCreated ?? [] }),
     /** Whether an access token's session is still open (the auth plugin asks on every request). */
     sessionOpen: openSessions.isOpen,
 
@@ -158,6 +161,11 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (!admission.admitted) throw lockedError(admission.retryAt, now);
 
       const valid = await verifyPassword(user?.passwordHash ?? null, input.password);
+      if (valid && user?.status === 'SUSPENDED') {
+        // Said only to whoever knows the password, so it reveals nothing to a guesser.
+        await releaseAttempt(db, attempt);
+        throw forbidden('This account is suspended. Contact support to have it reinstated.');
+      }
       if (!valid || !user || user.status !== 'ACTIVE') {
         const lockEnd = await db.transaction(async (tx) => {
           const end = await settleFailure(tx, attempt, admission.position);

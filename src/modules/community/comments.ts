@@ -30,7 +30,7 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
     async list(postId: string, viewerId: string | null): Promise<{ items: CommentView[] }> {
       const post = await posts.visiblePost(postId, viewerId);
       const hidden = viewerId ? await blocks.hiddenUserIds(viewerId) : [];
-      const shown = and(isNull(communityComments.deletedAt), hidden.length > 0 ? notInArray(communityComments.authorId, hidden) : undefined);
+      const shown = and(isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt), hidden.length > 0 ? notInArray(communityComments.authorId, hidden) : undefined);
       const top = await db
         .select()
         .from(communityComments)
@@ -65,7 +65,7 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
           const [parent] = await tx
             .select()
             .from(communityComments)
-            .where(and(eq(communityComments.id, input.parentId), eq(communityComments.postId, post.id), isNull(communityComments.deletedAt)))
+            .where(and(eq(communityComments.id, input.parentId), eq(communityComments.postId, post.id), isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt)))
             .for('share');
           if (!parent) throw notFound('The comment you reply to does not exist on this post.');
           parentId = parent.parentId ?? parent.id;
@@ -100,10 +100,12 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
           .update(communityComments)
           .set({ deletedAt: now })
           .where(and(isNull(communityComments.deletedAt), sql`(${communityComments.id} = ${comment.id} or ${communityComments.parentId} = ${comment.id})`))
-          .returning({ id: communityComments.id });
+          .returning({ id: communityComments.id, hiddenAt: communityComments.hiddenAt });
+        // Comments hidden by moderation already left the count.
+        const listed = gone.filter((c) => c.hiddenAt === null).length;
         await tx
           .update(communityPosts)
-          .set({ commentCount: sql`${communityPosts.commentCount} - ${gone.length}` })
+          .set({ commentCount: sql`${communityPosts.commentCount} - ${listed}` })
           .where(eq(communityPosts.id, comment.postId));
       });
     },

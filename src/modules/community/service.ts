@@ -9,10 +9,12 @@ import { communityJobs } from './jobs.js';
 import { createPosts } from './posts.js';
 import { createSocial } from './social.js';
 import { createPostViews } from './views.js';
+import { createModeration } from './moderation.js';
 import { createWorks } from './works.js';
 
 export type { CommunityServiceDeps } from './deps.js';
 export type { ImportedWork } from './import.js';
+export type { ReportQuery, ReportStatus } from './moderation.js';
 export { createWorkImporter } from './import.js';
 
 /**
@@ -34,6 +36,8 @@ export function createCommunityService(deps: CommunityServiceDeps) {
     social,
     works,
     analytics,
+    /** Admin moderation of reports: the queue, resolving, hiding reported content (see moderation.ts). */
+    moderation: createModeration(deps, works),
     /** The community's part of a user's data export (registered with the account service). */
     exportSection: createCommunityExport(deps),
     /** Imports an external feed of works (see `createWorkImporter`). */

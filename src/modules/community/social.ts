@@ -121,7 +121,7 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
   async function resolveTarget(type: ReportTarget, id: string, userId: string): Promise<string> {
     if (type === 'POST') return (await posts.visiblePost(id, userId)).id;
     if (type === 'COMMENT') {
-      const [comment] = UUID.test(id) ? await db.select({ id: communityComments.id }).from(communityComments).where(and(eq(communityComments.id, id), isNull(communityComments.deletedAt))) : [];
+      const [comment] = UUID.test(id) ? await db.select({ id: communityComments.id }).from(communityComments).where(and(eq(communityComments.id, id), isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt))) : [];
       if (!comment) throw notFound('No such comment to report.');
       return comment.id;
     }

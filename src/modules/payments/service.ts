@@ -20,6 +20,7 @@ import { GatewayError, invalidCallback, providerUnavailable } from './gateways/c
 import { createReconciler } from './reconcile.js';
 import { createSandboxPages, databaseSimStore, isUuid } from './sandbox.js';
 import type { CallbackInput, FulfilmentHandler, PaymentRow, ReturnResult } from './types.js';
+import { revenueByDay, type RevenueRange } from './revenue.js';
 
 export type { FulfilmentHandler, ConfirmedPurchase, HandlerResult } from './types.js';
 export type { NewPayment } from './checkout.js';
@@ -331,6 +332,9 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
       if (!payment) throw notFound('No such payment.');
       return { ...view(payment), userId: payment.userId };
     },
+
+    /** Revenue analytics (admin): succeeded payments per day, channel, currency and kind (see revenue.ts). */
+    revenueByDay: (range: RevenueRange) => revenueByDay(db, range),
 
     /** The reconciliation pass (the `payments.reconcile` cron job). */
     reconcile: (limit?: number) => reconciler.run(limit),

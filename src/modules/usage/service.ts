@@ -4,6 +4,9 @@ import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { CatalogService } from '../catalog/service.js';
 import { SUMMARY_WINDOWS, usagePage, usageTotals, type SummaryWindow, type UsageFeedQuery, type UsageRow } from './feed.js';
 
+import { usageByDay, type UsageRange } from './daily.js';
+
+export type { UsageRange } from './daily.js';
 export { SUMMARY_WINDOWS, type SummaryWindow, type UsageFeedQuery } from './feed.js';
 
 export interface UsageRecordInput {
@@ -99,6 +102,17 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
     },
 
     recordQuery,
+
+    /** Admin analytics: calls, tokens and provider cost per day, provider and model, with the catalog's slugs. */
+    async dailyTotals(range: UsageRange) {
+      const [rows, { byId, providersBySlug }] = await Promise.all([usageByDay(db, range), catalog.snapshot()]);
+      const providerSlugs = new Map([...providersBySlug.values()].map((p) => [p.id, p.slug]));
+      return rows.map(({ providerId, modelId, ...sums }) => ({
+        ...sums,
+        provider: providerId ? (providerSlugs.get(providerId) ?? null) : null,
+        model: modelId ? (byId.get(modelId)?.row.slug ?? null) : null,
+      }));
+    },
 
     async record(input: UsageRecordInput, tx: DbOrTx = db): Promise<UsageRecord> {
       const [row] = await recordQuery(input, tx).returning();

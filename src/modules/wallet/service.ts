@@ -10,6 +10,8 @@ import { quickSettle, quickSettlement, type QuickSettlement } from './quick-sett
 import { reserveTokens, type ReserveRequest } from './reserve.js';
 import { usageSince } from './usage-windows.js';
 import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
+import { grantBySupport, type SupportGrant } from './admin-grant.js';
+import type { AuditWriter } from '../audit/service.js';
 
 export type { WalletOwner } from './ledger.js';
 
@@ -341,6 +343,12 @@ export function createWalletService(deps: WalletServiceDeps) {
         );
         return { applied: result.applied, takenTokens: take, unrecoveredTokens: input.amount - take, balance: result.balance };
       });
+    },
+
+    /** An operator's support grant (`GRANT` row with a reason), idempotent by key and audited; see admin-grant.ts. */
+    supportGrant(grant: SupportGrant, audit: AuditWriter) {
+      assertTokens(grant.tokens, 'tokens');
+      return grantBySupport(db, grant, clock.now(), audit);
     },
 
     /** Tokens a payment added to wallets (the payments module reports them as `tokensGranted`). */

@@ -13,6 +13,8 @@ export interface TokenClaims {
   kind: TokenKind;
   role?: Role;
   sid?: string;
+  /** RFC 8693 actor claim: the operator acting as `sub` (an admin impersonation token). */
+  act?: { sub: string };
 }
 
 export interface AccessTokens {
@@ -29,7 +31,7 @@ export function createAccessTokens(secret: string, clock: Clock): AccessTokens {
   return {
     async sign(claims, ttlSeconds) {
       const nowSeconds = Math.floor(clock.now().getTime() / 1000);
-      return new SignJWT({ kind: claims.kind, role: claims.role, sid: claims.sid })
+      return new SignJWT({ kind: claims.kind, role: claims.role, sid: claims.sid, ...(claims.act ? { act: { sub: claims.act.sub } } : {}) })
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(claims.sub)
         .setIssuer(ISSUER)
@@ -47,6 +49,7 @@ export function createAccessTokens(secret: string, clock: Clock): AccessTokens {
           exp: payload.exp,
           role: payload.role as Role | undefined,
           sid: typeof payload.sid === 'string' ? payload.sid : undefined,
+          act: actorOf(payload.act),
         };
       } catch (err) {
         if (err instanceof joseErrors.JOSEError) return null;
@@ -54,4 +57,11 @@ export function createAccessTokens(secret: string, clock: Clock): AccessTokens {
       }
     },
   };
+}
+
+/** The `act` claim when it is well formed (`{ sub: string }`), else undefined. */
+function actorOf(act: unknown): { sub: string } | undefined {
+  if (typeof act !== 'object' || act === null) return undefined;
+  const sub = (act as { sub?: unknown }).sub;
+  return typeof sub === 'string' ? { sub } : undefined;
 }

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { AppError, forbidden, unauthorized } from '../http/errors.js';
 import type { AccessTokens, Role } from './access-tokens.js';
+import { impersonationRefusal } from './impersonation.js';
 
 /** Who is calling: a user through an access token, or through one of their API keys. */
 export interface Principal {
@@ -12,6 +13,8 @@ export interface Principal {
   /** null means every scope (access tokens); an API key has only the scopes it was granted. */
   scopes: string[] | null;
   apiKeyId: string | null;
+  /** The operator acting as this user through an impersonation token (`act.sub`); absent or null otherwise. */
+  impersonatorId?: string | null;
 }
 
 export interface RouteAuth {
@@ -80,6 +83,10 @@ export const authPlugin = fp<AuthPluginOptions>(
         throw err;
       }
       authorize(request.principal, config);
+      if (request.principal?.impersonatorId) {
+        const refusal = impersonationRefusal(request.method, request.routeOptions.url ?? request.url, config);
+        if (refusal) throw forbidden(refusal);
+      }
     });
 
     async function resolvePrincipal(token: string, config: RouteAuth): Promise<Principal> {
@@ -90,7 +97,15 @@ export const authPlugin = fp<AuthPluginOptions>(
       const claims = await tokens.verify(token, 'access');
       if (!claims?.role) throw unauthorized('The access token is invalid or has expired. Refresh it and try again.');
       if (claims.sid && sessionOpen && !(await sessionOpen(claims.sid))) throw unauthorized('This session was signed out. Sign in again.');
-      return { userId: claims.sub, role: claims.role, sessionId: claims.sid ?? null, via: 'access_token', scopes: null, apiKeyId: null };
+      return {
+        userId: claims.sub,
+        role: claims.role,
+        sessionId: claims.sid ?? null,
+        via: 'access_token',
+        scopes: null,
+        apiKeyId: null,
+        impersonatorId: claims.act?.sub ?? null,
+      };
     }
   },
   { name: 'auth' },
