@@ -38,6 +38,8 @@ import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
+import { flagRoutes } from './modules/flags/routes.js';
+import { flagAdminRoutes } from './modules/flags/admin.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -112,6 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     activePlanId: (userId) => services.subscriptions.activePlanId(userId),
   });
   await app.register(plansRoutes, { plans: services.plans });
+  await app.register(flagRoutes, { flags: services.flags });
   await app.register(walletRoutes, { wallet: services.wallet });
   await app.register(subscriptionRoutes, { billing: services.subscriptionBilling });
   await app.register(paymentRoutes, { payments: services.payments });
@@ -150,6 +153,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (admin) => {
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
+    await admin.register(flagAdminRoutes, { flags: services.flags });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

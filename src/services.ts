@@ -25,6 +25,7 @@ import { paymentJobs } from './modules/payments/jobs.js';
 import { createTopUpService } from './modules/topup/service.js';
 import { createCompatService } from './modules/compat/index.js';
 import { createAuditService } from './modules/audit/service.js';
+import { createFlagsService } from './modules/flags/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -194,7 +195,14 @@ export function createServices(platform: Platform) {
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
   // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
-  return { audit, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
+  // Feature flags evaluated per viewer (issue 16): targeting by plan reads the plan the viewer meters against.
+  const planSlugOf = async (userId: string) => {
+    const planId = await subscriptions.activePlanId(userId);
+    return planId ? ((await plans.getById(planId))?.slug ?? null) : null;
+  };
+  const planExists = async (slug: string) => (await plans.getBySlug(slug)) !== undefined;
+  const flags = createFlagsService({ db, clock, audit, events: platform.events, planOf: planSlugOf, planExists });
+  return { audit, flags, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -20,3 +20,5 @@ export * from './community.js';
 export * from './payments.js';
 export * from './topup.js';
 export * from './audit.js';
+export * from './flags.js';
+export * from './announcements.js';
