@@ -40,6 +40,8 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { flagRoutes } from './modules/flags/routes.js';
 import { flagAdminRoutes } from './modules/flags/admin.routes.js';
+import { announcementRoutes } from './modules/announcements/routes.js';
+import { announcementAdminRoutes } from './modules/announcements/admin.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -115,6 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   await app.register(plansRoutes, { plans: services.plans });
   await app.register(flagRoutes, { flags: services.flags });
+  await app.register(announcementRoutes, { announcements: services.announcements });
   await app.register(walletRoutes, { wallet: services.wallet });
   await app.register(subscriptionRoutes, { billing: services.subscriptionBilling });
   await app.register(paymentRoutes, { payments: services.payments });
@@ -154,6 +157,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
     await admin.register(flagAdminRoutes, { flags: services.flags });
+    await admin.register(announcementAdminRoutes, { announcements: services.announcements });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

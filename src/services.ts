@@ -26,6 +26,7 @@ import { createTopUpService } from './modules/topup/service.js';
 import { createCompatService } from './modules/compat/index.js';
 import { createAuditService } from './modules/audit/service.js';
 import { createFlagsService } from './modules/flags/service.js';
+import { createAnnouncementsService } from './modules/announcements/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -202,7 +203,18 @@ export function createServices(platform: Platform) {
   };
   const planExists = async (slug: string) => (await plans.getBySlug(slug)) !== undefined;
   const flags = createFlagsService({ db, clock, audit, events: platform.events, planOf: planSlugOf, planExists });
-  return { audit, flags, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
+  const announcements = createAnnouncementsService({
+    db,
+    clock,
+    audit,
+    notifications,
+    queue: platform.jobs,
+    events: platform.events,
+    planOf: planSlugOf,
+    planExists,
+    userIdsAfter: (afterId, limit) => auth.data.users.activeUserIdsAfter(afterId, limit),
+  });
+  return { audit, flags, announcements, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -218,6 +230,7 @@ export function domainJobs(_platform: Platform, services: Services): AnyJobDefin
     ...services.account.jobs(),
     ...services.webhooks.jobs(),
     ...services.community.jobs(),
+    ...services.announcements.jobs(),
   ];
 }
 
@@ -242,6 +255,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'webhooks.deliver': true,
   'webhooks.purge': true,
   'community.trending': true,
+  'announcements.notify': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */
