@@ -43,6 +43,10 @@ import { playgroundRoutes } from './modules/playground/routes.js';
 import { adminUserRoutes } from './modules/admin/users.routes.js';
 import { adminModerationRoutes } from './modules/admin/moderation.routes.js';
 import { adminAnalyticsRoutes } from './modules/admin/analytics.routes.js';
+import { flagRoutes } from './modules/flags/routes.js';
+import { flagAdminRoutes } from './modules/flags/admin.routes.js';
+import { announcementRoutes } from './modules/announcements/routes.js';
+import { announcementAdminRoutes } from './modules/announcements/admin.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -117,6 +121,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     activePlanId: (userId) => services.subscriptions.activePlanId(userId),
   });
   await app.register(plansRoutes, { plans: services.plans });
+  await app.register(flagRoutes, { flags: services.flags });
+  await app.register(announcementRoutes, { announcements: services.announcements });
   await app.register(walletRoutes, { wallet: services.wallet });
   await app.register(subscriptionRoutes, { billing: services.subscriptionBilling });
   await app.register(paymentRoutes, { payments: services.payments });
@@ -161,6 +167,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(adminUserRoutes, { auth, audit, wallet, subscriptions, apiKeys });
     await admin.register(adminModerationRoutes, { community: services.community, audit });
     await admin.register(adminAnalyticsRoutes, { auth, payments: services.payments, usage: services.usage, clock: platform.clock });
+    await admin.register(flagAdminRoutes, { flags: services.flags });
+    await admin.register(announcementAdminRoutes, { announcements: services.announcements });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

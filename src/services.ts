@@ -26,6 +26,8 @@ import { paymentJobs } from './modules/payments/jobs.js';
 import { createTopUpService } from './modules/topup/service.js';
 import { createCompatService } from './modules/compat/index.js';
 import { createAuditService } from './modules/audit/service.js';
+import { createFlagsService } from './modules/flags/service.js';
+import { createAnnouncementsService } from './modules/announcements/service.js';
 
 /** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
 export function createServices(platform: Platform) {
@@ -197,7 +199,25 @@ export function createServices(platform: Platform) {
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
   // The admin playground: runs through the gateway as its internal identity (issue 16).
   const playground = createPlaygroundService({ db, clock, auth, plans, subscriptions, wallet, catalog, gateway, media, jobs, files, library });
-  return { audit, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat, playground };
+  // Feature flags evaluated per viewer (issue 16): targeting by plan reads the plan the viewer meters against.
+  const planSlugOf = async (userId: string) => {
+    const planId = await subscriptions.activePlanId(userId);
+    return planId ? ((await plans.getById(planId))?.slug ?? null) : null;
+  };
+  const planExists = async (slug: string) => (await plans.getBySlug(slug)) !== undefined;
+  const flags = createFlagsService({ db, clock, audit, events: platform.events, planOf: planSlugOf, planExists });
+  const announcements = createAnnouncementsService({
+    db,
+    clock,
+    audit,
+    notifications,
+    queue: platform.jobs,
+    events: platform.events,
+    planOf: planSlugOf,
+    planExists,
+    userIdsAfter: (afterId, limit) => auth.data.users.activeUserIdsAfter(afterId, limit),
+  });
+  return { audit, flags, announcements, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat, playground };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -213,6 +233,7 @@ export function domainJobs(_platform: Platform, services: Services): AnyJobDefin
     ...services.account.jobs(),
     ...services.webhooks.jobs(),
     ...services.community.jobs(),
+    ...services.announcements.jobs(),
   ];
 }
 
@@ -237,6 +258,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'webhooks.deliver': true,
   'webhooks.purge': true,
   'community.trending': true,
+  'announcements.notify': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */

@@ -21,3 +21,5 @@ export * from './payments.js';
 export * from './topup.js';
 export * from './audit.js';
 export * from './playground.js';
+export * from './flags.js';
+export * from './announcements.js';

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { mfaChallenges, securityEvents, sessions, userIdentities, users } from '../../db/schema/auth.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
@@ -7,7 +7,7 @@ import { unlock } from './lockout.js';
 import type { OpenSessions } from './open-sessions.js';
 import { recordSecurityEvent, type SecurityEventInput } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
-import { findActiveUserByEmail, findActiveUserById, isHandleTaken, type UserRow } from './users.js';
+import { PLAYGROUND_IDENTITY_EMAIL, findActiveUserByEmail, findActiveUserById, isHandleTaken, type UserRow } from './users.js';
 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
 export type { RevokeReason, SessionRow };
@@ -74,6 +74,17 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
         .from(users)
         .where(inArray(users.id, [...new Set(userIds)]));
       return new Map(rows.map((r) => [r.id, r]));
+    },
+
+    /** Active accounts (people: the playground's internal identity left out) in id order, after `afterId`: a broadcast walks them in batches. */
+    async activeUserIdsAfter(afterId: string | null, limit: number, tx: DbOrTx = db): Promise<string[]> {
+      const rows = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.status, 'ACTIVE'), ne(users.email, PLAYGROUND_IDENTITY_EMAIL), afterId ? gt(users.id, afterId) : undefined))
+        .orderBy(asc(users.id))
+        .limit(limit);
+      return rows.map((row) => row.id);
     },
 
     isHandleTaken: (handle: string, exceptUserId?: string, tx: DbOrTx = db): Promise<boolean> => isHandleTaken(tx, handle, exceptUserId),

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { NOTIFICATION_TYPES, notificationPreferences, notifications } from '../../db/schema/notifications.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
@@ -26,6 +26,8 @@ const IN_APP_PREF_OF: Partial<Record<NotificationType, keyof NotificationPrefs>>
   NEW_FOLLOWER: 'inAppCommunityActivity',
   POST_COMMENTED: 'inAppCommunityActivity',
   QUOTA_WARNING: 'inAppQuotaWarnings',
+  // Operator announcements are news about the service and its community (docs/decisions.md, "Announcements").
+  ANNOUNCEMENT: 'inAppCommunityActivity',
 };
 
 export interface NewNotification {
@@ -87,6 +89,29 @@ export function createNotificationsService(deps: { db: Db; clock: Clock }) {
         })
         .returning();
       return row!;
+    },
+
+    /**
+     * Puts one notification in each of these users' inboxes in one statement, inside the caller's transaction, leaving
+     * out users who switched this kind off (unless `mandatory`). Returns how many were written.
+     */
+    async notifyMany(tx: DbOrTx, userIds: string[], input: Omit<NewNotification, 'userId'>, options: { mandatory?: boolean } = {}): Promise<number> {
+      const pref = options.mandatory ? undefined : IN_APP_PREF_OF[input.type];
+      let recipients = [...new Set(userIds)];
+      if (pref && recipients.length > 0) {
+        const optedOut = await tx
+          .select({ userId: notificationPreferences.userId })
+          .from(notificationPreferences)
+          .where(and(inArray(notificationPreferences.userId, recipients), eq(notificationPreferences[pref], false)));
+        const out = new Set(optedOut.map((row) => row.userId));
+        recipients = recipients.filter((id) => !out.has(id));
+      }
+      if (recipients.length === 0) return 0;
+      const createdAt = clock.now();
+      await tx
+        .insert(notifications)
+        .values(recipients.map((userId) => ({ userId, type: input.type, title: input.title, body: input.body ?? null, payload: input.payload ?? {}, createdAt })));
+      return recipients.length;
     },
 
     async list(userId: string, query: { limit: number; cursor?: string; unreadOnly: boolean }) {
