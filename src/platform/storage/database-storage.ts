@@ -53,9 +53,10 @@ export function createDatabaseStorage(database: Pick<Database, 'query'>, options
           }
           if (pendingBytes > 0) await insertChunk(version, seq++, Buffer.concat(pending));
         }
-        // One statement: the key points at the new version and the previous version's chunks go.
+        // One statement: the key points at the new version and the previous version's chunks go. `previous` reads the
+        // statement's snapshot (a FOR UPDATE there would skip the row the same statement updates).
         await database.query(
-          `WITH previous AS (SELECT version FROM storage_objects WHERE key = $1 FOR UPDATE),
+          `WITH previous AS (SELECT version FROM storage_objects WHERE key = $1),
                 stored AS (
                   INSERT INTO storage_objects (key, version, size, chunk_size, content_type, modified_at)
                   VALUES ($1, $2, $3, $4, $5, now())
