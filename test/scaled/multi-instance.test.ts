@@ -180,7 +180,7 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
   it('refuses a revoked API key on every instance at once, wherever it was revoked', async () => {
     const { accessToken, user } = await signUp();
     await setPlan({ platform: instances[0]!.platform } as never, user.id, 'starter');
-    const created = await call('POST', '/v1/account/api-keys', { token: accessToken, body: { name: 'multi', scopes: ['ai:text'] } });
+    const created = await call('POST', '/v1/account/api-keys', { token: accessToken, body: { label: 'multi', scopes: ['ai:text'] } });
     expect(created.status).toBe(201);
     const text = (base: string) =>
       call('POST', '/v1/ai/text', { token: created.json.key, base, body: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 } });
@@ -190,11 +190,12 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
   });
 
   it('drops a disabled provider\'s models from /v1/models on every instance, and a plan change from /v1/plans/:slug/models', async () => {
-    const listed = (await call('GET', '/v1/models?limit=100')).json;
-    const model = (listed.items as { slug: string; provider?: { slug: string } | string }[]).find((m) => !m.slug.startsWith('local/'));
+    const listed = (await call('GET', '/v1/models')).json;
+    // Any listed model will do (without upstream credentials only the `local` provider's are servable); it comes back below.
+    const model = (listed.items as { slug: string }[])[0];
     expect(model, JSON.stringify(listed).slice(0, 500)).toBeDefined();
     const providerSlug = model!.slug.split('/')[0]!;
-    const hasModel = async (base: string) => ((await call('GET', '/v1/models?limit=100', { base })).json.items as { slug: string }[]).some((m) => m.slug === model!.slug);
+    const hasModel = async (base: string) => ((await call('GET', '/v1/models', { base })).json.items as { slug: string }[]).some((m) => m.slug === model!.slug);
     for (const base of urls) expect(await hasModel(base)).toBe(true);
     await instances[0]!.services.catalog.setProviderStatus(providerSlug, 'DISABLED');
     try {
@@ -204,16 +205,24 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
     }
     for (const base of urls) await eventually(() => hasModel(base), `${model!.slug} back on ${base}`, 2000);
 
-    const plan = await instances[1]!.services.plans.getBySlug('starter');
-    const planModels = async (base: string) => JSON.stringify((await call('GET', '/v1/plans/starter/models', { base })).json);
-    const local = await instances[1]!.services.catalog.resolveForGateway('local/text');
-    for (const base of urls) expect(await planModels(base)).toContain('local/text');
-    await instances[1]!.services.plans.disallowModel(plan!.id, local!.id);
+    // A plan with a model list of its own (not `allModels`) gets a model on instance B: every instance lists it at once.
+    const listedPlans = (await call('GET', '/v1/plans')).json;
+    const candidates = await Promise.all(((Array.isArray(listedPlans) ? listedPlans : listedPlans.items) as { slug: string }[]).map((p) => instances[1]!.services.plans.getBySlug(p.slug)));
+    const plan = candidates.find((p) => p && !p.allModels)!;
+    expect(plan, 'a plan with its own model list').toBeDefined();
+    const planModels = async (base: string) => JSON.stringify((await call('GET', `/v1/plans/${plan.slug}/models`, { base })).json);
+    const servable = ((await call('GET', '/v1/models')).json.items as { slug: string }[]).map((m) => m.slug);
+    const before = await planModels(urls[0]!);
+    const extra = servable.find((slug) => !before.includes(`"${slug}"`));
+    expect(extra, `a servable model outside ${plan.slug}`).toBeDefined();
+    const added = await instances[1]!.services.catalog.resolveForGateway(extra!);
+    await instances[1]!.services.plans.allowModel(plan.id, added.id);
     try {
-      for (const base of urls) await eventually(async () => !(await planModels(base)).includes('"local/text"'), `local/text gone from starter on ${base}`, 2000);
+      for (const base of urls) await eventually(async () => (await planModels(base)).includes(`"${extra}"`), `${extra} listed in ${plan.slug} on ${base}`, 2000);
     } finally {
-      await instances[1]!.services.plans.allowModel(plan!.id, local!.id);
+      await instances[1]!.services.plans.disallowModel(plan.id, added.id);
     }
+    for (const base of urls) await eventually(async () => !(await planModels(base)).includes(`"${extra}"`), `${extra} gone from ${plan.slug} on ${base}`, 2000);
   });
 
   it('runs each every-minute schedule once per minute across the instances (sweeper, reconciliation, subscription lifecycle)', async () => {
