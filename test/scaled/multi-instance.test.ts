@@ -51,7 +51,7 @@ async function call(method: string, url: string, options: CallOptions = {}) {
   });
   const bytes = Buffer.from(await response.arrayBuffer());
   const text = bytes.toString('utf8');
-  let json: any = null;
+  let json: any;
   try {
     json = JSON.parse(text);
   } catch {
