@@ -235,13 +235,23 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
 
     progress('reservations closed, wallets balanced');
     // No webhook event is lost: every published outbox event of these users reached the receiver.
-    const events = await db.select({ id: domainEvents.id, name: domainEvents.name, userId: domainEvents.userId }).from(domainEvents).where(inArray(domainEvents.userId, userIds));
+    const events = await db
+      .select({ name: domainEvents.name, userId: domainEvents.userId, createdAt: domainEvents.createdAt, data: domainEvents.data })
+      .from(domainEvents)
+      .where(inArray(domainEvents.userId, userIds));
     const published = events.filter((e) => ['job.succeeded', 'job.failed', 'generation.persisted'].includes(e.name));
     expect(published.length).toBeGreaterThan(0);
-    await eventually(() => {
-      const delivered = new Set(receiver.received.map((r) => JSON.parse(r.body).id as string));
-      return published.every((e) => delivered.has(e.id));
-    }, 'every event delivered', 30_000);
+    // A delivery's body is the event (name, createdAt, data), sent to the hook of the event's user.
+    const bodyOf = (e: (typeof published)[number]) => `/hooks/${e.userId}|${JSON.stringify({ event: e.name, createdAt: e.createdAt.toISOString(), data: e.data })}`;
+    const missing = await eventually(() => {
+      const delivered = new Set(receiver.received.map((r) => `${r.path}|${r.body}`));
+      const left = published.filter((e) => !delivered.has(bodyOf(e)));
+      return left.length === 0 ? left : undefined;
+    }, 'every event delivered', 60_000).catch(() => {
+      const delivered = new Set(receiver.received.map((r) => `${r.path}|${r.body}`));
+      return published.filter((e) => !delivered.has(bodyOf(e)));
+    });
+    expect(missing.map(bodyOf), 'webhook events never delivered').toEqual([]);
 
     console.log(
       `kill test: ${attempts} requests (${answered.text.length} text, ${answered.image.length} image, ${answered.job.length} async jobs, ${answered.like.length} likes answered 2xx; ${failures} refused or cut by a kill), ${KILLS} SIGKILLs and restarts, ${usage.length} usage records, ${jobRows.length} jobs, ${published.length} webhook events checked`,
