@@ -15,7 +15,7 @@ import { walletReservations, wallets } from '../../src/db/schema/wallet.js';
 import { ManualClock } from '../../src/platform/clock/clock.js';
 import { generation } from '../helpers/community.js';
 import { freePort } from '../helpers/free-port.js';
-import { setBalance, walletState } from '../helpers/gateway.js';
+import { setBalance, setPlan, walletState } from '../helpers/gateway.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/round-robin-proxy.js';
 import { sharedDatabase, type SharedDatabase } from '../helpers/shared-database.js';
 import { eventually, startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
@@ -130,6 +130,8 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
       const signup = await call('POST', '/v1/auth/signup', null, { email: `kill.${process.pid}.${Date.now()}.${i}@example.com`, password: 'correct horse battery', name: `Load ${i}` });
       expect(signup.status).toBe(201);
       const user = { id: signup.json.user.id as string, token: signup.json.accessToken as string };
+      // A plan that includes the image model, and tokens enough for the whole load.
+      await setPlan(t, user.id, 'starter');
       await setBalance(t, user.id, 5_000_000);
       const hook = await call('POST', '/v1/webhooks', user.token, { url: receiver.url(`/hooks/${user.id}`), events: ['*'] });
       expect(hook.status).toBe(201);
@@ -190,6 +192,8 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
     running = false;
     await load;
     progress(`load stopped after ${attempts} requests`);
+    // Each kind of work was answered during the load (a refusal of a whole kind would make its checks empty).
+    expect(Object.values(answered).every((list) => list.length > 0), JSON.stringify(Object.fromEntries(Object.entries(answered).map(([k, v]) => [k, v.length])))).toBe(true);
     const db = stable[0]!.platform.db;
     const userIds = users.map((u) => u.id);
 
