@@ -22,6 +22,11 @@ export interface Config {
   allowPrivateNetwork: boolean;
   /** S3-compatible file storage; null keeps files under DATA_DIR/files. */
   s3: S3Config | null;
+  /**
+   * Where file bytes live (FILE_STORAGE): `s3` when S3_BUCKET is set; otherwise `database` with DATABASE_URL (every
+   * instance serves every file) and `local` (DATA_DIR/files) in embedded mode.
+   */
+  fileStorage: FileStorageKind;
   trustProxy: boolean;
   logLevel: string;
   shutdownTimeoutMs: number;
@@ -65,6 +70,23 @@ export interface ProviderSettings {
   /** Per upstream account; null means no budget. */
   monthlyBudgetCents: number | null;
   timeoutMs: number | null;
+}
+
+export const FILE_STORAGE_KINDS = ['local', 'database', 's3'] as const;
+export type FileStorageKind = (typeof FILE_STORAGE_KINDS)[number];
+
+/** FILE_STORAGE, defaulted from the other settings; `s3` needs S3_BUCKET and S3_BUCKET needs `s3`. */
+function fileStorageKind(chosen: string | null, hasS3: boolean, hasDatabaseUrl: boolean, problems: string[]): FileStorageKind {
+  const fallback: FileStorageKind = hasS3 ? 's3' : hasDatabaseUrl ? 'database' : 'local';
+  if (chosen === null) return fallback;
+  if (!(FILE_STORAGE_KINDS as readonly string[]).includes(chosen)) {
+    problems.push(`FILE_STORAGE must be one of ${FILE_STORAGE_KINDS.join(', ')} (got "${chosen}")`);
+    return fallback;
+  }
+  if ((chosen === 's3') !== hasS3) {
+    problems.push(hasS3 ? `FILE_STORAGE=${chosen} contradicts S3_BUCKET: unset one of them` : 'FILE_STORAGE=s3 needs S3_BUCKET (and the other S3_* settings)');
+  }
+  return chosen as FileStorageKind;
 }
 
 export interface S3Config {
@@ -160,12 +182,14 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: int('RATE_LIMIT_PER_MINUTE', 300, 1, 10_000_000),
     allowPrivateNetwork: bool('ALLOW_PRIVATE_NETWORK', false),
     s3: s3Config(str, url, bool, problems),
+    fileStorage: 'local',
     trustProxy: bool('TRUST_PROXY', false),
     logLevel: logLevel(str('LOG_LEVEL'), mode, problems),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     providers: providerSettings(env, int, url),
     payments: paymentsConfig(str, url, bool, problems),
   };
+  config.fileStorage = fileStorageKind(str('FILE_STORAGE'), config.s3 !== null, config.databaseUrl !== null, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   // Scaled mode shares a generated key through the database instead (see createPlatform).
   if (!config.jwtSecret && !config.databaseUrl) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');

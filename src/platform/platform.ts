@@ -15,6 +15,7 @@ import { createMailer, mailDeliveryJob, type Mailer } from './mail/mailer.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { createLocalStorage, type Storage } from './storage/storage.js';
 import { createS3Storage } from './storage/s3-storage.js';
+import { createDatabaseStorage } from './storage/database-storage.js';
 import { createSafeFetcher, type SafeFetcher } from './net/safe-fetch.js';
 
 /** Everything the domain gets from the outside world; nothing in it knows embedded from scaled mode. */
@@ -73,7 +74,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
     tokens: createAccessTokens(config.jwtSecret, clock),
     jobs,
     mailer: createMailer({ db: database.db, jobs, logger, smtpUrl: config.smtpUrl, from: config.mailFrom, logBodies: config.env !== 'production' }),
-    storage: config.s3 ? createS3Storage(config.s3) : createLocalStorage(path.join(config.dataDir, 'files')),
+    storage: openStorage(config, database),
     fetcher: createSafeFetcher({ allowPrivateNetwork: config.allowPrivateNetwork }),
     events: createEventBus(database),
     metrics: createMetrics(),
@@ -84,6 +85,13 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
       if (!overrides.database) await database.close();
     },
   };
+}
+
+/** S3 when configured; the database itself in scaled mode without S3 (every instance serves every file); else DATA_DIR. */
+function openStorage(config: Config, database: Database): Storage {
+  if (config.fileStorage === 's3' && config.s3) return createS3Storage(config.s3);
+  if (config.fileStorage === 'database') return createDatabaseStorage(database);
+  return createLocalStorage(path.join(config.dataDir, 'files'));
 }
 
 /** A new embedded database starts from the migrated snapshot `npm run build` made, when there is one. */

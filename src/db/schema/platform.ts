@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, customType, index, integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 /** Every outgoing mail; delivered by a job when SMTP is configured, otherwise kept here and logged. */
@@ -43,4 +43,33 @@ export const domainEvents = pgTable(
     dispatchedAt: tz('dispatched_at'),
   },
   (t) => [index('domain_events_pending_idx').on(t.dispatchedAt, t.createdAt, t.id)],
+);
+
+/** bytea: Buffer in, Buffer (pg) or Uint8Array (PGlite) out; the storage normalises to Buffer. */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
+
+/**
+ * File bytes kept in the database (the shared default storage of scaled mode without S3): one row per stored key
+ * naming the version its chunks belong to, so an overwrite switches versions in one statement and a reader never sees
+ * half of a file.
+ */
+export const storageObjects = pgTable('storage_objects', {
+  key: text('key').primaryKey(),
+  version: uuid('version').notNull(),
+  size: bigint('size', { mode: 'number' }).notNull(),
+  chunkSize: integer('chunk_size').notNull(),
+  contentType: text('content_type'),
+  modifiedAt: tz('modified_at').notNull().defaultNow(),
+});
+
+/** The bytes of one version, in chunks of `chunk_size` (1 MiB), so a file streams and a Range reads only its chunks. */
+export const storageChunks = pgTable(
+  'storage_chunks',
+  {
+    version: uuid('version').notNull(),
+    seq: integer('seq').notNull(),
+    data: bytea('data').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.version, t.seq] })],
 );

@@ -11,7 +11,7 @@ import { badRequest, conflict, forbidden, notFound } from '../../platform/http/e
 import { baseContentType, FORMAT_CONTENT_TYPE, formatMatches, sniffFormat, type MediaFormat } from '../../platform/media/sniff.js';
 import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, FetchError, formatBytes, unreadableRemoteFile, type SafeFetcher } from '../../platform/net/safe-fetch.js';
 import { stripUrlCredentials } from '../../platform/net/url-credentials.js';
-import { assertSafeKey, type ByteRange, type Storage } from '../../platform/storage/storage.js';
+import { assertSafeKey, StoredObjectMissing, type ByteRange, type Storage } from '../../platform/storage/storage.js';
 import { canonicalContentType, extensionFor, FAMILY, KIND_RULES } from './kinds.js';
 import { parseDataUrl } from './sources.js';
 import { UploadInspector } from './upload-stream.js';
@@ -170,7 +170,10 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl 
     if (options.maxBytes !== undefined && file.size > options.maxBytes) {
       throw badRequest(`The file is ${formatBytes(file.size)}; at most ${formatBytes(options.maxBytes)} can be used here.`);
     }
-    return { file, bytes: await buffer(await storage.read(key)), contentType: file.contentType };
+    const stream = await storage.read(key).catch((err: unknown) => {
+      throw err instanceof StoredObjectMissing ? badRequest(`The file ${RAW_PATH}${key} is no longer stored.`) : err;
+    });
+    return { file, bytes: await buffer(stream), contentType: file.contentType };
   }
 
   return {
@@ -294,8 +297,14 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl 
     findReadyByKey,
 
     /** The stored bytes of a ready file, or the inclusive `range` of them. */
-    openStream(file: FileRecord, range?: ByteRange): Promise<Readable> {
-      return storage.read(file.key, range);
+    /** The stored bytes (or an inclusive range); a record whose bytes are gone is a 404, never a 500. */
+    async openStream(file: FileRecord, range?: ByteRange): Promise<Readable> {
+      try {
+        return await storage.read(file.key, range);
+      } catch (err) {
+        if (err instanceof StoredObjectMissing) throw notFound('The file is listed but its bytes are no longer stored.');
+        throw err;
+      }
     },
 
     /**

@@ -8,16 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.js';
 import { startS3Server, type TestS3Server } from '../../../test/helpers/s3-server.js';
 import { createS3Storage } from './s3-storage.js';
-import { createLocalStorage, type Storage } from './storage.js';
+import { openTestDatabase } from '../../../test/helpers/test-database.js';
+import { createDatabaseStorage } from './database-storage.js';
+import { createLocalStorage, StoredObjectMissing, type Storage } from './storage.js';
 
 let s3: TestS3Server;
 let localDir: string;
-const backends: Record<'local' | 's3', Storage> = {} as Record<'local' | 's3', Storage>;
+let database: Awaited<ReturnType<typeof openTestDatabase>>;
+const backends: Record<Storage['kind'], Storage> = {} as Record<Storage['kind'], Storage>;
 
 beforeAll(async () => {
   s3 = await startS3Server();
   localDir = await mkdtemp(path.join(os.tmpdir(), 'storage-contract-'));
   backends.local = createLocalStorage(localDir);
+  database = await openTestDatabase();
+  // Small chunks, so the large file spans many of them and ranges cross chunk boundaries.
+  backends.database = createDatabaseStorage(database.database, { chunkSize: 512 * 1024 + 3 });
   backends.s3 = createS3Storage({
     bucket: s3.bucket,
     region: 'us-east-1',
@@ -30,12 +36,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s3?.close();
+  await database?.close();
   await rm(localDir, { recursive: true, force: true });
 });
 
 const bytes = (n: number, seed = 7) => Buffer.from(Array.from({ length: n }, (_, i) => (i * seed + (i >> 8)) & 255));
 
-describe.each(['local', 's3'] as const)('%s storage', (name) => {
+describe.each(['local', 'database', 's3'] as const)('%s storage', (name) => {
   const storage = () => backends[name];
 
   it('says which backend it is', () => {
@@ -71,7 +78,7 @@ describe.each(['local', 's3'] as const)('%s storage', (name) => {
 
   it('answers null for a missing key, rejects reading it, and deletes idempotently', async () => {
     expect(await storage().stat('contract/missing.bin')).toBeNull();
-    await expect(storage().read('contract/missing.bin')).rejects.toThrow();
+    await expect(storage().read('contract/missing.bin')).rejects.toBeInstanceOf(StoredObjectMissing);
     await storage().put('contract/gone.bin', Buffer.from('x'));
     await storage().delete('contract/gone.bin');
     await storage().delete('contract/gone.bin');

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { assertSafeKey, type Storage } from './storage.js';
+import { assertSafeKey, StoredObjectMissing, type Storage } from './storage.js';
 
 export interface S3Settings {
   bucket: string;
@@ -75,9 +75,11 @@ export function createS3Storage(settings: S3Settings, client?: S3Client): Storag
       }
     },
     async read(key, range) {
-      const result = await s3.send(
-        new GetObjectCommand({ Bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
-      );
+      const result = await s3
+        .send(new GetObjectCommand({ Bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }))
+        .catch((err: unknown) => {
+          throw isNotFound(err) ? new StoredObjectMissing(key) : err;
+        });
       const body = result.Body;
       if (!body) throw new Error(`S3 returned no body for ${key}`);
       return body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as Parameters<typeof Readable.fromWeb>[0]);

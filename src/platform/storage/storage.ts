@@ -21,14 +21,25 @@ export interface PutOptions {
   contentType?: string;
 }
 
-/** Where file bytes live: a local folder by default; an S3-compatible bucket when configured. */
+/** Thrown (as a rejection of `read`) when no object is stored under the key, whichever the backend. */
+export class StoredObjectMissing extends Error {
+  constructor(readonly key: string) {
+    super(`No stored object under ${JSON.stringify(key)}`);
+    this.name = 'StoredObjectMissing';
+  }
+}
+
+/**
+ * Where file bytes live: a local folder in embedded mode; in the database with DATABASE_URL (shared by every
+ * instance); an S3-compatible bucket when configured.
+ */
 export interface Storage {
-  /** `local` or `s3`, for logs and the health page. */
-  readonly kind: 'local' | 's3';
+  /** `local`, `database` or `s3`, for logs and the health page. */
+  readonly kind: 'local' | 'database' | 's3';
   put(key: string, body: Buffer | Readable, options?: PutOptions): Promise<StoredObject>;
   /** Returns null when the key does not exist. */
   stat(key: string): Promise<{ size: number; modifiedAt: Date } | null>;
-  /** The object's bytes, or the inclusive `range` of them; rejects when the key does not exist. */
+  /** The object's bytes, or the inclusive `range` of them; rejects with StoredObjectMissing when the key does not exist. */
   read(key: string, range?: ByteRange): Promise<Readable>;
   delete(key: string): Promise<void>;
 }
@@ -77,7 +88,7 @@ export function createLocalStorage(root: string): Storage {
       // Surface a missing file as a rejected promise, as the S3 backend does, rather than a later stream error.
       await new Promise<void>((resolve, reject) => {
         stream.once('ready', () => resolve());
-        stream.once('error', reject);
+        stream.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ENOENT' ? new StoredObjectMissing(key) : err));
       });
       return stream;
     },
