@@ -33,7 +33,7 @@ beforeAll(async () => {
   [t, receiver] = await Promise.all([createTestApp({ env, startJobs: true }), startReceiver()]);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   metricsUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/metrics`;
-});
+}, 180_000);
 afterAll(async () => {
   await t?.close();
   await receiver?.close();
