@@ -21,6 +21,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
+/** Tests that start an app of their own (a few seconds, more on a loaded machine). */
+const APP_TIMEOUT_MS = 180_000;
+
 let t: TestApp;
 let receiver: Receiver;
 let upstream: FakeUpstream;
@@ -48,28 +51,36 @@ async function scrape(url = metricsUrl, headers: Record<string, string> = {}): P
   return response.text();
 }
 
+/** How much a series grew between two scrapes (a series not there yet counts as 0). */
+const grew = (before: string, after: string, name: string, labels: Record<string, string>) => (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+
+/** A text generation by a new user with tokens to spend, between two scrapes. */
+async function generateBetweenScrapes(model: string, maxTokens: number) {
+  const { accessToken, user } = await signUp(t.app);
+  await setBalance(t, user.id, 1_000_000);
+  const before = await scrape();
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/ai/text',
+    headers: bearer(accessToken),
+    payload: { model, messages: [{ role: 'user', content: 'Explain how tides work' }], maxTokens },
+  });
+  return { accessToken, response, before, after: await scrape() };
+}
+
 const tokens = (text: string, movement: string) => sample(text, 'storefront_wallet_reservation_tokens_total', { movement }) ?? NaN;
 
 describe('GET /metrics after real work', () => {
   it('counts a generation: request latency by route pattern, the call by provider/model/outcome, upstream latency, tokens moved', async () => {
-    const { accessToken, user } = await signUp(t.app);
-    await setBalance(t, user.id, 1_000_000);
-    const before = await scrape();
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/ai/text',
-      headers: bearer(accessToken),
-      payload: { model: 'local/text', messages: [{ role: 'user', content: 'Explain how tides work' }], maxTokens: 200 },
-    });
+    const { accessToken, response, before, after } = await generateBetweenScrapes('local/text', 200);
     expect(response.statusCode, response.body).toBe(200);
     const charged = json(response).usage.creditsConsumed as number;
     const reservation = (await t.services.wallet.reservation(json(response).requestId as string))!;
-    const after = await scrape();
 
     const call = { provider: 'local', model: 'local/text', operation: 'text.generate', outcome: 'success' };
-    expect((sample(after, 'storefront_gateway_calls_total', call) ?? 0) - (sample(before, 'storefront_gateway_calls_total', call) ?? 0)).toBe(1);
+    expect(grew(before, after, 'storefront_gateway_calls_total', call)).toBe(1);
     const upstream = { provider: 'local', outcome: 'ok' };
-    expect((sample(after, 'storefront_gateway_upstream_duration_seconds_count', upstream) ?? 0) - (sample(before, 'storefront_gateway_upstream_duration_seconds_count', upstream) ?? 0)).toBe(1);
+    expect(grew(before, after, 'storefront_gateway_upstream_duration_seconds_count', upstream)).toBe(1);
     expect(sample(after, 'storefront_gateway_upstream_duration_seconds_bucket', { ...upstream, le: '+Inf' })).toBeGreaterThanOrEqual(1);
     expect(tokens(after, 'reserved') - tokens(before, 'reserved')).toBe(reservation.tokens);
     expect(tokens(after, 'charged') - tokens(before, 'charged')).toBe(charged);
@@ -83,22 +94,11 @@ describe('GET /metrics after real work', () => {
   });
 
   it('counts a failed upstream call by its error code, with its upstream latency, and refunds its tokens', async () => {
-    const { accessToken, user } = await signUp(t.app);
-    await setBalance(t, user.id, 1_000_000);
-    const before = await scrape();
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/ai/text',
-      headers: bearer(accessToken),
-      payload: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }], maxTokens: 50 },
-    });
+    const { response, before, after } = await generateBetweenScrapes('openai/gpt-4o-mini', 50);
     expect(response.statusCode, response.body).toBe(503);
-    const after = await scrape();
     const call = { provider: 'openai', model: 'openai/gpt-4o-mini', outcome: 'provider_unavailable' };
-    expect((sample(after, 'storefront_gateway_calls_total', call) ?? 0) - (sample(before, 'storefront_gateway_calls_total', call) ?? 0)).toBe(1);
-    const failedUpstream = { provider: 'openai', outcome: 'server' };
-    const upstreamCalls = (text: string) => sample(text, 'storefront_gateway_upstream_duration_seconds_count', failedUpstream) ?? 0;
-    expect(upstreamCalls(after) - upstreamCalls(before)).toBe(upstream.calls().length);
+    expect(grew(before, after, 'storefront_gateway_calls_total', call)).toBe(1);
+    expect(grew(before, after, 'storefront_gateway_upstream_duration_seconds_count', { provider: 'openai', outcome: 'server' })).toBe(upstream.calls().length);
     expect(upstream.calls().length).toBeGreaterThanOrEqual(1);
     expect(tokens(after, 'reserved') - tokens(before, 'reserved')).toBeGreaterThan(0);
     expect(tokens(after, 'refunded') - tokens(before, 'refunded')).toBe(tokens(after, 'reserved') - tokens(before, 'reserved'));
@@ -118,9 +118,7 @@ describe('GET /metrics after real work', () => {
     await f.eventually(async () => expect((await f.payment(failing.paymentId)).status).toBe('FAILED'));
 
     const after = await scrape();
-    const delta = (outcome: string) =>
-      (sample(after, 'storefront_payments_outcomes_total', { channel: 'card_global', outcome }) ?? 0) -
-      (sample(before, 'storefront_payments_outcomes_total', { channel: 'card_global', outcome }) ?? 0);
+    const delta = (outcome: string) => grew(before, after, 'storefront_payments_outcomes_total', { channel: 'card_global', outcome });
     expect(delta('succeeded')).toBe(1);
     expect(delta('failed')).toBe(1);
   });
@@ -186,7 +184,7 @@ describe('job queue depth and age', () => {
     } finally {
       await q.close();
     }
-  });
+  }, APP_TIMEOUT_MS);
 });
 
 describe('protecting /metrics', () => {
@@ -205,7 +203,7 @@ describe('protecting /metrics', () => {
     } finally {
       await p.close();
     }
-  });
+  }, APP_TIMEOUT_MS);
 
   it('METRICS_PORT: /metrics moves to its own port (opened while the service listens), the main port no longer serves it', async () => {
     const port = await freePort();
@@ -227,7 +225,7 @@ describe('protecting /metrics', () => {
     }
     // closed with the service
     await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
-  });
+  }, APP_TIMEOUT_MS);
 
   it('refuses a METRICS_PORT equal to PORT and a short METRICS_TOKEN at start, naming both', () => {
     expect(() => loadConfig({ PORT: '3000', METRICS_PORT: '3000', METRICS_TOKEN: 'short', JWT_SECRET: 'x'.repeat(40) })).toThrow(

@@ -135,8 +135,10 @@ const inTransaction = (tx: DbOrTx) => ({ executeSql: (text: string, values: unkn
  * grouped query on its index of waiting jobs, job_i5). Waiting means ready to run now: created or retrying and due; a job
  * delayed on purpose (a webhook retry in an hour) is not late. Every registered queue reports, 0 when empty.
  */
+type QueueBacklog = { waiting: number; oldestSeconds: number };
+
 function registerQueueMetrics(metrics: Metrics, database: Database, queues: () => string[], logger: FastifyBaseLogger): void {
-  let backlog: Promise<Map<string, { waiting: number; oldestSeconds: number }>> | null = null;
+  let backlog: Promise<Map<string, QueueBacklog>> | null = null;
   // Both gauges are collected in one scrape: they share one query.
   const read = () =>
     (backlog ??= database
@@ -149,28 +151,24 @@ function registerQueueMetrics(metrics: Metrics, database: Database, queues: () =
         (err: unknown) => {
           // Before pg-boss created its schema (a process that never started the job runner) there is no backlog.
           logger.debug({ err }, 'job queue metrics unavailable');
-          return new Map<string, { waiting: number; oldestSeconds: number }>();
+          return new Map<string, QueueBacklog>();
         },
       )
       .finally(() => setTimeout(() => (backlog = null), 0)));
-  metrics.gauge({
-    name: 'storefront_jobs_waiting',
-    help: 'Jobs ready to run and not yet started, by queue (read from pg-boss when scraped)',
-    labelNames: ['queue'],
-    async collect() {
-      const rows = await read();
-      this.reset();
-      for (const queue of new Set([...queues(), ...rows.keys()])) this.set({ queue }, rows.get(queue)?.waiting ?? 0);
-    },
-  });
-  metrics.gauge({
-    name: 'storefront_jobs_oldest_waiting_seconds',
-    help: 'Age of the oldest job ready to run and not yet started, by queue (0 when none waits)',
-    labelNames: ['queue'],
-    async collect() {
-      const rows = await read();
-      this.reset();
-      for (const queue of new Set([...queues(), ...rows.keys()])) this.set({ queue }, rows.get(queue)?.oldestSeconds ?? 0);
-    },
-  });
+  const gauges: { name: string; help: string; value: (row: QueueBacklog | undefined) => number }[] = [
+    { name: 'storefront_jobs_waiting', help: 'Jobs ready to run and not yet started, by queue (read from pg-boss when scraped)', value: (row) => row?.waiting ?? 0 },
+    { name: 'storefront_jobs_oldest_waiting_seconds', help: 'Age of the oldest job ready to run and not yet started, by queue (0 when none waits)', value: (row) => row?.oldestSeconds ?? 0 },
+  ];
+  for (const { name, help, value } of gauges) {
+    metrics.gauge({
+      name,
+      help,
+      labelNames: ['queue'],
+      async collect() {
+        const rows = await read();
+        this.reset();
+        for (const queue of new Set([...queues(), ...rows.keys()])) this.set({ queue }, value(rows.get(queue)));
+      },
+    });
+  }
 }
