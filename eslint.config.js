@@ -6,7 +6,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['dist/', 'data/', 'coverage/', '.cache/', 'src/db/migrations/']),
+  globalIgnores(['dist/', 'data/', 'coverage/', '.cache/', 'src/db/migrations/', 'packages/client/src/schema.d.ts']),
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

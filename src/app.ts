@@ -106,7 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
-  registerHttpMetrics(app, platform.metrics);
+  registerHttpMetrics(app, platform.metrics, { ...config.metrics, host: config.host });
   registerHealthRoutes(app, platform);
 
   await app.register(authRoutes, {

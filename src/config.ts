@@ -34,6 +34,8 @@ export interface Config {
   providers: Record<string, ProviderSettings>;
   /** Payment channels: live credentials by channel slug, and whether channels without them run in sandbox. */
   payments: PaymentsConfig;
+  /** /metrics: METRICS_PORT serves it on its own port instead of PORT; METRICS_TOKEN requires it as a bearer token. */
+  metrics: { port: number | null; token: string | null };
 }
 
 export const PAYMENT_CHANNEL_SLUGS = ['card_global', 'wallet_global', 'card_regional', 'wallet_regional_1', 'wallet_regional_2', 'dcb'] as const;
@@ -188,12 +190,27 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     providers: providerSettings(env, int, url),
     payments: paymentsConfig(str, url, bool, problems),
+    metrics: metricsConfig(str, int, port, problems),
   };
   config.fileStorage = fileStorageKind(str('FILE_STORAGE'), config.s3 !== null, config.databaseUrl !== null, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   // Scaled mode shares a generated key through the database instead (see createPlatform).
   if (!config.jwtSecret && !config.databaseUrl) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');
   return config;
+}
+
+/** METRICS_PORT (a port of its own, not PORT) and METRICS_TOKEN (16+ characters, sent as a bearer token). */
+function metricsConfig(
+  str: (name: string) => string | null,
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  servicePort: number,
+  problems: string[],
+): Config['metrics'] {
+  const port = str('METRICS_PORT') === null ? null : int('METRICS_PORT', 0, 1, 65535);
+  if (port !== null && port !== 0 && port === servicePort) problems.push(`METRICS_PORT must differ from PORT (${servicePort}); unset it to serve /metrics on PORT`);
+  const token = str('METRICS_TOKEN');
+  if (token !== null && token.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+  return { port: port === 0 ? null : port, token };
 }
 
 /** S3_* settings: S3_BUCKET switches S3 storage on; the others without it are a mistake worth stopping for. */

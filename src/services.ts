@@ -47,6 +47,7 @@ export function createServices(platform: Platform) {
     // The gateway is built below; this runs only when the sweeper closes a reservation a crash left open.
     onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
     onBackgroundError: logBackgroundError,
+    metrics: platform.metrics,
   });
   const subscriptions = createSubscriptionsService({
     db,
@@ -90,6 +91,7 @@ export function createServices(platform: Platform) {
     notifications,
     plans,
     billing: subscriptionBilling,
+    metrics: platform.metrics,
   });
   // The two modules need each other: subscriptions opens checkouts through the port, payments fulfils plan purchases
   // through the handler subscriptions registers (the top-ups module registers `topup` the same way).
@@ -107,7 +109,7 @@ export function createServices(platform: Platform) {
     // The account service is built below; this runs only when a generation is saved.
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
-  const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, providers: platform.config.providers });
+  const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, providers: platform.config.providers, metrics: platform.metrics });
   const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet });
   const media = createMediaGateway({
     db,
@@ -136,6 +138,7 @@ export function createServices(platform: Platform) {
     queue: platform.jobs,
     logger: platform.logger,
     allowPrivateNetwork: platform.config.allowPrivateNetwork,
+    metrics: platform.metrics,
   });
   const account = createAccountService({
     db,

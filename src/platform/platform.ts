@@ -60,7 +60,8 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
     logger.info('JWT_SECRET is not set: using the key generated once in the database and shared by every instance');
   }
   const clock = overrides.clock ?? systemClock;
-  const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger });
+  const metrics = createMetrics();
+  const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });
   jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
@@ -77,7 +78,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
     storage: openStorage(config, database),
     fetcher: createSafeFetcher({ allowPrivateNetwork: config.allowPrivateNetwork }),
     events: createEventBus(database),
-    metrics: createMetrics(),
+    metrics,
     redis,
     async close() {
       await jobs.stop(config.shutdownTimeoutMs);

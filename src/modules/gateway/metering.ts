@@ -6,6 +6,7 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { StatementConditionFailed, writeAsOneStatement, type StatementPart } from '../../platform/db/one-statement.js';
 import type { AppError } from '../../platform/http/errors.js';
+import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { LibraryService } from '../library/service.js';
 import type { UsageService } from '../usage/service.js';
@@ -22,9 +23,11 @@ export interface MeteringDeps extends AccessDeps {
   wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight'>;
   usage: Pick<UsageService, 'record' | 'recordQuery'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
+  /** Where the gateway's calls are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
-type ModelRef = { id: string; slug: string; providerId: string | null };
+type ModelRef = { id: string; slug: string; providerId: string | null; providerSlug?: string };
 
 /** One metered request once its tokens are held. */
 export interface Metered {
@@ -94,6 +97,13 @@ const isTimeout = (error: AppError) => error.code === 'TIMEOUT' || (error.detail
 
 export function createMetering(deps: MeteringDeps) {
   const { wallet, usage, library } = deps;
+  const calls = metricsOrPrivate(deps.metrics).counter({
+    name: 'storefront_gateway_calls_total',
+    help: 'Metered gateway calls by provider, model, operation and outcome (success, partial, or the error code of a refunded call)',
+    labelNames: ['provider', 'model', 'operation', 'outcome'],
+  });
+  const counted = (m: Metered, outcome: string) =>
+    calls.inc({ provider: m.model.providerSlug ?? m.model.slug.split('/')[0]!, model: m.model.slug, operation: m.operation, outcome });
 
   const base = (m: Metered) => ({
     userId: m.userId,
@@ -141,6 +151,7 @@ export function createMetering(deps: MeteringDeps) {
     const generationId = call.generation ? (await library.saveGeneration(generationOf(m, call.generation), tx)).id : null;
     const scope = scopeOf(m);
     if (scope) await tx.execute(scope.chargeQuery(call.response ? call.response(settled) : null, tx).getSQL());
+    counted(m, call.status.toLowerCase());
     return { ...settled, generationId };
   }
 
@@ -204,12 +215,18 @@ export function createMetering(deps: MeteringDeps) {
       const scope = scopeOf(m);
       const response = scope && call.response ? call.response(settled) : null;
       if (scope) parts.push({ name: 'idempotency_key', query: scope.chargeQuery(response) });
+      let written: { unused: number | string };
       try {
-        await writeAsOneStatement(deps.db, parts, { condition: { holds: settlement.closed, message: settlement.message }, select: sql`1 as done` });
+        written = await writeAsOneStatement(deps.db, parts, {
+          condition: { holds: settlement.closed, message: settlement.message },
+          select: sql`${settlement.unused} as unused`,
+        });
       } catch (err) {
         if (!(err instanceof StatementConditionFailed)) throw err;
         return deps.db.transaction((tx) => settleIn(tx, m, call));
       }
+      settlement.committed(Number(written.unused));
+      counted(m, call.status.toLowerCase());
       scope?.committed(response);
       return { ...settled, generationId };
     },
@@ -220,6 +237,7 @@ export function createMetering(deps: MeteringDeps) {
     /** A call that delivered nothing: full refund and a FAILED (or TIMEOUT) usage record, inside `tx`. */
     async refund(tx: Tx, m: Metered, error: AppError, metadata: Record<string, unknown> = {}): Promise<void> {
       await wallet.release({ requestId: m.requestId, reason: `Refunded: ${error.code}` }, tx);
+      counted(m, error.code.toLowerCase());
       await usage.record(
         {
           ...base(m),

@@ -4,6 +4,7 @@ import { providerAccounts } from '../../db/schema/gateway.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/errors.js';
+import { LATENCY_BUCKETS, metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './providers/types.js';
 import type { ConfiguredAccount, ProviderEntry } from './registry.js';
 
@@ -21,6 +22,7 @@ export interface PoolDeps {
   logger: FastifyBaseLogger;
   catalog: ProviderStatusSink;
   registry: Map<string, ProviderEntry>;
+  metrics?: Metrics;
 }
 
 /** After a failure an account goes to the back of the queue for this long, then is tried normally again. */
@@ -56,6 +58,12 @@ const periodOf = (date: Date) => date.toISOString().slice(0, 7);
  */
 export function createUpstreamPool(deps: PoolDeps) {
   const { db, clock, logger, catalog, registry } = deps;
+  const upstreamSeconds = metricsOrPrivate(deps.metrics).histogram({
+    name: 'storefront_gateway_upstream_duration_seconds',
+    help: 'Upstream provider calls (each account tried) by provider and outcome (ok, or the failure kind): time to the answer, or to the stream opening',
+    labelNames: ['provider', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+  });
   /** accountId -> the configured credential (secrets stay in memory). */
   const credentials = new Map<string, ConfiguredAccount>();
   const rotation = new Map<string, number>();
@@ -219,11 +227,15 @@ export function createUpstreamPool(deps: PoolDeps) {
       for (const row of order(withinBudget, providerSlug, now)) {
         if (tried.has(row.id)) continue;
         tried.add(row.id);
+        const started = performance.now();
+        const elapsed = () => (performance.now() - started) / 1000;
         try {
           const value = await attempt(entry!.adapter, credentialOf(row)!);
+          upstreamSeconds.observe({ provider: providerSlug, outcome: 'ok' }, elapsed());
           await markSuccess(providerSlug, row);
           return { value, accountId: row.id, accountsTried: tried.size };
         } catch (err) {
+          if (err instanceof UpstreamError) upstreamSeconds.observe({ provider: providerSlug, outcome: err.kind }, elapsed());
           // Only what the upstream did moves on to another account; our own bugs surface as they are.
           if (!(err instanceof UpstreamError) || !err.accountFailure) throw err;
           const error = err;

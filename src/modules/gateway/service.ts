@@ -20,6 +20,7 @@ import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
 import type { LocalMediaOptions } from './providers/media/local-media.js';
 import { createMetering, withMeteringScope, type MeteringScope } from './metering.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 import { createTextGateway, textResponse, type TextAnswer } from './text.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
@@ -48,6 +49,8 @@ export interface GatewayServiceDeps {
   streamIdleTimeoutMs?: number;
   /** Tuning of the built-in media provider (video render time, images per call). */
   localMedia?: Omit<LocalMediaOptions, 'clock'>;
+  /** Where calls and upstream latency are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
 export interface TextBody {
@@ -93,7 +96,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   const { db, clock, logger } = deps;
   const media = buildMediaProviders(clock, deps.localMedia);
   const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly });
-  const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry });
+  const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics });
   const idempotency = createIdempotencyStore({ db, clock, reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null });
   const metering = createMetering(deps);
   const text = createTextGateway({ ...deps, pool, metering });

@@ -4,6 +4,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { emitDomainEvent } from '../../platform/events/outbox.js';
+import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import type { NotificationsService } from '../notifications/service.js';
 import type { WalletService } from '../wallet/service.js';
 import type { FulfilmentHandler, PaymentRow, VerifiedCallback } from './types.js';
@@ -17,6 +18,8 @@ export interface ConfirmationDeps {
   notifications: Pick<NotificationsService, 'notify'>;
   /** After the commit of a carrier unsubscription: stop the subscription's future cycles (never a refund). */
   onUnsubscribed?: (payment: PaymentRow) => Promise<void>;
+  /** Where applied gateway outcomes are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
 export type ApplyResult =
@@ -39,6 +42,11 @@ const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} 
 export function createConfirmation(deps: ConfirmationDeps) {
   const { db, clock } = deps;
   const handlers = new Map<string, FulfilmentHandler>();
+  const outcomes = metricsOrPrivate(deps.metrics).counter({
+    name: 'storefront_payments_outcomes_total',
+    help: 'Gateway messages applied to payments, by channel and outcome (succeeded, failed, cancelled, refunded, review, unsubscribed)',
+    labelNames: ['channel', 'outcome'],
+  });
 
   async function record(channel: string, payment: PaymentRow, verified: VerifiedCallback, source: 'callback' | 'requery' | 'pin'): Promise<PaymentEventRow> {
     const [inserted] = await db
@@ -65,16 +73,19 @@ export function createConfirmation(deps: ConfirmationDeps) {
 
   async function apply(eventId: string): Promise<ApplyResult> {
     let after: (() => Promise<void>) | null = null;
+    let channel = '';
     try {
       const result = await db.transaction(async (tx) => {
         const [event] = await tx.select().from(paymentEvents).where(eq(paymentEvents.id, eventId)).for('update');
         if (!event || event.processedAt) return { status: 'replayed' } as const;
+        channel = event.channel;
         const [payment] = await tx.select().from(payments).where(eq(payments.id, event.paymentId!)).for('update');
         const outcome = await applyTo(tx, payment!, event);
         if (outcome.status === 'unsubscribed') after = () => deps.onUnsubscribed?.(payment!) ?? Promise.resolve();
         await tx.update(paymentEvents).set({ processedAt: clock.now(), lastError: null }).where(eq(paymentEvents.id, eventId));
         return outcome;
       });
+      if (result.status !== 'replayed' && result.status !== 'unchanged') outcomes.inc({ channel, outcome: result.status });
       if (after) await (after as () => Promise<void>)();
       return result;
     } catch (err) {

@@ -21,6 +21,7 @@ import { createReconciler } from './reconcile.js';
 import { createSandboxPages, databaseSimStore, isUuid } from './sandbox.js';
 import type { CallbackInput, FulfilmentHandler, PaymentRow, ReturnResult } from './types.js';
 import { revenueByDay, type RevenueRange } from './revenue.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 
 export type { FulfilmentHandler, ConfirmedPurchase, HandlerResult } from './types.js';
 export type { NewPayment } from './checkout.js';
@@ -40,6 +41,8 @@ export interface PaymentsServiceDeps {
   notifications: Pick<NotificationsService, 'notify'>;
   plans: Pick<PlansService, 'getById'>;
   billing: Pick<SubscriptionBillingService, 'switchPlan' | 'quote' | 'cancel' | 'list'>;
+  /** Where payment outcomes are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
 /**
@@ -55,6 +58,7 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     clock,
     wallet: deps.wallet,
     notifications: deps.notifications,
+    metrics: deps.metrics,
     // The customer left the carrier's subscription: future cycles stop; nothing paid is taken back.
     onUnsubscribed: async (payment) => {
       const subscriptionId = payment.purpose.subscriptionId;

@@ -7,6 +7,8 @@ export interface QuickSettlement {
   parts: StatementPart[];
   /** Holds when the reservation was closed by these parts. */
   closed: SQL;
+  /** The tokens given back (the reservation's unused part) once closed; select it beside `closed`. */
+  unused: SQL;
   message: string;
 }
 
@@ -45,6 +47,7 @@ export function quickSettlement(input: { requestId: string; actualTokens: number
       },
     ],
     closed: sql`exists (select 1 from wallet_closed)`,
+    unused: sql`coalesce((select unused from wallet_closed), 0)`,
     message: `The reservation ${input.requestId} is not open within its tokens on a wallet without debt`,
   };
 }
@@ -53,8 +56,10 @@ export function quickSettlement(input: { requestId: string; actualTokens: number
  * The quick settlement alone, in one statement; null when it does not apply (the general path decides then). It needs
  * no condition (every part depends on the closed reservation), so it never fails a caller's transaction.
  */
-export async function quickSettle(db: DbOrTx, input: { requestId: string; actualTokens: number }, now: Date): Promise<number | null> {
+export async function quickSettle(db: DbOrTx, input: { requestId: string; actualTokens: number }, now: Date): Promise<{ charged: number; unused: number } | null> {
   const settlement = quickSettlement(input, now);
-  const row = await writeAsOneStatement<{ closed: boolean }>(db, settlement.parts, { select: sql`${settlement.closed} as closed` });
-  return row.closed ? input.actualTokens : null;
+  const row = await writeAsOneStatement<{ closed: boolean; unused: number | string }>(db, settlement.parts, {
+    select: sql`${settlement.closed} as closed, ${settlement.unused} as unused`,
+  });
+  return row.closed ? { charged: input.actualTokens, unused: Number(row.unused) } : null;
 }

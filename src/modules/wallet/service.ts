@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { walletLedger, walletReservations, wallets, type LedgerKind } from '../../db/schema/wallet.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { AppError, conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
@@ -29,6 +30,8 @@ export interface WalletServiceDeps {
   /** Runs inside the sweeper's transaction for each reservation it closes (the gateway writes the usage record). */
   onSwept?: (tx: Tx, swept: SweptReservation) => Promise<void>;
   onBackgroundError?: (err: unknown) => void;
+  /** Where the token movements and the sweeper's actions are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
 export type ReserveInput = ReserveRequest & { leaseSeconds?: number };
@@ -86,6 +89,21 @@ export function createWalletService(deps: WalletServiceDeps) {
     },
   });
   const tokensPerCredit = deps.tokensPerCredit ?? (async () => 10_000);
+  const metrics = metricsOrPrivate(deps.metrics);
+  // Counted when the statement that moved them ran; inside a caller's transaction that later rolls back (rare: the
+  // caller failed after the wallet's work) a movement is counted that did not happen.
+  const tokenMovements = metrics.counter({
+    name: 'storefront_wallet_reservation_tokens_total',
+    help: 'Wallet tokens reserved for generations, charged when they settled, and refunded (unused parts and failed calls)',
+    labelNames: ['movement'],
+  });
+  const sweeperActions = metrics.counter({
+    name: 'storefront_wallet_sweeper_reservations_total',
+    help: 'Reservations left open by a dead process that the sweeper closed: settled on the usage they reported, or released in full',
+    labelNames: ['action'],
+  });
+  for (const movement of ['reserved', 'charged', 'refunded']) tokenMovements.inc({ movement }, 0);
+  for (const action of ['settled', 'released']) sweeperActions.inc({ action }, 0);
   // Inside a caller's transaction the work joins it (no savepoint: the caller's transaction is what must be atomic).
   const inTx = <T>(tx: DbOrTx | undefined, fn: (tx: Tx) => Promise<T>): Promise<T> => (tx ? (isTx(tx) ? fn(tx) : tx.transaction(fn)) : db.transaction(fn));
 
@@ -125,6 +143,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       }
       await tx.update(walletReservations).set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now }).where(eq(walletReservations.id, res.id));
       await swept(0);
+      tokenMovements.inc({ movement: 'refunded' }, res.tokens);
       return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false };
     }
 
@@ -156,7 +175,15 @@ export function createWalletService(deps: WalletServiceDeps) {
       .set({ status: 'SETTLED', usedTokens: actual, chargedTokens: charged, shortfallTokens: shortfall, closedAt: now })
       .where(eq(walletReservations.id, res.id));
     await swept(charged);
+    tokenMovements.inc({ movement: 'charged' }, charged);
+    tokenMovements.inc({ movement: 'refunded' }, Math.max(0, res.tokens - actual));
     return { chargedTokens: charged, shortfallTokens: shortfall, changed: true, settled: true };
+  }
+
+  /** A settlement the one-statement shortcut made (here, or in the caller's combined statement once it committed). */
+  function settledQuickly(quick: { charged: number; unused: number }): void {
+    tokenMovements.inc({ movement: 'charged' }, quick.charged);
+    tokenMovements.inc({ movement: 'refunded' }, quick.unused);
   }
 
   let sweepTimer: NodeJS.Timeout | null = null;
@@ -195,6 +222,7 @@ export function createWalletService(deps: WalletServiceDeps) {
         outcome = await attempt();
       }
       if (outcome.kind === 'reserved') {
+        tokenMovements.inc({ movement: 'reserved' }, input.tokens);
         if (input.leaseSeconds === undefined) leases.hold(input.requestId);
         return;
       }
@@ -223,7 +251,10 @@ export function createWalletService(deps: WalletServiceDeps) {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
       const quick = await quickSettle(tx ?? db, input, clock.now());
-      if (quick !== null) return { chargedTokens: quick, shortfallTokens: 0 };
+      if (quick !== null) {
+        settledQuickly(quick);
+        return { chargedTokens: quick.charged, shortfallTokens: 0 };
+      }
       const { chargedTokens, shortfallTokens } = await inTx(tx, (t) => close(t, input.requestId, { actualTokens: input.actualTokens }));
       return { chargedTokens, shortfallTokens };
     },
@@ -232,10 +263,10 @@ export function createWalletService(deps: WalletServiceDeps) {
      * The common settlement (within the reservation, no debt) as parts of the caller's combined statement, which runs
      * them with the condition `closed` and calls `settle` when it does not hold. The reservation's lease stops here.
      */
-    settlementParts(input: { requestId: string; actualTokens: number }): QuickSettlement {
+    settlementParts(input: { requestId: string; actualTokens: number }): QuickSettlement & { committed(unused: number): void } {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
-      return quickSettlement(input, clock.now());
+      return { ...quickSettlement(input, clock.now()), committed: (unused) => settledQuickly({ charged: input.actualTokens, unused }) };
     },
 
     /** A failed call: full REFUND of an open reservation; a no-op when it is already closed. */
@@ -286,6 +317,7 @@ export function createWalletService(deps: WalletServiceDeps) {
         if (!result.changed) continue;
         if (result.settled) settled++;
         else released++;
+        sweeperActions.inc({ action: result.settled ? 'settled' : 'released' });
       }
       return { settled, released };
     },

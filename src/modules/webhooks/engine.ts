@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { lockUndispatchedEvents, markEventsDispatched } from '../../platform/events/outbox.js';
 import type { Jobs } from '../../platform/jobs/jobs.js';
+import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { FetchError, type SafeFetcher } from '../../platform/net/safe-fetch.js';
 import { failPendingDeliveries, fanOut } from './deliveries.js';
 import { deliveryHeaders } from './signing.js';
@@ -42,6 +43,8 @@ export interface EngineDeps {
   fetcher: SafeFetcher;
   queue: Pick<Jobs, 'send' | 'running'>;
   logger: FastifyBaseLogger;
+  /** Where delivery attempts are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
 /**
@@ -53,6 +56,12 @@ export interface EngineDeps {
  */
 export function createDeliveryEngine(deps: EngineDeps) {
   const { db, clock, fetcher, queue, logger } = deps;
+  const attempts = metricsOrPrivate(deps.metrics).counter({
+    name: 'storefront_webhook_delivery_attempts_total',
+    help: 'Webhook delivery attempts by outcome: delivered, failed (retried later), exhausted (the last attempt failed: the webhook was disabled)',
+    labelNames: ['outcome'],
+  });
+  for (const outcome of ['delivered', 'failed', 'exhausted']) attempts.inc({ outcome }, 0);
 
   /** Outbox → delivery rows; returns how many events were handled. */
   async function dispatchEvents(): Promise<number> {
@@ -212,9 +221,9 @@ export function createDeliveryEngine(deps: EngineDeps) {
     outcome: { attempt: number; signedAt: Date; statusCode: number | null; error: string | null; durationMs: number },
   ): Promise<void> {
     const succeeded = outcome.error === null;
-    await db.transaction(async (tx) => {
+    const exhausted = !succeeded && outcome.attempt >= MAX_ATTEMPTS;
+    const recorded = await db.transaction(async (tx) => {
       const now = clock.now();
-      const exhausted = !succeeded && outcome.attempt >= MAX_ATTEMPTS;
       const [updated] = await tx
         .update(webhookDeliveries)
         .set({
@@ -228,14 +237,14 @@ export function createDeliveryEngine(deps: EngineDeps) {
         .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.claim, sendingClaim)))
         .returning({ id: webhookDeliveries.id });
       // The lease lapsed and another attempt took the delivery over: that attempt's outcome counts, not this one.
-      if (!updated) return;
+      if (!updated) return false;
       await tx
         .insert(webhookAttempts)
         .values({ deliveryId, attempt: outcome.attempt, signedAt: outcome.signedAt, statusCode: outcome.statusCode, succeeded: succeeded ? 'SUCCEEDED' : 'FAILED', error: outcome.error, durationMs: outcome.durationMs, createdAt: now })
         .onConflictDoNothing();
       if (succeeded) {
         await tx.update(webhookEndpoints).set({ failureCount: 0 }).where(eq(webhookEndpoints.id, webhookId));
-        return;
+        return true;
       }
       await tx
         .update(webhookEndpoints)
@@ -247,7 +256,9 @@ export function createDeliveryEngine(deps: EngineDeps) {
         })
         .where(eq(webhookEndpoints.id, webhookId));
       if (exhausted) await failPendingDeliveries(tx, webhookId, now);
+      return true;
     });
+    if (recorded) attempts.inc({ outcome: succeeded ? 'delivered' : exhausted ? 'exhausted' : 'failed' });
     if (!succeeded) logger.info({ deliveryId, webhookId, attempt: outcome.attempt, statusCode: outcome.statusCode, error: outcome.error }, 'webhook delivery attempt failed');
   }
 

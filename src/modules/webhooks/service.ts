@@ -11,6 +11,7 @@ import { createDeliveryEngine, DELIVER_QUEUE, PURGE_QUEUE } from './engine.js';
 import { purgeOldDeliveries } from './retention.js';
 import { WEBHOOK_EVENTS } from './events.js';
 import { createRegistrations, ownWebhook, type NewWebhook, type WebhookChanges } from './registrations.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 
 export { WEBHOOK_EVENTS, WEBHOOK_EVENT_CHOICES } from './events.js';
 export { MAX_ATTEMPTS, RETRY_DELAYS_MS, DELIVERY_TIMEOUT_MS } from './engine.js';
@@ -28,6 +29,8 @@ export interface WebhooksServiceDeps {
   /** How often the engine looks for new outbox events and due retries (default 500 ms). */
   pollIntervalMs?: number;
   resolveHost?: ResolveHost;
+  /** Where delivery attempts are counted (the service's registry). */
+  metrics?: Metrics;
 }
 
 /** Outgoing webhooks (spec A "Outgoing webhooks"): registrations, the delivery log and the delivery engine. */

@@ -1,6 +1,7 @@
 import PgBoss from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
 import { queryInTransaction, type Database, type DbOrTx } from '../db/database.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 /** Each module adds its queues here: `declare module '.../jobs.js' { interface JobPayloads { 'x.y': {...} } }`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -53,9 +54,10 @@ export interface Jobs {
  * pg-boss on the service's own database. On the embedded database pg-boss talks through our PGlite handle
  * (multi-statement SQL goes through `exec`); on PostgreSQL it keeps a small pool of its own.
  */
-export function createJobs(options: { database: Database; databaseUrl: string | null; logger: FastifyBaseLogger }): Jobs {
+export function createJobs(options: { database: Database; databaseUrl: string | null; logger: FastifyBaseLogger; metrics?: Metrics }): Jobs {
   const { database, logger } = options;
   const byName = new Map<string, AnyJobDefinition>();
+  if (options.metrics) registerQueueMetrics(options.metrics, database, () => [...byName.keys()], logger);
 
   const boss = new PgBoss(
     database.kind === 'pg' && options.databaseUrl
@@ -127,3 +129,46 @@ function embeddedExecutor(database: Database) {
 
 /** pg-boss's statements on a caller's Drizzle transaction (pg-boss's `db` send option). */
 const inTransaction = (tx: DbOrTx) => ({ executeSql: (text: string, values: unknown[] = []) => queryInTransaction(tx, text, values) });
+
+/**
+ * Queue depth and the age of the oldest waiting job per queue, read from pg-boss's job table when scraped (one
+ * grouped query on its index of waiting jobs, job_i5). Waiting means ready to run now: created or retrying and due; a job
+ * delayed on purpose (a webhook retry in an hour) is not late. Every registered queue reports, 0 when empty.
+ */
+type QueueBacklog = { waiting: number; oldestSeconds: number };
+
+function registerQueueMetrics(metrics: Metrics, database: Database, queues: () => string[], logger: FastifyBaseLogger): void {
+  let backlog: Promise<Map<string, QueueBacklog>> | null = null;
+  // Both gauges are collected in one scrape: they share one query.
+  const read = () =>
+    (backlog ??= database
+      .query<{ name: string; waiting: number; oldest: number }>(
+        `select name, count(*)::int as waiting, coalesce(extract(epoch from now() - min(created_on)), 0)::float8 as oldest
+         from pgboss.job where state < 'active' and start_after <= now() group by name`,
+      )
+      .then(
+        (result) => new Map(result.rows.map((row) => [row.name, { waiting: Number(row.waiting), oldestSeconds: Math.max(0, Number(row.oldest)) }])),
+        (err: unknown) => {
+          // Before pg-boss created its schema (a process that never started the job runner) there is no backlog.
+          logger.debug({ err }, 'job queue metrics unavailable');
+          return new Map<string, QueueBacklog>();
+        },
+      )
+      .finally(() => setTimeout(() => (backlog = null), 0)));
+  const gauges: { name: string; help: string; value: (row: QueueBacklog | undefined) => number }[] = [
+    { name: 'storefront_jobs_waiting', help: 'Jobs ready to run and not yet started, by queue (read from pg-boss when scraped)', value: (row) => row?.waiting ?? 0 },
+    { name: 'storefront_jobs_oldest_waiting_seconds', help: 'Age of the oldest job ready to run and not yet started, by queue (0 when none waits)', value: (row) => row?.oldestSeconds ?? 0 },
+  ];
+  for (const { name, help, value } of gauges) {
+    metrics.gauge({
+      name,
+      help,
+      labelNames: ['queue'],
+      async collect() {
+        const rows = await read();
+        this.reset();
+        for (const queue of new Set([...queues(), ...rows.keys()])) this.set({ queue }, value(rows.get(queue)));
+      },
+    });
+  }
+}
