@@ -37,6 +37,7 @@ import { communitySocialRoutes } from './modules/community/social.routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { topUpAdminRoutes } from './modules/topup/admin.routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
@@ -150,6 +151,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (admin) => {
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
+    await admin.register(topUpAdminRoutes, { topup: services.topup, catalog: services.catalog, payments: services.payments, audit: services.audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

@@ -189,6 +189,9 @@ export function createServices(platform: Platform) {
       },
       creditWallet: async (tx, input) => void (await wallet.credit(input, tx)),
     },
+    paymentSummaries: (paymentIds) => payments.summaries(paymentIds),
+    events: platform.events,
+    onBackgroundError: logBackgroundError,
   });
   // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
