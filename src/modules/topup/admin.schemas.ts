@@ -10,15 +10,21 @@ const Key = Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_-
 const Percent = Type.Integer({ minimum: 1, maximum: 100 });
 const RuleType = Type.Union([Type.Literal('BONUS'), Type.Literal('PROMOTION')]);
 
-/** Rule effects as operators write them (the engine's own limits: percents 1-100, positive amounts). */
-export const RuleEffectInput = Type.Union(
-  [
-    StrictObject({ type: Type.Literal('BONUS_UNITS'), component: Key, units: PositiveCount }),
-    StrictObject({ type: Type.Literal('EXTRA_TOKENS_PERCENT'), percent: Percent }),
-    StrictObject({ type: Type.Literal('PERCENT_OFF'), percent: Percent, maxDiscountCents: Type.Optional(Nullable(PositiveCents)) }),
-    StrictObject({ type: Type.Literal('FIXED_OFF'), amountCents: PositiveCents }),
-  ],
-  { description: 'BONUS_UNITS of a component, EXTRA_TOKENS_PERCENT of the bought tokens, PERCENT_OFF (optionally capped) or FIXED_OFF.' },
+/**
+ * A rule's effect as operators write it: one object whose `type` says which fields it needs (checked with a message
+ * naming the missing field): BONUS_UNITS `component` + `units`; EXTRA_TOKENS_PERCENT `percent`; PERCENT_OFF `percent`
+ * (+ optional `maxDiscountCents`); FIXED_OFF `amountCents`.
+ */
+export const RuleEffectInput = StrictObject(
+  {
+    type: Type.Union([Type.Literal('BONUS_UNITS'), Type.Literal('EXTRA_TOKENS_PERCENT'), Type.Literal('PERCENT_OFF'), Type.Literal('FIXED_OFF')]),
+    component: Type.Optional(Key),
+    units: Type.Optional(PositiveCount),
+    percent: Type.Optional(Percent),
+    maxDiscountCents: Type.Optional(Nullable(PositiveCents)),
+    amountCents: Type.Optional(PositiveCents),
+  },
+  { description: 'BONUS_UNITS (component, units), EXTRA_TOKENS_PERCENT (percent of the bought tokens), PERCENT_OFF (percent, optional maxDiscountCents) or FIXED_OFF (amountCents).' },
 );
 
 export const RuleConditionsInput = StrictObject(

@@ -9,6 +9,16 @@ import type { RuleConditions } from './engine/index.js';
 import { loadComponents, loadRules, loadSettings, type ComponentRow, type RuleRow, type SettingsRow } from './store.js';
 import { orderViewOf, type OrderRow, type PaymentSummary } from './orders.js';
 
+/** An effect as the admin schema lets it in: one object, the fields its `type` needs checked by `effectOf`. */
+export interface EffectInput {
+  type: RuleEffect['type'];
+  component?: string | undefined;
+  units?: number | undefined;
+  percent?: number | undefined;
+  maxDiscountCents?: number | null | undefined;
+  amountCents?: number | undefined;
+}
+
 /** A rule's definition as operators write it (`POST` and `PUT /v1/admin/topup/rules`). */
 export interface RuleInput {
   name: string;
@@ -16,7 +26,7 @@ export interface RuleInput {
   type: 'BONUS' | 'PROMOTION';
   priority?: number | undefined;
   group?: string | null | undefined;
-  effect: RuleEffect;
+  effect: EffectInput;
   conditions?: Omit<RuleConditions, 'startsAt' | 'endsAt'> & { startsAt?: string | null; endsAt?: string | null };
 }
 
@@ -80,12 +90,31 @@ export const settingsView = (row: SettingsRow) => {
   return { ...rest, updatedAt: updatedAt.toISOString() };
 };
 
+const EFFECT_FIELDS: Record<RuleEffect['type'], { required: (keyof EffectInput)[]; optional: (keyof EffectInput)[] }> = {
+  BONUS_UNITS: { required: ['component', 'units'], optional: [] },
+  EXTRA_TOKENS_PERCENT: { required: ['percent'], optional: [] },
+  PERCENT_OFF: { required: ['percent'], optional: ['maxDiscountCents'] },
+  FIXED_OFF: { required: ['amountCents'], optional: [] },
+};
+
+/** The engine's effect from the admin's input: exactly the fields its type uses (400 naming the field otherwise). */
+function effectOf(input: EffectInput): RuleEffect {
+  const fields = EFFECT_FIELDS[input.type];
+  for (const name of fields.required) {
+    if (input[name] === undefined || input[name] === null) throw badRequest(`effect.${name} is required for a ${input.type} effect.`, { field: `effect.${name}` });
+  }
+  const foreign = (Object.keys(input) as (keyof EffectInput)[]).find((k) => k !== 'type' && !fields.required.includes(k) && !fields.optional.includes(k) && input[k] !== undefined);
+  if (foreign) throw badRequest(`effect.${foreign} does not apply to a ${input.type} effect (it takes ${[...fields.required, ...fields.optional].join(', ')}).`, { field: `effect.${foreign}` });
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as unknown as RuleEffect;
+}
+
 /** Checks a rule against what the engine can apply: known components, a date range that is one, an audience's days. */
 function checkRule(input: RuleInput, componentKeys: Set<string>): void {
   const c = input.conditions ?? {};
+  const effect = effectOf(input.effect);
   const unknown = (field: string, key: string) =>
     badRequest(`${field}: "${key}" is not a top-up component. Use one of: ${[...componentKeys].join(', ')}.`, { field });
-  if (input.effect.type === 'BONUS_UNITS' && !componentKeys.has(input.effect.component)) throw unknown('effect.component', input.effect.component);
+  if (effect.type === 'BONUS_UNITS' && !componentKeys.has(effect.component)) throw unknown('effect.component', effect.component);
   if (c.minUnits && !componentKeys.has(c.minUnits.component)) throw unknown('conditions.minUnits.component', c.minUnits.component);
   if (c.startsAt && c.endsAt && new Date(c.startsAt) >= new Date(c.endsAt)) {
     throw badRequest('conditions.endsAt must be later than conditions.startsAt.', { field: 'conditions.endsAt' });
@@ -162,7 +191,7 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
     type: input.type,
     priority: input.priority ?? 0,
     ruleGroup: input.group ?? null,
-    effect: input.effect,
+    effect: effectOf(input.effect),
     conditions: Object.fromEntries(Object.entries(input.conditions ?? {}).filter(([, v]) => v !== null && v !== undefined)),
   });
 
