@@ -44,6 +44,12 @@ export function createServices(platform: Platform) {
     // The gateway is built below; this runs only when the sweeper closes a reservation a crash left open.
     onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
     onBackgroundError: logBackgroundError,
+    // Top-ups are built below: the suggested top-up of a shortfall and the low-balance warning, from its cached terms.
+    topUp: {
+      suggest: async (shortfallTokens, cachedOnly) => topup.suggestTopUp(shortfallTokens, cachedOnly ? topup.peekTerms() : await topup.terms()),
+      lowBalanceThresholdTokens: () => topup.peekTerms()?.lowBalanceThresholdTokens ?? null,
+      warn: async (tx, warning) => void (await notifications.notify(tx, { userId: warning.userId, ...topup.lowBalanceNotice(warning.balanceTokens, warning.thresholdTokens) })),
+    },
   });
   const subscriptions = createSubscriptionsService({
     db,

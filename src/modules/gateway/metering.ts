@@ -19,7 +19,7 @@ import { checkAccess, type Access, type AccessDeps } from './access.js';
  */
 export interface MeteringDeps extends AccessDeps {
   db: Db;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight'>;
   usage: Pick<UsageService, 'record' | 'recordQuery'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
 }
@@ -204,13 +204,15 @@ export function createMetering(deps: MeteringDeps) {
       const scope = scopeOf(m);
       const response = scope && call.response ? call.response(settled) : null;
       if (scope) parts.push({ name: 'idempotency_key', query: scope.chargeQuery(response) });
+      let row: Record<string, unknown>;
       try {
-        await writeAsOneStatement(deps.db, parts, { condition: { holds: settlement.closed, message: settlement.message }, select: sql`1 as done` });
+        row = await writeAsOneStatement(deps.db, parts, { condition: { holds: settlement.closed, message: settlement.message }, select: sql`1 as done, ${settlement.after}` });
       } catch (err) {
         if (!(err instanceof StatementConditionFailed)) throw err;
         return deps.db.transaction((tx) => settleIn(tx, m, call));
       }
       scope?.committed(response);
+      wallet.settledWith(row); // the low-balance check, from the balance the statement returned
       return { ...settled, generationId };
     },
 

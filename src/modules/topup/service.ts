@@ -189,6 +189,22 @@ export function createTopUpService(deps: TopUpServiceDeps) {
     peekTerms,
     /** Credit pricing changed elsewhere (the catalog): cached terms are re-read on every instance. */
     termsChanged,
+    /**
+     * The QUOTA_WARNING of a wallet a charge took under the threshold: the balance, the threshold and a suggested
+     * top-up (enough credits to get back to the threshold, on the component's terms) to open the builder with.
+     */
+    lowBalanceNotice(balanceTokens: number, thresholdTokens: number) {
+      const known = peekTerms();
+      const suggestedTopUp = known ? { component: 'credits' as const, units: suggestedCredits(Math.max(1, thresholdTokens - balanceTokens), known) } : null;
+      const credits = known ? ` (${(Math.floor((balanceTokens * 100) / known.tokensPerCredit) / 100).toLocaleString('en-US')} credits)` : '';
+      return {
+        type: 'QUOTA_WARNING' as const,
+        title: 'Your credit balance is running low',
+        body: `${balanceTokens.toLocaleString('en-US')} tokens${credits} left. Top up to keep generating${suggestedTopUp ? `: ${suggestedTopUp.units.toLocaleString('en-US')} credits would put you back above the warning level` : ''}.`,
+        payload: { balanceTokens, thresholdTokens, suggestedTopUp, topUpOptions: '/v1/topup/options' },
+      };
+    },
+
     /** `{ component: 'credits', units }` for a wallet shortfall, or null before the terms are known. */
     suggestTopUp(shortfallTokens: number, known: TopUpTerms | null = peekTerms()): { component: 'credits'; units: number } | null {
       return known ? { component: 'credits', units: suggestedCredits(shortfallTokens, known) } : null;
