@@ -26,11 +26,12 @@ export interface WalletAfter {
 
 /** The `after` columns of a settlement's result row, or null when the settlement closed nothing. */
 export function walletAfter(row: Record<string, unknown>): WalletAfter | null {
-  if (row.wallet_after_id === null || row.wallet_after_id === undefined) return null;
+  const { wallet_after_id: walletId, wallet_after_owner_type: ownerType, wallet_after_owner_id: ownerId } = row;
+  if (typeof walletId !== 'string' || typeof ownerType !== 'string' || typeof ownerId !== 'string') return null;
   return {
-    walletId: String(row.wallet_after_id),
-    ownerType: String(row.wallet_after_owner_type),
-    ownerId: String(row.wallet_after_owner_id),
+    walletId,
+    ownerType,
+    ownerId,
     balance: Number(row.wallet_after_balance),
     lowBalanceWarned: row.wallet_after_warned === true,
   };
