@@ -37,6 +37,7 @@ import { communitySocialRoutes } from './modules/community/social.routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { topUpAdminRoutes } from './modules/topup/admin.routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { adminPaymentRoutes } from './modules/payments/admin.routes.js';
 import { playgroundRoutes } from './modules/playground/routes.js';
@@ -169,6 +170,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(adminAnalyticsRoutes, { auth, payments: services.payments, usage: services.usage, clock: platform.clock });
     await admin.register(flagAdminRoutes, { flags: services.flags });
     await admin.register(announcementAdminRoutes, { announcements: services.announcements });
+    await admin.register(topUpAdminRoutes, { topup: services.topup, catalog: services.catalog, payments: services.payments, audit: services.audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

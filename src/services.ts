@@ -48,6 +48,12 @@ export function createServices(platform: Platform) {
     onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
     onBackgroundError: logBackgroundError,
     metrics: platform.metrics,
+    // Top-ups are built below: the suggested top-up of a shortfall and the low-balance warning, from its cached terms.
+    topUp: {
+      suggest: async (shortfallTokens, cachedOnly) => topup.suggestTopUp(shortfallTokens, cachedOnly ? topup.peekTerms() : await topup.terms()),
+      lowBalanceThresholdTokens: () => topup.peekTerms()?.lowBalanceThresholdTokens ?? null,
+      warn: async (tx, warning) => void (await notifications.notify(tx, { userId: warning.userId, ...topup.lowBalanceNotice(warning.balanceTokens, warning.thresholdTokens) })),
+    },
   });
   const subscriptions = createSubscriptionsService({
     db,
@@ -195,6 +201,9 @@ export function createServices(platform: Platform) {
       },
       creditWallet: async (tx, input) => void (await wallet.credit(input, tx)),
     },
+    paymentSummaries: (paymentIds) => payments.summaries(paymentIds),
+    events: platform.events,
+    onBackgroundError: logBackgroundError,
   });
   // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));

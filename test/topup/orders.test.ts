@@ -22,7 +22,8 @@ const ruleByTemplate = async (template: string) => (await db().select().from(top
 
 beforeEach(async () => {
   await db().update(topUpRules).set({ active: false });
-  await db().update(topUpSettings).set({ enabled: true, profitBp: 4_000 });
+  await t.services.catalog.updatePricingSettings({ topUpEnabled: true });
+  await db().update(topUpSettings).set({ profitBp: 4_000 });
 });
 
 describe('POST /v1/topup/orders and the topup fulfilment', () => {
@@ -99,7 +100,7 @@ describe('POST /v1/topup/orders and the topup fulfilment', () => {
     expect(coupon.statusCode).toBe(400);
     expect(json(coupon).error.message).toContain('no coupon');
 
-    await db().update(topUpSettings).set({ enabled: false });
+    await t.services.catalog.updatePricingSettings({ topUpEnabled: false });
     const off = await order(user.accessToken, { selection: { credits: 500 } });
     expect(off.statusCode).toBe(400);
     expect(json(off).error.message).toContain('switched off');

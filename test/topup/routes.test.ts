@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { topUpComponents, topUpRules, topUpSettings } from '../../src/db/schema/topup.js';
+import { topUpComponents, topUpRules } from '../../src/db/schema/topup.js';
 import { paymentChannels } from '../../src/db/schema/payments.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../helpers/test-app.js';
 
@@ -18,7 +18,7 @@ const ruleByTemplate = async (template: string) => (await db().select().from(top
 
 beforeEach(async () => {
   await db().update(topUpRules).set({ active: false });
-  await db().update(topUpSettings).set({ enabled: true });
+  await t.services.catalog.updatePricingSettings({ topUpEnabled: true });
 });
 
 describe('GET /v1/topup/options', () => {
@@ -74,7 +74,7 @@ describe('POST /v1/topup/quote', () => {
   });
 
   it('reports top-ups switched off as a quote issue', async () => {
-    await db().update(topUpSettings).set({ enabled: false });
+    await t.services.catalog.updatePricingSettings({ topUpEnabled: false });
     const body = json(await quote({ selection: { credits: 100 } }));
     expect(body).toMatchObject({ valid: false, issues: [{ field: 'enabled' }] });
   });

@@ -2803,6 +2803,165 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/topup/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Top-up rules (bonuses and promotions), switched on or off */
+        get: operations["getAdminTopupRules"];
+        put?: never;
+        /**
+         * Create a top-up rule; it starts switched off
+         * @description Switch it on with PATCH /v1/admin/topup/rules/{id} once it reads right. 400 for an unknown component, an empty date range or NEW_ACCOUNT without newAccountDays.
+         */
+        post: operations["postAdminTopupRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/topup/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replace a top-up rule’s definition (name, type, priority, group, effect, conditions); `active` is left as it is */
+        put: operations["putAdminTopupRulesById"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Switch a top-up rule on or off (the next quote applies it) */
+        patch: operations["patchAdminTopupRulesById"];
+        trace?: never;
+    };
+    "/v1/admin/topup/components": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Top-up components: on sale, unit limits and pricing mode */
+        get: operations["getAdminTopupComponents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/topup/components/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a top-up component: on sale, min/max/step/default units, tokens per unit, pricing (AI cost, fixed, volume tiers)
+         * @description 400 when minUnits > maxUnits, minUnits or defaultUnits is not a valid choice for the step, tiers are not ascending or tokensPerUnit is set on credits.
+         */
+        patch: operations["patchAdminTopupComponentsByKey"];
+        trace?: never;
+    };
+    "/v1/admin/topup/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Top-up settings (spec B Limits) and the low-balance threshold */
+        get: operations["getAdminTopupSettings"];
+        /**
+         * Change top-up settings; new quotes use them at once, placed orders keep what they were sold with
+         * @description Keys left out keep their value. 400 when gateway + VAT + profit reach 100%, the profit floor exceeds the profit share, minOrderCents > maxOrderCents or the limits are off the rounding step.
+         */
+        put: operations["putAdminTopupSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/topup/payment-rules/dcb": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The amounts carrier billing may take */
+        get: operations["getAdminTopupPaymentRulesDcb"];
+        /**
+         * Set the amounts carrier billing may take (positive minor units, ascending, no repeats)
+         * @description An empty list takes carrier billing off the top-up builder.
+         */
+        put: operations["putAdminTopupPaymentRulesDcb"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/topup/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent top-up orders (selection, applied rules, amount, status), newest first, cursor-paged
+         * @description Filtered by status, a page may hold fewer than `limit` orders while `nextCursor` leads on.
+         */
+        get: operations["getAdminTopupOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/credits/pricing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Credit pricing: token value, tokens per credit and the top-up master switch */
+        get: operations["getAdminCreditsPricing"];
+        /**
+         * Change credit pricing (token value, tokens per credit) or switch top-ups on or off (topUpEnabled)
+         * @description Fields left out keep their value. With topUpEnabled false, quotes answer valid: false and orders are refused with 400.
+         */
+        put: operations["putAdminCreditsPricing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/community/posts": {
         parameters: {
             query?: never;
@@ -20121,6 +20280,1322 @@ export interface operations {
             };
             /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminTopupRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Top-up rules (bonuses and promotions), switched on or off */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            template: string | null;
+                            name: string;
+                            description: string;
+                            type: "BONUS" | "PROMOTION";
+                            active: boolean;
+                            priority: number;
+                            group: string | null;
+                            effect: {
+                                [key: string]: unknown;
+                            };
+                            conditions: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminTopupRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A rule’s definition. New rules start switched off; switch them with PATCH /v1/admin/topup/rules/{id}. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    type: "BONUS" | "PROMOTION";
+                    /** @description Higher wins in its group and is dropped last for the profit floor; default 0 */
+                    priority?: number;
+                    group?: string | null;
+                    /** @description BONUS_UNITS (component, units), EXTRA_TOKENS_PERCENT (percent of the bought tokens), PERCENT_OFF (percent, optional maxDiscountCents) or FIXED_OFF (amountCents). */
+                    effect: {
+                        type: "BONUS_UNITS" | "EXTRA_TOKENS_PERCENT" | "PERCENT_OFF" | "FIXED_OFF";
+                        component?: string;
+                        units?: number;
+                        percent?: number;
+                        maxDiscountCents?: number | null;
+                        amountCents?: number;
+                    };
+                    /** @description Every condition given must hold; omitted or null conditions do not apply. */
+                    conditions?: {
+                        minUnits?: {
+                            component: string;
+                            units: number;
+                        } | null;
+                        minSpendCents?: number | null;
+                        daysOfWeek?: number[] | null;
+                        audience?: ("EVERYONE" | "FIRST_TOPUP" | "NEW_ACCOUNT") | null;
+                        newAccountDays?: number | null;
+                        channels?: string[] | null;
+                        startsAt?: string | null;
+                        endsAt?: string | null;
+                        maxUses?: number | null;
+                        oncePerCustomer?: boolean | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: Create a top-up rule; it starts switched off */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        template: string | null;
+                        name: string;
+                        description: string;
+                        type: "BONUS" | "PROMOTION";
+                        active: boolean;
+                        priority: number;
+                        group: string | null;
+                        effect: {
+                            [key: string]: unknown;
+                        };
+                        conditions: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminTopupRulesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A rule’s definition. New rules start switched off; switch them with PATCH /v1/admin/topup/rules/{id}. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                    type: "BONUS" | "PROMOTION";
+                    /** @description Higher wins in its group and is dropped last for the profit floor; default 0 */
+                    priority?: number;
+                    group?: string | null;
+                    /** @description BONUS_UNITS (component, units), EXTRA_TOKENS_PERCENT (percent of the bought tokens), PERCENT_OFF (percent, optional maxDiscountCents) or FIXED_OFF (amountCents). */
+                    effect: {
+                        type: "BONUS_UNITS" | "EXTRA_TOKENS_PERCENT" | "PERCENT_OFF" | "FIXED_OFF";
+                        component?: string;
+                        units?: number;
+                        percent?: number;
+                        maxDiscountCents?: number | null;
+                        amountCents?: number;
+                    };
+                    /** @description Every condition given must hold; omitted or null conditions do not apply. */
+                    conditions?: {
+                        minUnits?: {
+                            component: string;
+                            units: number;
+                        } | null;
+                        minSpendCents?: number | null;
+                        daysOfWeek?: number[] | null;
+                        audience?: ("EVERYONE" | "FIRST_TOPUP" | "NEW_ACCOUNT") | null;
+                        newAccountDays?: number | null;
+                        channels?: string[] | null;
+                        startsAt?: string | null;
+                        endsAt?: string | null;
+                        maxUses?: number | null;
+                        oncePerCustomer?: boolean | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Replace a top-up rule’s definition (name, type, priority, group, effect, conditions); `active` is left as it is */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        template: string | null;
+                        name: string;
+                        description: string;
+                        type: "BONUS" | "PROMOTION";
+                        active: boolean;
+                        priority: number;
+                        group: string | null;
+                        effect: {
+                            [key: string]: unknown;
+                        };
+                        conditions: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminTopupRulesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Switches the rule on or off */
+                    active: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Switch a top-up rule on or off (the next quote applies it) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        template: string | null;
+                        name: string;
+                        description: string;
+                        type: "BONUS" | "PROMOTION";
+                        active: boolean;
+                        priority: number;
+                        group: string | null;
+                        effect: {
+                            [key: string]: unknown;
+                        };
+                        conditions: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminTopupComponents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Top-up components: on sale, unit limits and pricing mode */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            key: string;
+                            name: string;
+                            description: string;
+                            kind: "CREDITS" | "MODEL_USAGE";
+                            unit: string;
+                            enabled: boolean;
+                            minUnits: number;
+                            maxUnits: number;
+                            step: number;
+                            defaultUnits: number;
+                            tokensPerUnit: number | null;
+                            pricing: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminTopupComponentsByKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    /** @description On sale in the builder */
+                    enabled?: boolean;
+                    minUnits?: number;
+                    maxUnits?: number;
+                    step?: number;
+                    defaultUnits?: number;
+                    /** @description Model-usage bundles only (credits use tokensPerCredit) */
+                    tokensPerUnit?: number;
+                    /** @description From AI cost (the settings’ price basis), a fixed price per unit, or volume tiers. */
+                    pricing?: {
+                        /** @enum {string} */
+                        mode: "AI_COST";
+                    } | {
+                        /** @enum {string} */
+                        mode: "FIXED";
+                        unitPriceCents: number;
+                    } | {
+                        /** @enum {string} */
+                        mode: "TIERS";
+                        /** @description Ascending by minUnits; every unit costs the highest tier reached */
+                        tiers: {
+                            minUnits: number;
+                            unitPriceCents: number;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Change a top-up component: on sale, min/max/step/default units, tokens per unit, pricing (AI cost, fixed, volume tiers) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        key: string;
+                        name: string;
+                        description: string;
+                        kind: "CREDITS" | "MODEL_USAGE";
+                        unit: string;
+                        enabled: boolean;
+                        minUnits: number;
+                        maxUnits: number;
+                        step: number;
+                        defaultUnits: number;
+                        tokensPerUnit: number | null;
+                        pricing: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminTopupSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Top-up settings (spec B Limits) and the low-balance threshold */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        roundToCents: number;
+                        minOrderCents: number;
+                        maxOrderCents: number;
+                        /** @description The least profit a quote keeps if every token is used (basis points: 100 = 1%) */
+                        profitFloorBp: number;
+                        /** @description The largest total discount, of the price before discounts (basis points: 100 = 1%) */
+                        maxDiscountBp: number;
+                        /** @description Sell price basis: the gateway fee share (basis points: 100 = 1%) */
+                        gatewayFeeBp: number;
+                        /** @description Sell price basis: the VAT share (basis points: 100 = 1%) */
+                        vatBp: number;
+                        /** @description Sell price basis: the profit share (basis points: 100 = 1%) */
+                        profitBp: number;
+                        charsPer300Tokens: number;
+                        /** @description QUOTA_WARNING when a charge takes a wallet under this; 0 switches the warning off */
+                        lowBalanceThresholdTokens: number;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminTopupSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The settings to change; keys left out keep their value. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    roundToCents?: number;
+                    minOrderCents?: number;
+                    maxOrderCents?: number;
+                    /** @description The least profit a quote keeps if every token is used (basis points: 100 = 1%) */
+                    profitFloorBp?: number;
+                    /** @description The largest total discount, of the price before discounts (basis points: 100 = 1%) */
+                    maxDiscountBp?: number;
+                    /** @description Sell price basis: the gateway fee share (basis points: 100 = 1%) */
+                    gatewayFeeBp?: number;
+                    /** @description Sell price basis: the VAT share (basis points: 100 = 1%) */
+                    vatBp?: number;
+                    /** @description Sell price basis: the profit share (basis points: 100 = 1%) */
+                    profitBp?: number;
+                    charsPer300Tokens?: number;
+                    /** @description QUOTA_WARNING when a charge takes a wallet under this; 0 switches the warning off */
+                    lowBalanceThresholdTokens?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Change top-up settings; new quotes use them at once, placed orders keep what they were sold with */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        roundToCents: number;
+                        minOrderCents: number;
+                        maxOrderCents: number;
+                        /** @description The least profit a quote keeps if every token is used (basis points: 100 = 1%) */
+                        profitFloorBp: number;
+                        /** @description The largest total discount, of the price before discounts (basis points: 100 = 1%) */
+                        maxDiscountBp: number;
+                        /** @description Sell price basis: the gateway fee share (basis points: 100 = 1%) */
+                        gatewayFeeBp: number;
+                        /** @description Sell price basis: the VAT share (basis points: 100 = 1%) */
+                        vatBp: number;
+                        /** @description Sell price basis: the profit share (basis points: 100 = 1%) */
+                        profitBp: number;
+                        charsPer300Tokens: number;
+                        /** @description QUOTA_WARNING when a charge takes a wallet under this; 0 switches the warning off */
+                        lowBalanceThresholdTokens: number;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminTopupPaymentRulesDcb: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: The amounts carrier billing may take */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        amountsCents: number[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminTopupPaymentRulesDcb: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Positive minor units, ascending, no repeats; empty: carrier billing is not offered for top-ups */
+                    amountsCents: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Set the amounts carrier billing may take (positive minor units, ascending, no repeats) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        amountsCents: number[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminTopupOrders: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "PENDING" | "SUCCEEDED" | "FAILED" | "CANCELLED" | "EXPIRED" | "REFUNDED";
+                userId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Recent top-up orders (selection, applied rules, amount, status), newest first, cursor-paged */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            /** @description The payment’s status: PENDING, SUCCEEDED, FAILED, CANCELLED, EXPIRED or REFUNDED. */
+                            status: string;
+                            selection: {
+                                [key: string]: number;
+                            };
+                            lines: {
+                                key: string;
+                                name: string;
+                                kind: "CREDITS" | "MODEL_USAGE";
+                                unit: string;
+                                units: number;
+                                tokensPerUnit: number;
+                                tokens: number;
+                                unitPriceCents: number;
+                                priceCents: number;
+                                tierMinUnits: number | null;
+                            }[];
+                            appliedRules: {
+                                id: string;
+                                name: string;
+                                type: "BONUS" | "PROMOTION";
+                                /** @description What a rule gives: bonus units of a component, extra tokens (percent), percent off (with a cap) or an amount off. */
+                                effect: {
+                                    /** @enum {string} */
+                                    type: "BONUS_UNITS";
+                                    component: string;
+                                    units: number;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "EXTRA_TOKENS_PERCENT";
+                                    percent: number;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "PERCENT_OFF";
+                                    percent: number;
+                                    maxDiscountCents?: number | null;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "FIXED_OFF";
+                                    amountCents: number;
+                                };
+                                discountCents: number;
+                                bonusTokens: number;
+                            }[];
+                            subtotalCents: number;
+                            discountCents: number;
+                            amountCents: number;
+                            currency: string;
+                            tokens: number;
+                            bonusTokens: number;
+                            totalTokens: number;
+                            channel: string;
+                            payment: {
+                                id: string;
+                                status: string;
+                                provider: string;
+                                paidAt: string | null;
+                            } | null;
+                            tokensGranted: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            userId: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminCreditsPricing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Credit pricing: token value, tokens per credit and the top-up master switch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tokenValueCents: number;
+                        tokenValueTokens: number;
+                        tokensPerCredit: number;
+                        currency: string;
+                        topUpEnabled: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminCreditsPricing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The fields to change; fields left out keep their value. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minor units of provider cost that tokenValueTokens tokens stand for */
+                    tokenValueCents?: number;
+                    tokenValueTokens?: number;
+                    tokensPerCredit?: number;
+                    /** @description The top-up builder’s master switch */
+                    topUpEnabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Change credit pricing (token value, tokens per credit) or switch top-ups on or off (topUpEnabled) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tokenValueCents: number;
+                        tokenValueTokens: number;
+                        tokensPerCredit: number;
+                        currency: string;
+                        topUpEnabled: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

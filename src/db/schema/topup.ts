@@ -68,7 +68,6 @@ export const topUpRules = pgTable('topup_rules', {
 /** One row (`id = 'default'`): the top-up settings; shares in basis points, money in minor units. */
 export const topUpSettings = pgTable('topup_settings', {
   id: text('id').primaryKey().default('default'),
-  enabled: boolean('enabled').notNull().default(true),
   gatewayFeeBp: integer('gateway_fee_bp').notNull().default(500),
   vatBp: integer('vat_bp').notNull().default(1_500),
   profitBp: integer('profit_bp').notNull().default(4_000),
@@ -79,6 +78,8 @@ export const topUpSettings = pgTable('topup_settings', {
   maxOrderCents: bigint('max_order_cents', { mode: 'number' }).notNull().default(1_000_000),
   /** Display help for chat-reply bundles: characters one 300-token reply holds. */
   charsPer300Tokens: integer('chars_per_300_tokens').notNull().default(1_200),
+  /** A QUOTA_WARNING is sent when a charge takes a wallet under this many tokens (default 10 credits' worth). */
+  lowBalanceThresholdTokens: bigint('low_balance_threshold_tokens', { mode: 'number' }).notNull().default(100_000),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, index, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 export const LEDGER_KINDS = ['GRANT', 'PURCHASE', 'PROMO', 'USAGE', 'REFUND', 'ADJUSTMENT', 'CONVERSION'] as const;
@@ -18,6 +18,11 @@ export const wallets = pgTable(
     balance: bigint('balance', { mode: 'number' }).notNull().default(0),
     /** Tokens a generation ran over that the balance could not cover; collected from the next credit. */
     debt: bigint('debt', { mode: 'number' }).notNull().default(0),
+    /**
+     * A QUOTA_WARNING was sent since the balance last fell under the low-balance threshold; set by one conditional
+     * update (once per crossing), cleared when a credit takes the balance back to the threshold or above.
+     */
+    lowBalanceWarned: boolean('low_balance_warned').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },

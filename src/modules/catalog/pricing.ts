@@ -16,6 +16,8 @@ export interface PricingSettings {
   currency: 'BDT';
   /** BDT per one unit of each currency; every listed currency has minor units of 1/100. */
   fxToBdt: Record<string, number>;
+  /** The top-up builder's master switch: off, quotes say so and orders are refused (400). */
+  topUpEnabled: boolean;
 }
 
 export const DEFAULT_PRICING_SETTINGS: PricingSettings = {
@@ -24,6 +26,7 @@ export const DEFAULT_PRICING_SETTINGS: PricingSettings = {
   tokensPerCredit: 10_000,
   currency: 'BDT',
   fxToBdt: { BDT: 1, USD: 122, EUR: 142, GBP: 164 },
+  topUpEnabled: true,
 };
 
 /** What one call used, in the units providers bill by. */

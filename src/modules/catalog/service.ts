@@ -6,7 +6,8 @@ import type { EventBus } from '../../platform/events/event-bus.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
 import type { Capabilities } from './capabilities.js';
 import { priceUnits, type PricingSettings, type UsageUnits } from './pricing.js';
-import { savePricingSettings } from './settings.js';
+import { loadPricingSettings, PRICING_SETTINGS_KEY, savePricingSettings } from './settings.js';
+import type { AuditWriter } from '../audit/service.js';
 import { seedCatalog } from './seed.js';
 import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './snapshot.js';
 
@@ -57,6 +58,24 @@ export interface CatalogServiceDeps {
 }
 
 const CHANGED_CHANNEL = 'catalog_changed';
+
+/** The credit pricing operators set (`GET/PUT /v1/admin/credits/pricing`). */
+export interface CreditPricing {
+  tokenValueCents: number;
+  tokenValueTokens: number;
+  tokensPerCredit: number;
+  currency: string;
+  topUpEnabled: boolean;
+}
+export type CreditPricingPatch = Partial<Pick<CreditPricing, 'tokenValueCents' | 'tokenValueTokens' | 'tokensPerCredit' | 'topUpEnabled'>>;
+
+export const creditPricingOf = (s: PricingSettings): CreditPricing => ({
+  tokenValueCents: s.tokenValueCents,
+  tokenValueTokens: s.tokenValueTokens,
+  tokensPerCredit: s.tokensPerCredit,
+  currency: s.currency,
+  topUpEnabled: s.topUpEnabled,
+});
 
 const toGatewayModel = (entry: ModelEntry): GatewayModel => ({
   id: entry.row.id,
@@ -190,6 +209,21 @@ export function createCatalogService(deps: CatalogServiceDeps) {
       const next = await savePricingSettings(db, patch, clock.now(), updatedBy);
       await changed();
       return next;
+    },
+
+    /**
+     * `PUT /v1/admin/credits/pricing`: token value, tokens per credit and the top-up master switch, written with its
+     * audit row (before and after) in one transaction; every instance drops its cached settings once it commits.
+     */
+    async adminUpdateCreditPricing(patch: CreditPricingPatch, audit: AuditWriter, updatedBy: string | null): Promise<CreditPricing> {
+      const result = await db.transaction(async (tx) => {
+        const before = creditPricingOf(await loadPricingSettings(tx));
+        const after = creditPricingOf(await savePricingSettings(tx, patch, clock.now(), updatedBy));
+        await audit({ action: 'credits.pricing.update', targetType: 'settings', targetId: PRICING_SETTINGS_KEY, before, after }, tx);
+        return after;
+      });
+      await changed();
+      return result;
     },
 
     /** Listed models (status ACTIVE/BETA, provider ACTIVE/DEGRADED), ordered by type then slug. */

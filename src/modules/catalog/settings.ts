@@ -14,6 +14,7 @@ export function pricingSettingsFrom(stored: Record<string, unknown> | undefined)
   if (positiveInt(stored.tokenValueCents)) result.tokenValueCents = stored.tokenValueCents;
   if (positiveInt(stored.tokenValueTokens)) result.tokenValueTokens = stored.tokenValueTokens;
   if (positiveInt(stored.tokensPerCredit)) result.tokensPerCredit = stored.tokensPerCredit;
+  if (typeof stored.topUpEnabled === 'boolean') result.topUpEnabled = stored.topUpEnabled;
   if (stored.fxToBdt && typeof stored.fxToBdt === 'object') {
     for (const [currency, rate] of Object.entries(stored.fxToBdt as Record<string, unknown>)) {
       if (/^[A-Z]{3}$/.test(currency) && typeof rate === 'number' && rate > 0 && Number.isFinite(rate)) result.fxToBdt[currency] = rate;

@@ -20,7 +20,7 @@ import { checkAccess, type Access, type AccessDeps } from './access.js';
  */
 export interface MeteringDeps extends AccessDeps {
   db: Db;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight'>;
   usage: Pick<UsageService, 'record' | 'recordQuery'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
   /** Where the gateway's calls are counted (the service's registry). */
@@ -215,11 +215,11 @@ export function createMetering(deps: MeteringDeps) {
       const scope = scopeOf(m);
       const response = scope && call.response ? call.response(settled) : null;
       if (scope) parts.push({ name: 'idempotency_key', query: scope.chargeQuery(response) });
-      let written: { unused: number | string };
+      let written: Record<string, unknown> & { unused: number | string };
       try {
         written = await writeAsOneStatement(deps.db, parts, {
           condition: { holds: settlement.closed, message: settlement.message },
-          select: sql`${settlement.unused} as unused`,
+          select: sql`${settlement.unused} as unused, ${settlement.after}`,
         });
       } catch (err) {
         if (!(err instanceof StatementConditionFailed)) throw err;
@@ -228,6 +228,7 @@ export function createMetering(deps: MeteringDeps) {
       settlement.committed(Number(written.unused));
       counted(m, call.status.toLowerCase());
       scope?.committed(response);
+      wallet.settledWith(written); // the low-balance check, from the balance the statement returned
       return { ...settled, generationId };
     },
 

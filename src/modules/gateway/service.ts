@@ -38,7 +38,7 @@ export interface GatewayServiceDeps {
   catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'reservation'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight' | 'reservation'>;
   usage: UsageService;
   library: LibraryService;
   /** Upstream credentials by variable prefix (config.providers). */

@@ -1,7 +1,7 @@
-import { and, desc, eq, isNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { PAYMENT_CHANNEL_SLUGS, type PaymentsConfig } from '../../config.js';
-import { paymentAgreements, payments, type PaymentStatus } from '../../db/schema/payments.js';
+import { paymentAgreements, paymentChannels, payments, type PaymentStatus } from '../../db/schema/payments.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
@@ -214,6 +214,39 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
           amountsCents: [...row.amountsCents],
           registeredAmountsOnly: row.slug === 'dcb',
         }));
+    },
+
+    /** The amounts carrier billing may take (`GET /v1/admin/topup/payment-rules/dcb`). */
+    async carrierAmounts(): Promise<{ amountsCents: number[] }> {
+      const [row] = await db.select({ amountsCents: paymentChannels.amountsCents }).from(paymentChannels).where(eq(paymentChannels.slug, 'dcb'));
+      if (!row) throw notFound('The carrier billing channel is not set up.');
+      return { amountsCents: [...row.amountsCents] };
+    },
+
+    /**
+     * `PUT /v1/admin/topup/payment-rules/dcb`: the amounts the carrier aggregator has registered (positive, unique,
+     * ascending: checked by the caller's schema and again here), written with its audit row in one transaction.
+     */
+    async adminSetCarrierAmounts(amountsCents: number[], audit: AuditWriter): Promise<{ amountsCents: number[] }> {
+      const bad = amountsCents.findIndex((a, i) => !Number.isSafeInteger(a) || a <= 0 || (i > 0 && a <= amountsCents[i - 1]!));
+      if (bad >= 0) throw badRequest(`amountsCents must be positive whole minor units, each larger than the one before (no repeats); item ${bad} is ${amountsCents[bad]}.`, { index: bad });
+      return db.transaction(async (tx) => {
+        const [row] = await tx.select({ amountsCents: paymentChannels.amountsCents }).from(paymentChannels).where(eq(paymentChannels.slug, 'dcb')).for('update');
+        if (!row) throw notFound('The carrier billing channel is not set up.');
+        await tx.update(paymentChannels).set({ amountsCents, updatedAt: clock.now() }).where(eq(paymentChannels.slug, 'dcb'));
+        await audit({ action: 'topup.payment-rules.dcb.update', targetType: 'payment_channel', targetId: 'dcb', before: { amountsCents: row.amountsCents }, after: { amountsCents } }, tx);
+        return { amountsCents: [...amountsCents] };
+      });
+    },
+
+    /** Status, provider and paid time of payments by id (the top-up admin's order list). */
+    async summaries(paymentIds: string[]): Promise<Map<string, { id: string; status: string; provider: string; paidAt: string | null }>> {
+      if (paymentIds.length === 0) return new Map();
+      const rows = await db
+        .select({ id: payments.id, status: payments.status, channel: payments.channel, paidAt: payments.paidAt })
+        .from(payments)
+        .where(inArray(payments.id, paymentIds));
+      return new Map(rows.map((r) => [r.id, { id: r.id, status: r.status, provider: r.channel, paidAt: r.paidAt?.toISOString() ?? null }]));
     },
 
     checkout: (userId: string, input: CheckoutInput) => flow.checkout(userId, input),

@@ -50,29 +50,33 @@ export interface ConfirmedTopUpPayment {
 
 export type FulfilResult = { status: 'fulfilled' | 'already_fulfilled' } | { status: 'unfulfillable'; reason: string };
 
+/** An order as the customer and the admin see it; its status is its payment's (PENDING before one is opened). */
+export function orderViewOf(row: OrderRow, payment: PaymentSummary | null) {
+  return {
+    id: row.id,
+    status: payment?.status ?? 'PENDING',
+    selection: row.selection,
+    lines: row.lines as unknown as QuoteLine[],
+    appliedRules: row.appliedRules as unknown as AppliedRule[],
+    subtotalCents: row.subtotalCents,
+    discountCents: row.discountCents,
+    amountCents: row.amountCents,
+    currency: row.currency,
+    tokens: row.tokens,
+    bonusTokens: row.bonusTokens,
+    totalTokens: row.totalTokens,
+    channel: row.channel,
+    payment,
+    tokensGranted: row.tokensGranted,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
 export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; quote: (userId: string, selection: Record<string, number>, channel: string) => Promise<Quote> }) {
   const { db, clock, ports } = deps;
 
   async function view(row: OrderRow) {
-    const payment = row.paymentId ? await ports.paymentOf(row.userId, row.paymentId) : null;
-    return {
-      id: row.id,
-      status: payment?.status ?? 'PENDING',
-      selection: row.selection,
-      lines: row.lines as unknown as QuoteLine[],
-      appliedRules: row.appliedRules as unknown as AppliedRule[],
-      subtotalCents: row.subtotalCents,
-      discountCents: row.discountCents,
-      amountCents: row.amountCents,
-      currency: row.currency,
-      tokens: row.tokens,
-      bonusTokens: row.bonusTokens,
-      totalTokens: row.totalTokens,
-      channel: row.channel,
-      payment,
-      tokensGranted: row.tokensGranted,
-      createdAt: row.createdAt.toISOString(),
-    };
+    return orderViewOf(row, row.paymentId ? await ports.paymentOf(row.userId, row.paymentId) : null);
   }
 
   return {

@@ -2,7 +2,9 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { quoteTopUp, aiCostPrice } from './engine/index.js';
 import type { EngineChannel, EngineComponent, EngineSettings, Quote } from './engine/index.js';
-import { createOrders, type ConfirmedTopUpPayment, type OrderPorts, type PlaceOrderInput } from './orders.js';
+import { createOrders, type ConfirmedTopUpPayment, type OrderPorts, type PaymentSummary, type PlaceOrderInput } from './orders.js';
+import { createTopUpAdmin } from './admin.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import { loadComponents, loadRules, loadSettings, seedTopUp, toEngineRule, type ComponentRow, type RuleRow } from './store.js';
 
 /** The token settings owned by the catalog (credit size and token value). */
@@ -11,6 +13,31 @@ export interface TokenSettings {
   tokenValueCents: number;
   tokenValueTokens: number;
   currency: string;
+  /** The top-up builder's master switch (part of the credit pricing). */
+  topUpEnabled: boolean;
+}
+
+/** What the wallet's answers point at, cached here so the metered path pays no round trip for them. */
+export interface TopUpTerms {
+  tokensPerCredit: number;
+  /** The credits component's smallest choice and step (a suggested top-up is rounded to them). */
+  creditsMinUnits: number;
+  creditsStep: number;
+  /** A QUOTA_WARNING goes out when a charge takes a wallet under this (0: never). */
+  lowBalanceThresholdTokens: number;
+}
+
+/** Cached top-up terms are re-read after this long even without a change event (a safety net). */
+const TERMS_TTL_MS = 30_000;
+const TERMS_CHANGED_CHANNEL = 'topup_changed';
+
+/**
+ * The suggested top-up of a shortfall (spec B rule 7): ceil(shortfall / tokensPerCredit) credits, raised to the
+ * credits component's minUnits and rounded up to its step.
+ */
+export function suggestedCredits(shortfallTokens: number, terms: Pick<TopUpTerms, 'tokensPerCredit' | 'creditsMinUnits' | 'creditsStep'>): number {
+  const needed = Math.max(Math.ceil(shortfallTokens / terms.tokensPerCredit), terms.creditsMinUnits);
+  return Math.ceil(needed / terms.creditsStep) * terms.creditsStep;
 }
 
 export interface TopUpServiceDeps {
@@ -23,6 +50,11 @@ export interface TopUpServiceDeps {
   accountCreatedAt: (userId: string) => Promise<Date | null>;
   /** Payments and the wallet, for orders and their fulfilment. */
   orderPorts: OrderPorts;
+  /** Status, provider and paid time of payments by id (the admin's order list). */
+  paymentSummaries: (paymentIds: string[]) => Promise<Map<string, PaymentSummary>>;
+  /** Cross-instance invalidation of the cached terms; without it only this instance's changes refresh them at once. */
+  events?: EventBus;
+  onBackgroundError?: (err: unknown) => void;
 }
 
 export interface QuoteRequest {
@@ -56,7 +88,7 @@ export function createTopUpService(deps: TopUpServiceDeps) {
   async function pricingContext() {
     const [settingsRow, componentRows, ruleRows, tokens, channels] = await Promise.all([loadSettings(db), loadComponents(db), loadRules(db), deps.tokenSettings(), deps.channels()]);
     const settings: EngineSettings = {
-      enabled: settingsRow.enabled,
+      enabled: tokens.topUpEnabled,
       currency: tokens.currency,
       tokensPerCredit: tokens.tokensPerCredit,
       tokenValueCents: tokens.tokenValueCents,
@@ -96,8 +128,87 @@ export function createTopUpService(deps: TopUpServiceDeps) {
 
   const orders = createOrders({ db, clock, ports: deps.orderPorts, quote: (userId, selection, channel) => quote({ userId, selection, channel }) });
 
+  // The terms the wallet reads on its hot path: cached, re-read on a change event (any instance) or after the TTL.
+  let terms: { value: TopUpTerms; at: number } | null = null;
+  let termsLoading: Promise<TopUpTerms> | null = null;
+  let termsGeneration = 0;
+  let subscribed = false;
+  const onBackgroundError = deps.onBackgroundError ?? (() => undefined);
+
+  async function loadTerms(): Promise<TopUpTerms> {
+    if (termsLoading) return termsLoading;
+    const started = termsGeneration;
+    termsLoading = (async () => {
+      if (!subscribed && deps.events) {
+        subscribed = true;
+        await deps.events.subscribe(TERMS_CHANGED_CHANNEL, () => forgetTerms()).catch(() => (subscribed = false));
+      }
+      const [settingsRow, credits, tokens] = await Promise.all([loadSettings(db), admin.creditsTerms(), deps.tokenSettings()]);
+      const value: TopUpTerms = {
+        tokensPerCredit: tokens.tokensPerCredit,
+        creditsMinUnits: credits?.minUnits ?? 1,
+        creditsStep: credits?.step ?? 1,
+        lowBalanceThresholdTokens: settingsRow.lowBalanceThresholdTokens,
+      };
+      if (termsGeneration === started) terms = { value, at: performance.now() };
+      return value;
+    })().finally(() => (termsLoading = null));
+    return termsLoading;
+  }
+
+  function forgetTerms(): void {
+    termsGeneration++;
+    terms = null;
+    termsLoading = null;
+    loadTerms().catch(onBackgroundError);
+  }
+
+  /** The cached terms now (no I/O); a stale or missing cache is refreshed in the background. */
+  function peekTerms(): TopUpTerms | null {
+    if (!terms || performance.now() - terms.at >= TERMS_TTL_MS) loadTerms().catch(onBackgroundError);
+    return terms?.value ?? null;
+  }
+
+  async function termsChanged(): Promise<void> {
+    forgetTerms();
+    await deps.events?.publish(TERMS_CHANGED_CHANNEL, { at: clock.now().toISOString() }).catch(() => undefined);
+  }
+
+  const admin = createTopUpAdmin({ db, clock, onChanged: termsChanged, paymentSummaries: deps.paymentSummaries });
+
   return {
-    seed: () => seedTopUp(db, clock.now()),
+    async seed() {
+      await seedTopUp(db, clock.now());
+      await loadTerms();
+    },
+
+    /** Rules, components, settings and orders for operators (`/v1/admin/topup/*`); every change audited. */
+    admin,
+    /** The terms the wallet's answers use (cached; `peekTerms` never waits for I/O). */
+    terms: async (): Promise<TopUpTerms> => peekTerms() ?? loadTerms(),
+    peekTerms,
+    /** Credit pricing changed elsewhere (the catalog): cached terms are re-read on every instance. */
+    termsChanged,
+    /**
+     * The QUOTA_WARNING of a wallet a charge took under the threshold: the balance, the threshold and a suggested
+     * top-up (enough credits to get back to the threshold, on the component's terms) to open the builder with.
+     */
+    lowBalanceNotice(balanceTokens: number, thresholdTokens: number) {
+      const known = peekTerms();
+      const suggestedTopUp = known ? { component: 'credits' as const, units: suggestedCredits(Math.max(1, thresholdTokens - balanceTokens), known) } : null;
+      const credits = known ? ` (${(Math.floor((balanceTokens * 100) / known.tokensPerCredit) / 100).toLocaleString('en-US')} credits)` : '';
+      return {
+        type: 'QUOTA_WARNING' as const,
+        title: 'Your credit balance is running low',
+        body: `${balanceTokens.toLocaleString('en-US')} tokens${credits} left. Top up to keep generating${suggestedTopUp ? `: ${suggestedTopUp.units.toLocaleString('en-US')} credits would put you back above the warning level` : ''}.`,
+        payload: { balanceTokens, thresholdTokens, suggestedTopUp, topUpOptions: '/v1/topup/options' },
+      };
+    },
+
+    /** `{ component: 'credits', units }` for a wallet shortfall, or null before the terms are known. */
+    suggestTopUp(shortfallTokens: number, known: TopUpTerms | null = peekTerms()): { component: 'credits'; units: number } | null {
+      return known ? { component: 'credits', units: suggestedCredits(shortfallTokens, known) } : null;
+    },
 
     /** `GET /v1/topup/options`: what the builder shows; prices are for display, the quote is what counts. */
     async options() {

@@ -10,6 +10,33 @@ export interface QuickSettlement {
   /** The tokens given back (the reservation's unused part) once closed; select it beside `closed`. */
   unused: SQL;
   message: string;
+  /**
+   * Select-list columns (`wallet_after_*`) with the wallet as the settlement left it: owner, balance and whether a
+   * low-balance warning is out. Read them back with `walletAfter(row)`; null columns when nothing was closed.
+   */
+  after: SQL;
+}
+
+/** The wallet after a settlement, for the low-balance check (no further round trip). */
+export interface WalletAfter {
+  walletId: string;
+  ownerType: string;
+  ownerId: string;
+  balance: number;
+  lowBalanceWarned: boolean;
+}
+
+/** The `after` columns of a settlement's result row, or null when the settlement closed nothing. */
+export function walletAfter(row: Record<string, unknown>): WalletAfter | null {
+  const { wallet_after_id: walletId, wallet_after_owner_type: ownerType, wallet_after_owner_id: ownerId } = row;
+  if (typeof walletId !== 'string' || typeof ownerType !== 'string' || typeof ownerId !== 'string') return null;
+  return {
+    walletId,
+    ownerType,
+    ownerId,
+    balance: Number(row.wallet_after_balance),
+    lowBalanceWarned: row.wallet_after_warned === true,
+  };
 }
 
 /**
@@ -30,7 +57,8 @@ export function quickSettlement(input: { requestId: string; actualTokens: number
           from wallets w
           where r.request_id = ${input.requestId} and r.status in ('OPEN', 'IN_FLIGHT') and r.tokens >= ${input.actualTokens}
             and w.id = r.wallet_id and w.debt = 0
-          returning r.wallet_id, r.tokens - ${input.actualTokens} as unused`,
+          returning r.wallet_id, r.tokens - ${input.actualTokens} as unused,
+            w.owner_type, w.owner_id, w.balance + (r.tokens - ${input.actualTokens}) as balance_after, w.low_balance_warned`,
       },
       {
         name: 'wallet_refunded',
@@ -49,6 +77,9 @@ export function quickSettlement(input: { requestId: string; actualTokens: number
     closed: sql`exists (select 1 from wallet_closed)`,
     unused: sql`coalesce((select unused from wallet_closed), 0)`,
     message: `The reservation ${input.requestId} is not open within its tokens on a wallet without debt`,
+    after: sql`(select wallet_id from wallet_closed) as wallet_after_id, (select owner_type from wallet_closed) as wallet_after_owner_type,
+      (select owner_id from wallet_closed) as wallet_after_owner_id, (select balance_after from wallet_closed) as wallet_after_balance,
+      (select low_balance_warned from wallet_closed) as wallet_after_warned`,
   };
 }
 
@@ -56,10 +87,14 @@ export function quickSettlement(input: { requestId: string; actualTokens: number
  * The quick settlement alone, in one statement; null when it does not apply (the general path decides then). It needs
  * no condition (every part depends on the closed reservation), so it never fails a caller's transaction.
  */
-export async function quickSettle(db: DbOrTx, input: { requestId: string; actualTokens: number }, now: Date): Promise<{ charged: number; unused: number } | null> {
+export async function quickSettle(
+  db: DbOrTx,
+  input: { requestId: string; actualTokens: number },
+  now: Date,
+): Promise<{ charged: number; unused: number; after: WalletAfter | null } | null> {
   const settlement = quickSettlement(input, now);
   const row = await writeAsOneStatement<{ closed: boolean; unused: number | string }>(db, settlement.parts, {
-    select: sql`${settlement.closed} as closed, ${settlement.unused} as unused`,
+    select: sql`${settlement.closed} as closed, ${settlement.unused} as unused, ${settlement.after}`,
   });
-  return row.closed ? { charged: input.actualTokens, unused: Number(row.unused) } : null;
+  return row.closed ? { charged: input.actualTokens, unused: Number(row.unused), after: walletAfter(row) } : null;
 }

@@ -7,7 +7,7 @@ import { AppError, conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
 import { createLeaseKeeper } from './leases.js';
-import { quickSettle, quickSettlement, type QuickSettlement } from './quick-settle.js';
+import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
 import { reserveTokens, type ReserveRequest } from './reserve.js';
 import { usageSince } from './usage-windows.js';
 import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
@@ -32,6 +32,28 @@ export interface WalletServiceDeps {
   onBackgroundError?: (err: unknown) => void;
   /** Where the token movements and the sweeper's actions are counted (the service's registry). */
   metrics?: Metrics;
+  /** What the wallet's answers point at in the top-up builder (issue 13), wired from src/services.ts. */
+  topUp?: TopUpHints;
+}
+
+/** A wallet a charge took under the low-balance threshold (the user's own wallet). */
+export interface LowBalanceWarning {
+  userId: string;
+  walletId: string;
+  balanceTokens: number;
+  thresholdTokens: number;
+}
+
+/**
+ * Top-up hints from a higher module, read from its cache so they cost the metered path no round trip.
+ */
+export interface TopUpHints {
+  /** The suggested top-up for a shortfall; `cachedOnly` inside a caller's transaction (no other query may run then). */
+  suggest(shortfallTokens: number, cachedOnly: boolean): Promise<{ component: string; units: number } | null>;
+  /** The low-balance threshold (0: no warnings), or null while it is not known yet. */
+  lowBalanceThresholdTokens(): number | null;
+  /** Sends the QUOTA_WARNING in `tx` (the transaction that marked the wallet warned), respecting preferences. */
+  warn(tx: Tx, warning: LowBalanceWarning): Promise<void>;
 }
 
 export type ReserveInput = ReserveRequest & { leaseSeconds?: number };
@@ -58,14 +80,20 @@ const assertTokens = (value: number, name: string) => {
   if (!Number.isSafeInteger(value) || value < 0) throw new AppError(500, 'INTERNAL', `${name} must be a non-negative integer number of tokens (got ${value}).`);
 };
 
-function quotaExceeded(shortfallTokens: number, tokensPerCredit: number | null, details: Record<string, number>): AppError {
+function quotaExceeded(
+  shortfallTokens: number,
+  tokensPerCredit: number | null,
+  suggestedTopUp: { component: string; units: number } | null,
+  details: Record<string, number>,
+): AppError {
   const credits = tokensPerCredit ? Math.ceil(shortfallTokens / tokensPerCredit) : null;
   const about = credits === null ? '' : ` (about ${credits} credit${credits === 1 ? '' : 's'})`;
+  const suggestion = suggestedTopUp ? `Top up (${suggestedTopUp.units.toLocaleString('en-US')} ${suggestedTopUp.component} would cover it)` : 'Top up';
   return new AppError(
     429,
     'QUOTA_EXCEEDED',
-    `Your credit balance cannot cover this generation: ${shortfallTokens.toLocaleString('en-US')} tokens${about} short. Top up or choose a cheaper model.`,
-    { shortfallTokens, ...details },
+    `Your credit balance cannot cover this generation: ${shortfallTokens.toLocaleString('en-US')} tokens${about} short. ${suggestion} or choose a cheaper model.`,
+    { shortfallTokens, ...details, ...(suggestedTopUp ? { suggestedTopUp } : {}) },
   );
 }
 
@@ -120,10 +148,10 @@ export function createWalletService(deps: WalletServiceDeps) {
     const now = clock.now();
     const [res] = await tx.select().from(walletReservations).where(eq(walletReservations.requestId, requestId)).for('update');
     if (!res) throw notFound(`No reservation exists for request ${requestId}.`);
-    if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false };
-    if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false };
+    if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null };
+    if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null };
     // The sweeper picked it without a lock: a heartbeat may have renewed the lease since, or progress been recorded.
-    if (sweeping && res.leaseUntil >= now) return { chargedTokens: 0, shortfallTokens: 0, changed: false };
+    if (sweeping && res.leaseUntil >= now) return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null };
     const outcome = sweeping ? sweptOutcome(res.usedTokens) : wanted;
     const swept = async (chargedTokens: number) =>
       sweeping &&
@@ -144,7 +172,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       await tx.update(walletReservations).set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now }).where(eq(walletReservations.id, res.id));
       await swept(0);
       tokenMovements.inc({ movement: 'refunded' }, res.tokens);
-      return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false };
+      return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false, walletId: null };
     }
 
     const actual = outcome.actualTokens;
@@ -177,7 +205,45 @@ export function createWalletService(deps: WalletServiceDeps) {
     await swept(charged);
     tokenMovements.inc({ movement: 'charged' }, charged);
     tokenMovements.inc({ movement: 'refunded' }, Math.max(0, res.tokens - actual));
-    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true, settled: true };
+    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true, settled: true, walletId: res.walletId };
+  }
+
+  async function walletAfterOf(t: Tx, walletId: string): Promise<WalletAfter | null> {
+    const [w] = await t
+      .select({ walletId: wallets.id, ownerType: wallets.ownerType, ownerId: wallets.ownerId, balance: wallets.balance, lowBalanceWarned: wallets.lowBalanceWarned })
+      .from(wallets)
+      .where(eq(wallets.id, walletId));
+    return w ?? null;
+  }
+
+  // Low-balance warnings (QUOTA_WARNING): decided from the balance a settlement returned, sent in the background.
+  const background = new Set<Promise<void>>();
+  function afterSettlement(after: WalletAfter | null): void {
+    const threshold = deps.topUp?.lowBalanceThresholdTokens() ?? 0;
+    if (!after || threshold <= 0 || after.lowBalanceWarned || after.balance >= threshold || after.ownerType !== 'USER') return;
+    const work = warnOnce(after.walletId, threshold)
+      .catch(onBackgroundError)
+      .finally(() => background.delete(work));
+    background.add(work);
+  }
+
+  /** Once per crossing, however many charges race: only the update that flips the flag sends the warning. */
+  async function warnOnce(walletId: string, threshold: number): Promise<void> {
+    await db.transaction(async (t) => {
+      const [flipped] = await t
+        .update(wallets)
+        .set({ lowBalanceWarned: true })
+        .where(and(eq(wallets.id, walletId), eq(wallets.lowBalanceWarned, false), lt(wallets.balance, threshold), eq(wallets.ownerType, 'USER')))
+        .returning({ ownerId: wallets.ownerId, balance: wallets.balance });
+      if (flipped) await deps.topUp!.warn(t, { userId: flipped.ownerId, walletId, balanceTokens: flipped.balance, thresholdTokens: threshold });
+    });
+  }
+
+  /** A credit that takes the balance back to the threshold or above re-arms the warning. */
+  async function rearm(t: Tx, walletId: string, balance: number): Promise<void> {
+    const threshold = deps.topUp?.lowBalanceThresholdTokens();
+    if (threshold === null || threshold === undefined || balance < threshold) return;
+    await t.update(wallets).set({ lowBalanceWarned: false }).where(and(eq(wallets.id, walletId), eq(wallets.lowBalanceWarned, true)));
   }
 
   /** A settlement the one-statement shortcut made (here, or in the caller's combined statement once it committed). */
@@ -235,7 +301,9 @@ export function createWalletService(deps: WalletServiceDeps) {
       }
       if (outcome.kind === 'no-wallet') throw new AppError(500, 'INTERNAL', 'The wallet could not be created.');
       // Inside a caller's transaction nothing else may touch the database (the embedded one has a single connection).
-      throw quotaExceeded(Math.max(1, input.tokens + outcome.debt - outcome.balance), tx ? null : await tokensPerCredit(), {
+      const shortfallTokens = Math.max(1, input.tokens + outcome.debt - outcome.balance);
+      const suggested = (await deps.topUp?.suggest(shortfallTokens, tx !== undefined).catch(() => null)) ?? null;
+      throw quotaExceeded(shortfallTokens, tx ? null : await tokensPerCredit(), suggested, {
         requiredTokens: input.tokens,
         balanceTokens: outcome.balance,
         unpaidOverrunTokens: outcome.debt,
@@ -253,9 +321,14 @@ export function createWalletService(deps: WalletServiceDeps) {
       const quick = await quickSettle(tx ?? db, input, clock.now());
       if (quick !== null) {
         settledQuickly(quick);
+        afterSettlement(quick.after);
         return { chargedTokens: quick.charged, shortfallTokens: 0 };
       }
-      const { chargedTokens, shortfallTokens } = await inTx(tx, (t) => close(t, input.requestId, { actualTokens: input.actualTokens }));
+      const { chargedTokens, shortfallTokens, after } = await inTx(tx, async (t) => {
+        const closed = await close(t, input.requestId, { actualTokens: input.actualTokens });
+        return { ...closed, after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null };
+      });
+      afterSettlement(after);
       return { chargedTokens, shortfallTokens };
     },
 
@@ -267,6 +340,19 @@ export function createWalletService(deps: WalletServiceDeps) {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
       return { ...quickSettlement(input, clock.now()), committed: (unused) => settledQuickly({ charged: input.actualTokens, unused }) };
+    },
+
+    /**
+     * After a combined statement with `settlementParts` committed: the low-balance check on the row it returned (its
+     * `after` columns). Costs nothing while the balance stays at or above the threshold or a warning is already out.
+     */
+    settledWith(row: Record<string, unknown>): void {
+      afterSettlement(walletAfter(row));
+    },
+
+    /** Resolves once the background low-balance work started so far has finished (tests, shutdown). */
+    async backgroundIdle(): Promise<void> {
+      while (background.size > 0) await Promise.allSettled([...background]);
     },
 
     /** A failed call: full REFUND of an open reservation; a no-op when it is already closed. */
@@ -347,6 +433,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       return inTx(tx, async (t) => {
         const wallet = await ensureWallet(t, input, now);
         const result = await creditWithDebtCollection(t, wallet.id, { ...input, amount: input.amount }, now);
+        if (result.applied) await rearm(t, wallet.id, result.balance);
         return { applied: result.applied, balance: result.balance };
       });
     },

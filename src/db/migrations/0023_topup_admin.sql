@@ -1,0 +1,2 @@
+ALTER TABLE "wallets" ADD COLUMN "low_balance_warned" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "topup_settings" ADD COLUMN "low_balance_threshold_tokens" bigint DEFAULT 100000 NOT NULL;
