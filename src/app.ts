@@ -7,7 +7,7 @@ import { frameworkErrors, registerErrorHandling } from './platform/http/error-ha
 import { registerHealthRoutes } from './platform/http/health.js';
 import { loggerOptions } from './platform/http/logging.js';
 import { registerOpenApi } from './platform/http/openapi.js';
-import { registerRateLimit } from './platform/http/rate-limit.js';
+import { registerCredentialRateLimit, registerRateLimit } from './platform/http/rate-limit.js';
 import { requestIdFor } from './platform/http/request-id.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerHttpMetrics } from './platform/metrics/metrics.js';
@@ -39,6 +39,7 @@ import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
+import { fallbackAdminRoutes } from './modules/gateway/fallbacks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { topUpRoutes } from './modules/topup/routes.js';
@@ -97,6 +98,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
+  // An API key's own requests-per-minute (issue 19), in the rate-limit store shared by the instances.
+  registerCredentialRateLimit(app, (request) => {
+    const perMinute = request.principal?.keyControls?.requestsPerMinute;
+    return perMinute && request.principal?.apiKeyId ? { key: `api-key:${request.principal.apiKeyId}`, perMinute } : null;
+  });
   registerHttpMetrics(app, platform.metrics);
   registerHealthRoutes(app, platform);
 
@@ -150,6 +156,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (admin) => {
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
+    await admin.register(fallbackAdminRoutes, { fallbacks: services.gateway.fallbacks, audit: services.audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });
