@@ -39,14 +39,14 @@ export async function holdBudget(db: DbOrTx, hold: BudgetHold, now: Date): Promi
   const result = await db.execute(sql`
     with counted as (
       insert into api_key_spend as s (api_key_id, period_start, spent, reserved)
-      select ${hold.apiKeyId}::uuid, ${start}::timestamptz, 0, ${hold.tokens}
-      where ${hold.tokens} <= ${hold.budget.tokens} and not exists (select 1 from api_key_budget_holds where request_id = ${hold.requestId})
+      select ${hold.apiKeyId}::uuid, ${start}::timestamptz, 0, ${hold.tokens}::bigint
+      where ${hold.tokens}::bigint <= ${hold.budget.tokens}::bigint and not exists (select 1 from api_key_budget_holds where request_id = ${hold.requestId})
       on conflict (api_key_id, period_start) do update set reserved = s.reserved + excluded.reserved
-      where s.spent + s.reserved + excluded.reserved <= ${hold.budget.tokens}
+      where s.spent + s.reserved + excluded.reserved <= ${hold.budget.tokens}::bigint
       returning 1
     ), held as (
       insert into api_key_budget_holds (request_id, api_key_id, period_start, tokens, created_at)
-      select ${hold.requestId}, ${hold.apiKeyId}::uuid, ${start}::timestamptz, ${hold.tokens}, ${now.toISOString()}::timestamptz from counted
+      select ${hold.requestId}, ${hold.apiKeyId}::uuid, ${start}::timestamptz, ${hold.tokens}::bigint, ${now.toISOString()}::timestamptz from counted
       returning 1
     )
     select (select count(*) from held)::int as held,
@@ -79,14 +79,14 @@ export async function growBudgetHold(db: DbOrTx, hold: BudgetHold, now: Date): P
     with h as (
       select tokens, period_start from api_key_budget_holds where request_id = ${hold.requestId}
     ), counted as (
-      update api_key_spend s set reserved = s.reserved + (${hold.tokens} - h.tokens)
-      from h where s.api_key_id = ${hold.apiKeyId} and s.period_start = h.period_start and ${hold.tokens} > h.tokens
-        and s.spent + s.reserved + (${hold.tokens} - h.tokens) <= ${hold.budget.tokens}
+      update api_key_spend s set reserved = s.reserved + (${hold.tokens}::bigint - h.tokens)
+      from h where s.api_key_id = ${hold.apiKeyId} and s.period_start = h.period_start and ${hold.tokens}::bigint > h.tokens
+        and s.spent + s.reserved + (${hold.tokens}::bigint - h.tokens) <= ${hold.budget.tokens}::bigint
       returning 1
     ), held as (
-      update api_key_budget_holds set tokens = ${hold.tokens} where request_id = ${hold.requestId} and exists (select 1 from counted) returning 1
+      update api_key_budget_holds set tokens = ${hold.tokens}::bigint where request_id = ${hold.requestId} and exists (select 1 from counted) returning 1
     )
-    select exists (select 1 from held) or exists (select 1 from h where tokens >= ${hold.tokens}) as ok,
+    select exists (select 1 from held) or exists (select 1 from h where tokens >= ${hold.tokens}::bigint) as ok,
       (select s.spent + s.reserved from api_key_spend s, h where s.api_key_id = ${hold.apiKeyId} and s.period_start = h.period_start) as used`);
   const row = (result as { rows: { ok: boolean; used: string | number | null }[] }).rows[0]!;
   if (!row.ok) throw budgetExceeded(hold, Number(row.used ?? 0), now);
@@ -102,7 +102,7 @@ export function budgetSettlementParts(requestId: string, chargedTokens: number):
     {
       name: 'key_budget_spent',
       query: sql`
-        update api_key_spend s set reserved = greatest(s.reserved - h.tokens, 0), spent = s.spent + ${chargedTokens}
+        update api_key_spend s set reserved = greatest(s.reserved - h.tokens, 0), spent = s.spent + ${chargedTokens}::bigint
         from key_budget_released h where s.api_key_id = h.api_key_id and s.period_start = h.period_start`,
     },
   ];

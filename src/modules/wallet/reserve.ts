@@ -85,7 +85,7 @@ export async function growReservation(db: DbOrTx, input: { requestId: string; to
   const at = now.toISOString();
   const result = await db.execute(sql`
     with open as (
-      select r.id, r.wallet_id, ${input.tokens} - r.tokens as extra from wallet_reservations r
+      select r.id, r.wallet_id, ${input.tokens}::bigint - r.tokens as extra from wallet_reservations r
       where r.request_id = ${input.requestId} and r.status in ('OPEN', 'IN_FLIGHT')
     ), taken as (
       update wallets w set balance = w.balance - open.extra, updated_at = ${at}
