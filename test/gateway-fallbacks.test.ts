@@ -14,7 +14,7 @@ let openai: FakeUpstream;
 let anthropic: FakeUpstream;
 let t: TestApp;
 let decideOpenAi: Decide = () => ({ kind: 'error', status: 503, message: 'overloaded' });
-let decideAnthropic: Decide = () => ({ kind: 'ok', text: 'Served by the fallback.' });
+const decideAnthropic: Decide = () => ({ kind: 'ok', text: 'Served by the fallback.' });
 let operator: string;
 
 const PRIMARY = 'openai/gpt-4o-mini';
