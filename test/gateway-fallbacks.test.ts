@@ -141,7 +141,7 @@ describe('a call when the primary provider is down', () => {
     expect(record).toMatchObject({ status: 'SUCCESS', modelId: await modelId(FALLBACK) });
 
     // The primary breaks after sending text: the stream stays with it (billed for what was delivered), no fallback.
-    decideOpenAi = () => ({ kind: 'midway', text: 'one two three four five six', afterChunks: 2, how: 'disconnect' });
+    decideOpenAi = () => ({ kind: 'midway', text: 'alpha beta gamma delta epsilon zeta', afterChunks: 3, how: 'error-event' });
     try {
       const before = anthropic.calls().length;
       const broken = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: PRIMARY, messages, maxTokens: 100, stream: true } });
