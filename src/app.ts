@@ -7,7 +7,7 @@ import { frameworkErrors, registerErrorHandling } from './platform/http/error-ha
 import { registerHealthRoutes } from './platform/http/health.js';
 import { loggerOptions } from './platform/http/logging.js';
 import { registerOpenApi } from './platform/http/openapi.js';
-import { registerRateLimit } from './platform/http/rate-limit.js';
+import { registerCredentialRateLimit, registerRateLimit } from './platform/http/rate-limit.js';
 import { requestIdFor } from './platform/http/request-id.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerHttpMetrics } from './platform/metrics/metrics.js';
@@ -49,6 +49,7 @@ import { flagAdminRoutes } from './modules/flags/admin.routes.js';
 import { announcementRoutes } from './modules/announcements/routes.js';
 import { announcementAdminRoutes } from './modules/announcements/admin.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
+import { fallbackAdminRoutes } from './modules/gateway/fallbacks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { topUpRoutes } from './modules/topup/routes.js';
@@ -107,6 +108,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
+  // An API key's own requests-per-minute (issue 19), in the rate-limit store shared by the instances.
+  registerCredentialRateLimit(app, (request) => {
+    const perMinute = request.principal?.keyControls?.requestsPerMinute;
+    return perMinute && request.principal?.apiKeyId ? { key: `api-key:${request.principal.apiKeyId}`, perMinute } : null;
+  });
   registerHttpMetrics(app, platform.metrics, { ...config.metrics, host: config.host });
   registerHealthRoutes(app, platform);
 
@@ -171,6 +177,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(flagAdminRoutes, { flags: services.flags });
     await admin.register(announcementAdminRoutes, { announcements: services.announcements });
     await admin.register(topUpAdminRoutes, { topup: services.topup, catalog: services.catalog, payments: services.payments, audit: services.audit });
+    await admin.register(fallbackAdminRoutes, { fallbacks: services.gateway.fallbacks, audit: services.audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

@@ -105,7 +105,15 @@ export function createServices(platform: Platform) {
   payments.registerFulfilment('subscription', (tx, payment) =>
     subscriptionBilling.fulfilSubscriptionPayment(tx, { ...payment, purpose: payment.purpose as unknown as ConfirmedPayment['purpose'] }),
   );
-  const apiKeys = createApiKeysService({ db, clock, plans: subscriptions, users: auth.data.users, events: platform.events, onBackgroundError: logBackgroundError });
+  const apiKeys = createApiKeysService({
+    db,
+    clock,
+    plans: subscriptions,
+    users: auth.data.users,
+    events: platform.events,
+    onBackgroundError: logBackgroundError,
+    modelExists: async (slug) => (await catalog.getBySlug(slug)) !== undefined,
+  });
   const usage = createUsageService({ db, clock, catalog });
   const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
   const library = createLibraryService({
@@ -115,7 +123,7 @@ export function createServices(platform: Platform) {
     // The account service is built below; this runs only when a generation is saved.
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
-  const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, providers: platform.config.providers, metrics: platform.metrics });
+  const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, keys: apiKeys, providers: platform.config.providers, metrics: platform.metrics });
   const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet });
   const media = createMediaGateway({
     db,

@@ -837,7 +837,8 @@ export interface paths {
         delete: operations["deleteAccountApiKeysById"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Change an API key's label or controls (budget, rateLimit, allowedModels; null removes one) */
+        patch: operations["patchAccountApiKeysById"];
         trace?: never;
     };
     "/v1/ai/text": {
@@ -2955,6 +2956,24 @@ export interface paths {
          * @description Fields left out keep their value. With topUpEnabled false, quotes answer valid: false and orders are refused with 400.
          */
         put: operations["putAdminCreditsPricing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/models/{id}/fallbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A model's fallback models, in the order they are tried */
+        get: operations["getAdminModelsByIdFallbacks"];
+        /** Replace a model's fallbacks: tried in order when every upstream account of its provider fails (audited) */
+        put: operations["putAdminModelsByIdFallbacks"];
         post?: never;
         delete?: never;
         options?: never;
@@ -7817,6 +7836,22 @@ export interface operations {
                             expiresAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
+                            budget: {
+                                tokens: number;
+                                /** @enum {unknown} */
+                                period: "day" | "month" | "total";
+                                /** @description Charged in the current period */
+                                spentTokens: number;
+                                /** @description Held by calls still running */
+                                reservedTokens: number;
+                                /** Format: date-time */
+                                periodStart: string;
+                                resetsAt: string | null;
+                            } | null;
+                            rateLimit: {
+                                requestsPerMinute: number;
+                            } | null;
+                            allowedModels: string[] | null;
                             lastUsedAt: string | null;
                         }[];
                     };
@@ -7877,6 +7912,20 @@ export interface operations {
                     /** @description At least one scope */
                     scopes: ("ai:text" | "ai:image" | "ai:video" | "ai:audio" | "jobs:read" | "jobs:write")[];
                     expiresAt?: string | null;
+                    budget?: {
+                        /** @description Wallet tokens the key may spend per period (at least 1) */
+                        tokens: number;
+                        /**
+                         * @description day and month are UTC calendar periods; total never resets
+                         * @enum {unknown}
+                         */
+                        period: "day" | "month" | "total";
+                    } | null;
+                    rateLimit?: {
+                        /** @description 1-100000 */
+                        requestsPerMinute: number;
+                    } | null;
+                    allowedModels?: string[] | null;
                 };
             };
         };
@@ -7897,6 +7946,22 @@ export interface operations {
                         expiresAt: string | null;
                         /** Format: date-time */
                         createdAt: string;
+                        budget: {
+                            tokens: number;
+                            /** @enum {unknown} */
+                            period: "day" | "month" | "total";
+                            /** @description Charged in the current period */
+                            spentTokens: number;
+                            /** @description Held by calls still running */
+                            reservedTokens: number;
+                            /** Format: date-time */
+                            periodStart: string;
+                            resetsAt: string | null;
+                        } | null;
+                        rateLimit: {
+                            requestsPerMinute: number;
+                        } | null;
+                        allowedModels: string[] | null;
                         /** @description The raw key. It is shown only this once; store it now. */
                         key: string;
                     };
@@ -7971,6 +8036,133 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         ok: true;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAccountApiKeysById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; a control set to null is removed */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1-80 characters */
+                    label?: string;
+                    budget?: {
+                        /** @description Wallet tokens the key may spend per period (at least 1) */
+                        tokens: number;
+                        /**
+                         * @description day and month are UTC calendar periods; total never resets
+                         * @enum {unknown}
+                         */
+                        period: "day" | "month" | "total";
+                    } | null;
+                    rateLimit?: {
+                        /** @description 1-100000 */
+                        requestsPerMinute: number;
+                    } | null;
+                    allowedModels?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Change an API key's label or controls (budget, rateLimit, allowedModels; null removes one) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        label: string;
+                        /** @description The last 4 characters of the key */
+                        keyPrefix: string;
+                        /** @description Comma-joined, e.g. "ai:text,jobs:read" */
+                        scopes: string;
+                        expiresAt: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        budget: {
+                            tokens: number;
+                            /** @enum {unknown} */
+                            period: "day" | "month" | "total";
+                            /** @description Charged in the current period */
+                            spentTokens: number;
+                            /** @description Held by calls still running */
+                            reservedTokens: number;
+                            /** Format: date-time */
+                            periodStart: string;
+                            resetsAt: string | null;
+                        } | null;
+                        rateLimit: {
+                            requestsPerMinute: number;
+                        } | null;
+                        allowedModels: string[] | null;
+                        lastUsedAt: string | null;
                     };
                 };
             };
@@ -13555,6 +13747,8 @@ export interface operations {
                 /** @description e.g. text.generate */
                 operation?: string;
                 status?: "SUCCESS" | "FAILED" | "PARTIAL" | "TIMEOUT";
+                /** @description Only the calls made with this API key (its id from GET /v1/account/api-keys) */
+                apiKeyId?: string;
             };
             header?: never;
             path?: never;
@@ -13577,6 +13771,7 @@ export interface operations {
                             providerId: string | null;
                             resellerAccountId: string | null;
                             jobId: string | null;
+                            apiKeyId: string | null;
                             /** @description The gateway idempotency id of the call */
                             requestId: string;
                             operation: string;
@@ -13685,6 +13880,15 @@ export interface operations {
                             modelId: string | null;
                             _count: {
                                 _all: number;
+                            };
+                        }[];
+                        byApiKey: {
+                            apiKeyId: string | null;
+                            _count: {
+                                _all: number;
+                            };
+                            _sum: {
+                                creditsConsumed: number;
                             };
                         }[];
                     };
@@ -21596,6 +21800,189 @@ export interface operations {
             };
             /** @description The credential is valid but not allowed to do this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminModelsByIdFallbacks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The model id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A model's fallback models, in the order they are tried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        modelId: string;
+                        slug: string;
+                        fallbacks: {
+                            position: number;
+                            modelId: string;
+                            slug: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminModelsByIdFallbacks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The model id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Model slugs of the same type, tried in this order (at most 5); [] removes them */
+                    fallbacks: string[];
+                    /** @description Why, for the audit trail */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Replace a model's fallbacks: tried in order when every upstream account of its provider fails (audited) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        modelId: string;
+                        slug: string;
+                        fallbacks: {
+                            position: number;
+                            modelId: string;
+                            slug: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

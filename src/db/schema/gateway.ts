@@ -1,4 +1,4 @@
-import { bigint, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 export const PROVIDER_ACCOUNT_STATUSES = ['ACTIVE', 'FAILING'] as const;
@@ -63,4 +63,19 @@ export const gatewayIdempotency = pgTable(
     expiresAt: tz('expires_at').notNull(),
   },
   (t) => [uniqueIndex('gateway_idempotency_key').on(t.userId, t.key), index('gateway_idempotency_expiry_idx').on(t.expiresAt)],
+);
+
+/**
+ * An operator's ordered fallbacks of a model (issue 19): when every upstream account of the model's provider fails
+ * with a retryable error, the call moves to the first fallback the caller may use. Position 0 is tried first.
+ */
+export const modelFallbacks = pgTable(
+  'model_fallbacks',
+  {
+    modelId: uuid('model_id').notNull(),
+    position: integer('position').notNull(),
+    fallbackModelId: uuid('fallback_model_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.modelId, t.position] }), uniqueIndex('model_fallbacks_pair_key').on(t.modelId, t.fallbackModelId)],
 );

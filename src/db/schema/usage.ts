@@ -17,6 +17,8 @@ export const usageRecords = pgTable(
     /** The upstream account (provider_accounts row) that served the call; the column keeps the spec's name. */
     providerAccountId: uuid('reseller_account_id'),
     jobId: uuid('job_id'),
+    /** The API key that made the call; null for access tokens. */
+    apiKeyId: uuid('api_key_id'),
     /** The gateway request id (the wallet's idempotency id). */
     requestId: text('request_id').notNull(),
     operation: text('operation').notNull(),
@@ -36,7 +38,7 @@ export const usageRecords = pgTable(
      * builder has no INCLUDE, so the key list is written as one SQL fragment that closes the key list itself.
      */
     index('usage_records_user_feed_idx').on(
-      sql`"user_id", "created_at", "id") INCLUDE ("operation", "status", "model_id", "input_units", "output_units", "credits_consumed", "latency_ms"`,
+      sql`"user_id", "created_at", "id") INCLUDE ("operation", "status", "model_id", "input_units", "output_units", "credits_consumed", "latency_ms", "api_key_id"`,
     ),
     index('usage_records_request_idx').on(t.requestId),
   ],

@@ -41,6 +41,9 @@ describe('API key management', () => {
       scopes: 'ai:text,jobs:read',
       expiresAt: null,
       createdAt: expect.any(String),
+      budget: null,
+      rateLimit: null,
+      allowedModels: null,
       key: expect.stringMatching(/^sk_sf_[A-Za-z0-9_-]{43}$/),
     });
 
@@ -51,7 +54,7 @@ describe('API key management', () => {
 
     const listed = json(await list(accessToken));
     expect(listed).toEqual({
-      items: [{ id: created.id, label: 'CI server', keyPrefix: created.keyPrefix, scopes: 'ai:text,jobs:read', lastUsedAt: null, expiresAt: null, createdAt: created.createdAt }],
+      items: [{ id: created.id, label: 'CI server', keyPrefix: created.keyPrefix, scopes: 'ai:text,jobs:read', lastUsedAt: null, expiresAt: null, createdAt: created.createdAt, budget: null, rateLimit: null, allowedModels: null }],
     });
   });
 

@@ -1,14 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
-import { apiKeys } from '../../db/schema/apikeys.js';
-import type { ApiKeyVerifier, Principal } from '../../platform/auth/plugin.js';
+import { apiKeys, apiKeySpend } from '../../db/schema/apikeys.js';
+import type { ApiKeyVerifier, KeyControls, Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
 import type { AuthData } from '../auth/index.js';
-import { API_KEY_SCOPES, type ApiKeyScope } from './schemas.js';
+import { budgetSettlementParts, growBudgetHold, holdBudget, periodEndOf, periodStartOf, settleBudget, type BudgetHold } from './budget.js';
+import { API_KEY_SCOPES, type ApiKeyScope, type KeyControlsInput } from './schemas.js';
 
 /** Every key starts with this, so a Bearer credential is recognised as an API key without a lookup. */
 export const API_KEY_PREFIX = 'sk_sf_';
@@ -32,6 +33,8 @@ export interface ApiKeysDeps {
   /** Cross-instance invalidation of verified keys (a trigger announces every change of a key row). */
   events?: EventBus;
   onBackgroundError?: (err: unknown) => void;
+  /** Whether a model slug exists (the catalog), to validate `allowedModels`. */
+  modelExists?: (slug: string) => Promise<boolean>;
 }
 
 /** What verifying a key needs, cached per key hash; null for a hash no key has (or whose owner is gone). */
@@ -42,13 +45,35 @@ interface VerifiedKey {
   scopes: string[];
   revokedAt: Date | null;
   expiresAt: Date | null;
+  controls: KeyControls | null;
 }
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 const hashKey = (raw: string) => createHash('sha256').update(raw).digest('hex');
 
-const toListed = (row: ApiKeyRow) => ({
+/** The key's controls as the gateway reads them; null when it has none (the common case costs nothing). */
+export function controlsOf(row: Pick<ApiKeyRow, 'budgetTokens' | 'budgetPeriod' | 'rateLimitPerMinute' | 'allowedModels'>): KeyControls | null {
+  const budget = row.budgetTokens !== null && row.budgetPeriod !== null ? { tokens: row.budgetTokens, period: row.budgetPeriod } : null;
+  if (!budget && row.rateLimitPerMinute === null && row.allowedModels === null) return null;
+  return { budget, requestsPerMinute: row.rateLimitPerMinute, allowedModels: row.allowedModels };
+}
+
+type Spend = { spent: number; reserved: number };
+
+const budgetView = (row: ApiKeyRow, spend: Spend | undefined, now: Date) => {
+  if (row.budgetTokens === null || row.budgetPeriod === null) return null;
+  return {
+    tokens: row.budgetTokens,
+    period: row.budgetPeriod,
+    spentTokens: spend?.spent ?? 0,
+    reservedTokens: spend?.reserved ?? 0,
+    periodStart: periodStartOf(row.budgetPeriod, now).toISOString(),
+    resetsAt: periodEndOf(row.budgetPeriod, now)?.toISOString() ?? null,
+  };
+};
+
+const toListed = (row: ApiKeyRow, spend?: Spend, now = new Date()) => ({
   id: row.id,
   label: row.label,
   keyPrefix: row.keyPrefix,
@@ -56,6 +81,9 @@ const toListed = (row: ApiKeyRow) => ({
   lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
   expiresAt: row.expiresAt?.toISOString() ?? null,
   createdAt: row.createdAt.toISOString(),
+  budget: budgetView(row, spend, now),
+  rateLimit: row.rateLimitPerMinute === null ? null : { requestsPerMinute: row.rateLimitPerMinute },
+  allowedModels: row.allowedModels,
 });
 
 /** API keys: created with the raw secret shown once, stored as SHA-256, verified on /v1/ai/* routes. */
@@ -69,7 +97,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const [key] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
       const owner = key ? await users.findActiveById(key.userId) : undefined;
       if (!key || !owner) return null;
-      return { id: key.id, userId: key.userId, role: owner.role, scopes: key.scopes, revokedAt: key.revokedAt, expiresAt: key.expiresAt };
+      return { id: key.id, userId: key.userId, role: owner.role, scopes: key.scopes, revokedAt: key.revokedAt, expiresAt: key.expiresAt, controls: controlsOf(key) };
     },
   });
   const lastStamped = new Map<string, number>();
@@ -84,6 +112,44 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     }
   }
 
+  /** The current period's spend of the budgeted keys among `rows`, in one query (none when no key has a budget). */
+  async function spendOf(rows: ApiKeyRow[], now: Date): Promise<Map<string, Spend>> {
+    const budgeted = rows.filter((row) => row.budgetPeriod !== null);
+    const spends = new Map<string, Spend>();
+    if (budgeted.length === 0) return spends;
+    const found = await db
+      .select()
+      .from(apiKeySpend)
+      .where(or(...budgeted.map((row) => and(eq(apiKeySpend.apiKeyId, row.id), eq(apiKeySpend.periodStart, periodStartOf(row.budgetPeriod!, now))))));
+    for (const spend of found) spends.set(spend.apiKeyId, { spent: spend.spent, reserved: spend.reserved });
+    return spends;
+  }
+
+  /** The columns of the controls given (an omitted one is left as it is); unknown model slugs are a 400. */
+  async function controlColumns(input: KeyControlsInput) {
+    const columns: Partial<Pick<ApiKeyRow, 'budgetTokens' | 'budgetPeriod' | 'rateLimitPerMinute' | 'allowedModels'>> = {};
+    if (input.budget !== undefined) {
+      columns.budgetTokens = input.budget?.tokens ?? null;
+      columns.budgetPeriod = input.budget?.period ?? null;
+    }
+    if (input.rateLimit !== undefined) columns.rateLimitPerMinute = input.rateLimit?.requestsPerMinute ?? null;
+    if (input.allowedModels !== undefined) {
+      const slugs = input.allowedModels === null ? null : [...new Set(input.allowedModels.map((slug) => slug.trim()))];
+      if (slugs && deps.modelExists) {
+        const unknown: { index: number; slug: string }[] = [];
+        for (const [index, slug] of slugs.entries()) if (!(await deps.modelExists(slug))) unknown.push({ index, slug });
+        if (unknown.length > 0) {
+          throw badRequest(
+            `allowedModels names models that do not exist: ${unknown.map((u) => JSON.stringify(u.slug)).join(', ')}. Read model slugs from GET /v1/models.`,
+            unknown.map((u) => ({ field: `allowedModels.${u.index}`, message: `no model with slug "${u.slug}"` })),
+          );
+        }
+      }
+      columns.allowedModels = slugs;
+    }
+    return columns;
+  }
+
   const verifier: ApiKeyVerifier = {
     looksLikeApiKey: (token) => token.startsWith(API_KEY_PREFIX),
 
@@ -96,7 +162,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         throw unauthorized(`This API key expired at ${key.expiresAt.toISOString()}. Create a new key under /v1/account/api-keys.`);
       }
       stampUse(key.id, now);
-      return { userId: key.userId, role: key.role, sessionId: null, via: 'api_key', scopes: key.scopes, apiKeyId: key.id };
+      return { userId: key.userId, role: key.role, sessionId: null, via: 'api_key', scopes: key.scopes, apiKeyId: key.id, keyControls: key.controls };
     },
   };
 
@@ -127,7 +193,9 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         .from(apiKeys)
         .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
         .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
-      return { items: rows.map(toListed) };
+      const now = clock.now();
+      const spends = await spendOf(rows, now);
+      return { items: rows.map((row) => toListed(row, spends.get(row.id), now)) };
     },
 
     /** One of the user's keys as listed (404 when it is not theirs or was revoked), for a key describing itself. */
@@ -140,8 +208,9 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       return { ...toListed(row), scopes: row.scopes };
     },
 
-    async create(userId: string, input: { label: string; scopes: ApiKeyScope[]; expiresAt?: string | null }) {
+    async create(userId: string, input: { label: string; scopes: ApiKeyScope[]; expiresAt?: string | null } & KeyControlsInput) {
       await requireApiAccess(userId);
+      const controls = await controlColumns(input);
       const now = clock.now();
       const label = input.label.trim();
       const scopes = API_KEY_SCOPES.filter((scope) => input.scopes.includes(scope));
@@ -161,13 +230,45 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         }
         const [inserted] = await tx
           .insert(apiKeys)
-          .values({ userId, label, keyHash: hashKey(raw), keyPrefix: raw.slice(-4), scopes, expiresAt, createdAt: now })
+          .values({ userId, label, keyHash: hashKey(raw), keyPrefix: raw.slice(-4), scopes, expiresAt, createdAt: now, ...controls })
           .returning();
         return inserted!;
       });
-      const { lastUsedAt: _unused, ...listed } = toListed(row);
+      const { lastUsedAt: _unused, ...listed } = toListed(row, undefined, now);
       return { ...listed, key: raw };
     },
+
+    /** `PATCH /v1/account/api-keys/:id`: a new label or controls; a control set to null is removed. */
+    async update(userId: string, id: string, input: { label?: string } & KeyControlsInput) {
+      await requireApiAccess(userId);
+      const controls = await controlColumns(input);
+      const changes = { ...(input.label !== undefined ? { label: input.label.trim() } : {}), ...controls };
+      const [row] = await db
+        .update(apiKeys)
+        .set(changes)
+        .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+        .returning();
+      if (!row) throw notFound('No API key with this id.');
+      // The new controls apply at once here; the row's trigger tells the other instances.
+      await verified.changed(row.keyHash);
+      const now = clock.now();
+      return toListed(row, (await spendOf([row], now)).get(row.id), now);
+    },
+
+    /** The controls of a key by id (a job resumed without its request's principal); null when it has none. */
+    async controlsById(apiKeyId: string): Promise<KeyControls | null> {
+      const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId));
+      return row ? controlsOf(row) : null;
+    },
+
+    /** Holds a call's tokens on the key's budget (429 KEY_BUDGET_EXCEEDED), inside the reservation's transaction. */
+    holdBudget: (tx: DbOrTx, hold: BudgetHold) => holdBudget(tx, hold, clock.now()),
+    /** Raises a call's hold (a dearer fallback model), within the budget, inside the caller's transaction. */
+    growBudgetHold: (tx: DbOrTx, hold: BudgetHold) => growBudgetHold(tx, hold, clock.now()),
+    /** The hold closed at the real cost, as parts of the settling statement. */
+    budgetSettlementParts,
+    /** The hold closed at the real cost (0: refunded) inside the settling transaction; once per request id. */
+    settleBudget: (tx: DbOrTx, requestId: string, chargedTokens: number) => settleBudget(tx, requestId, chargedTokens),
 
     async revoke(userId: string, id: string): Promise<{ ok: true }> {
       await requireApiAccess(userId);

@@ -44,7 +44,8 @@ export function createCompatService(deps: CompatServiceDeps) {
   async function allowedModels(principal: Principal): Promise<ModelEntry[]> {
     const [active, access, listed] = await Promise.all([deps.subscriptions.activeFor(principal.userId), deps.plans.access(), deps.catalog.list()]);
     if (!active) return [];
-    return listed.filter((e) => access.allowed(active.plan.id, e.row.id));
+    const keyAllows = principal.keyControls?.allowedModels;
+    return listed.filter((e) => access.allowed(active.plan.id, e.row.id) && (!keyAllows || keyAllows.includes(e.row.slug)));
   }
 
   /** The gateway's text stream, answered in another wire format by `translate`. */

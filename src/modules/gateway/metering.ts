@@ -8,6 +8,7 @@ import { StatementConditionFailed, writeAsOneStatement, type StatementPart } fro
 import type { AppError } from '../../platform/http/errors.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import type { GatewayModel } from '../catalog/service.js';
+import type { ApiKeysService } from '../apikeys/service.js';
 import type { LibraryService } from '../library/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { SweptReservation, WalletService } from '../wallet/service.js';
@@ -20,11 +21,13 @@ import { checkAccess, type Access, type AccessDeps } from './access.js';
  */
 export interface MeteringDeps extends AccessDeps {
   db: Db;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight' | 'grow'>;
   usage: Pick<UsageService, 'record' | 'recordQuery'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
   /** Where the gateway's calls are counted (the service's registry). */
   metrics?: Metrics;
+  /** Per-key budgets: held with the reservation, closed with it. */
+  keys?: Pick<ApiKeysService, 'holdBudget' | 'growBudgetHold' | 'budgetSettlementParts' | 'settleBudget' | 'controlsById'>;
 }
 
 type ModelRef = { id: string; slug: string; providerId: string | null; providerSlug?: string };
@@ -41,6 +44,8 @@ export interface Metered {
   /** null when the caller records its reservation facts itself (media calls). */
   reservedTokens: number | null;
   started: number;
+  /** The call holds tokens of its key's budget (closed with the reservation). */
+  keyBudget?: boolean;
 }
 
 /**
@@ -113,6 +118,7 @@ export function createMetering(deps: MeteringDeps) {
     jobId: m.jobId,
     requestId: m.requestId,
     operation: m.operation,
+    apiKeyId: m.apiKeyId,
   });
   const latency = (m: Metered) => Math.round(performance.now() - m.started);
   const commonMetadata = (m: Metered) => ({
@@ -147,6 +153,7 @@ export function createMetering(deps: MeteringDeps) {
   /** The general settlement, statement by statement inside `tx`. */
   async function settleIn(tx: Tx, m: Metered, call: SettleCall): Promise<Settled> {
     const settled = await wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens }, tx);
+    if (m.keyBudget) await deps.keys?.settleBudget(tx, m.requestId, settled.chargedTokens);
     await usage.record(usageOf(m, call, settled), tx);
     const generationId = call.generation ? (await library.saveGeneration(generationOf(m, call.generation), tx)).id : null;
     const scope = scopeOf(m);
@@ -155,7 +162,12 @@ export function createMetering(deps: MeteringDeps) {
     return { ...settled, generationId };
   }
 
-  async function reserveChecked(caller: Pick<Principal, 'userId' | 'apiKeyId'>, access: Pick<Access, 'owner'> & { subscriptionId: string | null }, call: ReserveCall, tx?: Tx): Promise<Metered> {
+  async function reserveChecked(
+    caller: Pick<Principal, 'userId' | 'apiKeyId' | 'keyControls'>,
+    access: Pick<Access, 'owner'> & { subscriptionId: string | null },
+    call: ReserveCall,
+    tx?: Tx,
+  ): Promise<Metered> {
     const metered: Metered = {
       userId: caller.userId,
       subscriptionId: access.subscriptionId,
@@ -167,8 +179,24 @@ export function createMetering(deps: MeteringDeps) {
       reservedTokens: call.tokens,
       started: call.started ?? performance.now(),
     };
-    const context = { ...base(metered), apiKeyId: metered.apiKeyId, modelSlug: call.model.slug };
-    await wallet.reserve({ ...access.owner, tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds }, tx);
+    // A job's caller carries only the key id: its controls are read then (a request's principal has them already).
+    const controls = caller.keyControls !== undefined || !caller.apiKeyId || !deps.keys ? caller.keyControls : await deps.keys.controlsById(caller.apiKeyId);
+    const budget = caller.apiKeyId && deps.keys ? (controls?.budget ?? null) : null;
+    metered.keyBudget = budget !== null;
+    const context = { ...base(metered), apiKeyId: metered.apiKeyId, modelSlug: call.model.slug, ...(budget ? { keyBudget: true } : {}) };
+    const reserve = (handle?: Tx) =>
+      wallet.reserve({ ...access.owner, tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds }, handle);
+    if (!budget) {
+      await reserve(tx);
+      return metered;
+    }
+    // The key's budget is held in the reservation's transaction: both or neither.
+    const hold = { apiKeyId: caller.apiKeyId!, requestId: call.requestId, tokens: call.tokens, budget };
+    const both = async (t: Tx) => {
+      await deps.keys!.holdBudget(t, hold);
+      await reserve(t);
+    };
+    await (tx ? both(tx) : deps.db.transaction(both));
     return metered;
   }
 
@@ -189,6 +217,23 @@ export function createMetering(deps: MeteringDeps) {
     reserveChecked,
 
     /**
+     * The call moves to another model (a fallback, its provider being down): the reservation and the key's budget
+     * hold are raised to `tokens` when the new model needs more (429 QUOTA_EXCEEDED / KEY_BUDGET_EXCEEDED when they
+     * cannot), in one transaction; a cheaper model keeps the larger hold, and the settlement refunds what is unused.
+     */
+    async switchModel(caller: Pick<Principal, 'keyControls'>, m: Metered, model: ModelRef, tokens: number): Promise<Metered> {
+      const held = m.reservedTokens ?? 0;
+      if (tokens > held) {
+        const budget = caller.keyControls?.budget;
+        await deps.db.transaction(async (tx) => {
+          if (m.keyBudget && budget && m.apiKeyId) await deps.keys?.growBudgetHold(tx, { apiKeyId: m.apiKeyId, requestId: m.requestId, tokens, budget });
+          await wallet.grow({ requestId: m.requestId, tokens, note: `${m.operation} ${model.slug} (fallback)` }, tx);
+        });
+      }
+      return { ...m, model, reservedTokens: Math.max(tokens, held) };
+    },
+
+    /**
      * The upstream answered: what it costs is recorded on the reservation first, so a crash before the settlement
      * commits is settled on it by the sweeper instead of refunded.
      */
@@ -206,6 +251,7 @@ export function createMetering(deps: MeteringDeps) {
       const settlement = wallet.settlementParts({ requestId: m.requestId, actualTokens: call.chargeTokens });
       const settled = { chargedTokens: call.chargeTokens, shortfallTokens: 0 };
       const parts: StatementPart[] = [...settlement.parts, { name: 'usage_record', query: usage.recordQuery(usageOf(m, call, settled)) }];
+      if (m.keyBudget && deps.keys) parts.push(...deps.keys.budgetSettlementParts(m.requestId, call.chargeTokens));
       let generationId: string | null = null;
       if (call.generation) {
         const item = await library.saveGenerationParts(generationOf(m, call.generation));
@@ -239,6 +285,7 @@ export function createMetering(deps: MeteringDeps) {
     async refund(tx: Tx, m: Metered, error: AppError, metadata: Record<string, unknown> = {}): Promise<void> {
       await wallet.release({ requestId: m.requestId, reason: `Refunded: ${error.code}` }, tx);
       counted(m, error.code.toLowerCase());
+      if (m.keyBudget) await deps.keys?.settleBudget(tx, m.requestId, 0);
       await usage.record(
         {
           ...base(m),
@@ -256,7 +303,8 @@ export function createMetering(deps: MeteringDeps) {
      * always agrees with the ledger. Reservations made before contexts existed have none and get no record.
      */
     async recordSwept(tx: Tx, swept: SweptReservation): Promise<void> {
-      const c = swept.context as (ReturnType<typeof base> & { apiKeyId?: string | null; modelSlug?: string }) | null;
+      const c = swept.context as (ReturnType<typeof base> & { apiKeyId?: string | null; modelSlug?: string; keyBudget?: boolean }) | null;
+      if (c?.keyBudget) await deps.keys?.settleBudget(tx, swept.requestId, swept.chargedTokens);
       if (!c?.userId || !c.operation) return;
       const settled = swept.outcome === 'SETTLED';
       await usage.record(
@@ -266,6 +314,7 @@ export function createMetering(deps: MeteringDeps) {
           modelId: c.modelId ?? null,
           providerId: c.providerId ?? null,
           jobId: c.jobId ?? null,
+          apiKeyId: c.apiKeyId ?? null,
           requestId: swept.requestId,
           operation: c.operation,
           status: settled ? 'PARTIAL' : 'FAILED',

@@ -19,7 +19,8 @@ import type { ChatMessage } from './providers/types.js';
 import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
 import type { LocalMediaOptions } from './providers/media/local-media.js';
-import { createMetering, withMeteringScope, type MeteringScope } from './metering.js';
+import { createFallbacks } from './fallbacks.js';
+import { createMetering, withMeteringScope, type MeteringDeps, type MeteringScope } from './metering.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import { createTextGateway, textResponse, type TextAnswer } from './text.js';
 
@@ -35,12 +36,14 @@ export interface GatewayServiceDeps {
   db: Db;
   clock: Clock;
   logger: FastifyBaseLogger;
-  catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot'>;
+  catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot' | 'getById' | 'getBySlug'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight' | 'reservation'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight' | 'reservation' | 'grow'>;
   usage: UsageService;
   library: LibraryService;
+  /** Per-key budgets (the API keys module); without it keys have no budgets. */
+  keys?: MeteringDeps['keys'];
   /** Upstream credentials by variable prefix (config.providers). */
   providers: Record<string, ProviderSettings>;
   /** Pause between pieces of the local provider's streams (default 0). */
@@ -99,7 +102,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics });
   const idempotency = createIdempotencyStore({ db, clock, reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null });
   const metering = createMetering(deps);
-  const text = createTextGateway({ ...deps, pool, metering });
+  const fallbacks = createFallbacks({ db, catalog: deps.catalog });
+  const text = createTextGateway({ ...deps, pool, metering, fallbacks });
 
   /** The key's record follows the charge: completed (or marked charged) in the settling transaction. */
   function keyScope(userId: string, key: string, requestId: string) {
@@ -153,6 +157,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     metering,
     /** The sweeper closed a reservation a dead process left: its usage record (see Metering.recordSwept). */
     recordSwept: (tx: Tx, swept: SweptReservation) => metering.recordSwept(tx, swept),
+    /** Operators' fallback models per model (the admin routes in fallbacks.routes.ts). */
+    fallbacks,
     /** `Idempotency-Key` for any /v1/ai/* call: a repeat with the same body gets the stored answer, uncharged. */
     once,
     /** Media adapters by provider slug (the media gateway calls them through `pool`). */

@@ -9,6 +9,8 @@ import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { streamErrorEvent, upstreamToAppError } from './errors.js';
 import { withServerInstruction } from './instructions.js';
+import type { Fallbacks } from './fallbacks.js';
+import type { Access } from './access.js';
 import type { Metered, Metering } from './metering.js';
 import type { UpstreamPool } from './pool.js';
 import { UpstreamError, type ChatMessage, type TextResult, type TextStream, type TokenUsage } from './providers/types.js';
@@ -21,12 +23,14 @@ export const HISTORY_CAP_TOKENS = 24_000;
 export interface TextGatewayDeps {
   db: Db;
   logger: FastifyBaseLogger;
-  catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage'>;
+  catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'getById'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
   wallet: Pick<WalletService, 'markInFlight'>;
   metering: Metering;
   pool: UpstreamPool;
+  /** Operators' fallback models: tried in order when every account of the model's provider failed. */
+  fallbacks?: Pick<Fallbacks, 'idsOf'>;
 }
 
 export interface TextCall {
@@ -68,7 +72,14 @@ interface Prepared {
   trimmedMessages: number;
   reservedTokens: number;
   started: number;
+  /** The model the caller asked for, when a fallback serves the call instead. */
+  fallbackFrom?: { model: string; error: unknown };
 }
+
+type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens'> & { access: Access };
+
+/** Every account of the provider failed with a retryable error: the one outcome a fallback model may answer. */
+const providerDown = (err: unknown) => err instanceof AppError && err.code === 'PROVIDER_UNAVAILABLE';
 
 /** Keeps every system message and as much recent conversation as fits `budget` tokens (the last message always). */
 export function fitHistory(messages: ChatMessage[], budget: number): { messages: ChatMessage[]; trimmed: number } {
@@ -93,7 +104,13 @@ export function createTextGateway(deps: TextGatewayDeps) {
   /** Every check before a token moves, in the spec's order; ends with the reservation. */
   async function prepare(principal: Principal, call: TextCall, requestId: string): Promise<Prepared> {
     const started = performance.now();
-    const model = await catalog.resolveForGateway(call.modelSlug);
+    const sized = await size(principal, call, await catalog.resolveForGateway(call.modelSlug));
+    const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
+    return { ...sized, call, principal, metered, requestId, started };
+  }
+
+  /** The checks and the sizing of the call on one model: plan and key access, history, output room, the estimate. */
+  async function size(principal: Principal, call: TextCall, model: GatewayModel): Promise<Sizing> {
     const wrongType = call.accepts(model);
     if (wrongType) throw badRequest(wrongType, { model: model.slug, type: model.type });
     const access = await metering.access(principal, model);
@@ -126,8 +143,52 @@ export function createTextGateway(deps: TextGatewayDeps) {
     }
 
     const reservedTokens = await catalog.estimateTokens(model, { kind: 'text', inputTokens, maxOutputTokens: maxTokens });
-    const metered = await metering.reserve(principal, { model, operation: call.operation, tokens: reservedTokens, requestId, started }, { access });
-    return { call, principal, model, metered, requestId, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, started };
+    return { model, access, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens };
+  }
+
+  /**
+   * The call moved to a fallback model: checked and sized for it (the caller's plan and key must allow it), its
+   * reservation raised when the fallback costs more. Null when this fallback cannot take the call (skip it).
+   */
+  async function switchTo(p: Prepared, fallbackId: string, error: unknown): Promise<Prepared | null> {
+    try {
+      const entry = await catalog.getById(fallbackId);
+      if (!entry) return null;
+      const sized = await size(p.principal, p.call, await catalog.resolveForGateway(entry.row.slug));
+      const metered = await metering.switchModel(p.principal, p.metered, sized.model, sized.reservedTokens);
+      return { ...p, ...sized, reservedTokens: metered.reservedTokens ?? sized.reservedTokens, metered, fallbackFrom: p.fallbackFrom ?? { model: p.model.slug, error } };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      logger.info({ requestId: p.requestId, fallback: fallbackId, code: err.code }, 'fallback model cannot take the call; trying the next');
+      return null;
+    }
+  }
+
+  /**
+   * Runs `attempt` on the call's model; when every account of its provider fails with a retryable error, on the
+   * model's fallbacks in the operator's order (those the caller's plan and key allow). Anything else, or the last
+   * fallback failing, refunds the call and throws.
+   */
+  async function withFallbacks<T>(first: Prepared, attempt: (p: Prepared) => Promise<T>): Promise<{ p: Prepared; value: T }> {
+    let p = first;
+    try {
+      return { p, value: await attempt(p) };
+    } catch (err) {
+      if (!providerDown(err) || !deps.fallbacks) throw await fail(p, err);
+      let lastError: unknown = err;
+      for (const fallbackId of await deps.fallbacks.idsOf(first.model.id)) {
+        const next = await switchTo(p, fallbackId, err);
+        if (!next) continue;
+        p = next;
+        try {
+          return { p, value: await attempt(p) };
+        } catch (fallbackError) {
+          lastError = fallbackError;
+          if (!providerDown(fallbackError)) break;
+        }
+      }
+      throw await fail(p, lastError);
+    }
   }
 
   /** Temperature goes upstream only to models that honour it (reasoning models advertise no temperature control). */
@@ -144,6 +205,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     maxTokens: p.maxTokens,
     ...(p.trimmedMessages > 0 ? { trimmedMessages: p.trimmedMessages } : {}),
     ...(p.principal.apiKeyId ? { apiKeyId: p.principal.apiKeyId } : {}),
+    ...(p.fallbackFrom ? { fallbackFrom: p.fallbackFrom.model, fallbackReason: upstreamToAppError(p.fallbackFrom.error, p.fallbackFrom.model).message } : {}),
     ...extra,
   });
 
@@ -218,13 +280,9 @@ export function createTextGateway(deps: TextGatewayDeps) {
   return {
     /** A whole answer at once. */
     async generate(principal: Principal, call: TextCall, requestId: string): Promise<TextAnswer> {
-      const p = await prepare(principal, call, requestId);
-      let result: { value: TextResult; accountId: string };
-      try {
-        result = await pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p)));
-      } catch (err) {
-        throw await fail(p, err);
-      }
+      const { p, value: result } = await withFallbacks(await prepare(principal, call, requestId), (p) =>
+        pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p))),
+      );
       return finalize(p, { ...result.value, accountId: result.accountId, status: 'SUCCESS' });
     },
 
@@ -235,16 +293,13 @@ export function createTextGateway(deps: TextGatewayDeps) {
      * is billed for the text delivered so far (counted with the tokenizer, never from error text).
      */
     async stream(principal: Principal, call: TextCall, requestId: string, open: () => SseStream): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
-      const p = await prepare(principal, call, requestId);
-      const streamingSupported = p.model.capabilities.flags?.streaming !== false;
-      let opened: { value: TextStream; accountId: string };
-      try {
-        opened = await pool.run(p.model.providerSlug, async (adapter, credential) =>
+      // A fallback may answer only until the stream opens: once a byte is sent, the call stays with its model.
+      const { p, value: opened } = await withFallbacks(await prepare(principal, call, requestId), (p) => {
+        const streamingSupported = p.model.capabilities.flags?.streaming !== false;
+        return pool.run(p.model.providerSlug, async (adapter, credential) =>
           streamingSupported ? adapter.streamText(credential, upstreamRequest(p)) : asStream(await adapter.generateText(credential, upstreamRequest(p))),
         );
-      } catch (err) {
-        throw await fail(p, err);
-      }
+      });
 
       const sse = open();
       try {

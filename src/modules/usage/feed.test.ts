@@ -51,6 +51,7 @@ describe('GET /v1/usage', () => {
       providerId: null,
       resellerAccountId: null,
       jobId: null,
+      apiKeyId: null,
       requestId: first.requestId,
       operation: 'text.generate',
       status: 'SUCCESS',

@@ -11,6 +11,8 @@ export interface UsageFeedQuery {
   cursor?: string;
   operation?: string;
   status?: UsageStatus;
+  /** Only the calls made with this API key. */
+  apiKeyId?: string;
 }
 
 export const SUMMARY_WINDOWS = { day: 1, week: 7, month: 30 } as const;
@@ -21,6 +23,12 @@ export interface OperationTotals {
   status: UsageStatus;
   _count: { _all: number };
   _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number };
+}
+
+export interface ApiKeyTotals {
+  apiKeyId: string | null;
+  _count: { _all: number };
+  _sum: { creditsConsumed: number };
 }
 
 export interface ModelTotals {
@@ -41,6 +49,7 @@ export async function usagePage(db: DbOrTx, userId: string, query: UsageFeedQuer
   const conditions: SQL[] = [eq(usageRecords.userId, userId)];
   if (query.operation !== undefined) conditions.push(eq(usageRecords.operation, query.operation));
   if (query.status !== undefined) conditions.push(eq(usageRecords.status, query.status));
+  if (query.apiKeyId !== undefined) conditions.push(eq(usageRecords.apiKeyId, query.apiKeyId));
   if (query.cursor !== undefined) {
     conditions.push(
       sql`(${usageRecords.createdAt}, ${usageRecords.id}) < (select c.created_at, c.id from usage_records c where c.id = ${query.cursor} and c.user_id = ${userId})`,
@@ -64,12 +73,12 @@ export async function usagePage(db: DbOrTx, userId: string, query: UsageFeedQuer
 }
 
 /**
- * Totals of a user's usage since `since`, by operation and status and by model, in one pass over the index
+ * Totals of a user's usage since `since`, by operation and status, by model and by API key (null: access tokens), in one pass over the index
  * (GROUPING SETS; the index carries every column read, so the scan is index-only).
  */
-export async function usageTotals(db: DbOrTx, userId: string, since: Date): Promise<{ byOperation: OperationTotals[]; byModel: ModelTotals[] }> {
+export async function usageTotals(db: DbOrTx, userId: string, since: Date): Promise<{ byOperation: OperationTotals[]; byModel: ModelTotals[]; byApiKey: ApiKeyTotals[] }> {
   const result = await db.execute(sql`
-    select grouping(operation, status) = 0 as by_operation, operation, status, model_id,
+    select grouping(operation, status) = 0 as by_operation, grouping(api_key_id) = 0 as by_key, operation, status, model_id, api_key_id,
       count(*)::int as count,
       coalesce(sum(input_units), 0)::bigint as input_units,
       coalesce(sum(output_units), 0)::bigint as output_units,
@@ -77,10 +86,12 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
       coalesce(sum(latency_ms), 0)::bigint as latency_ms
     from usage_records
     where user_id = ${userId} and created_at >= ${since.toISOString()}::timestamptz
-    group by grouping sets ((operation, status), (model_id))
-    order by by_operation desc, operation, status, count desc, model_id nulls last`);
+    group by grouping sets ((operation, status), (model_id), (api_key_id))
+    order by by_operation desc, operation, status, count desc, model_id nulls last, api_key_id nulls last`);
   type Row = {
     by_operation: boolean;
+    by_key: boolean;
+    api_key_id: string | null;
     operation: string | null;
     status: UsageStatus | null;
     model_id: string | null;
@@ -105,6 +116,9 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
           latencyMs: Number(row.latency_ms),
         },
       })),
-    byModel: rows.filter((row) => !row.by_operation).map((row) => ({ modelId: row.model_id, _count: { _all: row.count } })),
+    byModel: rows.filter((row) => !row.by_operation && !row.by_key).map((row) => ({ modelId: row.model_id, _count: { _all: row.count } })),
+    byApiKey: rows
+      .filter((row) => row.by_key)
+      .map((row) => ({ apiKeyId: row.api_key_id, _count: { _all: row.count }, _sum: { creditsConsumed: Number(row.credits_consumed) } })),
   };
 }

@@ -27,8 +27,8 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => {
-      const { limit = 20, cursor, operation, status } = request.query;
-      return usage.list(principalOf(request).userId, { limit, cursor, operation, status });
+      const { limit = 20, cursor, operation, status, apiKeyId } = request.query;
+      return usage.list(principalOf(request).userId, { limit, cursor, operation, status, apiKeyId });
     },
   );
 

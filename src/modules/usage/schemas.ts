@@ -9,6 +9,7 @@ export const UsageQuery = StrictObject({
   cursor: Type.Optional(Type.String({ format: 'uuid', description: 'The nextCursor of the previous page (the id of its last row)' })),
   operation: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'e.g. text.generate' })),
   status: Type.Optional(Type.Enum(USAGE_STATUSES)),
+  apiKeyId: Type.Optional(Type.String({ format: 'uuid', description: 'Only the calls made with this API key (its id from GET /v1/account/api-keys)' })),
 });
 
 export const UsageRecord = Type.Object({
@@ -19,6 +20,7 @@ export const UsageRecord = Type.Object({
   providerId: Nullable(Type.String()),
   resellerAccountId: Nullable(Type.String({ description: 'The upstream account that served the call' })),
   jobId: Nullable(Type.String()),
+  apiKeyId: Nullable(Type.String({ description: 'The API key that made the call; null for access tokens' })),
   requestId: Type.String({ description: 'The gateway idempotency id of the call' }),
   operation: Type.String(),
   status: Type.Enum(USAGE_STATUSES),
@@ -52,4 +54,7 @@ export const UsageSummary = Type.Object({
     }),
   ),
   byModel: Type.Array(Type.Object({ modelId: Nullable(Type.String()), _count: Count })),
+  byApiKey: Type.Array(
+    Type.Object({ apiKeyId: Nullable(Type.String({ description: 'null: calls made with an access token' })), _count: Count, _sum: Type.Object({ creditsConsumed: Type.Integer() }) }),
+  ),
 });

@@ -17,6 +17,8 @@ export interface UsageRecordInput {
   /** The upstream account that served the call. */
   providerAccountId?: string | null;
   jobId?: string | null;
+  /** The API key that made the call. */
+  apiKeyId?: string | null;
   requestId: string;
   /** e.g. `text.generate`, `prompt.enhance`. */
   operation: string;
@@ -51,6 +53,7 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
         providerId: row.providerId,
         resellerAccountId: row.providerAccountId,
         jobId: row.jobId,
+        apiKeyId: row.apiKeyId,
         requestId: row.requestId,
         operation: row.operation,
         status: row.status,
@@ -75,6 +78,7 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
       providerId: input.providerId ?? null,
       providerAccountId: input.providerAccountId ?? null,
       jobId: input.jobId ?? null,
+      apiKeyId: input.apiKeyId ?? null,
       requestId: input.requestId,
       operation: input.operation,
       status: input.status,

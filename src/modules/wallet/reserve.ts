@@ -75,3 +75,28 @@ export async function reserveTokens(db: DbOrTx, input: ReserveRequest, now: Date
     if (!raced || attempt >= 3) return outcome;
   }
 }
+
+/**
+ * Raises an open reservation to `tokens` (a call moved to a dearer fallback model) in one statement: the wallet gives
+ * the difference only while its balance covers it and it has no unpaid overrun, with its USAGE row (idempotent by
+ * `reserve:<requestId>:<tokens>`). Returns whether the reservation now holds at least `tokens`.
+ */
+export async function growReservation(db: DbOrTx, input: { requestId: string; tokens: number; note?: string }, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const result = await db.execute(sql`
+    with open as (
+      select r.id, r.wallet_id, ${input.tokens}::bigint - r.tokens as extra from wallet_reservations r
+      where r.request_id = ${input.requestId} and r.status in ('OPEN', 'IN_FLIGHT')
+    ), taken as (
+      update wallets w set balance = w.balance - open.extra, updated_at = ${at}
+      from open where w.id = open.wallet_id and open.extra > 0 and w.balance >= open.extra and w.debt = 0
+      returning w.id, open.extra
+    ), grown as (
+      update wallet_reservations r set tokens = r.tokens + taken.extra from taken, open where r.id = open.id returning r.id
+    ), moved as (
+      insert into wallet_ledger (id, wallet_id, kind, amount, note, request_id, idempotency_key, created_at)
+      select ${uuidv7()}::uuid, taken.id, 'USAGE', -taken.extra, ${input.note ?? null}, ${input.requestId}, ${`reserve:${input.requestId}:${input.tokens}`}, ${at} from taken
+    )
+    select exists (select 1 from grown) or exists (select 1 from open where extra <= 0) as ok`);
+  return (result as { rows: { ok: boolean }[] }).rows[0]!.ok;
+}

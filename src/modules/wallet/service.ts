@@ -8,7 +8,7 @@ import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
 import { createLeaseKeeper } from './leases.js';
 import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
-import { reserveTokens, type ReserveRequest } from './reserve.js';
+import { growReservation, reserveTokens, type ReserveRequest } from './reserve.js';
 import { usageSince } from './usage-windows.js';
 import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
 import { grantBySupport, type SupportGrant } from './admin-grant.js';
@@ -307,6 +307,26 @@ export function createWalletService(deps: WalletServiceDeps) {
         requiredTokens: input.tokens,
         balanceTokens: outcome.balance,
         unpaidOverrunTokens: outcome.debt,
+      });
+    },
+
+    /**
+     * Raises an open reservation to `tokens` (never lowers it), taking the difference from the balance; refused with
+     * 429 QUOTA_EXCEEDED when the balance cannot cover it. Used when a call moves to a dearer model mid-way.
+     */
+    async grow(input: { requestId: string; tokens: number; note?: string }, tx?: DbOrTx): Promise<void> {
+      assertTokens(input.tokens, 'tokens');
+      if (await growReservation(tx ?? db, input, clock.now())) return;
+      const res = await (tx ?? db).select().from(walletReservations).where(eq(walletReservations.requestId, input.requestId));
+      const [wallet] = res[0] ? await (tx ?? db).select().from(wallets).where(eq(wallets.id, res[0].walletId)) : [];
+      if (!res[0] || !wallet) throw conflict(`The reservation of request ${input.requestId} is not open.`);
+      const extra = input.tokens - res[0].tokens;
+      const shortfallTokens = Math.max(1, extra + wallet.debt - wallet.balance);
+      const suggested = (await deps.topUp?.suggest(shortfallTokens, tx !== undefined).catch(() => null)) ?? null;
+      throw quotaExceeded(shortfallTokens, tx ? null : await tokensPerCredit(), suggested, {
+        requiredTokens: extra,
+        balanceTokens: wallet.balance,
+        unpaidOverrunTokens: wallet.debt,
       });
     },
 

@@ -15,6 +15,16 @@ export interface Principal {
   apiKeyId: string | null;
   /** The operator acting as this user through an impersonation token (`act.sub`); absent or null otherwise. */
   impersonatorId?: string | null;
+  /** An API key's own controls (issue 19); absent or null for access tokens and keys without any. */
+  keyControls?: KeyControls | null;
+}
+
+/** What an API key's owner set on it: a token budget per period, a request rate, the models it may call. */
+export interface KeyControls {
+  budget: { tokens: number; period: 'day' | 'month' | 'total' } | null;
+  requestsPerMinute: number | null;
+  /** Model slugs; null = every model of the plan. */
+  allowedModels: string[] | null;
 }
 
 export interface RouteAuth {

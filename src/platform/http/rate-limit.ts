@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { AppError } from './errors.js';
 
@@ -23,5 +23,33 @@ export async function registerRateLimit(app: FastifyInstance, options: { perMinu
         retryAfterSeconds: seconds,
       });
     },
+  });
+}
+
+/**
+ * A per-credential limit on top of the per-IP one (an API key's `rateLimit.requestsPerMinute`, issue 19), counted in
+ * the same store (Redis when available, so it holds across instances). `limitOf` names the bucket and its limit, or
+ * null for a request it does not cover (nothing is counted then).
+ */
+export function registerCredentialRateLimit(app: FastifyInstance, limitOf: (request: FastifyRequest) => { key: string; perMinute: number } | null): void {
+  const limits = new WeakMap<FastifyRequest, { key: string; perMinute: number }>();
+  const check = app.createRateLimit({
+    timeWindow: 60_000,
+    keyGenerator: (request) => `credential:${limits.get(request)?.key ?? ''}`,
+    max: (request) => limits.get(request)?.perMinute ?? 1,
+    allowList: () => false,
+  });
+  app.addHook('preHandler', async (request, reply) => {
+    const limit = limitOf(request);
+    if (!limit) return;
+    limits.set(request, limit);
+    const result = await check(request);
+    if (result.isAllowed || !result.isExceeded) return;
+    const seconds = Math.max(1, result.ttlInSeconds);
+    void reply.header('retry-after', String(seconds));
+    throw new AppError(429, 'RATE_LIMITED', `This API key is limited to ${limit.perMinute} requests a minute. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, {
+      limit: limit.perMinute,
+      retryAfterSeconds: seconds,
+    });
   });
 }
