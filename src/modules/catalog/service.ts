@@ -8,10 +8,12 @@ import type { Capabilities } from './capabilities.js';
 import { priceUnits, type PricingSettings, type UsageUnits } from './pricing.js';
 import { savePricingSettings } from './settings.js';
 import { seedCatalog } from './seed.js';
+import { createCatalogAdmin } from './admin.js';
 import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './snapshot.js';
 
 export type { UsageUnits } from './pricing.js';
 export type { CatalogSnapshot, ModelEntry } from './snapshot.js';
+export type { AdminModelQuery, ModelPatch } from './admin.js';
 export { MODEL_TYPES } from '../../db/schema/catalog.js';
 
 /** What the gateway needs to call a model. */
@@ -172,6 +174,9 @@ export function createCatalogService(deps: CatalogServiceDeps) {
   }
 
   return {
+    /** Operators' reads and changes (admin API): every model, model edits, provider statuses; each change audited. */
+    admin: createCatalogAdmin({ db, clock, snapshot, changed }),
+
     /** Seeds the catalog on first start (and when the seed changes); fast and idempotent. */
     async seed(): Promise<{ seeded: boolean }> {
       const result = await seedCatalog(db, clock.now());
