@@ -38,6 +38,10 @@ import { subscriptionRoutes } from './modules/subscriptions/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
+import { adminProviderRoutes } from './modules/admin/providers.routes.js';
+import { adminModelRoutes } from './modules/admin/models.routes.js';
+import { adminPlanRoutes } from './modules/admin/plans.routes.js';
+import { adminCouponRoutes } from './modules/admin/coupons.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
@@ -150,6 +154,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(async (admin) => {
     admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
     await admin.register(auditRoutes, { audit: services.audit });
+    await admin.register(adminProviderRoutes, { catalog: services.catalog, accounts: services.gateway.accounts, audit: services.audit });
+    await admin.register(adminModelRoutes, { catalog: services.catalog, audit: services.audit });
+    await admin.register(adminPlanRoutes, { plans: services.plans, audit: services.audit });
+    await admin.register(adminCouponRoutes, { billing: services.subscriptionBilling, plans: services.plans, audit: services.audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

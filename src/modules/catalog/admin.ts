@@ -113,7 +113,7 @@ export function createCatalogAdmin(deps: { db: Db; clock: Clock; snapshot: () =>
     },
 
     /** Changes a model; the seed stops refreshing it (an operator's edit wins over the built-in catalog). */
-    async updateModel(id: string, patch: ModelPatch, audit: AuditWriter) {
+    async updateModel(id: string, patch: ModelPatch, audit: AuditWriter, reason: string | null = null) {
       await entryById(id);
       await db.transaction(async (tx) => {
         const [before] = await tx.select().from(models).where(eq(models.id, id)).for('update');
@@ -123,7 +123,7 @@ export function createCatalogAdmin(deps: { db: Db; clock: Clock; snapshot: () =>
           .set({ ...patch, seedManaged: false, updatedAt: clock.now() })
           .where(eq(models.id, id))
           .returning();
-        await audit({ action: 'model.update', targetType: 'model', targetId: id, before: storedModel(before), after: storedModel(after!) }, tx);
+        await audit({ action: 'model.update', targetType: 'model', targetId: id, before: storedModel(before), after: storedModel(after!), reason }, tx);
       });
       await changed();
       return adminModelView(await entryById(id));

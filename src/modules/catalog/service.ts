@@ -14,7 +14,7 @@ import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './sn
 export type { UsageUnits } from './pricing.js';
 export type { CatalogSnapshot, ModelEntry } from './snapshot.js';
 export type { AdminModelQuery, ModelPatch } from './admin.js';
-export { MODEL_TYPES } from '../../db/schema/catalog.js';
+export { MODEL_TYPES, MODEL_STATUSES, MODEL_AVAILABILITIES, MODEL_FEATURES, PROVIDER_STATUSES, PRICE_UNITS } from '../../db/schema/catalog.js';
 
 /** What the gateway needs to call a model. */
 export interface GatewayModel {

@@ -3,3 +3,4 @@ export { createGatewayService, type GatewayService } from './service.js';
 export { createMediaGateway, type MediaGateway } from './media.js';
 export type { TextAnswerBody, TextBody } from './service.js';
 export { IdempotencyHeaders, MAX_MESSAGE_CHARS, MAX_MESSAGES } from './schemas.js';
+export type { UpstreamAccounts, NewUpstreamAccount, UpstreamAccountPatch, ProviderHealth } from './accounts.js';

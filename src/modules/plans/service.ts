@@ -10,6 +10,7 @@ import { PLAYGROUND_PLAN_SLUG, seedPlans } from './seed.js';
 import { createPlansAdmin } from './admin.js';
 
 export type { PlanInput, PlanPatch, AdminPlanView } from './admin.js';
+export { PLAN_INTERVALS } from '../../db/schema/plans.js';
 
 export type PlanRow = typeof plans.$inferSelect;
 
