@@ -3,6 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { adminAuditLog } from '../../src/db/schema/audit.js';
 import { coupons } from '../../src/db/schema/coupons.js';
 import { plans } from '../../src/db/schema/plans.js';
+import { CANCEL_URL, PAYMENT_TEST_ENV, SUCCESS_URL } from '../helpers/payments.js';
 import { bearer, createTestApp, json, signUp, signUpAs, type TestApp } from '../helpers/test-app.js';
 
 /** Models, plans and coupons through the admin API, and what customers then see. */
@@ -11,7 +12,7 @@ let superAdmin: string;
 let admin: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ env: PAYMENT_TEST_ENV });
   superAdmin = (await signUpAs(t, 'SUPER_ADMIN')).accessToken;
   admin = (await signUpAs(t, 'ADMIN')).accessToken;
 });
@@ -142,9 +143,10 @@ describe('admin plans', () => {
       method: 'POST',
       url: '/v1/payments/checkout',
       headers: bearer(user.accessToken),
-      payload: { planId, provider: 'bkash', successUrl: 'https://example.com/ok', cancelUrl: 'https://example.com/cancel' },
+      payload: { planId, provider: 'bkash', successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL },
     });
     expect(checkout.statusCode).toBe(404);
+    expect(json(checkout).error.code).toBe('NOT_FOUND');
     expect(json(await call('GET', '/v1/admin/plans', admin)).items.find((p: { id: string }) => p.id === planId).status).toBe('ARCHIVED');
     expect((await call('PATCH', `/v1/admin/plans/${planId}`, superAdmin, { status: 'ACTIVE' })).statusCode).toBe(200);
     expect((await t.app.inject({ method: 'GET', url: '/v1/plans/ops-pro' })).statusCode).toBe(200);
