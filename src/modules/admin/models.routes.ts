@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ADMIN_ROUTE, SUPER_ADMIN_ROUTE, auditActorOf } from '../../platform/auth/roles.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { auditWriterFor, type AuditService } from '../audit/service.js';
-import type { CatalogService, ModelPatch } from '../catalog/service.js';
+import type { CatalogService } from '../catalog/service.js';
 import { AdminModel, AdminModelPage, AdminModelsQuery, ModelIdParams, UpdateModelBody } from './models.schemas.js';
 
 /** Operators' model catalog: every model whatever its status; edits reach GET /v1/models at once on every instance. */
@@ -38,7 +38,7 @@ export const adminModelRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogServi
     },
     async (request) => {
       const { reason, ...patch } = request.body;
-      return catalog.admin.updateModel(request.params.id, patch as ModelPatch, auditWriterFor(audit, auditActorOf(request)), reason ?? null);
+      return catalog.admin.updateModel(request.params.id, patch, auditWriterFor(audit, auditActorOf(request)), reason ?? null);
     },
   );
 };

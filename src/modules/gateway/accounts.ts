@@ -46,12 +46,7 @@ const fingerprintOf = (apiKey: string) => createHash('sha256').update(apiKey).di
 
 function checkBaseUrl(baseUrl: string | null | undefined): void {
   if (baseUrl === null || baseUrl === undefined) return;
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(baseUrl);
-  } catch {
-    parsed = null;
-  }
+  const parsed = URL.canParse(baseUrl) ? new URL(baseUrl) : null;
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password) {
     throw badRequest('baseUrl must be an http(s) URL without credentials, e.g. https://api.openai.com/v1.', { field: 'baseUrl' });
   }
