@@ -48,6 +48,10 @@ import { flagRoutes } from './modules/flags/routes.js';
 import { flagAdminRoutes } from './modules/flags/admin.routes.js';
 import { announcementRoutes } from './modules/announcements/routes.js';
 import { announcementAdminRoutes } from './modules/announcements/admin.routes.js';
+import { adminProviderRoutes } from './modules/admin/providers.routes.js';
+import { adminModelRoutes } from './modules/admin/models.routes.js';
+import { adminPlanRoutes } from './modules/admin/plans.routes.js';
+import { adminCouponRoutes } from './modules/admin/coupons.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
 import { fallbackAdminRoutes } from './modules/gateway/fallbacks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
@@ -178,6 +182,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(announcementAdminRoutes, { announcements: services.announcements });
     await admin.register(topUpAdminRoutes, { topup: services.topup, catalog: services.catalog, payments: services.payments, audit: services.audit });
     await admin.register(fallbackAdminRoutes, { fallbacks: services.gateway.fallbacks, audit: services.audit });
+    await admin.register(adminProviderRoutes, { catalog: services.catalog, accounts: services.gateway.accounts, audit: services.audit });
+    await admin.register(adminModelRoutes, { catalog: services.catalog, audit: services.audit });
+    await admin.register(adminPlanRoutes, { plans: services.plans, audit: services.audit });
+    await admin.register(adminCouponRoutes, { billing: services.subscriptionBilling, plans: services.plans, audit: services.audit });
   });
   for (const routes of [communityPostRoutes, communityFeedRoutes, communityWorkRoutes, communitySocialRoutes]) {
     await app.register(routes, { community: services.community, ensureActive });

@@ -13,6 +13,11 @@ export interface Config {
   frontendUrl: string;
   /** Empty in scaled mode without JWT_SECRET until the platform reads the key shared through the database. */
   jwtSecret: string;
+  /**
+   * Encrypts stored upstream credentials (AES-256-GCM): SECRETS_ENCRYPTION_KEY, or a key generated once (into DATA_DIR
+   * in embedded mode, into the database for every instance in scaled mode; empty here until the platform reads it).
+   */
+  secretsEncryptionKey: string;
   smtpUrl: string | null;
   mailFrom: string;
   adminEmail: string | null;
@@ -162,6 +167,10 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('ADMIN_PASSWORD must be at least 8 characters');
   }
   const jwtSecret = str('JWT_SECRET');
+  const secretsEncryptionKey = str('SECRETS_ENCRYPTION_KEY');
+  if (secretsEncryptionKey !== null && secretsEncryptionKey.length < 32) {
+    problems.push('SECRETS_ENCRYPTION_KEY must be at least 32 characters (e.g. openssl rand -base64 32)');
+  }
   if (jwtSecret !== null && jwtSecret.length < 32) {
     problems.push('JWT_SECRET must be at least 32 characters');
   }
@@ -176,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl,
     frontendUrl,
     jwtSecret: jwtSecret ?? '',
+    secretsEncryptionKey: secretsEncryptionKey ?? '',
     smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: str('MAIL_FROM') ?? 'Storefront <no-reply@storefront.local>',
     adminEmail: adminEmail?.toLowerCase() ?? null,
@@ -196,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (problems.length > 0) throw new ConfigError(problems);
   // Scaled mode shares a generated key through the database instead (see createPlatform).
   if (!config.jwtSecret && !config.databaseUrl) config.jwtSecret = generatedSecret(config.dataDir, 'jwtSecret');
+  if (!config.secretsEncryptionKey && !config.databaseUrl) config.secretsEncryptionKey = generatedSecret(config.dataDir, 'secretsEncryptionKey');
   return config;
 }
 

@@ -7,6 +7,7 @@ import { createWalletService } from './modules/wallet/service.js';
 import { walletJobs } from './modules/wallet/jobs.js';
 import { createSubscriptionsService } from './modules/subscriptions/service.js';
 import { derivePepper } from './platform/crypto/secrets.js';
+import { createSecretBox } from './platform/crypto/sealed.js';
 import { createNotificationsService } from './modules/notifications/service.js';
 import { createAccountService, unseenIpNotifier } from './modules/account/index.js';
 import { createApiKeysService } from './modules/apikeys/service.js';
@@ -123,7 +124,22 @@ export function createServices(platform: Platform) {
     // The account service is built below; this runs only when a generation is saved.
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
-  const gateway = createGatewayService({ db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, keys: apiKeys, providers: platform.config.providers, metrics: platform.metrics });
+  const gateway = createGatewayService({
+    db,
+    clock,
+    logger: platform.logger,
+    catalog,
+    subscriptions,
+    plans,
+    wallet,
+    usage,
+    library,
+    keys: apiKeys,
+    metrics: platform.metrics,
+    providers: platform.config.providers,
+    secrets: createSecretBox(platform.config.secretsEncryptionKey),
+    events: platform.events,
+  });
   const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet });
   const media = createMediaGateway({
     db,

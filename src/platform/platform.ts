@@ -59,6 +59,12 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
     config = { ...config, jwtSecret: await sharedSecret(database, 'jwtSecret') };
     logger.info('JWT_SECRET is not set: using the key generated once in the database and shared by every instance');
   }
+  if (!config.secretsEncryptionKey) {
+    // Scaled mode without SECRETS_ENCRYPTION_KEY: one generated key for every instance (set the variable in production,
+    // so a copy of the database alone does not open the stored credentials).
+    config = { ...config, secretsEncryptionKey: await sharedSecret(database, 'secretsEncryptionKey') };
+    logger.warn('SECRETS_ENCRYPTION_KEY is not set: stored provider credentials are encrypted with a key kept in the same database');
+  }
   const clock = overrides.clock ?? systemClock;
   const metrics = createMetrics();
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });

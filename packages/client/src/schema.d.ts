@@ -2981,6 +2981,199 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Providers with their status and health: accounts, failures, spend against budget, last error */
+        get: operations["getAdminProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/providers/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set a provider's status (DISABLED takes its models off the catalog and the gateway until set back) */
+        patch: operations["patchAdminProvidersBySlug"];
+        trace?: never;
+    };
+    "/v1/admin/providers/{slug}/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A provider's upstream accounts with budgets and health (keys never returned) */
+        get: operations["getAdminProvidersBySlugAccounts"];
+        put?: never;
+        /** Add an upstream account; its key is stored encrypted and only its last 4 characters are ever shown */
+        post: operations["postAdminProvidersBySlugAccounts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/providers/{slug}/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an account added by an operator (an environment account is disabled instead: 409) */
+        delete: operations["deleteAdminProvidersBySlugAccountsById"];
+        options?: never;
+        head?: never;
+        /** Change an upstream account: enable or disable it, its budget, label, base URL or key (environment accounts: enabled only) */
+        patch: operations["patchAdminProvidersBySlugAccountsById"];
+        trace?: never;
+    };
+    "/v1/admin/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every model (DISABLED, RETIRING and RETIRED included), by slug, with why an unlisted one is not served */
+        get: operations["getAdminModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/models/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One model as operators see it */
+        get: operations["getAdminModelsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a model: status, availability (RETIRING), pricing, capability override (deep-merged over the defaults), display fields */
+        patch: operations["patchAdminModelsById"];
+        trace?: never;
+    };
+    "/v1/admin/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every plan (archived and internal included) with its allow-list and channels */
+        get: operations["getAdminPlans"];
+        put?: never;
+        /** Create a plan (on sale at once unless archived) */
+        post: operations["postAdminPlans"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One plan as operators see it */
+        get: operations["getAdminPlansById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Edit a plan: price, allowance, allowed models (modelIds replaces the list) and payment channels; status ARCHIVED archives it */
+        patch: operations["patchAdminPlansById"];
+        trace?: never;
+    };
+    "/v1/admin/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Coupons, newest first, with the state a customer meets now */
+        get: operations["getAdminCoupons"];
+        put?: never;
+        /** Create a plan coupon (a percentage or a fixed amount off, optional window, limit and plans) */
+        post: operations["postAdminCoupons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One coupon */
+        get: operations["getAdminCouponsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/coupons/{id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Expire a coupon now (customers get the "expired" answer; uses already reserved are kept) */
+        post: operations["postAdminCouponsByIdExpire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/community/posts": {
         parameters: {
             query?: never;
@@ -21951,6 +22144,2092 @@ export interface operations {
                             modelId: string;
                             slug: string | null;
                         }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Providers with their status and health: accounts, failures, spend against budget, last error */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            slug: string;
+                            name: string;
+                            /**
+                             * @description ACTIVE and DEGRADED providers are listed; INACTIVE (no working credential) and DISABLED (switched off by an operator) are not. The upstream pool moves ACTIVE/DEGRADED/INACTIVE with call health; it never lifts DISABLED.
+                             * @enum {unknown}
+                             */
+                            status: "ACTIVE" | "DEGRADED" | "INACTIVE" | "DISABLED";
+                            builtIn: boolean;
+                            website: string | null;
+                            /** @description Models of the provider in the catalog, any status */
+                            models: number;
+                            /** @description Of those, the ones listed and servable now */
+                            listedModels: number;
+                            health: {
+                                accounts: number;
+                                enabled: number;
+                                /** @description Enabled accounts whose last call failed */
+                                failing: number;
+                                /** @description Enabled accounts that used their monthly budget */
+                                overBudget: number;
+                                /** @description Consecutive failures summed over the accounts */
+                                failures: number;
+                                /** @description Provider cost spent this calendar month (UTC), minor units of the provider's currency */
+                                spendCents: number;
+                                budgetCents: number | null;
+                                lastError: {
+                                    code: string | null;
+                                    message: string | null;
+                                    /** Format: date-time */
+                                    at: string;
+                                } | null;
+                            };
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminProvidersBySlug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description ACTIVE and DEGRADED providers are listed; INACTIVE (no working credential) and DISABLED (switched off by an operator) are not. The upstream pool moves ACTIVE/DEGRADED/INACTIVE with call health; it never lifts DISABLED.
+                     * @enum {unknown}
+                     */
+                    status: "ACTIVE" | "DEGRADED" | "INACTIVE" | "DISABLED";
+                    /** @description Kept in the audit trail */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Set a provider's status (DISABLED takes its models off the catalog and the gateway until set back) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        slug: string;
+                        name: string;
+                        /**
+                         * @description ACTIVE and DEGRADED providers are listed; INACTIVE (no working credential) and DISABLED (switched off by an operator) are not. The upstream pool moves ACTIVE/DEGRADED/INACTIVE with call health; it never lifts DISABLED.
+                         * @enum {unknown}
+                         */
+                        status: "ACTIVE" | "DEGRADED" | "INACTIVE" | "DISABLED";
+                        builtIn: boolean;
+                        website: string | null;
+                        /** @description Models of the provider in the catalog, any status */
+                        models: number;
+                        /** @description Of those, the ones listed and servable now */
+                        listedModels: number;
+                        health: {
+                            accounts: number;
+                            enabled: number;
+                            /** @description Enabled accounts whose last call failed */
+                            failing: number;
+                            /** @description Enabled accounts that used their monthly budget */
+                            overBudget: number;
+                            /** @description Consecutive failures summed over the accounts */
+                            failures: number;
+                            /** @description Provider cost spent this calendar month (UTC), minor units of the provider's currency */
+                            spendCents: number;
+                            budgetCents: number | null;
+                            lastError: {
+                                code: string | null;
+                                message: string | null;
+                                /** Format: date-time */
+                                at: string;
+                            } | null;
+                        };
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminProvidersBySlugAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A provider's upstream accounts with budgets and health (keys never returned) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            providerSlug: string;
+                            label: string;
+                            /**
+                             * @description ENV: from <PROVIDER>_API_KEY (only enabled can change here); OPERATOR: added through this API, key stored encrypted
+                             * @enum {unknown}
+                             */
+                            source: "ENV" | "OPERATOR";
+                            enabled: boolean;
+                            /** @enum {unknown} */
+                            status: "ACTIVE" | "FAILING";
+                            keyHint: string | null;
+                            baseUrl: string | null;
+                            monthlyBudgetCents: number | null;
+                            /** @description Spent this month (UTC), rounded up */
+                            spendCents: number;
+                            overBudget: boolean;
+                            consecutiveFailures: number;
+                            lastError: {
+                                code: string | null;
+                                message: string | null;
+                                /** Format: date-time */
+                                at: string;
+                            } | null;
+                            lastSuccessAt: string | null;
+                            /** @description Enabled and its key readable by this instance (false when stored with another SECRETS_ENCRYPTION_KEY) */
+                            usable: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminProvidersBySlugAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label: string;
+                    /** @description Stored encrypted (AES-256-GCM); never returned */
+                    apiKey: string;
+                    baseUrl?: string | null;
+                    monthlyBudgetCents?: number | null;
+                    /** @default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: Add an upstream account; its key is stored encrypted and only its last 4 characters are ever shown */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        providerSlug: string;
+                        label: string;
+                        /**
+                         * @description ENV: from <PROVIDER>_API_KEY (only enabled can change here); OPERATOR: added through this API, key stored encrypted
+                         * @enum {unknown}
+                         */
+                        source: "ENV" | "OPERATOR";
+                        enabled: boolean;
+                        /** @enum {unknown} */
+                        status: "ACTIVE" | "FAILING";
+                        keyHint: string | null;
+                        baseUrl: string | null;
+                        monthlyBudgetCents: number | null;
+                        /** @description Spent this month (UTC), rounded up */
+                        spendCents: number;
+                        overBudget: boolean;
+                        consecutiveFailures: number;
+                        lastError: {
+                            code: string | null;
+                            message: string | null;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        lastSuccessAt: string | null;
+                        /** @description Enabled and its key readable by this instance (false when stored with another SECRETS_ENCRYPTION_KEY) */
+                        usable: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminProvidersBySlugAccountsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Delete an account added by an operator (an environment account is disabled instead: 409) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminProvidersBySlugAccountsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label?: string;
+                    /** @description Stored encrypted (AES-256-GCM); never returned */
+                    apiKey?: string;
+                    baseUrl?: string | null;
+                    monthlyBudgetCents?: number | null;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Change an upstream account: enable or disable it, its budget, label, base URL or key (environment accounts: enabled only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        providerSlug: string;
+                        label: string;
+                        /**
+                         * @description ENV: from <PROVIDER>_API_KEY (only enabled can change here); OPERATOR: added through this API, key stored encrypted
+                         * @enum {unknown}
+                         */
+                        source: "ENV" | "OPERATOR";
+                        enabled: boolean;
+                        /** @enum {unknown} */
+                        status: "ACTIVE" | "FAILING";
+                        keyHint: string | null;
+                        baseUrl: string | null;
+                        monthlyBudgetCents: number | null;
+                        /** @description Spent this month (UTC), rounded up */
+                        spendCents: number;
+                        overBudget: boolean;
+                        consecutiveFailures: number;
+                        lastError: {
+                            code: string | null;
+                            message: string | null;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        lastSuccessAt: string | null;
+                        /** @description Enabled and its key readable by this instance (false when stored with another SECRETS_ENCRYPTION_KEY) */
+                        usable: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminModels: {
+        parameters: {
+            query?: {
+                /** @description 1-200, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page */
+                cursor?: string;
+                /** @description ACTIVE and BETA are listed; DISABLED is neither listed nor served */
+                status?: "ACTIVE" | "BETA" | "DISABLED";
+                /** @description RETIRING: still listed and served, shown as retiring; RETIRED: never listed, answers 503 MODEL_UNAVAILABLE */
+                availability?: "AVAILABLE" | "RETIRING" | "RETIRED";
+                /** @description Provider slug */
+                provider?: string;
+                type?: "TEXT" | "IMAGE" | "VIDEO" | "AUDIO" | "EMBEDDING" | "MULTIMODAL";
+                /** @description Part of the slug or display name */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Every model (DISABLED, RETIRING and RETIRED included), by slug, with why an unlisted one is not served */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            slug: string;
+                            displayName: string;
+                            description: string | null;
+                            type: string;
+                            /**
+                             * @description ACTIVE and BETA are listed; DISABLED is neither listed nor served
+                             * @enum {unknown}
+                             */
+                            status: "ACTIVE" | "BETA" | "DISABLED";
+                            /**
+                             * @description RETIRING: still listed and served, shown as retiring; RETIRED: never listed, answers 503 MODEL_UNAVAILABLE
+                             * @enum {unknown}
+                             */
+                            availability: "AVAILABLE" | "RETIRING" | "RETIRED";
+                            /** @description The provider's own model name */
+                            upstreamModel: string;
+                            features: string[];
+                            inputModalities: string[];
+                            outputModalities: string[];
+                            maxContextTokens: number | null;
+                            maxOutputTokens: number | null;
+                            pricing: {
+                                [key: string]: unknown;
+                            } | null;
+                            cost: {
+                                [key: string]: unknown;
+                            };
+                            /** @description What clients see: the built-in defaults with the override merged in */
+                            capabilities: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The stored per-model override */
+                            capabilityOverride: {
+                                [key: string]: unknown;
+                            };
+                            provider: {
+                                slug: string;
+                                name: string;
+                                status: string;
+                            };
+                            /** @description Listed by GET /v1/models and servable */
+                            listed: boolean;
+                            unavailableReason: string | null;
+                            /** @description false once an operator edited it: the built-in catalog's updates leave it alone */
+                            seedManaged: boolean;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminModelsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: One model as operators see it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        slug: string;
+                        displayName: string;
+                        description: string | null;
+                        type: string;
+                        /**
+                         * @description ACTIVE and BETA are listed; DISABLED is neither listed nor served
+                         * @enum {unknown}
+                         */
+                        status: "ACTIVE" | "BETA" | "DISABLED";
+                        /**
+                         * @description RETIRING: still listed and served, shown as retiring; RETIRED: never listed, answers 503 MODEL_UNAVAILABLE
+                         * @enum {unknown}
+                         */
+                        availability: "AVAILABLE" | "RETIRING" | "RETIRED";
+                        /** @description The provider's own model name */
+                        upstreamModel: string;
+                        features: string[];
+                        inputModalities: string[];
+                        outputModalities: string[];
+                        maxContextTokens: number | null;
+                        maxOutputTokens: number | null;
+                        pricing: {
+                            [key: string]: unknown;
+                        } | null;
+                        cost: {
+                            [key: string]: unknown;
+                        };
+                        /** @description What clients see: the built-in defaults with the override merged in */
+                        capabilities: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The stored per-model override */
+                        capabilityOverride: {
+                            [key: string]: unknown;
+                        };
+                        provider: {
+                            slug: string;
+                            name: string;
+                            status: string;
+                        };
+                        /** @description Listed by GET /v1/models and servable */
+                        listed: boolean;
+                        unavailableReason: string | null;
+                        /** @description false once an operator edited it: the built-in catalog's updates leave it alone */
+                        seedManaged: boolean;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminModelsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description ACTIVE and BETA are listed; DISABLED is neither listed nor served
+                     * @enum {unknown}
+                     */
+                    status?: "ACTIVE" | "BETA" | "DISABLED";
+                    /**
+                     * @description RETIRING: still listed and served, shown as retiring; RETIRED: never listed, answers 503 MODEL_UNAVAILABLE
+                     * @enum {unknown}
+                     */
+                    availability?: "AVAILABLE" | "RETIRING" | "RETIRED";
+                    displayName?: string;
+                    description?: string | null;
+                    features?: ("TEXT" | "VISION" | "REASONING" | "TOOLS" | "IMAGE_GENERATION" | "IMAGE_EDIT" | "VIDEO_GENERATION" | "TTS" | "MUSIC" | "STT" | "EMBEDDING")[];
+                    maxContextTokens?: number | null;
+                    maxOutputTokens?: number | null;
+                    pricing?: {
+                        /** @description ISO 4217, e.g. USD */
+                        currency: string;
+                        note?: string;
+                        "1m_input_tokens"?: number;
+                        "1m_output_tokens"?: number;
+                        image?: number;
+                        second?: number;
+                        minute?: number;
+                        "1k_chars"?: number;
+                        generation?: number;
+                    } | null;
+                    /** @description Replaces the stored override; it is deep-merged over the built-in defaults (override wins, null removes) */
+                    capabilityOverride?: {
+                        flags?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Per control: a (partial) descriptor merged over the inherited one, or null to remove an inherited control */
+                        controls?: {
+                            [key: string]: {
+                                /** @enum {unknown} */
+                                type?: "integer" | "enum" | "image" | "string" | "number" | "object" | "boolean";
+                                label?: string;
+                                values?: (string | number)[];
+                                default?: unknown;
+                                min?: number;
+                                max?: number;
+                                step?: number;
+                                role?: string;
+                            } | null;
+                        };
+                        /** @description Per control: a (partial) descriptor merged over the inherited one, or null to remove an inherited control */
+                        extra?: {
+                            [key: string]: {
+                                /** @enum {unknown} */
+                                type?: "integer" | "enum" | "image" | "string" | "number" | "object" | "boolean";
+                                label?: string;
+                                values?: (string | number)[];
+                                default?: unknown;
+                                min?: number;
+                                max?: number;
+                                step?: number;
+                                role?: string;
+                            } | null;
+                        };
+                        maxBatch?: number;
+                    };
+                    /** @description Kept in the audit trail */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Change a model: status, availability (RETIRING), pricing, capability override (deep-merged over the defaults), display fields */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        slug: string;
+                        displayName: string;
+                        description: string | null;
+                        type: string;
+                        /**
+                         * @description ACTIVE and BETA are listed; DISABLED is neither listed nor served
+                         * @enum {unknown}
+                         */
+                        status: "ACTIVE" | "BETA" | "DISABLED";
+                        /**
+                         * @description RETIRING: still listed and served, shown as retiring; RETIRED: never listed, answers 503 MODEL_UNAVAILABLE
+                         * @enum {unknown}
+                         */
+                        availability: "AVAILABLE" | "RETIRING" | "RETIRED";
+                        /** @description The provider's own model name */
+                        upstreamModel: string;
+                        features: string[];
+                        inputModalities: string[];
+                        outputModalities: string[];
+                        maxContextTokens: number | null;
+                        maxOutputTokens: number | null;
+                        pricing: {
+                            [key: string]: unknown;
+                        } | null;
+                        cost: {
+                            [key: string]: unknown;
+                        };
+                        /** @description What clients see: the built-in defaults with the override merged in */
+                        capabilities: {
+                            [key: string]: unknown;
+                        };
+                        /** @description The stored per-model override */
+                        capabilityOverride: {
+                            [key: string]: unknown;
+                        };
+                        provider: {
+                            slug: string;
+                            name: string;
+                            status: string;
+                        };
+                        /** @description Listed by GET /v1/models and servable */
+                        listed: boolean;
+                        unavailableReason: string | null;
+                        /** @description false once an operator edited it: the built-in catalog's updates leave it alone */
+                        seedManaged: boolean;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Every plan (archived and internal included) with its allow-list and channels */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            slug: string;
+                            name: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            interval: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ENTERPRISE";
+                            priceCents: number;
+                            currency: string;
+                            trialDays: number;
+                            tokenAllowance: number;
+                            limits: {
+                                [key: string]: unknown;
+                            };
+                            features: {
+                                [key: string]: unknown;
+                            };
+                            /** @description true: the plan grants every model; false: only modelIds */
+                            allModels: boolean;
+                            modelIds: string[];
+                            allowedChannels: string[];
+                            /**
+                             * @description ARCHIVED: off the public list, 404 by slug and at checkout; subscribers keep it
+                             * @enum {unknown}
+                             */
+                            status: "ACTIVE" | "ARCHIVED";
+                            /** @description Never listed nor sold (the playground plan) */
+                            internal: boolean;
+                            sortOrder: number;
+                            seedManaged: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Lower-case letters, digits and "-"; 2-63 characters; cannot change later */
+                    slug: string;
+                    name: string;
+                    description?: string;
+                    /** @enum {unknown} */
+                    interval: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ENTERPRISE";
+                    /** @description Minor units */
+                    priceCents: number;
+                    /** @description ISO 4217, e.g. BDT */
+                    currency: string;
+                    trialDays?: number;
+                    /** @description Tokens granted each cycle */
+                    tokenAllowance?: number;
+                    limits?: {
+                        [key: string]: unknown;
+                    };
+                    features?: {
+                        [key: string]: unknown;
+                    };
+                    /** @default true */
+                    allModels?: boolean;
+                    /** @description The allow-list (model ids) of a plan with allModels false; replaces the current one */
+                    modelIds?: string[];
+                    /** @description Payment channel slugs the plan may be bought with (empty: every live channel); checkout refuses others with 400 */
+                    allowedChannels?: string[];
+                    sortOrder?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: Create a plan (on sale at once unless archived) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string;
+                        /** @enum {unknown} */
+                        interval: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ENTERPRISE";
+                        priceCents: number;
+                        currency: string;
+                        trialDays: number;
+                        tokenAllowance: number;
+                        limits: {
+                            [key: string]: unknown;
+                        };
+                        features: {
+                            [key: string]: unknown;
+                        };
+                        /** @description true: the plan grants every model; false: only modelIds */
+                        allModels: boolean;
+                        modelIds: string[];
+                        allowedChannels: string[];
+                        /**
+                         * @description ARCHIVED: off the public list, 404 by slug and at checkout; subscribers keep it
+                         * @enum {unknown}
+                         */
+                        status: "ACTIVE" | "ARCHIVED";
+                        /** @description Never listed nor sold (the playground plan) */
+                        internal: boolean;
+                        sortOrder: number;
+                        seedManaged: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPlansById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: One plan as operators see it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string;
+                        /** @enum {unknown} */
+                        interval: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ENTERPRISE";
+                        priceCents: number;
+                        currency: string;
+                        trialDays: number;
+                        tokenAllowance: number;
+                        limits: {
+                            [key: string]: unknown;
+                        };
+                        features: {
+                            [key: string]: unknown;
+                        };
+                        /** @description true: the plan grants every model; false: only modelIds */
+                        allModels: boolean;
+                        modelIds: string[];
+                        allowedChannels: string[];
+                        /**
+                         * @description ARCHIVED: off the public list, 404 by slug and at checkout; subscribers keep it
+                         * @enum {unknown}
+                         */
+                        status: "ACTIVE" | "ARCHIVED";
+                        /** @description Never listed nor sold (the playground plan) */
+                        internal: boolean;
+                        sortOrder: number;
+                        seedManaged: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminPlansById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string;
+                    /** @enum {unknown} */
+                    interval?: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ENTERPRISE";
+                    /** @description Minor units */
+                    priceCents?: number;
+                    /** @description ISO 4217, e.g. BDT */
+                    currency?: string;
+                    trialDays?: number;
+                    /** @description Tokens granted each cycle */
+                    tokenAllowance?: number;
+                    limits?: {
+                        [key: string]: unknown;
+                    };
+                    features?: {
+                        [key: string]: unknown;
+                    };
+                    allModels?: boolean;
+                    /** @description The allow-list (model ids) of a plan with allModels false; replaces the current one */
+                    modelIds?: string[];
+                    /** @description Payment channel slugs the plan may be bought with (empty: every live channel); checkout refuses others with 400 */
+                    allowedChannels?: string[];
+                    sortOrder?: number;
+                    /**
+                     * @description ARCHIVED archives the plan; ACTIVE restores it
+                     * @enum {unknown}
+                     */
+                    status?: "ACTIVE" | "ARCHIVED";
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Edit a plan: price, allowance, allowed models (modelIds replaces the list) and payment channels; status ARCHIVED archives it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        slug: string;
+                        name: string;
+                        description: string;
+                        /** @enum {unknown} */
+                        interval: "DAILY" | "WEEKLY" | "MONTHLY" | "YEARLY" | "ENTERPRISE";
+                        priceCents: number;
+                        currency: string;
+                        trialDays: number;
+                        tokenAllowance: number;
+                        limits: {
+                            [key: string]: unknown;
+                        };
+                        features: {
+                            [key: string]: unknown;
+                        };
+                        /** @description true: the plan grants every model; false: only modelIds */
+                        allModels: boolean;
+                        modelIds: string[];
+                        allowedChannels: string[];
+                        /**
+                         * @description ARCHIVED: off the public list, 404 by slug and at checkout; subscribers keep it
+                         * @enum {unknown}
+                         */
+                        status: "ACTIVE" | "ARCHIVED";
+                        /** @description Never listed nor sold (the playground plan) */
+                        internal: boolean;
+                        sortOrder: number;
+                        seedManaged: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminCoupons: {
+        parameters: {
+            query?: {
+                /** @description 1-100, default 50 */
+                limit?: number;
+                /** @description The nextCursor of the previous page */
+                cursor?: string;
+                /** @description What a customer meets now: ACTIVE usable; SCHEDULED not started; EXPIRED past its end; EXHAUSTED fully redeemed; INACTIVE switched off */
+                state?: "ACTIVE" | "SCHEDULED" | "EXPIRED" | "EXHAUSTED" | "INACTIVE";
+                /** @description Exact code (case-insensitive) */
+                code?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Coupons, newest first, with the state a customer meets now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            code: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            appliesTo: "PLAN" | "TOPUP";
+                            /** @description Plans the code is limited to; empty: every plan */
+                            planIds: string[];
+                            /** @enum {unknown} */
+                            discountType: "PERCENT" | "FIXED";
+                            percentOff: number | null;
+                            amountOffCents: number | null;
+                            currency: string | null;
+                            minOrderCents: number;
+                            startsAt: string | null;
+                            endsAt: string | null;
+                            maxRedemptions: number | null;
+                            /** @description Uses reserved at checkout or redeemed */
+                            redeemedCount: number;
+                            /**
+                             * @description What a customer meets now: ACTIVE usable; SCHEDULED not started; EXPIRED past its end; EXHAUSTED fully redeemed; INACTIVE switched off
+                             * @enum {unknown}
+                             */
+                            state: "ACTIVE" | "SCHEDULED" | "EXPIRED" | "EXHAUSTED" | "INACTIVE";
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminCoupons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 3-40 letters, digits, "-" or "_"; stored upper-case */
+                    code: string;
+                    description?: string;
+                    planIds?: string[];
+                    /** @enum {unknown} */
+                    discountType: "PERCENT" | "FIXED";
+                    /** @description PERCENT: 1-100 */
+                    percentOff?: number;
+                    /** @description FIXED: minor units of currency */
+                    amountOffCents?: number;
+                    /** @description FIXED: ISO 4217 */
+                    currency?: string;
+                    minOrderCents?: number;
+                    startsAt?: string | null;
+                    endsAt?: string | null;
+                    maxRedemptions?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created: Create a plan coupon (a percentage or a fixed amount off, optional window, limit and plans) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        code: string;
+                        description: string;
+                        /** @enum {unknown} */
+                        appliesTo: "PLAN" | "TOPUP";
+                        /** @description Plans the code is limited to; empty: every plan */
+                        planIds: string[];
+                        /** @enum {unknown} */
+                        discountType: "PERCENT" | "FIXED";
+                        percentOff: number | null;
+                        amountOffCents: number | null;
+                        currency: string | null;
+                        minOrderCents: number;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        maxRedemptions: number | null;
+                        /** @description Uses reserved at checkout or redeemed */
+                        redeemedCount: number;
+                        /**
+                         * @description What a customer meets now: ACTIVE usable; SCHEDULED not started; EXPIRED past its end; EXHAUSTED fully redeemed; INACTIVE switched off
+                         * @enum {unknown}
+                         */
+                        state: "ACTIVE" | "SCHEDULED" | "EXPIRED" | "EXHAUSTED" | "INACTIVE";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminCouponsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: One coupon */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        code: string;
+                        description: string;
+                        /** @enum {unknown} */
+                        appliesTo: "PLAN" | "TOPUP";
+                        /** @description Plans the code is limited to; empty: every plan */
+                        planIds: string[];
+                        /** @enum {unknown} */
+                        discountType: "PERCENT" | "FIXED";
+                        percentOff: number | null;
+                        amountOffCents: number | null;
+                        currency: string | null;
+                        minOrderCents: number;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        maxRedemptions: number | null;
+                        /** @description Uses reserved at checkout or redeemed */
+                        redeemedCount: number;
+                        /**
+                         * @description What a customer meets now: ACTIVE usable; SCHEDULED not started; EXPIRED past its end; EXHAUSTED fully redeemed; INACTIVE switched off
+                         * @enum {unknown}
+                         */
+                        state: "ACTIVE" | "SCHEDULED" | "EXPIRED" | "EXHAUSTED" | "INACTIVE";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminCouponsByIdExpire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Kept in the audit trail */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Expire a coupon now (customers get the "expired" answer; uses already reserved are kept) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        code: string;
+                        description: string;
+                        /** @enum {unknown} */
+                        appliesTo: "PLAN" | "TOPUP";
+                        /** @description Plans the code is limited to; empty: every plan */
+                        planIds: string[];
+                        /** @enum {unknown} */
+                        discountType: "PERCENT" | "FIXED";
+                        percentOff: number | null;
+                        amountOffCents: number | null;
+                        currency: string | null;
+                        minOrderCents: number;
+                        startsAt: string | null;
+                        endsAt: string | null;
+                        maxRedemptions: number | null;
+                        /** @description Uses reserved at checkout or redeemed */
+                        redeemedCount: number;
+                        /**
+                         * @description What a customer meets now: ACTIVE usable; SCHEDULED not started; EXPIRED past its end; EXHAUSTED fully redeemed; INACTIVE switched off
+                         * @enum {unknown}
+                         */
+                        state: "ACTIVE" | "SCHEDULED" | "EXPIRED" | "EXHAUSTED" | "INACTIVE";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
                     };
                 };
             };

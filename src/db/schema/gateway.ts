@@ -1,12 +1,15 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
 
 export const PROVIDER_ACCOUNT_STATUSES = ['ACTIVE', 'FAILING'] as const;
 export type ProviderAccountStatus = (typeof PROVIDER_ACCOUNT_STATUSES)[number];
+/** ENV: from `<PROVIDER>_API_KEY` (the secret stays in the environment); OPERATOR: added through the admin API. */
+export const PROVIDER_ACCOUNT_SOURCES = ['ENV', 'OPERATOR'] as const;
+export type ProviderAccountSource = (typeof PROVIDER_ACCOUNT_SOURCES)[number];
 
 /**
- * One upstream credential of a provider (`<PROVIDER>_API_KEY` may list several). The secret itself stays in the
- * environment; the row is keyed by its SHA-256 fingerprint and carries the state every instance shares:
+ * One upstream credential of a provider (`<PROVIDER>_API_KEY` may list several, and operators add more). An ENV
+ * account's secret stays in the environment; an OPERATOR account's is stored encrypted. The row is keyed by its SHA-256 fingerprint and carries the state every instance shares:
  * budget, spend this month, failures.
  */
 export const providerAccounts = pgTable(
@@ -34,6 +37,11 @@ export const providerAccounts = pgTable(
     lastSuccessAt: tz('last_success_at'),
     /** When a call last started on this account (spreads load across accounts). */
     lastUsedAt: tz('last_used_at'),
+    source: text('source', { enum: PROVIDER_ACCOUNT_SOURCES }).notNull().default('ENV'),
+    /** An operator may switch any account off; a disabled account is never called. */
+    enabled: boolean('enabled').notNull().default(true),
+    /** OPERATOR accounts: the key sealed with AES-256-GCM (`platform/crypto/sealed.ts`); never returned by the API. */
+    encryptedApiKey: text('encrypted_api_key'),
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },

@@ -9,11 +9,13 @@ import { priceUnits, type PricingSettings, type UsageUnits } from './pricing.js'
 import { loadPricingSettings, PRICING_SETTINGS_KEY, savePricingSettings } from './settings.js';
 import type { AuditWriter } from '../audit/service.js';
 import { seedCatalog } from './seed.js';
+import { createCatalogAdmin } from './admin.js';
 import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './snapshot.js';
 
 export type { UsageUnits } from './pricing.js';
 export type { CatalogSnapshot, ModelEntry } from './snapshot.js';
-export { MODEL_TYPES } from '../../db/schema/catalog.js';
+export type { AdminModelQuery, ModelPatch } from './admin.js';
+export { MODEL_TYPES, MODEL_STATUSES, MODEL_AVAILABILITIES, MODEL_FEATURES, PROVIDER_STATUSES, PRICE_UNITS } from '../../db/schema/catalog.js';
 
 /** What the gateway needs to call a model. */
 export interface GatewayModel {
@@ -191,6 +193,9 @@ export function createCatalogService(deps: CatalogServiceDeps) {
   }
 
   return {
+    /** Operators' reads and changes (admin API): every model, model edits, provider statuses; each change audited. */
+    admin: createCatalogAdmin({ db, clock, snapshot, changed }),
+
     /** Seeds the catalog on first start (and when the seed changes); fast and idempotent. */
     async seed(): Promise<{ seeded: boolean }> {
       const result = await seedCatalog(db, clock.now());

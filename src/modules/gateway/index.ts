@@ -6,3 +6,4 @@ export { IdempotencyHeaders, MAX_MESSAGE_CHARS, MAX_MESSAGES } from './schemas.j
 // The request and answer schemas of /v1/ai/*, for surfaces that mirror them (the admin playground).
 export { EnhanceBody as EnhanceBodySchema, EnhanceResponse, TextBody as TextBodySchema, TextResponse } from './schemas.js';
 export { AudioBody, AudioResponse, EnhanceImageBody, ImageBody, ImageOrJobResponse, ImageResponse, VideoBody, VideoJobResponse } from './media.schemas.js';
+export type { UpstreamAccounts, NewUpstreamAccount, UpstreamAccountPatch, ProviderHealth } from './accounts.js';

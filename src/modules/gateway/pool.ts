@@ -3,10 +3,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { providerAccounts } from '../../db/schema/gateway.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import type { SecretBox } from '../../platform/crypto/sealed.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import { AppError } from '../../platform/http/errors.js';
 import { LATENCY_BUCKETS, metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './providers/types.js';
-import type { ConfiguredAccount, ProviderEntry } from './registry.js';
+import { DEFAULT_TIMEOUT_MS, type ConfiguredAccount, type ProviderEntry } from './registry.js';
 
 export type ProviderStatusValue = 'ACTIVE' | 'DEGRADED' | 'INACTIVE' | 'DISABLED';
 
@@ -23,7 +25,14 @@ export interface PoolDeps {
   catalog: ProviderStatusSink;
   registry: Map<string, ProviderEntry>;
   metrics?: Metrics;
+  /** Opens the keys of accounts operators added (stored encrypted). */
+  secrets: SecretBox;
+  /** Hears other instances' account changes (the `provider_accounts` trigger); without it the cache TTL bounds staleness. */
+  events?: EventBus;
 }
+
+/** The NOTIFY channel the `provider_accounts` trigger announces a provider slug on (migration 0018). */
+export const ACCOUNTS_CACHE_CHANNEL = 'cache_provider_accounts';
 
 /** After a failure an account goes to the back of the queue for this long, then is tried normally again. */
 const FAILURE_COOLDOWN_MS = 30_000;
@@ -57,7 +66,7 @@ const periodOf = (date: Date) => date.toISOString().slice(0, 7);
  * while accounts fail and ACTIVE again once one works.
  */
 export function createUpstreamPool(deps: PoolDeps) {
-  const { db, clock, logger, catalog, registry } = deps;
+  const { db, clock, logger, catalog, registry, secrets, events } = deps;
   const upstreamSeconds = metricsOrPrivate(deps.metrics).histogram({
     name: 'storefront_gateway_upstream_duration_seconds',
     help: 'Upstream provider calls (each account tried) by provider and outcome (ok, or the failure kind): time to the answer, or to the stream opening',
@@ -71,6 +80,20 @@ export function createUpstreamPool(deps: PoolDeps) {
   const pendingSpend = new Map<string, number>();
   let flushTimer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> = Promise.resolve();
+  /** Opened keys of OPERATOR accounts, by account id, with the sealed value they came from (a new key re-opens). */
+  const opened = new Map<string, { sealed: string; credential: UpstreamCredential | null }>();
+  let subscribed: Promise<unknown> | null = null;
+  const subscribe = () =>
+    (subscribed ??= events
+      ? events
+          .subscribe(ACCOUNTS_CACHE_CHANNEL, (payload) => {
+            if (typeof payload === 'string') cache.delete(payload);
+          })
+          .catch((err: unknown) => {
+            subscribed = null;
+            logger.warn({ err }, 'could not listen for upstream account changes; the 1 s cache bounds staleness');
+          })
+      : Promise.resolve());
 
   function flushSpend(): Promise<void> {
     if (flushTimer) clearTimeout(flushTimer);
@@ -103,6 +126,7 @@ export function createUpstreamPool(deps: PoolDeps) {
   async function accountRows(providerSlug: string): Promise<AccountRow[]> {
     const hit = cache.get(providerSlug);
     if (hit && performance.now() - hit.at < ACCOUNTS_CACHE_MS) return hit.rows;
+    await subscribe();
     const rows = await db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug));
     cache.set(providerSlug, { rows, at: performance.now() });
     return rows;
@@ -147,7 +171,27 @@ export function createUpstreamPool(deps: PoolDeps) {
     }
   }
 
+  /** An OPERATOR account's key, opened once per sealed value; null (logged) when it cannot be opened with this key. */
+  function operatorCredential(row: AccountRow): UpstreamCredential | null {
+    if (!row.encryptedApiKey || !registry.has(row.providerSlug)) return null;
+    const hit = opened.get(row.id);
+    if (hit?.sealed === row.encryptedApiKey) return hit.credential;
+    let credential: UpstreamCredential | null = null;
+    try {
+      const apiKey = secrets.open(row.encryptedApiKey, row.id);
+      const timeoutMs = registry.get(row.providerSlug)!.accounts[0]?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      credential = { accountId: row.id, providerSlug: row.providerSlug, apiKey, baseUrl: row.baseUrl, timeoutMs };
+    } catch (err) {
+      logger.error({ providerSlug: row.providerSlug, accountId: row.id, err: err instanceof Error ? err.message : String(err) }, 'an upstream account key cannot be decrypted; the account is skipped');
+    }
+    opened.set(row.id, { sealed: row.encryptedApiKey, credential });
+    return credential;
+  }
+
+  /** The credential of an enabled account this instance can call with, or null. */
   const credentialOf = (row: AccountRow): UpstreamCredential | null => {
+    if (!row.enabled) return null;
+    if (row.source === 'OPERATOR') return operatorCredential(row);
     const account = credentials.get(row.id);
     if (!account) return null;
     return { accountId: row.id, providerSlug: row.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs };
@@ -207,7 +251,8 @@ export function createUpstreamPool(deps: PoolDeps) {
     /** The credential of one account configured in this instance (a job polls with the account that took it), or null. */
     credentialById(accountId: string): UpstreamCredential | null {
       const account = credentials.get(accountId);
-      return account ? { accountId, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs } : null;
+      if (!account) return opened.get(accountId)?.credential ?? null;
+      return { accountId, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs };
     },
 
     /**
@@ -248,7 +293,7 @@ export function createUpstreamPool(deps: PoolDeps) {
         ? `${lastError.message}`
         : accountsOverBudget > 0
           ? 'every upstream account has used its monthly budget'
-          : 'no upstream account is configured';
+          : 'no enabled upstream account is configured';
       throw new AppError(
         503,
         'PROVIDER_UNAVAILABLE',
@@ -294,7 +339,7 @@ export function createUpstreamPool(deps: PoolDeps) {
       const rows = await db.select().from(providerAccounts);
       await Promise.all(
         [...registry.values()].map(async (entry) => {
-          const own = rows.filter((row) => row.providerSlug === entry.slug && credentials.has(row.id));
+          const own = rows.filter((row) => row.providerSlug === entry.slug && credentialOf(row) !== null);
           if (own.length === 0) {
             if (entry.adapter.kind !== 'local') await publish(entry.slug, 'INACTIVE');
             return;
@@ -325,16 +370,27 @@ export function createUpstreamPool(deps: PoolDeps) {
       );
     },
 
-    /** Forgets the cached account rows (after an operator changed them). */
-    refresh(): void {
-      cache.clear();
+    /** Forgets the cached account rows (after an operator changed them); other instances hear the table's trigger. */
+    refresh(providerSlug?: string): void {
+      if (providerSlug) cache.delete(providerSlug);
+      else cache.clear();
+    },
+
+    /** Whether this instance has an adapter for the provider (accounts can only be added to those). */
+    serves(providerSlug: string): boolean {
+      return registry.has(providerSlug);
+    },
+
+    /** Whether this instance can call with the account (enabled, and its key configured here or opened). */
+    usable(row: AccountRow): boolean {
+      return credentialOf(row) !== null;
     },
 
     /** Accounts of a provider with their shared state (secrets excluded), for operators and tests. */
     async accounts(providerSlug: string) {
       await flushSpend();
       const rows = await db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug));
-      return rows.map(({ keyFingerprint: _fingerprint, ...row }) => ({ ...row, configuredHere: credentials.has(row.id) }));
+      return rows.map(({ keyFingerprint: _fingerprint, encryptedApiKey: _sealed, ...row }) => ({ ...row, configuredHere: credentials.has(row.id) }));
     },
   };
 }

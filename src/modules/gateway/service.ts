@@ -15,6 +15,9 @@ import type { SweptReservation, WalletService } from '../wallet/service.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget } from './instructions.js';
 import { createUpstreamPool } from './pool.js';
+import { createUpstreamAccounts } from './accounts.js';
+import type { SecretBox } from '../../platform/crypto/sealed.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import type { ChatMessage } from './providers/types.js';
 import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
@@ -54,6 +57,10 @@ export interface GatewayServiceDeps {
   localMedia?: Omit<LocalMediaOptions, 'clock'>;
   /** Where calls and upstream latency are counted (the service's registry). */
   metrics?: Metrics;
+  /** Seals and opens the keys of upstream accounts operators add. */
+  secrets: SecretBox;
+  /** Cross-instance invalidation of the pool's cached accounts. */
+  events?: EventBus;
 }
 
 export interface TextBody {
@@ -99,7 +106,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   const { db, clock, logger } = deps;
   const media = buildMediaProviders(clock, deps.localMedia);
   const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly });
-  const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics });
+  const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics, secrets: deps.secrets, events: deps.events });
+  const accounts = createUpstreamAccounts({ db, clock, pool, secrets: deps.secrets, catalog: deps.catalog });
   const idempotency = createIdempotencyStore({ db, clock, reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null });
   const metering = createMetering(deps);
   const fallbacks = createFallbacks({ db, catalog: deps.catalog });
@@ -153,6 +161,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
 
   return {
     pool,
+    /** Operators' view and changes of the upstream accounts (admin API). */
+    accounts,
     idempotency,
     metering,
     /** The sweeper closed a reservation a dead process left: its usage record (see Metering.recordSwept). */

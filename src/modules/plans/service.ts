@@ -7,6 +7,10 @@ import type { EventBus } from '../../platform/events/event-bus.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { CatalogService, CatalogSnapshot, ModelEntry } from '../catalog/service.js';
 import { PLAYGROUND_PLAN_SLUG, seedPlans } from './seed.js';
+import { createPlansAdmin } from './admin.js';
+
+export type { PlanInput, PlanPatch, AdminPlanView } from './admin.js';
+export { PLAN_INTERVALS } from '../../db/schema/plans.js';
 
 export type PlanRow = typeof plans.$inferSelect;
 
@@ -212,6 +216,9 @@ export function createPlansService(deps: PlansServiceDeps) {
   }
 
   return {
+    /** Operators' reads and changes (admin API): every plan, create, edit, archive; each change audited. */
+    admin: createPlansAdmin({ db, clock, catalog, liveChannels, changed }),
+
     async seed(): Promise<{ seeded: boolean }> {
       const result = await seedPlans(db, clock.now());
       if (result.seeded) await changed();

@@ -1,8 +1,10 @@
-import { and, eq, lt, isNull, ne, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, lt, lte, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import { couponRedemptions, coupons } from '../../db/schema/coupons.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { badRequest, conflict } from '../../platform/http/errors.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import type { AuditWriter } from '../audit/service.js';
 import { formatMoney, toSafeCents } from './money.js';
 
 export type CouponRow = typeof coupons.$inferSelect;
@@ -53,6 +55,37 @@ type RefusalReason =
   | 'CURRENCY'
   | 'RECURRING'
   | 'NOTHING_TO_PAY';
+
+export type CouponState = 'ACTIVE' | 'SCHEDULED' | 'EXPIRED' | 'EXHAUSTED' | 'INACTIVE';
+
+function stateOf(row: CouponRow, now: Date): CouponState {
+  if (!row.active) return 'INACTIVE';
+  if (row.endsAt && row.endsAt <= now) return 'EXPIRED';
+  if (row.startsAt && row.startsAt > now) return 'SCHEDULED';
+  if (row.maxRedemptions !== null && row.redeemedCount >= row.maxRedemptions) return 'EXHAUSTED';
+  return 'ACTIVE';
+}
+
+/** A coupon as operators see it, with the state a customer would meet now. */
+export const couponView = (row: CouponRow, now: Date) => ({
+  id: row.id,
+  code: row.code,
+  description: row.description,
+  appliesTo: row.appliesTo,
+  planIds: row.planIds,
+  discountType: row.discountType,
+  percentOff: row.percentOff,
+  amountOffCents: row.amountOffCents,
+  currency: row.currency,
+  minOrderCents: row.minOrderCents,
+  startsAt: row.startsAt?.toISOString() ?? null,
+  endsAt: row.endsAt?.toISOString() ?? null,
+  maxRedemptions: row.maxRedemptions,
+  redeemedCount: row.redeemedCount,
+  state: stateOf(row, now),
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+});
 
 const refuse = (code: string, reason: RefusalReason, message: string) => badRequest(message, { couponCode: code, reason });
 const day = (d: Date) => d.toISOString().slice(0, 10);
@@ -112,8 +145,8 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
   return {
     evaluate,
 
-    /** Creates a coupon (operators, through the admin API later; tests and scripts now). */
-    async create(input: NewCoupon): Promise<CouponRow> {
+    /** Creates a coupon; an operator's creation is audited in the same transaction (`audit`). */
+    async create(input: NewCoupon, audit?: AuditWriter): Promise<CouponRow> {
       const code = normalizeCode(input.code);
       if (!COUPON_CODE.test(code)) throw badRequest('A code is 3-40 letters, digits, "-" or "_".', { field: 'code' });
       if (input.discountType === 'PERCENT' && !(Number.isInteger(input.percentOff) && input.percentOff! >= 1 && input.percentOff! <= 100)) {
@@ -127,7 +160,8 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
       }
       if (input.startsAt && input.endsAt && input.endsAt <= input.startsAt) throw badRequest('endsAt must be after startsAt.', { field: 'endsAt' });
       const now = clock.now();
-      const [row] = await db
+      const row = await db.transaction(async (tx) => {
+      const [inserted] = await tx
         .insert(coupons)
         .values({
           code,
@@ -147,8 +181,61 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
         })
         .onConflictDoNothing({ target: coupons.code })
         .returning();
-      if (!row) throw conflict(`A coupon with the code ${code} already exists.`);
+      if (!inserted) throw conflict(`A coupon with the code ${code} already exists.`, { field: 'code' });
+      await audit?.({ action: 'coupon.create', targetType: 'coupon', targetId: inserted.id, before: null, after: couponView(inserted, now) }, tx);
+      return inserted;
+      });
       return row;
+    },
+
+    /** Operators' list, newest first, cursor-paged; `state` filters on what a customer would meet now. */
+    async list(query: { limit: number; cursor?: string; state?: CouponState; code?: string }) {
+      const now = clock.now();
+      const filters: SQL[] = [];
+      if (query.code) filters.push(eq(coupons.code, normalizeCode(query.code)));
+      if (query.state === 'INACTIVE') filters.push(eq(coupons.active, false));
+      if (query.state === 'EXPIRED') filters.push(eq(coupons.active, true), lte(coupons.endsAt, now));
+      if (query.state === 'SCHEDULED') filters.push(eq(coupons.active, true), gt(coupons.startsAt, now));
+      if (query.state === 'EXHAUSTED') filters.push(eq(coupons.active, true), sql`${coupons.redeemedCount} >= ${coupons.maxRedemptions}`);
+      if (query.state === 'ACTIVE') {
+        filters.push(
+          eq(coupons.active, true),
+          or(isNull(coupons.endsAt), gt(coupons.endsAt, now))!,
+          or(isNull(coupons.startsAt), lte(coupons.startsAt, now))!,
+          or(isNull(coupons.maxRedemptions), lt(coupons.redeemedCount, coupons.maxRedemptions))!,
+        );
+      }
+      const rows = await db
+        .select()
+        .from(coupons)
+        .where(afterCursor(coupons.createdAt, coupons.id, query.cursor, filters.length > 0 ? and(...filters) : undefined))
+        .orderBy(desc(coupons.createdAt), desc(coupons.id))
+        .limit(query.limit + 1);
+      const page = toPage(rows, query.limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+      return { items: page.items.map((r) => couponView(r, now)), nextCursor: page.nextCursor };
+    },
+
+    async get(id: string) {
+      const [row] = await db.select().from(coupons).where(eq(coupons.id, id));
+      if (!row) throw notFound(`No coupon with id "${id}". See GET /v1/admin/coupons.`);
+      return couponView(row, clock.now());
+    },
+
+    /**
+     * Ends a coupon now: its end moves to this moment (never later than it was), so a customer gets the "expired"
+     * answer; uses already reserved at checkout are kept. Expiring an expired coupon changes nothing and is not audited.
+     */
+    async expire(id: string, audit: AuditWriter, reason: string | null = null) {
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        const [row] = await tx.select().from(coupons).where(eq(coupons.id, id)).for('update');
+        if (!row) throw notFound(`No coupon with id "${id}". See GET /v1/admin/coupons.`);
+        if (row.endsAt && row.endsAt <= now) return couponView(row, now);
+        const [updated] = await tx.update(coupons).set({ endsAt: now, updatedAt: now }).where(eq(coupons.id, id)).returning();
+        const after = couponView(updated!, now);
+        await audit({ action: 'coupon.expire', targetType: 'coupon', targetId: id, before: couponView(row, now), after, reason }, tx);
+        return after;
+      });
     },
 
     async byCode(code: string) {

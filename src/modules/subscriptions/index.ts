@@ -4,3 +4,4 @@ export { createSubscriptionBillingService } from './billing.js';
 export { subscriptionJobs } from './jobs.js';
 export type { PaymentsPort, ChannelPolicy, CheckoutRequest, CheckoutSession, ConfirmedPayment, FulfilmentResult } from './payments-port.js';
 export type { SubscriptionBillingService } from './billing.js';
+export { COUPON_CODE, type CouponState, type NewCoupon } from './coupons.js';
