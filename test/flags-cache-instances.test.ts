@@ -39,7 +39,7 @@ const bannerTitles = async (on: BuiltApp) => (await on.app.inject({ method: 'GET
 
 describe('flag and banner caches follow changes on every instance', () => {
   it('a flag switched on one instance flips on the other within a second; a deletion too', async () => {
-    const operator = await signUpAs({ app: a.app, services: a.services }, 'SUPER_ADMIN');
+    const operator = await signUpAs({ app: a.app, platform: a.platform }, 'SUPER_ADMIN');
     const headers = bearer(operator.accessToken);
     expect((await a.app.inject({ method: 'POST', url: '/v1/admin/flags', headers, payload: { key: 'shared', targeting: { everyone: true } } })).statusCode).toBe(201);
     // Both instances load (and keep) the flag while it is off.
@@ -57,7 +57,7 @@ describe('flag and banner caches follow changes on every instance', () => {
   });
 
   it('a banner created on one instance shows on the other within a second; its removal too', async () => {
-    const operator = await signUpAs({ app: b.app, services: b.services }, 'SUPER_ADMIN');
+    const operator = await signUpAs({ app: b.app, platform: b.platform }, 'SUPER_ADMIN');
     const headers = bearer(operator.accessToken);
     expect(await bannerTitles(a)).toEqual([]);
     const created = await b.app.inject({ method: 'POST', url: '/v1/admin/announcements', headers, payload: { title: 'Hello', body: 'Everyone' } });

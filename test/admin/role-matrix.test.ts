@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createTestApp, json, signUpAs, type TestApp } from '../helpers/test-app.js';
+import { bearer, createTestApp, json, setRoleDirectly, signUpAs, type TestApp } from '../helpers/test-app.js';
 
 /**
  * The role matrix of the admin API, read from the OpenAPI document so no admin route is forgotten: every route under
@@ -20,7 +20,7 @@ beforeAll(async () => {
   }
   for (const role of ['USER', 'ADMIN', 'SUPER_ADMIN'] as const) tokens[role] = (await signUpAs(t, role)).accessToken;
   const demoted = await signUpAs(t, 'SUPER_ADMIN');
-  await t.services.auth.setRole(demoted.user.id, 'USER');
+  await setRoleDirectly(t, demoted.user.id, 'USER');
   tokens.DEMOTED = demoted.accessToken;
 });
 afterAll(async () => t?.close());

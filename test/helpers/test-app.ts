@@ -6,6 +6,8 @@ import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/platform/clock/clock.js';
 import { createTestDatabase } from './test-database.js';
+import { eq } from 'drizzle-orm';
+import { users } from '../../src/db/schema/auth.js';
 
 export interface TestApp extends BuiltApp {
   clock: ManualClock;
@@ -60,10 +62,15 @@ export async function signUp(app: TestApp['app'], overrides: { email?: string; p
   return { ...json(response), password: body.password, email: body.email.toLowerCase() };
 }
 
+/** A fixture's role change, straight in the table (the admin route's audited change is tested on its own). */
+export async function setRoleDirectly(t: Pick<TestApp, 'platform'>, userId: string, role: 'USER' | 'ADMIN' | 'SUPER_ADMIN') {
+  await t.platform.db.update(users).set({ role }).where(eq(users.id, userId));
+}
+
 /** Signs a user up, gives the account `role` and signs in again, so the access token carries the role. */
-export async function signUpAs(t: Pick<TestApp, 'app' | 'services'>, role: 'USER' | 'ADMIN' | 'SUPER_ADMIN') {
+export async function signUpAs(t: Pick<TestApp, 'app' | 'platform'>, role: 'USER' | 'ADMIN' | 'SUPER_ADMIN') {
   const account = await signUp(t.app);
-  await t.services.auth.setRole(account.user.id, role);
+  await setRoleDirectly(t, account.user.id, role);
   const login = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: account.email, password: account.password } });
   if (login.statusCode !== 200) throw new Error(`login failed: ${login.statusCode} ${login.body}`);
   return { ...account, accessToken: json(login).accessToken as string, refreshToken: json(login).refreshToken as string };

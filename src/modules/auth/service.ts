@@ -1,10 +1,10 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, users } from '../../db/schema/auth.js';
-import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { Db, Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
-import { AppError, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
+import { AppError, forbidden, unauthorized } from '../../platform/http/errors.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from '../../platform/auth/access-tokens.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { admitAttempt, clearFailures, releaseAttempt, settleFailure, type LoginAttempt } from './lockout.js';
@@ -26,7 +26,7 @@ import {
   revokeSession,
   touchSession,
 } from './sessions.js';
-import { NO_PASSWORD, findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type Role, type UserRow } from './users.js';
+import { NO_PASSWORD, findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type UserRow } from './users.js';
 
 /** Work other modules attach to account creation, run in the sign-up transaction (e.g. the free plan grant). */
 export type UserCreatedHook = (tx: Tx, user: UserRow) => Promise<void>;
@@ -320,14 +320,6 @@ export function createAuthService(deps: AuthServiceDeps) {
         if (raced) return raced;
         throw err;
       }
-    },
-
-    /** Sets an account's role (admin API and CLI; the callers check who may do it and audit it). Returns the role before. */
-    async setRole(userId: string, role: Role, tx: DbOrTx = db): Promise<{ before: Role; after: Role }> {
-      const user = await findActiveUserById(tx, userId);
-      if (!user) throw notFound('No active account has this id.');
-      if (user.role !== role) await tx.update(users).set({ role, updatedAt: clock.now() }).where(eq(users.id, userId));
-      return { before: user.role, after: role };
     },
 
     async getActiveUser(userId: string): Promise<UserRow> {

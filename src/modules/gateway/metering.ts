@@ -21,7 +21,7 @@ import { checkAccess, type Access, type AccessDeps } from './access.js';
  */
 export interface MeteringDeps extends AccessDeps {
   db: Db;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight' | 'grow'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'grow'>;
   usage: Pick<UsageService, 'record' | 'recordQuery'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
   /** Where the gateway's calls are counted (the service's registry). */
@@ -261,7 +261,7 @@ export function createMetering(deps: MeteringDeps) {
       const scope = scopeOf(m);
       const response = scope && call.response ? call.response(settled) : null;
       if (scope) parts.push({ name: 'idempotency_key', query: scope.chargeQuery(response) });
-      let written: Record<string, unknown> & { unused: number | string };
+      let written: Record<string, unknown>;
       try {
         written = await writeAsOneStatement(deps.db, parts, {
           condition: { holds: settlement.closed, message: settlement.message },
@@ -271,10 +271,9 @@ export function createMetering(deps: MeteringDeps) {
         if (!(err instanceof StatementConditionFailed)) throw err;
         return deps.db.transaction((tx) => settleIn(tx, m, call));
       }
-      settlement.committed(Number(written.unused));
+      settlement.committed(written);
       counted(m, call.status.toLowerCase());
       scope?.committed(response);
-      wallet.settledWith(written); // the low-balance check, from the balance the statement returned
       return { ...settled, generationId };
     },
 

@@ -42,7 +42,7 @@ export interface GatewayServiceDeps {
   catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot' | 'getById' | 'getBySlug'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'settledWith' | 'release' | 'markInFlight' | 'reservation' | 'grow'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'reservation' | 'grow'>;
   usage: UsageService;
   library: LibraryService;
   /** Per-key budgets (the API keys module); without it keys have no budgets. */

@@ -247,9 +247,10 @@ export function createWalletService(deps: WalletServiceDeps) {
   }
 
   /** A settlement the one-statement shortcut made (here, or in the caller's combined statement once it committed). */
-  function settledQuickly(quick: { charged: number; unused: number }): void {
+  function settledQuickly(quick: { charged: number; unused: number; after: WalletAfter | null }): void {
     tokenMovements.inc({ movement: 'charged' }, quick.charged);
     tokenMovements.inc({ movement: 'refunded' }, quick.unused);
+    afterSettlement(quick.after);
   }
 
   let sweepTimer: NodeJS.Timeout | null = null;
@@ -341,7 +342,6 @@ export function createWalletService(deps: WalletServiceDeps) {
       const quick = await quickSettle(tx ?? db, input, clock.now());
       if (quick !== null) {
         settledQuickly(quick);
-        afterSettlement(quick.after);
         return { chargedTokens: quick.charged, shortfallTokens: 0 };
       }
       const { chargedTokens, shortfallTokens, after } = await inTx(tx, async (t) => {
@@ -356,18 +356,15 @@ export function createWalletService(deps: WalletServiceDeps) {
      * The common settlement (within the reservation, no debt) as parts of the caller's combined statement, which runs
      * them with the condition `closed` and calls `settle` when it does not hold. The reservation's lease stops here.
      */
-    settlementParts(input: { requestId: string; actualTokens: number }): QuickSettlement & { committed(unused: number): void } {
+    settlementParts(input: { requestId: string; actualTokens: number }): QuickSettlement & { committed(row: Record<string, unknown>): void } {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
-      return { ...quickSettlement(input, clock.now()), committed: (unused) => settledQuickly({ charged: input.actualTokens, unused }) };
-    },
-
-    /**
-     * After a combined statement with `settlementParts` committed: the low-balance check on the row it returned (its
-     * `after` columns). Costs nothing while the balance stays at or above the threshold or a warning is already out.
-     */
-    settledWith(row: Record<string, unknown>): void {
-      afterSettlement(walletAfter(row));
+      return {
+        ...quickSettlement(input, clock.now()),
+        // The combined statement committed; `row` selected `unused as unused` and the `after` columns. The low-balance
+        // check costs nothing while the balance stays at or above the threshold or a warning is already out.
+        committed: (row) => settledQuickly({ charged: input.actualTokens, unused: Number(row.unused), after: walletAfter(row) }),
+      };
     },
 
     /** Resolves once the background low-balance work started so far has finished (tests, shutdown). */
