@@ -147,6 +147,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
   app.addHook('onClose', async () => {
     services.wallet.stop();
+    services.jobs.stop();
     await services.gateway.stop();
   });
   await app.register(filesRoutes, { files: services.files });

@@ -140,7 +140,7 @@ export function createServices(platform: Platform) {
     secrets: createSecretBox(platform.config.secretsEncryptionKey),
     events: platform.events,
   });
-  const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet });
+  const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet, metrics: platform.metrics });
   const media = createMediaGateway({
     db,
     clock,
@@ -265,6 +265,7 @@ export function domainJobs(_platform: Platform, services: Services): AnyJobDefin
     ...subscriptionJobs(services.subscriptionBilling),
     ...paymentJobs(services.payments),
     ...services.gateway.jobs(),
+    ...services.jobs.jobs(),
     ...services.media.jobs(),
     ...services.account.jobs(),
     ...services.webhooks.jobs(),
@@ -291,6 +292,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'gateway.idempotency-purge': true,
   'media.job-run': true,
   'media.job-poll': true,
+  'jobs.resume-abandoned': true,
   'webhooks.deliver': true,
   'webhooks.purge': true,
   'community.trending': true,

@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import Stripe from 'stripe';
 import { v7 as uuidv7 } from 'uuid';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookDeliveries } from '../src/db/schema/webhooks.js';
 import { emitDomainEvent } from '../src/platform/events/outbox.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';
 import { eventually, startReceiver, type Receiver, type ReceivedDelivery } from './helpers/webhook-receiver.js';
@@ -202,6 +204,21 @@ describe('delivery', () => {
     expect(Date.now() - started).toBeLessThan(6_000);
     expect(new Set(receiver.to('/busy').map((r) => JSON.parse(r.body).data.jobId))).toEqual(new Set(jobIds));
     await eventually(async () => (await deliveries(accessToken, hook.id)).every((d: { status: string }) => d.status === 'SUCCEEDED'), 'all recorded');
+  });
+
+  it('a backlog longer than one turn (50 deliveries) flows on: nothing is claimed and left to hold the webhook for its lease', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    const hook = await register(accessToken, '/backlog', ['job.failed']);
+    const jobIds = Array.from({ length: 130 }, () => uuidv7());
+    await t.platform.db.transaction(async (tx) => {
+      for (const jobId of jobIds) await emitDomainEvent(tx, 'job.failed', { jobId }, { userId: user.id, at: t.clock.now() });
+    });
+    // Well under the 60 s claim lease: a delivery claimed at a turn's end and not sent would stall the rest that long.
+    await eventually(() => receiver.to('/backlog').length >= 130, '130 deliveries', 30_000);
+    expect(receiver.to('/backlog').map((r) => JSON.parse(r.body).data.jobId).sort()).toEqual([...jobIds].sort());
+    const statuses = async () => (await t.platform.db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id))).map((d) => d.status);
+    await eventually(async () => (await statuses()).every((status) => status === 'SUCCEEDED'), 'all recorded');
+    expect(await statuses()).toHaveLength(130);
   });
 });
 

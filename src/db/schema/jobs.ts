@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { doublePrecision, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { users } from './auth.js';
 import { createdAt, idColumn, tz } from './columns.js';
@@ -48,6 +49,14 @@ export const jobs = pgTable(
     updatedAt: tz('updated_at').notNull().defaultNow(),
     startedAt: tz('started_at'),
     finishedAt: tz('finished_at'),
+    /**
+     * While a process runs a step of the job, the lease its heartbeat renews; null between steps (pg-boss holds the
+     * next message). A lapsed lease means the process died mid-step: the jobs sweeper queues the step again.
+     */
+    leaseUntil: tz('lease_until'),
   },
-  (t) => [index('jobs_user_created_idx').on(t.userId, t.createdAt, t.id)],
+  (t) => [
+    index('jobs_user_created_idx').on(t.userId, t.createdAt, t.id),
+    index('jobs_lease_idx').on(t.leaseUntil).where(sql`${t.leaseUntil} is not null`),
+  ],
 );

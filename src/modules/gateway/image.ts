@@ -12,6 +12,12 @@ import { UpstreamError } from './providers/types.js';
 
 export const IMAGE_ROUTE = 'POST /v1/ai/image';
 export const MEDIA_RUN_QUEUE = 'media.job-run';
+/**
+ * An image job's reservation outlives the process that runs it: if that process dies, the jobs sweeper has the job run
+ * again (within about a minute) and the rerun settles this reservation; only a job nobody runs for the whole run
+ * queue's expiry is refunded by the wallet sweeper.
+ */
+const IMAGE_JOB_LEASE_SECONDS = 15 * 60;
 
 export interface ImageBody {
   model: string;
@@ -282,7 +288,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       const modelRef = { id: job.modelId, slug: job.modelSlug, providerId: input.providerId };
       try {
         const access = { subscriptionId: job.subscriptionId, owner: input.owner };
-        await deps.metering.reserveChecked({ userId: job.userId, apiKeyId: input.apiKeyId }, access, { model: modelRef, operation: 'image.generate', tokens: job.tokensReserved, requestId: job.requestId, jobId: job.id, started });
+        await deps.metering.reserveChecked({ userId: job.userId, apiKeyId: input.apiKeyId }, access, { model: modelRef, operation: 'image.generate', tokens: job.tokensReserved, requestId: job.requestId, jobId: job.id, started, leaseSeconds: IMAGE_JOB_LEASE_SECONDS });
       } catch (err) {
         if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') {
           await failJob(deps, job.id, { code: err.code, message: err.message, details: err.details });

@@ -30,17 +30,27 @@ export function createMediaGateway(deps: MediaGatewayDeps) {
   jobs.onCancel(async (job) => {
     if (job.kind !== 'IMAGE') await video.stopUpstream(job);
   });
+  // A step cut by a dead process runs again: a video the provider already took is polled, anything else runs anew.
+  jobs.onResume(async (job, tx) => {
+    await deps.queue.send(job.externalId ? MEDIA_POLL_QUEUE : MEDIA_RUN_QUEUE, { jobId: job.id }, { tx });
+  });
 
-  /** Loads the job and hands it on while it is open; an unexpected error fails the job (refunded) after the last retry. */
+  /**
+   * Loads the job and hands it on while it is open, holding its step lease meanwhile; an unexpected error fails the
+   * job (refunded) after the last retry.
+   */
   async function handle(jobId: string, retryCount: number, work: (job: JobRow) => Promise<void>): Promise<void> {
     const job = await jobs.get(jobId);
     if (!job || ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(job.status)) return;
+    await jobs.hold(jobId);
     try {
       await work(job);
     } catch (err) {
       logger.error({ err, jobId, retryCount }, 'a media job step failed');
       if (retryCount >= JOB_RETRIES) await failJob(deps, jobId, asAppError(err, job.modelSlug));
       throw err;
+    } finally {
+      await jobs.release(jobId);
     }
   }
 

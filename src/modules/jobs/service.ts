@@ -6,7 +6,9 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { WalletService } from '../wallet/service.js';
+import { createJobLeases } from './leases.js';
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = Omit<typeof jobs.$inferInsert, 'createdAt' | 'updatedAt' | 'status'>;
@@ -45,6 +47,9 @@ export interface JobsServiceDeps {
   events: EventBus;
   logger: FastifyBaseLogger;
   wallet: Pick<WalletService, 'release'>;
+  /** The lease of a running step, renewed by this process's heartbeat (default 30 s; see leases.ts). */
+  stepLeaseSeconds?: number;
+  metrics?: Metrics;
 }
 
 /** The LISTEN/NOTIFY channel of job changes; the payload names the job only (readers load it). */
@@ -81,6 +86,7 @@ export function createJobsService(deps: JobsServiceDeps) {
   const watchers = new Map<string, Set<() => void>>();
   let subscription: Promise<void> | null = null;
   const cancelHandlers: Array<(job: JobRow) => Promise<void>> = [];
+  const leases = createJobLeases({ db, clock, logger, leaseSeconds: deps.stepLeaseSeconds, metrics: deps.metrics });
 
   function subscribeOnce(): Promise<void> {
     subscription ??= events
@@ -110,6 +116,14 @@ export function createJobsService(deps: JobsServiceDeps) {
 
   return {
     announce,
+
+    /** Step leases: `hold` while a process runs a step, `release` after; see leases.ts. */
+    hold: leases.hold,
+    release: leases.release,
+    onResume: leases.onResume,
+    resumeAbandoned: leases.resumeAbandoned,
+    jobs: leases.definitions,
+    stop: leases.stop,
 
     /** Inserts a QUEUED job (inside the caller's transaction when given). */
     async create(job: NewJob, tx: DbOrTx = db): Promise<JobRow> {

@@ -6,7 +6,7 @@ import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.j
 import { AppError, conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
-import { createLeaseKeeper } from './leases.js';
+import { createLeaseKeeper } from '../../platform/leases/lease-keeper.js';
 import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
 import { growReservation, reserveTokens, type ReserveRequest } from './reserve.js';
 import { usageSince } from './usage-windows.js';

@@ -27,8 +27,13 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 export const RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 60 * 60_000, 6 * 60 * 60_000] as const;
 /** The attempt budget of one delivery; when the last one fails the webhook is disabled (docs/decisions.md). */
 export const MAX_ATTEMPTS = 6;
-/** How long a claimed delivery is held by the attempt that claimed it before another instance may take it over. */
+/** How long a claimed delivery waits for its job before another instance may claim it again (the job expires too). */
 const LEASE_MS = 60_000;
+/**
+ * How long a delivery being sent is held: the receiver's timeout and the recording, so an attempt cut by a dead
+ * instance is taken over within seconds instead of holding the webhook's deliveries for the whole claim lease.
+ */
+const SENDING_LEASE_MS = DELIVERY_TIMEOUT_MS + 10_000;
 const EVENTS_PER_BATCH = 200;
 /** How long and how many deliveries one job goes on with the same webhook (the job expires after 60 s). */
 const IN_TURN_BUDGET_MS = 5_000;
@@ -128,7 +133,7 @@ export function createDeliveryEngine(deps: EngineDeps) {
     const started = clock.now();
     const [delivery] = await db
       .update(webhookDeliveries)
-      .set({ claim: sendingClaim, dueAt: new Date(started.getTime() + LEASE_MS), updatedAt: started })
+      .set({ claim: sendingClaim, dueAt: new Date(started.getTime() + SENDING_LEASE_MS), updatedAt: started })
       .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'SENDING'), eq(webhookDeliveries.claim, claim)))
       .returning();
     if (!delivery) return null;
@@ -207,9 +212,11 @@ export function createDeliveryEngine(deps: EngineDeps) {
   async function attemptInTurn(deliveryId: string, claim: string): Promise<void> {
     const started = performance.now();
     let next: { id: string; claim: string } | null = { id: deliveryId, claim };
-    for (let sent = 0; next && sent < IN_TURN_MAX_DELIVERIES; sent++) {
+    // The turn ends before claiming what it would not send: a claimed delivery left behind holds the webhook until
+    // its lease lapses (the kill test found a busy webhook stalled a minute after every 50 deliveries).
+    for (let sent = 1; next; sent++) {
       const outcome = await attempt(next.id, next.claim);
-      if (!outcome?.succeeded || performance.now() - started > IN_TURN_BUDGET_MS) return;
+      if (!outcome?.succeeded || sent >= IN_TURN_MAX_DELIVERIES || performance.now() - started > IN_TURN_BUDGET_MS) return;
       next = await claimNext(outcome.webhookId);
     }
   }
