@@ -6,7 +6,6 @@ import type { Db, Tx } from '../../platform/db/database.js';
 import { defineJob, type AnyJobDefinition } from '../../platform/jobs/jobs.js';
 import { createLeaseKeeper } from '../../platform/leases/lease-keeper.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
-import type { JobRow } from './service.js';
 
 export const RESUME_JOBS_QUEUE = 'jobs.resume-abandoned';
 
@@ -17,6 +16,7 @@ declare module '../../platform/jobs/jobs.js' {
   }
 }
 
+type JobRow = typeof jobs.$inferSelect;
 const OPEN = ['QUEUED', 'RUNNING'] as const;
 /** How long a resumed job waits for its new message to start before it counts as abandoned again. */
 const RESUME_GRACE_SECONDS = 120;
