@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../src/app.js';
+import { auditWriterFor, CLI_ACTOR } from '../src/modules/audit/service.js';
 import { createApiKey, setPlan } from './helpers/gateway.js';
 import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
 import { bearer, signUp } from './helpers/test-app.js';
@@ -89,5 +90,27 @@ describe('revocations reach every instance', () => {
     expect(await refusedWithin(me(b, phone.accessToken), 1000)).toBeLessThan(1000);
     expect((await me(a, phone.accessToken)()).statusCode).toBe(401);
     expect((await me(b, laptop.accessToken)()).statusCode).toBe(200);
+  });
+
+  it('the cached account behind /v1/users/me follows a change made on the other instance, and a suspension', async () => {
+    const { accessToken, user } = await signUp(a.app);
+    const me = (on: BuiltApp) => on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) });
+    // Both instances now hold the account in their caches.
+    expect((await me(a)).json().user.name).not.toBe('Renamed on A');
+    expect((await me(b)).statusCode).toBe(200);
+
+    const rename = await a.app.inject({ method: 'PATCH', url: '/v1/users/me', headers: bearer(accessToken), payload: { name: 'Renamed on A' } });
+    expect(rename.statusCode).toBe(200);
+    expect((await me(a)).json().user.name).toBe('Renamed on A');
+    const started = performance.now();
+    while ((await me(b)).json().user.name !== 'Renamed on A') {
+      expect(performance.now() - started, 'B still shows the old name').toBeLessThan(1000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+
+    // An operator's suspension on A (the audited admin service) refuses the account on B as well.
+    await a.services.auth.admin.suspend(CLI_ACTOR, user.id, 'abuse', { ip: null, userAgent: null }, auditWriterFor(a.services.audit, CLI_ACTOR));
+    expect(await refusedWithin(() => me(b), 1000)).toBeLessThan(1000);
+    expect((await me(a)).statusCode).toBe(401);
   });
 });

@@ -95,3 +95,19 @@ describe('database round trips of POST /v1/ai/text', () => {
     }
   });
 });
+
+describe('database round trips of GET /v1/users/me', () => {
+  it('one once caches are warm (the usage windows); the account, session and subscription come from caches', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    await setPlan(t, user.id, 'starter');
+    const me = () => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) });
+    await statementsOf(me);
+    expect(await statementsOf(me)).toBe(1);
+    // The usage it shows is read fresh: a generation counts at once.
+    const before = json(await me()).activeSubscription.usage;
+    expect((await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload })).statusCode).toBe(200);
+    const after = json(await me()).activeSubscription.usage;
+    expect(after.dailyRequestsUsed).toBe(before.dailyRequestsUsed + 1);
+    expect(after.tokensUsed).toBeGreaterThan(before.tokensUsed);
+  });
+});

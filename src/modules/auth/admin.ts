@@ -7,6 +7,7 @@ import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import type { AuditWriter } from '../audit/service.js';
+import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
 import { hashPassword } from './passwords.js';
 import { recordSecurityEvent } from './security-events.js';
@@ -44,8 +45,8 @@ const auditView = (u: UserRow) => ({ email: u.email, role: u.role, status: u.sta
  * The operators' side of accounts (admin API and CLI): search, role changes, suspension, impersonation and creating
  * operators. Every change is audited through the caller's `AuditWriter` in the change's own transaction.
  */
-export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessTokens; openSessions: Pick<OpenSessions, 'ended'>; onUserCreated: Array<(tx: Tx, user: UserRow) => Promise<void>> }) {
-  const { db, clock, tokens, openSessions } = deps;
+export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessTokens; openSessions: Pick<OpenSessions, 'ended'>; activeUsers: Pick<ActiveUsers, 'changed'>; onUserCreated: Array<(tx: Tx, user: UserRow) => Promise<void>> }) {
+  const { db, clock, tokens, openSessions, activeUsers } = deps;
 
   async function lockedUser(tx: Tx, userId: string): Promise<UserRow> {
     const [user] = await tx.select().from(users).where(eq(users.id, userId)).for('update');
@@ -96,6 +97,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
           throw conflict('This is the last SUPER_ADMIN account: promote another account to SUPER_ADMIN before changing this one.');
         }
         const [updated] = await tx.update(users).set({ role, updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
+        activeUsers.changed(userId);
         await audit({ action: 'user.role.change', targetType: 'user', targetId: userId, before: { role: user.role }, after: { role }, reason }, tx);
         return updated!;
       });
@@ -115,6 +117,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         if (user.status === 'SUSPENDED') throw conflict('This account is already suspended.');
         const now = clock.now();
         const [updated] = await tx.update(users).set({ status: 'SUSPENDED', updatedAt: now }).where(eq(users.id, userId)).returning();
+        activeUsers.changed(userId);
         const ended = await revokeAllSessions(tx, userId, 'ACCOUNT_SUSPENDED', now);
         await tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
         await recordSecurityEvent(tx, { userId, kind: 'SESSION_REVOKED', client, at: now, metadata: { reason: 'ACCOUNT_SUSPENDED', sessions: ended.length } });
@@ -130,6 +133,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         const user = await lockedUser(tx, userId);
         if (user.status !== 'SUSPENDED') throw conflict('This account is not suspended.');
         const [updated] = await tx.update(users).set({ status: 'ACTIVE', updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
+        activeUsers.changed(userId);
         await audit({ action: 'user.unsuspend', targetType: 'user', targetId: userId, before: { status: 'SUSPENDED' }, after: { status: 'ACTIVE' }, reason }, tx);
         return updated!;
       });
@@ -175,6 +179,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
           // Never lowers a role: `create-admin` for a SUPER_ADMIN without --super leaves it a SUPER_ADMIN.
           if (existing.role === input.role || existing.role === 'SUPER_ADMIN') return { outcome: 'unchanged' as const, user: existing };
           const [updated] = await tx.update(users).set({ role: input.role, updatedAt: clock.now() }).where(eq(users.id, existing.id)).returning();
+          activeUsers.changed(existing.id);
           await audit({ action: 'user.role.change', targetType: 'user', targetId: existing.id, before: { role: existing.role }, after: { role: input.role } }, tx);
           return { outcome: 'promoted' as const, user: updated! };
         }

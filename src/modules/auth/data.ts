@@ -4,6 +4,7 @@ import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { unlock } from './lockout.js';
+import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
 import { recordSecurityEvent, type SecurityEventInput } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
@@ -23,8 +24,8 @@ export type ProfileChanges = Partial<Pick<UserRow, 'handle' | 'avatarUrl' | 'bio
  * instead of touching the auth tables. Every method takes an optional transaction, so a caller composes them
  * atomically with its own writes.
  */
-export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 'ended'> }) {
-  const { db, openSessions } = deps;
+export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 'ended'>; activeUsers: Pick<ActiveUsers, 'changed'> }) {
+  const { db, openSessions, activeUsers } = deps;
   const forgetEnded = (ids: string[]) => {
     openSessions.ended(ids);
     return ids;
@@ -96,6 +97,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
 
     async setPasswordHash(userId: string, passwordHash: string, at: Date, tx: DbOrTx = db): Promise<void> {
       await tx.update(users).set({ passwordHash, updatedAt: at }).where(eq(users.id, userId));
+      activeUsers.changed(userId);
     },
 
     /** Marks the address verified, if it is still the active user's address; false otherwise. */
@@ -105,6 +107,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
         .set({ emailVerified: true, updatedAt: at })
         .where(and(eq(users.id, userId), eq(users.status, 'ACTIVE'), eq(users.email, email)))
         .returning({ id: users.id });
+      activeUsers.changed(userId);
       return updated.length === 1;
     },
 
@@ -112,6 +115,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
     async changeEmail(userId: string, email: string, at: Date, tx: DbOrTx = db): Promise<boolean> {
       try {
         await inSavepoint(tx, (sp) => sp.update(users).set({ email, emailVerified: true, updatedAt: at }).where(eq(users.id, userId)));
+        activeUsers.changed(userId);
         return true;
       } catch (err) {
         if (isUniqueViolation(err, 'users_email_active_key')) return false;
@@ -129,6 +133,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
             .where(eq(users.id, userId))
             .returning(),
         );
+        activeUsers.changed(userId);
         return row!;
       } catch (err) {
         if (isUniqueViolation(err, 'users_handle_lower_key')) return 'handle-taken';
@@ -146,6 +151,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
         .set({ status: 'DELETED', deletedAt: at, updatedAt: at })
         .where(and(eq(users.id, userId), eq(users.status, 'ACTIVE')))
         .returning();
+      activeUsers.changed(userId);
       if (deleted) await tx.update(mfaChallenges).set({ usedAt: at }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
       return deleted;
     },

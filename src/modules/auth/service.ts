@@ -11,6 +11,7 @@ import { admitAttempt, clearFailures, releaseAttempt, settleFailure, type LoginA
 import { findOrCreateIdentityUser } from './identities.js';
 import type { VerifiedIdentity } from './idp.js';
 import { createOpenSessions } from './open-sessions.js';
+import { createActiveUsers } from './active-users.js';
 import { createTwoFactor, wrongCode, type SecondFactor } from './two-factor.js';
 import { createAuthData } from './data.js';
 import { createUserAdmin } from './admin.js';
@@ -79,6 +80,7 @@ export function createAuthService(deps: AuthServiceDeps) {
   const { db, clock, tokens } = deps;
   const twoFactor = createTwoFactor({ db, clock });
   const openSessions = createOpenSessions({ db, events: deps.events });
+  const activeUsers = createActiveUsers({ db, events: deps.events });
 
   const accessTokenFor = (user: Pick<UserRow, 'id' | 'role'>, sessionId: string) =>
     tokens.sign({ sub: user.id, kind: 'access', role: user.role, sid: sessionId }, ACCESS_TOKEN_TTL_SECONDS);
@@ -134,9 +136,9 @@ export function createAuthService(deps: AuthServiceDeps) {
     startSession,
     twoFactor,
     /** Users, sessions and the security history, for the modules that build on accounts (see data.ts). */
-    data: createAuthData({ db, openSessions }),
+    data: createAuthData({ db, openSessions, activeUsers }),
     /** The operators' side of accounts: search, roles, suspension, impersonation, creating operators (see admin.ts). */
-    admin: createUserAdmin({ db, clock, tokens, openSessions, onUserCreated: deps.onUserCreated ?? [] }),
+    admin: createUserAdmin({ db, clock, tokens, openSessions, activeUsers, onUserCreated: deps.onUserCreated ?? [] }),
     /** Whether an access token's session is still open (the auth plugin asks on every request). */
     sessionOpen: openSessions.isOpen,
 
@@ -295,6 +297,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       if (existing) {
         if (existing.role === 'SUPER_ADMIN') return 'unchanged';
         await db.update(users).set({ role: 'SUPER_ADMIN', updatedAt: clock.now() }).where(eq(users.id, existing.id));
+        activeUsers.changed(existing.id);
         return 'promoted';
       }
       const now = clock.now();
@@ -322,8 +325,9 @@ export function createAuthService(deps: AuthServiceDeps) {
       }
     },
 
+    /** The active user, from the cache every write to the user drops (see active-users.ts). */
     async getActiveUser(userId: string): Promise<UserRow> {
-      const user = await findActiveUserById(db, userId);
+      const user = await activeUsers.get(userId);
       if (!user) throw sessionGone();
       return user;
     },
@@ -334,6 +338,7 @@ export function createAuthService(deps: AuthServiceDeps) {
         .set({ name: name.trim(), updatedAt: clock.now() })
         .where(eq(users.id, userId))
         .returning();
+      activeUsers.changed(userId);
       if (!row || row.status !== 'ACTIVE') throw sessionGone();
       return toMeUser(row);
     },
