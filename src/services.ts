@@ -64,6 +64,8 @@ export function createServices(platform: Platform) {
     events: platform.events,
     // The workspaces service is built below; members of a workspace with a subscription meter against it.
     workspaceIdsOf: (userId, tx) => workspaces.workspaceIdsOf(userId, tx),
+    // The files service is built below too; the subscriber's own stored files (a workspace's members keep theirs).
+    storageMbUsed: (owner) => files.storageMbUsed(owner.userId),
   });
   const auth = createAuthService({ db, clock, tokens, events: platform.events, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
   const idp = createIdentityProvider(platform.config.idp, { clock });
@@ -116,7 +118,7 @@ export function createServices(platform: Platform) {
     modelExists: async (slug) => (await catalog.getBySlug(slug)) !== undefined,
   });
   const usage = createUsageService({ db, clock, catalog });
-  const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl });
+  const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl, events: platform.events });
   const library = createLibraryService({
     db,
     clock,

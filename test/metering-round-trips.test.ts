@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { files } from '../src/db/schema/files.js';
 import { domainEvents } from '../src/db/schema/platform.js';
 import { usageRecords } from '../src/db/schema/usage.js';
 import { startFakeOpenAi, type FakeUpstream } from './helpers/fake-upstreams.js';
@@ -109,5 +110,20 @@ describe('database round trips of GET /v1/users/me', () => {
     const after = json(await me()).activeSubscription.usage;
     expect(after.dailyRequestsUsed).toBe(before.dailyRequestsUsed + 1);
     expect(after.tokensUsed).toBeGreaterThan(before.tokensUsed);
+  });
+
+  it('shows the megabytes of the files the user keeps, from a cache dropped when a file is stored', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    await setPlan(t, user.id, 'starter');
+    const me = () => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) });
+    expect(json(await me()).activeSubscription.usage.storageMbUsed).toBe(0);
+    const image = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'local/image', prompt: 'a harbour', count: 2, width: 64, height: 64 } });
+    expect(image.statusCode, image.body).toBe(200);
+    const stored = await t.platform.db.select({ size: files.size }).from(files).where(eq(files.ownerId, user.id));
+    expect(stored).toHaveLength(2);
+    const bytes = stored.reduce((sum, f) => sum + f.size, 0);
+    expect(json(await me()).activeSubscription.usage.storageMbUsed).toBe(Math.round((bytes / (1024 * 1024)) * 1e6) / 1e6);
+    // Warm again: the figure comes from the cache.
+    expect(await statementsOf(me)).toBe(1);
   });
 });

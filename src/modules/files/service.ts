@@ -1,12 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { and, eq, gt } from 'drizzle-orm';
+import { and, eq, gt, sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import { files, type FileKind } from '../../db/schema/files.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import { MINUTE_MS } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import { baseContentType, FORMAT_CONTENT_TYPE, formatMatches, sniffFormat, type MediaFormat } from '../../platform/media/sniff.js';
 import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, FetchError, formatBytes, unreadableRemoteFile, type SafeFetcher } from '../../platform/net/safe-fetch.js';
@@ -84,13 +86,30 @@ export interface FilesServiceDeps {
   storage: Storage;
   fetcher: SafeFetcher;
   publicBaseUrl: string;
+  /** Where the storage figure of every instance's cache is dropped when a file becomes READY (migration 0029). */
+  events?: EventBus;
 }
+
+const BYTES_PER_MB = 1024 * 1024;
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
 const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl }: FilesServiceDeps) {
+export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl, events }: FilesServiceDeps) {
+  // Bytes of READY files per owner: read by every /v1/users/me, changed only when a file becomes READY (dropped here
+  // at once, and on the other instances by the trigger on files).
+  const storageUsed = createInvalidatingCache<number>({
+    name: 'storage',
+    bus: events,
+    load: async (ownerId) => {
+      const [row] = await db
+        .select({ bytes: sql<string>`coalesce(sum(${files.size}), 0)` })
+        .from(files)
+        .where(and(eq(files.ownerId, ownerId), eq(files.status, 'READY')));
+      return Number(row?.bytes ?? 0);
+    },
+  });
   const base = new URL(publicBaseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const rawUrl = (key: string) => `${publicBaseUrl}${RAW_PATH}${key}`;
@@ -284,7 +303,13 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl 
         .set({ status: 'READY', size: inspector.bytes, sha256: inspector.sha256, readyAt: clock.now() })
         .where(eq(files.id, row.id))
         .returning();
+      storageUsed.forget(row.ownerId);
       return toRecord(ready!);
+    },
+
+    /** Megabytes (to the byte: six decimals) of the owner's stored files: generated media and finished uploads. */
+    async storageMbUsed(ownerId: string): Promise<number> {
+      return Math.round(((await storageUsed.get(ownerId)) / BYTES_PER_MB) * 1e6) / 1e6;
     },
 
     /** The caller's own file; another user's or a missing one is 404. */
@@ -339,6 +364,7 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl 
         await storage.delete(key).catch(() => undefined);
         throw err;
       }
+      storageUsed.forget(input.ownerId);
       return { id, key, url: rawUrl(key), contentType, size: input.body.length };
     },
 
