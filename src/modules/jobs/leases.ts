@@ -73,11 +73,12 @@ export function createJobLeases(deps: JobLeaseDeps) {
         .orderBy(asc(jobs.leaseUntil))
         .limit(limit)
         .for('update', { skipLocked: true });
+      const ids = abandoned.map((job) => job.id);
+      if (ids.length > 0) await tx.update(jobs).set({ leaseUntil: leaseEnd(RESUME_GRACE_SECONDS) }).where(inArray(jobs.id, ids));
       for (const job of abandoned) {
-        await tx.update(jobs).set({ leaseUntil: leaseEnd(RESUME_GRACE_SECONDS) }).where(eq(jobs.id, job.id));
         for (const handler of resumeHandlers) await handler(job, tx);
       }
-      return abandoned.map((job) => job.id);
+      return ids;
     });
     resumedTotal.inc(resumed.length);
     if (resumed.length > 0) logger.warn({ jobIds: resumed }, 'jobs left mid-step by a dead process were queued again');
