@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { KeyBudgetPeriod } from '../../db/schema/apikeys.js';
+import { bound, runBound, shiftPlaceholders } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { StatementPart } from '../../platform/db/one-statement.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -96,20 +97,19 @@ export async function growBudgetHold(db: DbOrTx, hold: BudgetHold, now: Date): P
  * The call's hold closed at its real cost (0 when refunded), as parts of the caller's settling statement: deleting the
  * hold is the guard, so it moves reserved to spent exactly once whichever path (settle, refund, sweep) gets there.
  */
+const RELEASE_HOLD = 'delete from api_key_budget_holds where request_id = $1 returning api_key_id, period_start, tokens';
+const SPEND_HELD = `
+  update api_key_spend s set reserved = greatest(s.reserved - h.tokens, 0), spent = s.spent + $1::bigint
+  from key_budget_released h where s.api_key_id = h.api_key_id and s.period_start = h.period_start`;
+
 export function budgetSettlementParts(requestId: string, chargedTokens: number): StatementPart[] {
   return [
-    { name: 'key_budget_released', query: sql`delete from api_key_budget_holds where request_id = ${requestId} returning api_key_id, period_start, tokens` },
-    {
-      name: 'key_budget_spent',
-      query: sql`
-        update api_key_spend s set reserved = greatest(s.reserved - h.tokens, 0), spent = s.spent + ${chargedTokens}::bigint
-        from key_budget_released h where s.api_key_id = h.api_key_id and s.period_start = h.period_start`,
-    },
+    { name: 'key_budget_released', query: bound(RELEASE_HOLD, [requestId]) },
+    { name: 'key_budget_spent', query: bound(SPEND_HELD, [chargedTokens]) },
   ];
 }
 
 /** The same, on its own (inside the caller's transaction). */
 export async function settleBudget(db: DbOrTx, requestId: string, chargedTokens: number): Promise<void> {
-  const [released, spent] = budgetSettlementParts(requestId, chargedTokens);
-  await db.execute(sql`with ${sql.identifier(released!.name)} as (${released!.query.getSQL()}) ${spent!.query.getSQL()}`);
+  await runBound(db, bound(`with key_budget_released as (${RELEASE_HOLD}) ${shiftPlaceholders(SPEND_HELD, 1)}`, [requestId, chargedTokens]));
 }

@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { sql, type SQLWrapper } from 'drizzle-orm';
+import type { SQLWrapper } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
 import type { GenerationKind } from '../../db/schema/library.js';
 import type { Principal } from '../../platform/auth/plugin.js';
+import { bound } from '../../platform/db/bound.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { StatementConditionFailed, writeAsOneStatement, type StatementPart } from '../../platform/db/one-statement.js';
 import type { AppError } from '../../platform/http/errors.js';
@@ -22,7 +23,7 @@ import { checkAccess, type Access, type AccessDeps } from './access.js';
 export interface MeteringDeps extends AccessDeps {
   db: Db;
   wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'grow'>;
-  usage: Pick<UsageService, 'record' | 'recordQuery'>;
+  usage: Pick<UsageService, 'record' | 'recordPart'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
   /** Where the gateway's calls are counted (the service's registry). */
   metrics?: Metrics;
@@ -250,7 +251,7 @@ export function createMetering(deps: MeteringDeps) {
     async settleNow(m: Metered, call: SettleCall): Promise<Settled> {
       const settlement = wallet.settlementParts({ requestId: m.requestId, actualTokens: call.chargeTokens });
       const settled = { chargedTokens: call.chargeTokens, shortfallTokens: 0 };
-      const parts: StatementPart[] = [...settlement.parts, { name: 'usage_record', query: usage.recordQuery(usageOf(m, call, settled)) }];
+      const parts: StatementPart[] = [...settlement.parts, { name: 'usage_record', query: usage.recordPart(usageOf(m, call, settled)) }];
       if (m.keyBudget && deps.keys) parts.push(...deps.keys.budgetSettlementParts(m.requestId, call.chargeTokens));
       let generationId: string | null = null;
       if (call.generation) {
@@ -265,7 +266,7 @@ export function createMetering(deps: MeteringDeps) {
       try {
         written = await writeAsOneStatement(deps.db, parts, {
           condition: { holds: settlement.closed, message: settlement.message },
-          select: sql`${settlement.unused} as unused, ${settlement.after}`,
+          select: bound(`${settlement.unused} as unused, ${settlement.after}`, []),
         });
       } catch (err) {
         if (!(err instanceof StatementConditionFailed)) throw err;

@@ -4,7 +4,8 @@ import { generations, type GenerationKind, type GenerationVisibility } from '../
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { domainEventInsert } from '../../platform/events/outbox.js';
+import { bound } from '../../platform/db/bound.js';
+import { domainEventInsert, domainEventPart } from '../../platform/events/outbox.js';
 import type { StatementPart } from '../../platform/db/one-statement.js';
 import { notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
@@ -64,6 +65,10 @@ export interface GenerationsDeps {
   preferences: { defaultGenerationVisibility(userId: string, tx: DbOrTx): Promise<GenerationVisibility> };
 }
 
+const INSERT_GENERATION = `
+  insert into generations (id, user_id, kind, prompt, output, model_id, thumbnail_url, visibility, tags, request_id, created_at)
+  values ($1::uuid, $2::uuid, $3, $4, $5::text::jsonb, $6::uuid, $7, $8, $9::text[], $10, $11::timestamptz)`;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `%`, `_` and `\` match literally inside the search text. */
@@ -119,8 +124,9 @@ export function createGenerations(deps: GenerationsDeps) {
     };
   }
 
+  const persistedData = (row: { id: string; kind: GenerationKind }, input: SaveGenerationInput) => ({ generationId: row.id, kind: row.kind, jobId: input.jobId ?? null });
   const persistedEvent = (row: { id: string; kind: GenerationKind; userId: string; createdAt: Date }, input: SaveGenerationInput, tx: DbOrTx) =>
-    domainEventInsert(tx, 'generation.persisted', { generationId: row.id, kind: row.kind, jobId: input.jobId ?? null }, { userId: row.userId, at: row.createdAt });
+    domainEventInsert(tx, 'generation.persisted', persistedData(row, input), { userId: row.userId, at: row.createdAt });
 
   return {
     toView,
@@ -131,11 +137,12 @@ export function createGenerations(deps: GenerationsDeps) {
      */
     async saveGenerationParts(input: SaveGenerationInput, tx: DbOrTx = db): Promise<{ id: string; parts: StatementPart[] }> {
       const values = await newItem(input, tx);
+      const row = [values.id, values.userId, values.kind, values.prompt, JSON.stringify(values.output), values.modelId, values.thumbnailUrl, values.visibility, values.tags, values.requestId, values.createdAt.toISOString()];
       return {
         id: values.id,
         parts: [
-          { name: 'library_generation', query: tx.insert(generations).values(values) },
-          { name: 'library_persisted', query: persistedEvent(values, input, tx) },
+          { name: 'library_generation', query: bound(INSERT_GENERATION, row) },
+          { name: 'library_persisted', query: domainEventPart('generation.persisted', persistedData(values, input), { userId: values.userId, at: values.createdAt }) },
         ],
       };
     },

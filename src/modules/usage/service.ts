@@ -1,5 +1,7 @@
 import { usageRecords, type UsageStatus } from '../../db/schema/usage.js';
 import type { Clock } from '../../platform/clock/clock.js';
+import { v7 as uuidv7 } from 'uuid';
+import { bound, type BoundSql } from '../../platform/db/bound.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { CatalogService } from '../catalog/service.js';
 import { SUMMARY_WINDOWS, usagePage, usageTotals, type SummaryWindow, type UsageFeedQuery, type UsageRow } from './feed.js';
@@ -36,6 +38,12 @@ export type UsageRecord = typeof usageRecords.$inferSelect;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+const INSERT_RECORD = `
+  insert into usage_records (id, user_id, subscription_id, model_id, provider_id, reseller_account_id, job_id, api_key_id, request_id,
+    operation, status, input_units, output_units, credits_consumed, provider_cost_cents, latency_ms, metadata, created_at)
+  values ($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::uuid, $7::uuid, $8::uuid, $9, $10, $11, $12, $13, $14, $15, $16,
+    $17::text::jsonb, $18::timestamptz)`;
+
 /** The per-request usage feed (spec A "Usage record", "Usage" endpoints). */
 export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<CatalogService, 'snapshot'> }) {
   const { db, clock, catalog } = deps;
@@ -69,7 +77,9 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
     });
   }
 
-  /** The record's insert (run by `record`, or sent in a caller's combined statement). */
+  const whole = (n: number | undefined) => Math.max(0, Math.round(n ?? 0));
+
+  /** The record's insert, run by `record`. */
   function recordQuery(input: UsageRecordInput, tx: DbOrTx = db) {
     return tx.insert(usageRecords).values({
       userId: input.userId,
@@ -82,15 +92,38 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
       requestId: input.requestId,
       operation: input.operation,
       status: input.status,
-      inputUnits: Math.max(0, Math.round(input.inputUnits ?? 0)),
-      outputUnits: Math.max(0, Math.round(input.outputUnits ?? 0)),
-      tokensConsumed: Math.max(0, Math.round(input.tokensConsumed ?? 0)),
-      providerCostCents: Math.max(0, Math.round(input.providerCostCents ?? 0)),
-      latencyMs: Math.max(0, Math.round(input.latencyMs ?? 0)),
+      inputUnits: whole(input.inputUnits),
+      outputUnits: whole(input.outputUnits),
+      tokensConsumed: whole(input.tokensConsumed),
+      providerCostCents: whole(input.providerCostCents),
+      latencyMs: whole(input.latencyMs),
       metadata: input.metadata ?? {},
       createdAt: clock.now(),
     });
   }
+
+  /** The same insert as bound SQL, for a caller's combined statement on the hot path (nothing built per call). */
+  const recordPart = (input: UsageRecordInput): BoundSql =>
+    bound(INSERT_RECORD, [
+      uuidv7(),
+      input.userId,
+      input.subscriptionId ?? null,
+      input.modelId ?? null,
+      input.providerId ?? null,
+      input.providerAccountId ?? null,
+      input.jobId ?? null,
+      input.apiKeyId ?? null,
+      input.requestId,
+      input.operation,
+      input.status,
+      whole(input.inputUnits),
+      whole(input.outputUnits),
+      whole(input.tokensConsumed),
+      whole(input.providerCostCents),
+      whole(input.latencyMs),
+      JSON.stringify(input.metadata ?? {}),
+      clock.now().toISOString(),
+    ]);
 
   return {
     /** `GET /v1/usage`: the caller's records, newest first; `nextCursor` is the id of the last row returned. */
@@ -105,7 +138,7 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
       return { window, since: since.toISOString(), ...(await usageTotals(db, userId, since)) };
     },
 
-    recordQuery,
+    recordPart,
 
     /** Admin analytics: calls, tokens and provider cost per day, provider and model, with the catalog's slugs. */
     async dailyTotals(range: UsageRange) {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
+import { bound, runBound } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { ownerKey, type WalletOwner } from './ledger.js';
@@ -21,37 +22,48 @@ interface Row {
   existing_wallet: string | null;
 }
 
+const RESERVE = `
+  with taken as (
+    update wallets set balance = balance - $3, updated_at = $5::timestamptz
+    where owner_type = $1 and owner_id = $2 and balance >= $3 and debt = 0
+      and not exists (select 1 from wallet_reservations where request_id = $4)
+    returning id
+  ), held as (
+    insert into wallet_reservations (id, wallet_id, request_id, tokens, note, context, lease_until, created_at)
+    select $6::uuid, id, $4, $3, $8, $9::text::jsonb, $10::timestamptz, $5::timestamptz from taken
+    returning id
+  ), moved as (
+    insert into wallet_ledger (id, wallet_id, kind, amount, note, request_id, idempotency_key, created_at)
+    select $7::uuid, id, 'USAGE', -$3::bigint, $8, $4, $11, $5::timestamptz from taken where $3::bigint > 0
+  )
+  select (select id from held) as reserved, w.id as wallet_id, w.balance, w.debt,
+    r.status as existing_status, r.wallet_id as existing_wallet
+  from (select 1) as one
+  left join wallets w on w.owner_type = $1 and w.owner_id = $2
+  left join wallet_reservations r on r.request_id = $4`;
+
 /**
  * One round trip: the balance update is conditional (enough balance, no unpaid overrun, request id unused), and the
  * USAGE ledger row and the reservation are written from its result, so all three happen or none. The last select
  * reads the statement's starting snapshot: the wallet as it was, and any earlier reservation of this request id.
+ * Constant text: prepared once per connection on PostgreSQL.
  */
 async function runOnce(db: DbOrTx, input: ReserveRequest, now: Date, leaseSeconds: number): Promise<ReserveOutcome> {
   const owner = ownerKey(input);
-  const at = now.toISOString();
-  const leaseUntil = new Date(now.getTime() + leaseSeconds * 1000).toISOString();
-  const note = input.note ?? null;
-  const context = input.context ? JSON.stringify(input.context) : null;
-  const result = await db.execute(sql`
-    with taken as (
-      update wallets set balance = balance - ${input.tokens}, updated_at = ${at}
-      where owner_type = ${owner.ownerType} and owner_id = ${owner.ownerId} and balance >= ${input.tokens} and debt = 0
-        and not exists (select 1 from wallet_reservations where request_id = ${input.requestId})
-      returning id
-    ), held as (
-      insert into wallet_reservations (id, wallet_id, request_id, tokens, note, context, lease_until, created_at)
-      select ${uuidv7()}::uuid, id, ${input.requestId}, ${input.tokens}, ${note}, ${context}::jsonb, ${leaseUntil}, ${at} from taken
-      returning id
-    ), moved as (
-      insert into wallet_ledger (id, wallet_id, kind, amount, note, request_id, idempotency_key, created_at)
-      select ${uuidv7()}::uuid, id, 'USAGE', ${-input.tokens}, ${note}, ${input.requestId}, ${`reserve:${input.requestId}`}, ${at} from taken where ${input.tokens} > 0
-    )
-    select (select id from held) as reserved, w.id as wallet_id, w.balance, w.debt,
-      r.status as existing_status, r.wallet_id as existing_wallet
-    from (select 1) as one
-    left join wallets w on w.owner_type = ${owner.ownerType} and w.owner_id = ${owner.ownerId}
-    left join wallet_reservations r on r.request_id = ${input.requestId}`);
-  const row = (result as { rows: Row[] }).rows[0]!;
+  const values = [
+    owner.ownerType,
+    owner.ownerId,
+    input.tokens,
+    input.requestId,
+    now.toISOString(),
+    uuidv7(),
+    uuidv7(),
+    input.note ?? null,
+    input.context ? JSON.stringify(input.context) : null,
+    new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
+    `reserve:${input.requestId}`,
+  ];
+  const row = (await runBound<Row>(db, bound(RESERVE, values))).rows[0]!;
   if (row.reserved) return { kind: 'reserved' };
   if (row.existing_status) return { kind: 'exists', status: row.existing_status, walletId: row.existing_wallet ?? '', ownWalletId: row.wallet_id };
   if (!row.wallet_id) return { kind: 'no-wallet' };

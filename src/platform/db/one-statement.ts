@@ -1,11 +1,13 @@
-import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import type { SQLWrapper } from 'drizzle-orm';
+import { bound, isBound, runBound, shiftPlaceholders, toBound, type BoundSql } from './bound.js';
 import type { DbOrTx } from './database.js';
 import { withSqlState } from './errors.js';
 
 /** One write of a combined statement: a data-modifying query, readable by the later parts as the CTE `name`. */
 export interface StatementPart {
   name: string;
-  query: SQLWrapper;
+  /** Bound SQL (the hot parts: constant text) or a Drizzle query (built per call). */
+  query: BoundSql | SQLWrapper;
 }
 
 /** SQLSTATE of `require_that` (migration 0012): the statement's condition did not hold. */
@@ -14,27 +16,57 @@ const CONDITION_FAILED = 'P0004';
 /** A combined statement whose condition did not hold: it wrote nothing. */
 export class StatementConditionFailed extends Error {}
 
+type Piece = BoundSql | SQLWrapper;
+
+/** Combined texts by the texts of their pieces: the same shape of statement is joined once per process. */
+const combinedTexts = new Map<string, string>();
+const MAX_COMBINED_TEXTS = 1_000;
+
+function combine(names: string[], pieces: BoundSql[], hasCondition: boolean): BoundSql {
+  const key = `${names.join(',')}\u0000${hasCondition}\u0000${pieces.map((p) => p.text).join('\u0000')}`;
+  let text = combinedTexts.get(key);
+  if (text === undefined) {
+    let offset = 0;
+    const shifted = pieces.map((piece) => {
+      const moved = shiftPlaceholders(piece.text, offset);
+      offset += piece.values.length;
+      return moved;
+    });
+    const ctes = names.map((name, i) => `"${name}" as (${shifted[i]})`).join(', ');
+    const rest = shifted.slice(names.length);
+    const selected = hasCondition ? `require_that(${rest[0]}, ${rest[1]}) as "conditionHeld", ${rest[2]}` : rest[0];
+    text = `with ${ctes} select ${selected}`;
+    if (combinedTexts.size >= MAX_COMBINED_TEXTS) combinedTexts.clear();
+    combinedTexts.set(key, text);
+  }
+  return bound(text, pieces.flatMap((p) => p.values));
+}
+
 /**
  * Sends writes that several modules prepared as ONE statement of data-modifying CTEs: one round trip, and they commit
  * together or not at all. Every part runs (PostgreSQL runs a data-modifying CTE whether or not it is read); then the
  * `condition`, SQL over the parts' RETURNING rows, must hold, or the whole statement fails and writes nothing
  * (StatementConditionFailed; inside a transaction, that aborts the transaction). A unique violation of any part counts
  * the same way: the caller then takes its general path, which handles what the shortcut did not expect. Returns the
- * row `select` describes.
+ * row `select` describes. Bound parts cost no query building: the joined text is kept per shape (and prepared once per
+ * connection on PostgreSQL).
  */
 export async function writeAsOneStatement<R extends Record<string, unknown>>(
   db: DbOrTx,
   parts: StatementPart[],
-  options: { condition?: { holds: SQL; message: string }; select: SQL },
+  options: { condition?: { holds: Piece; message: string }; select: Piece },
 ): Promise<R> {
-  const ctes = sql.join(
-    parts.map((part) => sql`${sql.identifier(part.name)} as (${part.query.getSQL()})`),
-    sql`, `,
+  const asBound = (piece: Piece) => (isBound(piece) ? piece : toBound(db, piece));
+  const pieces = parts.map((part) => asBound(part.query));
+  if (options.condition) pieces.push(asBound(options.condition.holds), bound('$1::text', [options.condition.message]));
+  pieces.push(asBound(options.select));
+  const statement = combine(
+    parts.map((part) => part.name),
+    pieces,
+    options.condition !== undefined,
   );
-  const condition = options.condition ? sql`require_that(${options.condition.holds}, ${options.condition.message}) as "conditionHeld", ` : sql``;
   try {
-    const result = await db.execute(sql`with ${ctes} select ${condition}${options.select}`);
-    return (result as { rows: R[] }).rows[0]!;
+    return (await runBound<R>(db, statement)).rows[0]!;
   } catch (err) {
     const failed = withSqlState(err, CONDITION_FAILED) ?? withSqlState(err, '23505');
     if (failed) throw new StatementConditionFailed(failed.message, { cause: err });

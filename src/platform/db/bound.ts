@@ -1,0 +1,62 @@
+import type { SQLWrapper } from 'drizzle-orm';
+import pg from 'pg';
+import type { DbOrTx, SqlResult } from './database.js';
+
+/**
+ * SQL text with its own positional placeholders ($1, $2 ...) and their values. The hot statements are written this
+ * way: their text is a constant, so nothing is built per call, and on PostgreSQL a named prepared statement skips
+ * parsing and planning after its first run on each connection. Values go to the driver as they are: JSON as text
+ * (`$n::text::jsonb`), times as ISO strings.
+ */
+export interface BoundSql {
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+export const bound = (text: string, values: unknown[]): BoundSql => ({ text, values });
+
+export const isBound = (query: BoundSql | SQLWrapper): query is BoundSql => typeof (query as BoundSql).text === 'string';
+
+type RawClient = { query(config: unknown, values?: unknown[]): Promise<{ rows: unknown[] }> };
+interface DriverHandle {
+  session?: { client?: RawClient };
+  dialect?: { sqlToQuery(sql: ReturnType<SQLWrapper['getSQL']>): { sql: string; params: unknown[] } };
+  $client?: unknown;
+}
+
+const isNodePg = (client: RawClient) => client instanceof pg.Pool || client instanceof pg.Client;
+
+const preparedNames = new Map<string, string>();
+const nameOf = (text: string): string => {
+  let name = preparedNames.get(text);
+  if (!name) {
+    name = `sf_${preparedNames.size + 1}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+};
+
+/**
+ * Runs bound SQL on the database, or on the connection of the open transaction `handle` is. On PostgreSQL it is a
+ * named prepared statement (pg prepares it once per connection); PGlite runs it as is.
+ */
+export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql): Promise<SqlResult<T>> {
+  const client = (handle as unknown as DriverHandle).session?.client;
+  if (!client || typeof client.query !== 'function') throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
+  const result = isNodePg(client)
+    ? await client.query({ name: nameOf(statement.text), text: statement.text, values: statement.values })
+    : await client.query(statement.text, statement.values);
+  return { rows: result.rows as T[] };
+}
+
+/** A Drizzle query as bound SQL (for the rare parts of a combined statement that are still built per call). */
+export function toBound(handle: DbOrTx, query: SQLWrapper): BoundSql {
+  const dialect = (handle as unknown as DriverHandle).dialect;
+  if (!dialect) throw new Error('toBound needs a Drizzle database or transaction');
+  const { sql, params } = dialect.sqlToQuery(query.getSQL());
+  return { text: sql, values: params };
+}
+
+/** The text with every placeholder $n moved up by `offset` (to join several bound statements into one). */
+export const shiftPlaceholders = (text: string, offset: number): string =>
+  offset === 0 ? text : text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
