@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cleanEnhanced, enhanceInstruction, normaliseTarget, withServerInstruction } from './instructions.js';
 import { fitHistory } from './text.js';
-import { countMessageTokens } from './tokens.js';
+import { countMessageTokens, messageTokensAtMost } from './tokens.js';
 import type { ChatMessage } from './providers/types.js';
 
 const conversation: ChatMessage[] = [
@@ -67,6 +68,19 @@ describe('fitHistory', () => {
     expect(trimmed).toBeGreaterThan(0);
     expect(countMessageTokens(kept.slice(1))).toBeLessThanOrEqual(700 + 3);
     expect(kept.slice(1)).toEqual(messages.slice(1 + trimmed));
+  });
+
+  it('keeps everything without counting when the byte bound fits, and the bound is never below the real count', () => {
+    const short = conversation.filter((m) => m.role !== 'system');
+    expect(fitHistory(conversation, messageTokensAtMost(short))).toEqual({ messages: [conversation[1], ...short], trimmed: 0 });
+    const message = fc.record({ role: fc.constantFrom('user' as const, 'assistant' as const), content: fc.string({ unit: 'grapheme', maxLength: 300 }) });
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 6 }), (messages) => {
+        const perMessage = messages.reduce((sum, m) => sum + countMessageTokens([m]), 0);
+        expect(messageTokensAtMost(messages)).toBeGreaterThanOrEqual(perMessage);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('keeps a single last message even when it alone is over the budget', () => {

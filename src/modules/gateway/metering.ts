@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SQLWrapper } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import type { GenerationKind } from '../../db/schema/library.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { bound } from '../../platform/db/bound.js';
@@ -66,7 +66,7 @@ const scopes = new AsyncLocalStorage<MeteringScope>();
 export const withMeteringScope = <T>(scope: MeteringScope, fn: () => Promise<T>): Promise<T> => scopes.run(scope, fn);
 
 /** The request id of the metered request being served (the one its Idempotency-Key recorded), or a new one. */
-export const meteredRequestId = (): string => scopes.getStore()?.requestId ?? uuidv7();
+export const meteredRequestId = (): string => scopes.getStore()?.requestId ?? newId();
 
 export interface ReserveCall {
   model: ModelRef;

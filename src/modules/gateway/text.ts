@@ -14,7 +14,7 @@ import type { Access } from './access.js';
 import type { Metered, Metering } from './metering.js';
 import type { UpstreamPool } from './pool.js';
 import { UpstreamError, type ChatMessage, type TextResult, type TextStream, type TokenUsage } from './providers/types.js';
-import { countMessageTokens, countTextTokens } from './tokens.js';
+import { countMessageTokens, countTextTokens, messageTokensAtMost } from './tokens.js';
 
 export const DEFAULT_MAX_TOKENS = 2048;
 /** Chat history replay: a quarter of the context window, capped at 24,000 tokens; system text is never trimmed. */
@@ -85,6 +85,7 @@ const providerDown = (err: unknown) => err instanceof AppError && err.code === '
 export function fitHistory(messages: ChatMessage[], budget: number): { messages: ChatMessage[]; trimmed: number } {
   const system = messages.filter((m) => m.role === 'system');
   const rest = messages.filter((m) => m.role !== 'system');
+  if (messageTokensAtMost(rest) <= budget) return { messages: [...system, ...rest], trimmed: 0 };
   let used = 0;
   let keepFrom = rest.length;
   for (let i = rest.length - 1; i >= 0; i--) {

@@ -15,9 +15,29 @@ export function countTextTokens(text: string): number {
   return text.length === 0 ? 0 : countTokens(text, PLAIN);
 }
 
+const roleTokens = new Map<string, number>();
+const tokensOfRole = (role: string): number => {
+  let tokens = roleTokens.get(role);
+  if (tokens === undefined) {
+    tokens = countTextTokens(role);
+    if (roleTokens.size < 16) roleTokens.set(role, tokens);
+  }
+  return tokens;
+};
+
 export function countMessageTokens(messages: readonly ChatMessage[]): number {
   let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) total += TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content);
+  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countTextTokens(message.content);
+  return total;
+}
+
+/**
+ * An upper bound of `countMessageTokens` summed message by message, without tokenizing: a token of this encoding is at
+ * least one UTF-8 byte, so a text has at most as many tokens as bytes. When it fits a budget, so do the real counts.
+ */
+export function messageTokensAtMost(messages: readonly ChatMessage[]): number {
+  let total = 0;
+  for (const message of messages) total += REPLY_PRIMING_TOKENS + TOKENS_PER_MESSAGE + tokensOfRole(message.role) + Buffer.byteLength(message.content);
   return total;
 }
 

@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { and, arrayContains, desc, eq, ilike, inArray, ne, type SQL } from 'drizzle-orm';
 import { generations, type GenerationKind, type GenerationVisibility } from '../../db/schema/library.js';
 import type { ModelType } from '../../db/schema/catalog.js';
@@ -110,7 +110,7 @@ export function createGenerations(deps: GenerationsDeps) {
   async function newItem(input: SaveGenerationInput, tx: DbOrTx) {
     const visibility: GenerationVisibility = input.kind === 'TEXT' ? 'PRIVATE' : await preferences.defaultGenerationVisibility(input.userId, tx);
     return {
-      id: uuidv7(),
+      id: newId(),
       userId: input.userId,
       kind: input.kind,
       prompt: input.prompt,

@@ -1,6 +1,6 @@
 import { usageRecords, type UsageStatus } from '../../db/schema/usage.js';
 import type { Clock } from '../../platform/clock/clock.js';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { bound, type BoundSql } from '../../platform/db/bound.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { CatalogService } from '../catalog/service.js';
@@ -105,7 +105,7 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
   /** The same insert as bound SQL, for a caller's combined statement on the hot path (nothing built per call). */
   const recordPart = (input: UsageRecordInput): BoundSql =>
     bound(INSERT_RECORD, [
-      uuidv7(),
+      newId(),
       input.userId,
       input.subscriptionId ?? null,
       input.modelId ?? null,

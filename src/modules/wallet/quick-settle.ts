@@ -1,4 +1,4 @@
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { bound, type BoundSql } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { writeAsOneStatement, type StatementPart } from '../../platform/db/one-statement.js';
@@ -77,7 +77,7 @@ export function quickSettlement(input: { requestId: string; actualTokens: number
   return {
     parts: [
       { name: 'wallet_closed', query: bound(WALLET_CLOSED, [input.requestId, input.actualTokens, at]) },
-      { name: 'wallet_refunded', query: bound(WALLET_REFUNDED, [uuidv7(), input.requestId, `settle:${input.requestId}`, at]) },
+      { name: 'wallet_refunded', query: bound(WALLET_REFUNDED, [newId(), input.requestId, `settle:${input.requestId}`, at]) },
       { name: 'wallet_moved', query: bound(WALLET_MOVED, [at]) },
     ],
     closed: bound(CLOSED, []),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { bound, runBound } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
@@ -56,8 +56,8 @@ async function runOnce(db: DbOrTx, input: ReserveRequest, now: Date, leaseSecond
     input.tokens,
     input.requestId,
     now.toISOString(),
-    uuidv7(),
-    uuidv7(),
+    newId(),
+    newId(),
     input.note ?? null,
     input.context ? JSON.stringify(input.context) : null,
     new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
@@ -107,7 +107,7 @@ export async function growReservation(db: DbOrTx, input: { requestId: string; to
       update wallet_reservations r set tokens = r.tokens + taken.extra from taken, open where r.id = open.id returning r.id
     ), moved as (
       insert into wallet_ledger (id, wallet_id, kind, amount, note, request_id, idempotency_key, created_at)
-      select ${uuidv7()}::uuid, taken.id, 'USAGE', -taken.extra, ${input.note ?? null}, ${input.requestId}, ${`reserve:${input.requestId}:${input.tokens}`}, ${at} from taken
+      select ${newId()}::uuid, taken.id, 'USAGE', -taken.extra, ${input.note ?? null}, ${input.requestId}, ${`reserve:${input.requestId}:${input.tokens}`}, ${at} from taken
     )
     select exists (select 1 from grown) or exists (select 1 from open where extra <= 0) as ok`);
   return (result as { rows: { ok: boolean }[] }).rows[0]!.ok;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/helpers/test-database.js';
+import { bound } from './bound.js';
 import type { Database } from './database.js';
 import { StatementConditionFailed, writeAsOneStatement } from './one-statement.js';
 
@@ -43,6 +44,21 @@ describe('writeAsOneStatement', () => {
   it('counts a unique violation of any part as a failed condition, and writes nothing', async () => {
     await expect(writeAsOneStatement(database.db, parts(1), { select: sql`1 as done` })).rejects.toBeInstanceOf(StatementConditionFailed);
     expect([await count('one_statement_items'), await count('one_statement_log')]).toEqual([1, 1]);
+  });
+
+  it('numbers the parameters of bound and Drizzle parts in turn, for every shape and every call of a shape', async () => {
+    const mixed = (id: number, note: string) => [
+      { name: 'item', query: bound('insert into one_statement_items (id, note) values ($1, $2) returning id, note', [id, note]) },
+      { name: 'log', query: sql`insert into one_statement_log (item) select id + ${0} from item where note = ${note}` },
+    ];
+    for (const [id, note] of [[10, 'ten'], [11, 'eleven']] as const) {
+      const row = await writeAsOneStatement<{ id: number; note: string }>(database.db, mixed(id, note), {
+        condition: { holds: bound('exists (select 1 from item where id = $1)', [id]), message: 'no item' },
+        select: bound('(select id from item) as id, $1::text as note', [note]),
+      });
+      expect(row).toEqual({ conditionHeld: true, id, note });
+    }
+    expect(await count('one_statement_log')).toBe(3);
   });
 
   it('passes other errors through', async () => {

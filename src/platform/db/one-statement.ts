@@ -18,28 +18,50 @@ export class StatementConditionFailed extends Error {}
 
 type Piece = BoundSql | SQLWrapper;
 
-/** Combined texts by the texts of their pieces: the same shape of statement is joined once per process. */
-const combinedTexts = new Map<string, string>();
-const MAX_COMBINED_TEXTS = 1_000;
+/**
+ * Combined texts, found by walking the names and then the pieces' texts: the hot parts' texts are constants whose
+ * hashes V8 keeps, so finding a shape joined before costs a few map lookups and no string building.
+ */
+interface TextNode {
+  next: Map<string, TextNode>;
+  text?: string;
+}
+let joined: TextNode = { next: new Map() };
+let joinedCount = 0;
+const MAX_JOINED = 1_000;
+
+function join(names: string[], pieces: BoundSql[], hasCondition: boolean): string {
+  let offset = 0;
+  const shifted = pieces.map((piece) => {
+    const moved = shiftPlaceholders(piece.text, offset);
+    offset += piece.values.length;
+    return moved;
+  });
+  const ctes = names.map((name, i) => `"${name}" as (${shifted[i]})`).join(', ');
+  const rest = shifted.slice(names.length);
+  const selected = hasCondition ? `require_that(${rest[0]}, ${rest[1]}) as "conditionHeld", ${rest[2]}` : rest[0];
+  return `with ${ctes} select ${selected}`;
+}
 
 function combine(names: string[], pieces: BoundSql[], hasCondition: boolean): BoundSql {
-  const key = `${names.join(',')}\u0000${hasCondition}\u0000${pieces.map((p) => p.text).join('\u0000')}`;
-  let text = combinedTexts.get(key);
-  if (text === undefined) {
-    let offset = 0;
-    const shifted = pieces.map((piece) => {
-      const moved = shiftPlaceholders(piece.text, offset);
-      offset += piece.values.length;
-      return moved;
-    });
-    const ctes = names.map((name, i) => `"${name}" as (${shifted[i]})`).join(', ');
-    const rest = shifted.slice(names.length);
-    const selected = hasCondition ? `require_that(${rest[0]}, ${rest[1]}) as "conditionHeld", ${rest[2]}` : rest[0];
-    text = `with ${ctes} select ${selected}`;
-    if (combinedTexts.size >= MAX_COMBINED_TEXTS) combinedTexts.clear();
-    combinedTexts.set(key, text);
+  let node = joined;
+  for (const step of [...names, hasCondition ? '\u0000condition' : '\u0000none', ...pieces.map((p) => p.text)]) {
+    let child = node.next.get(step);
+    if (!child) {
+      child = { next: new Map() };
+      node.next.set(step, child);
+    }
+    node = child;
   }
-  return bound(text, pieces.flatMap((p) => p.values));
+  if (node.text === undefined) {
+    if (++joinedCount > MAX_JOINED) {
+      joined = { next: new Map() };
+      joinedCount = 0;
+      return combine(names, pieces, hasCondition);
+    }
+    node.text = join(names, pieces, hasCondition);
+  }
+  return bound(node.text, pieces.flatMap((p) => p.values));
 }
 
 /**

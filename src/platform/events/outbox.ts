@@ -1,6 +1,6 @@
 import { asc, inArray, isNull, lt } from 'drizzle-orm';
 import { domainEvents } from '../../db/schema/platform.js';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../ids.js';
 import { bound, type BoundSql } from '../db/bound.js';
 import type { DbOrTx } from '../db/database.js';
 
@@ -19,7 +19,7 @@ const INSERT_EVENT = `insert into domain_events (id, name, user_id, data, create
 
 /** The insert of one domain event as bound SQL, for a combined statement on the hot path (nothing built per call). */
 export const domainEventPart = (name: string, data: Record<string, unknown>, options: { userId?: string | null; at: Date }): BoundSql =>
-  bound(INSERT_EVENT, [uuidv7(), name, options.userId ?? null, JSON.stringify(data), options.at.toISOString()]);
+  bound(INSERT_EVENT, [newId(), name, options.userId ?? null, JSON.stringify(data), options.at.toISOString()]);
 
 /** Writes one domain event inside the caller's transaction (`userId`: whose webhooks receive it; `at`: the clock's now). */
 export async function emitDomainEvent(tx: DbOrTx, name: string, data: Record<string, unknown>, options: EventOptions = {}): Promise<DomainEvent> {
