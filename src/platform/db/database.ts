@@ -98,18 +98,34 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
   };
 }
 
+/**
+ * Connections of the same database with `synchronous_commit = off`, by the database handle they belong to: for a
+ * statement whose durability a later synchronous commit of the same flow provides (PostgreSQL flushes its WAL in order,
+ * so that commit makes the earlier one durable too). A server crash in between loses both, consistently.
+ */
+const asyncCommitPools = new WeakMap<object, pg.Pool>();
+
+/** The async-commit pool of a PostgreSQL database handle; undefined on PGlite and for transactions. */
+export const asyncCommitPoolOf = (db: DbOrTx): pg.Pool | undefined => asyncCommitPools.get(db);
+
 async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
-  pool.on('error', (err) => onError?.(err));
   const statements = { count: 0 };
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      statements.count++;
-      return query(...args);
-    };
-  });
+  const counted = (config: pg.PoolConfig) => {
+    const counting = new pg.Pool(config);
+    counting.on('error', (err) => onError?.(err));
+    counting.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        statements.count++;
+        return query(...args);
+      };
+    });
+    return counting;
+  };
+  const pool = counted({ connectionString: url, max: poolSize });
+  const asyncCommitPool = counted({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: '-c synchronous_commit=off' });
   const db = drizzleNodePg(pool) as unknown as Db;
+  asyncCommitPools.set(db, asyncCommitPool);
   let listener: pg.PoolClient | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
 
@@ -175,6 +191,7 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       listener?.release();
       listener = null;
       if (!pool.ended) await pool.end();
+      if (!asyncCommitPool.ended) await asyncCommitPool.end();
     },
   };
 }
