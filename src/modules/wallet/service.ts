@@ -10,6 +10,7 @@ import { createLeaseKeeper } from '../../platform/leases/lease-keeper.js';
 import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
 import { growReservation, reserveTokens, type ReserveRequest } from './reserve.js';
 import { usageSince } from './usage-windows.js';
+import { createUsageCache, type OwnerRef } from './usage-cache.js';
 import { reversePaymentCredits, tokensCreditedFor } from './payment-reversal.js';
 import { grantBySupport, type SupportGrant } from './admin-grant.js';
 import type { AuditWriter } from '../audit/service.js';
@@ -141,17 +142,27 @@ export function createWalletService(deps: WalletServiceDeps) {
     return row;
   }
 
-  /** Settles or releases one reservation inside `tx`; the row is locked so it closes exactly once. */
+  /**
+   * Settles or releases one reservation inside `tx`; the row is locked so it closes exactly once. `owner` is the
+   * wallet's owner when something changed (read with the locked row: its usage figures are dropped after the commit).
+   */
   async function close(tx: Tx, requestId: string, wanted: { actualTokens: number } | { release: string } | 'sweep') {
     const sweeping = wanted === 'sweep';
     leases.letGo(requestId);
     const now = clock.now();
-    const [res] = await tx.select().from(walletReservations).where(eq(walletReservations.requestId, requestId)).for('update');
-    if (!res) throw notFound(`No reservation exists for request ${requestId}.`);
-    if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null };
-    if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null };
+    const [locked] = await tx
+      .select({ res: walletReservations, ownerType: wallets.ownerType, ownerId: wallets.ownerId })
+      .from(walletReservations)
+      .innerJoin(wallets, eq(wallets.id, walletReservations.walletId))
+      .where(eq(walletReservations.requestId, requestId))
+      .for('update', { of: walletReservations });
+    if (!locked) throw notFound(`No reservation exists for request ${requestId}.`);
+    const { res } = locked;
+    const owner: OwnerRef = { ownerType: locked.ownerType, ownerId: locked.ownerId };
+    if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null, owner: null };
+    if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null, owner: null };
     // The sweeper picked it without a lock: a heartbeat may have renewed the lease since, or progress been recorded.
-    if (sweeping && res.leaseUntil >= now) return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null };
+    if (sweeping && res.leaseUntil >= now) return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null, owner: null };
     const outcome = sweeping ? sweptOutcome(res.usedTokens) : wanted;
     const swept = async (chargedTokens: number) =>
       sweeping &&
@@ -172,7 +183,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       await tx.update(walletReservations).set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now }).where(eq(walletReservations.id, res.id));
       await swept(0);
       tokenMovements.inc({ movement: 'refunded' }, res.tokens);
-      return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false, walletId: null };
+      return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false, walletId: null, owner };
     }
 
     const actual = outcome.actualTokens;
@@ -205,7 +216,31 @@ export function createWalletService(deps: WalletServiceDeps) {
     await swept(charged);
     tokenMovements.inc({ movement: 'charged' }, charged);
     tokenMovements.inc({ movement: 'refunded' }, Math.max(0, res.tokens - actual));
-    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true, settled: true, walletId: res.walletId };
+    return { chargedTokens: charged, shortfallTokens: shortfall, changed: true, settled: true, walletId: res.walletId, owner };
+  }
+
+  // The usage windows of `/v1/users/me` and the key spend, per owner: dropped here after every write to the owner's
+  // wallet (the figures of other instances' writes show within the 2 s TTL; no notification per metered call).
+  const usageCache = createUsageCache({ now: () => clock.now().getTime() });
+  /**
+   * A write to `owner`'s wallet through `handle`: committed by now, unless `handle` is a caller's open transaction.
+   * `moves`: the write can change the figures (a reservation opened, grown or closed, a USAGE or REFUND row); only
+   * such a write, not committed yet, also keeps the owner out of the cache for one TTL (see `UsageCache.changing`).
+   */
+  function wrote(owner: OwnerRef | null | undefined, handle: DbOrTx | undefined, moves = true): void {
+    if (!owner) return;
+    if (moves && handle && isTx(handle)) usageCache.changing(owner);
+    else usageCache.changed(owner);
+  }
+
+  /** The owner of the wallet a request's reservation is on (for writes that know only the request id). */
+  async function ownerOfRequest(t: DbOrTx, requestId: string): Promise<OwnerRef | null> {
+    const [row] = await t
+      .select({ ownerType: wallets.ownerType, ownerId: wallets.ownerId })
+      .from(walletReservations)
+      .innerJoin(wallets, eq(wallets.id, walletReservations.walletId))
+      .where(eq(walletReservations.requestId, requestId));
+    return row ?? null;
   }
 
   async function walletAfterOf(t: Tx, walletId: string): Promise<WalletAfter | null> {
@@ -289,6 +324,7 @@ export function createWalletService(deps: WalletServiceDeps) {
         outcome = await attempt();
       }
       if (outcome.kind === 'reserved') {
+        wrote(ownerKey(input), tx);
         tokenMovements.inc({ movement: 'reserved' }, input.tokens);
         if (input.leaseSeconds === undefined) leases.hold(input.requestId);
         return;
@@ -317,7 +353,11 @@ export function createWalletService(deps: WalletServiceDeps) {
      */
     async grow(input: { requestId: string; tokens: number; note?: string }, tx?: DbOrTx): Promise<void> {
       assertTokens(input.tokens, 'tokens');
-      if (await growReservation(tx ?? db, input, clock.now())) return;
+      if (await growReservation(tx ?? db, input, clock.now())) {
+        // A dearer fallback model (rare): the write returns no owner, so it is read (not on the reserve/settle path).
+        wrote(await ownerOfRequest(tx ?? db, input.requestId), tx);
+        return;
+      }
       const res = await (tx ?? db).select().from(walletReservations).where(eq(walletReservations.requestId, input.requestId));
       const [wallet] = res[0] ? await (tx ?? db).select().from(wallets).where(eq(wallets.id, res[0].walletId)) : [];
       if (!res[0] || !wallet) throw conflict(`The reservation of request ${input.requestId} is not open.`);
@@ -341,13 +381,15 @@ export function createWalletService(deps: WalletServiceDeps) {
       leases.letGo(input.requestId);
       const quick = await quickSettle(tx ?? db, input, clock.now());
       if (quick !== null) {
+        wrote(quick.after, tx);
         settledQuickly(quick);
         return { chargedTokens: quick.charged, shortfallTokens: 0 };
       }
-      const { chargedTokens, shortfallTokens, after } = await inTx(tx, async (t) => {
+      const { chargedTokens, shortfallTokens, after, owner } = await inTx(tx, async (t) => {
         const closed = await close(t, input.requestId, { actualTokens: input.actualTokens });
         return { ...closed, after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null };
       });
+      wrote(owner, tx);
       afterSettlement(after);
       return { chargedTokens, shortfallTokens };
     },
@@ -363,7 +405,11 @@ export function createWalletService(deps: WalletServiceDeps) {
         ...quickSettlement(input, clock.now()),
         // The combined statement committed; `row` selected `unused as unused` and the `after` columns. The low-balance
         // check costs nothing while the balance stays at or above the threshold or a warning is already out.
-        committed: (row) => settledQuickly({ charged: input.actualTokens, unused: Number(row.unused), after: walletAfter(row) }),
+        committed: (row) => {
+          const after = walletAfter(row);
+          wrote(after, undefined);
+          settledQuickly({ charged: input.actualTokens, unused: Number(row.unused), after });
+        },
       };
     },
 
@@ -374,17 +420,19 @@ export function createWalletService(deps: WalletServiceDeps) {
 
     /** A failed call: full REFUND of an open reservation; a no-op when it is already closed. */
     async release(input: { requestId: string; reason?: string }, tx?: DbOrTx): Promise<void> {
-      await inTx(tx, async (t) => {
+      const owner = await inTx(tx, async (t) => {
         const [res] = await t.select({ id: walletReservations.id }).from(walletReservations).where(eq(walletReservations.requestId, input.requestId));
-        if (!res) return;
-        await close(t, input.requestId, { release: input.reason ?? 'Generation failed' });
+        if (!res) return null;
+        return (await close(t, input.requestId, { release: input.reason ?? 'Generation failed' })).owner;
       });
+      wrote(owner, tx);
     },
 
     /**
      * Marks a reservation as running and extends its lease (long streams and jobs call it periodically);
      * `usedTokens` records the usage so far, which the sweeper settles on if the process dies.
-     * Returns false when the reservation is unknown or already closed.
+     * Returns false when the reservation is unknown or already closed. The usage figures do not move (an IN_FLIGHT
+     * reservation counts as an OPEN one), so the cached ones stay.
      */
     async markInFlight(input: { requestId: string; usedTokens?: number; leaseSeconds?: number }): Promise<boolean> {
       if (input.usedTokens !== undefined) assertTokens(input.usedTokens, 'usedTokens');
@@ -417,6 +465,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       let released = 0;
       for (const res of expired) {
         const result = await db.transaction((t) => close(t, res.requestId, 'sweep'));
+        wrote(result.owner, undefined);
         if (!result.changed) continue;
         if (result.settled) settled++;
         else released++;
@@ -447,12 +496,15 @@ export function createWalletService(deps: WalletServiceDeps) {
       if (!POSITIVE_KINDS.includes(input.kind)) throw new AppError(500, 'INTERNAL', `A ${input.kind} movement cannot add tokens.`);
       assertTokens(input.amount, 'amount');
       const now = clock.now();
-      return inTx(tx, async (t) => {
+      const credited = await inTx(tx, async (t) => {
         const wallet = await ensureWallet(t, input, now);
         const result = await creditWithDebtCollection(t, wallet.id, { ...input, amount: input.amount }, now);
         if (result.applied) await rearm(t, wallet.id, result.balance);
-        return { applied: result.applied, balance: result.balance };
+        return { applied: result.applied, balance: result.balance, collected: result.collected };
       });
+      // A plan's grant moves no usage figure, unless it pays an overrun (a USAGE row) or is a REFUND.
+      if (credited.applied) wrote(ownerKey(input), tx, input.kind === 'REFUND' || credited.collected > 0);
+      return { applied: credited.applied, balance: credited.balance };
     },
 
     /**
@@ -465,7 +517,7 @@ export function createWalletService(deps: WalletServiceDeps) {
     ): Promise<{ applied: boolean; takenTokens: number; unrecoveredTokens: number; balance: number }> {
       assertTokens(input.amount, 'amount');
       const now = clock.now();
-      return inTx(tx, async (t) => {
+      const debited = await inTx(tx, async (t) => {
         const wallet = await ensureWallet(t, input, now);
         const [locked] = await t.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.id, wallet.id)).for('update');
         const take = Math.min(input.amount, locked!.balance);
@@ -479,20 +531,36 @@ export function createWalletService(deps: WalletServiceDeps) {
         );
         return { applied: result.applied, takenTokens: take, unrecoveredTokens: input.amount - take, balance: result.balance };
       });
+      if (debited.applied) wrote(ownerKey(input), tx, input.kind === 'USAGE');
+      return debited;
     },
 
     /** An operator's support grant (`GRANT` row with a reason), idempotent by key and audited; see admin-grant.ts. */
-    supportGrant(grant: SupportGrant, audit: AuditWriter) {
+    async supportGrant(grant: SupportGrant, audit: AuditWriter) {
       assertTokens(grant.tokens, 'tokens');
-      return grantBySupport(db, grant, clock.now(), audit);
+      const granted = await grantBySupport(db, grant, clock.now(), audit);
+      if (granted.applied) wrote(ownerKey({ userId: grant.userId }), undefined);
+      return granted;
     },
 
     /** Tokens a payment added to wallets (the payments module reports them as `tokensGranted`). */
     creditedForPayment: (paymentId: string, tx: DbOrTx = db) => tokensCreditedFor(tx, paymentId),
 
     /** A refunded payment: takes its tokens back as far as the balance allows and reports what was already spent. */
-    reversePayment: (input: { paymentId: string; idempotencyKey: string; note: string }, tx: DbOrTx = db) =>
-      inTx(tx, (t) => reversePaymentCredits(t, input, clock.now())),
+    async reversePayment(input: { paymentId: string; idempotencyKey: string; note: string }, tx: DbOrTx = db) {
+      const { reversed, owners } = await inTx(tx, async (t) => {
+        const reversed = await reversePaymentCredits(t, input, clock.now());
+        // A refunded payment (rare): the wallets it touched are read back for their owners.
+        const owners = await t
+          .selectDistinct({ ownerType: wallets.ownerType, ownerId: wallets.ownerId })
+          .from(walletLedger)
+          .innerJoin(wallets, eq(wallets.id, walletLedger.walletId))
+          .where(eq(walletLedger.paymentId, input.paymentId));
+        return { reversed, owners };
+      });
+      for (const owner of owners) wrote(owner, tx, false); // ADJUSTMENT rows: no usage figure moves
+      return reversed;
+    },
 
     /** Balance with per-kind totals; a wallet is created (empty) on first look. */
     async balance(owner: WalletOwner) {
@@ -551,8 +619,11 @@ export function createWalletService(deps: WalletServiceDeps) {
       return rows.map((r) => ({ walletId: r.walletId, balance: r.balance, ledgerSum: Number(r.ledgerSum) }));
     },
 
-    /** Tokens spent (net of refunds) and generations started since each of the given moments (see usage-windows.ts). */
-    usageSince: <K extends string>(owner: WalletOwner, windows: Record<K, Date>) => usageSince(db, owner, windows),
+    /**
+     * Tokens spent (net of refunds) and generations started since each of the given moments (see usage-windows.ts),
+     * from the usage cache: fresh after this instance's writes, at most 2 s old after another instance's.
+     */
+    usageSince: <K extends string>(owner: WalletOwner, windows: Record<K, Date>) => usageCache.get(ownerKey(owner), windows, () => usageSince(db, owner, windows)),
   };
   return service;
 }

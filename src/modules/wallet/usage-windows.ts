@@ -7,6 +7,8 @@ export type UsageWindows<K extends string> = Record<K, { tokensSpent: number; re
 /**
  * Tokens spent (net of refunds) and generations started (reservations not released) since each of the given moments,
  * in one statement whatever the number of windows (`/v1/users/me` asks for the cycle, today and this month at once).
+ * The wallet service reads it through its usage cache (usage-cache.ts), which its writes drop: a write that creates
+ * rows counted here (a reservation, a USAGE or REFUND movement) must drop the owner's figures.
  */
 export async function usageSince<K extends string>(db: DbOrTx, owner: WalletOwner, windows: Record<K, Date>): Promise<UsageWindows<K>> {
   const keys = Object.keys(windows) as K[];
