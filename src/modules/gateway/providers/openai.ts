@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { Stream } from 'openai/streaming';
+import { OpenAiEndpoint } from './openai-http.js';
 import { guardStream } from './stream-guard.js';
 import {
   UpstreamError,
@@ -12,8 +12,9 @@ import {
 } from './types.js';
 
 /**
- * Any OpenAI-compatible chat-completions API through the official `openai` SDK: OpenAI itself, OpenRouter, Groq,
- * DeepSeek, Mistral, xAI, Together, vLLM, Ollama... The base URL comes from the account.
+ * Any OpenAI-compatible chat-completions API: OpenAI itself, OpenRouter, Groq, DeepSeek, Mistral, xAI, Together,
+ * vLLM, Ollama... The base URL comes from the account. Text goes through our own undici client (`openai-http.ts`);
+ * images and speech keep the official SDK (`media/openai-media.ts`, through `openAiClients` and `mapOpenAiError`).
  */
 export interface OpenAiAdapterOptions {
   /**
@@ -25,12 +26,14 @@ export interface OpenAiAdapterOptions {
   defaultBaseUrl: string;
   /** Silence allowed between stream events (default 60 s). */
   streamIdleTimeoutMs?: number;
+  /** Connections kept per upstream origin (default 1024). */
+  connectionsPerOrigin?: number;
 }
 
-/** Servers without authentication (a local Ollama) still need a non-empty key for the SDK. */
+/** Servers without authentication (a local Ollama) get a placeholder key: the SDK needs one, and so do some servers. */
 const NO_KEY = 'no-key-required';
 
-/** One SDK client per upstream account (and base URL and timeout), made on first use and kept. */
+/** One SDK client per upstream account (and base URL and timeout), made on first use and kept (media only). */
 export function openAiClients(defaultBaseUrl: string | undefined): (credential: UpstreamCredential) => OpenAI {
   const clients = new Map<string, OpenAI>();
   return (credential) => {
@@ -48,7 +51,19 @@ export function openAiClients(defaultBaseUrl: string | undefined): (credential: 
 
 export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdapter {
   const tokenLimitParam = options.tokenLimitParam ?? 'max_tokens';
-  const clientFor = openAiClients(options.defaultBaseUrl);
+  const endpoints = new Map<string, OpenAiEndpoint>();
+
+  const endpointFor = (credential: UpstreamCredential): OpenAiEndpoint => {
+    const baseUrl = credential.baseUrl ?? options.defaultBaseUrl;
+    const apiKey = credential.apiKey ?? NO_KEY;
+    const key = `${baseUrl}\u0000${apiKey}`;
+    let endpoint = endpoints.get(key);
+    if (!endpoint) {
+      endpoint = new OpenAiEndpoint(baseUrl, apiKey, options.connectionsPerOrigin);
+      endpoints.set(key, endpoint);
+    }
+    return endpoint;
+  };
 
   const body = (request: TextRequest) => ({
     model: request.model,
@@ -57,45 +72,36 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
   });
 
+  const callOptions = (credential: UpstreamCredential, request: TextRequest) => ({ timeoutMs: credential.timeoutMs, signal: request.signal, model: request.model });
+
   return {
     kind: 'openai',
     needsCredential: true,
 
     async generateText(credential, request) {
-      try {
-        const completion = await clientFor(credential).chat.completions.create(
-          { ...body(request), stream: false } as OpenAI.ChatCompletionCreateParamsNonStreaming,
-          { signal: request.signal },
-        );
-        const choice = completion.choices[0];
-        if (!choice) throw new UpstreamError('server', 'The provider returned no answer.', null, 'empty_response');
-        return {
-          text: choice.message?.content ?? '',
-          usage: toUsage(completion.usage),
-          finishReason: choice.finish_reason ?? 'stop',
-        };
-      } catch (err) {
-        throw mapOpenAiError(err, request.model);
-      }
+      const completion = (await endpointFor(credential).json('/chat/completions', { ...body(request), stream: false }, callOptions(credential, request))) as WireCompletion;
+      const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
+      if (!choice) throw new UpstreamError('server', 'The provider returned no answer.', null, 'empty_response');
+      return {
+        text: choice.message?.content ?? '',
+        usage: toUsage(completion.usage),
+        finishReason: choice.finish_reason ?? 'stop',
+      };
     },
 
     async streamText(credential, request) {
-      let upstream: Stream<OpenAI.ChatCompletionChunk>;
-      try {
-        upstream = await clientFor(credential).chat.completions.create(
-          // Ask for the final usage chunk: a streamed call is billed from the provider's own count.
-          { ...body(request), stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming,
-          { signal: request.signal },
-        );
-      } catch (err) {
-        throw mapOpenAiError(err, request.model);
-      }
+      const upstream = await endpointFor(credential).stream(
+        '/chat/completions',
+        // Ask for the final usage chunk: a streamed call is billed from the provider's own count.
+        { ...body(request), stream: true, stream_options: { include_usage: true } },
+        callOptions(credential, request),
+      );
       async function* events(): AsyncGenerator<TextStreamEvent> {
         let finishReason: string | null = null;
         let usage: TokenUsage | null = null;
-        for await (const chunk of upstream) {
+        for await (const chunk of upstream.chunks as AsyncIterable<WireChunk>) {
           if (chunk.usage) usage = toUsage(chunk.usage);
-          for (const choice of chunk.choices ?? []) {
+          for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
             if (choice.index !== undefined && choice.index !== 0) continue;
             const delta = choice.delta?.content;
             if (delta) yield { type: 'text', delta };
@@ -108,22 +114,32 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
       }
       return guardStream(events(), {
         idleTimeoutMs: options.streamIdleTimeoutMs ?? 60_000,
-        abort: () => upstream.controller.abort(),
+        abort: () => upstream.abort(),
         mapError: (err) => mapOpenAiError(err, request.model),
       });
     },
 
     async checkCredential(credential) {
-      try {
-        await clientFor(credential).models.list();
-      } catch (err) {
-        throw mapOpenAiError(err, '');
-      }
+      await endpointFor(credential).json('/models', undefined, { timeoutMs: credential.timeoutMs, model: '' });
     },
   };
 }
 
-function toUsage(usage: OpenAI.CompletionUsage | null | undefined): TokenUsage | null {
+/** The parts of OpenAI's wire format we read; nothing is validated, so every field is optional. */
+interface WireUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+}
+interface WireCompletion {
+  choices?: { message?: { content?: string | null }; finish_reason?: string | null }[];
+  usage?: WireUsage | null;
+}
+interface WireChunk {
+  choices?: { index?: number; delta?: { content?: string | null }; finish_reason?: string | null }[];
+  usage?: WireUsage | null;
+}
+
+function toUsage(usage: WireUsage | null | undefined): TokenUsage | null {
   if (!usage || typeof usage.prompt_tokens !== 'number' || typeof usage.completion_tokens !== 'number') return null;
   return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
 }
