@@ -34,11 +34,23 @@ export async function freePort(): Promise<number> {
  */
 const profileFlags = (): string[] => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
 
-/** Starts the real service (`src/main.ts`) in its own process, so the load generator does not share its event loop. */
+let built: Promise<void> | null = null;
+/** `npm start`'s build (esbuild bundle of src/ into dist/), once per bench process. */
+const buildOnce = () =>
+  (built ??= new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the build failed (${code})`))));
+  }));
+
+/**
+ * Starts the real service in its own process, so the load generator does not share its event loop: what `npm start`
+ * runs (the build, then `node --enable-source-maps dist/main.js`).
+ */
 export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
+  await buildOnce();
   const port = await freePort();
   const ownDataDir = env.DATA_DIR ? null : await mkdtemp(path.join(os.tmpdir(), 'storefront-bench-'));
-  const child: ChildProcess = spawn(process.execPath, [...profileFlags(), '--import', 'tsx', 'src/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...profileFlags(), '--enable-source-maps', 'dist/main.js'], {
     cwd: root,
     env: {
       ...process.env,

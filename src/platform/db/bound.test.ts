@@ -27,6 +27,11 @@ describe('runBound', () => {
     expect(await setting({ asyncCommit: true })).toBe(database.kind === 'pg' ? 'off' : usual);
   });
 
+  it('plans the named (bound) statements once per connection on PostgreSQL', async () => {
+    const mode = (await runBound<{ value: string }>(database.db, bound('select current_setting($1) as value', ['plan_cache_mode']))).rows[0]!.value;
+    expect(mode).toBe(database.kind === 'pg' ? 'force_generic_plan' : 'auto');
+  });
+
   it('runs on the connection of an open transaction, whatever asyncCommit says', async () => {
     await database.db.transaction(async (tx) => {
       await runBound(tx, bound("select set_config('storefront.probe', $1, true)", ['inside']));
