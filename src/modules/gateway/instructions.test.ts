@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cleanEnhanced, enhanceInstruction, normaliseTarget, withServerInstruction } from './instructions.js';
 import { fitHistory } from './text.js';
-import { countMessageTokens, messageTokensAtMost } from './tokens.js';
+import { countMessageTokens, countTextTokens, messageTokensAtMost } from './tokens.js';
 import type { ChatMessage } from './providers/types.js';
 
 const conversation: ChatMessage[] = [
@@ -81,6 +81,14 @@ describe('fitHistory', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('counts a message text the same the first time and when it comes again (a replayed history)', () => {
+    const turn: ChatMessage = { role: 'user', content: `A question about lighthouses, number ${Math.random()}` };
+    const expected = 3 + 3 + countTextTokens('user') + countTextTokens(turn.content);
+    expect(countMessageTokens([turn])).toBe(expected);
+    expect(countMessageTokens([turn])).toBe(expected);
+    expect(countMessageTokens([turn, turn])).toBe(2 * expected - 3);
   });
 
   it('keeps a single last message even when it alone is over the budget', () => {

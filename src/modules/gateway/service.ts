@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import type { ProviderSettings } from '../../config.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -134,7 +134,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     body: unknown,
     run: (requestId: string) => Promise<T>,
   ): Promise<Replayable<T>> {
-    if (!options.idempotencyKey) return { body: await run(uuidv7()), replayed: false };
+    if (!options.idempotencyKey) return { body: await run(newId()), replayed: false };
     const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route, body });
     if (begun.kind === 'replay') return { body: begun.response as T, replayed: true };
     const { scope, completed } = keyScope(principal.userId, options.idempotencyKey, begun.requestId);
@@ -196,7 +196,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<TextAnswerBody | null> {
       // The request id travels as a header: the stream's events carry none.
       const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, () => options.open({ 'x-ai-request-id': requestId }))).answer;
-      if (!options.idempotencyKey) return textResponseOrNull(await run(uuidv7()));
+      if (!options.idempotencyKey) return textResponseOrNull(await run(newId()));
       const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body });
       if (begun.kind === 'replay') {
         const stored = begun.response as TextAnswerBody;

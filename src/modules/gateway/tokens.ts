@@ -25,9 +25,29 @@ const tokensOfRole = (role: string): number => {
   return tokens;
 };
 
+/**
+ * Token counts of recent message texts: a chat sends its whole history again on every turn, and a system prompt or
+ * server instruction repeats on every call, so most of a call's messages were counted before. Bounded in entries and
+ * in the length of a text kept (the tokenizer's cost grows with the text; the map's memory stays small).
+ */
+const CACHED_TEXTS = 10_000;
+const CACHED_TEXT_MAX_CHARS = 32_768;
+const textTokens = new Map<string, number>();
+
+function countContentTokens(text: string): number {
+  const cached = textTokens.get(text);
+  if (cached !== undefined) return cached;
+  const tokens = countTextTokens(text);
+  if (text.length <= CACHED_TEXT_MAX_CHARS) {
+    if (textTokens.size >= CACHED_TEXTS) textTokens.delete(textTokens.keys().next().value!);
+    textTokens.set(text, tokens);
+  }
+  return tokens;
+}
+
 export function countMessageTokens(messages: readonly ChatMessage[]): number {
   let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countTextTokens(message.content);
+  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countContentTokens(message.content);
   return total;
 }
 
