@@ -1,27 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../src/app.js';
 import { auditWriterFor, CLI_ACTOR } from '../src/modules/audit/service.js';
 import { createApiKey, setPlan } from './helpers/gateway.js';
-import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
+import { twoInstances } from './helpers/shared-database.js';
 import { bearer, signUp } from './helpers/test-app.js';
 
 /**
  * Two instances on one database, each with its own in-process caches of API keys and open sessions: a revocation on
  * one is refused by the other within a second (announced through LISTEN/NOTIFY), and by the revoking one at once.
  */
-let shared: SharedDatabase;
+const instances = twoInstances('revocation');
 let a: BuiltApp;
 let b: BuiltApp;
-
-beforeAll(async () => {
-  shared = await sharedDatabase('revocation');
-  a = await shared.instance();
-  b = await shared.instance();
-});
-afterAll(async () => {
-  await a?.app.close();
-  await b?.app.close();
-  await shared?.close();
+beforeAll(() => {
+  ({ a, b } = instances);
 });
 
 /** Resolves when `instance` hears the next announcement on the cache channel `name`. */

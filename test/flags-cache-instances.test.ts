@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../src/app.js';
-import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
+import { twoInstances } from './helpers/shared-database.js';
 import { bearer, signUpAs } from './helpers/test-app.js';
 
 /**
@@ -8,19 +8,11 @@ import { bearer, signUpAs } from './helpers/test-app.js';
  * through one is seen by the other within a second (a statement trigger announces it through LISTEN/NOTIFY), and by
  * the changing one at once.
  */
-let shared: SharedDatabase;
+const instances = twoInstances('flags-cache');
 let a: BuiltApp;
 let b: BuiltApp;
-
-beforeAll(async () => {
-  shared = await sharedDatabase('flags-cache');
-  a = await shared.instance();
-  b = await shared.instance();
-});
-afterAll(async () => {
-  await a?.app.close();
-  await b?.app.close();
-  await shared?.close();
+beforeAll(() => {
+  ({ a, b } = instances);
 });
 
 /** Asks until `check` holds, within `ms`; returns how long that took. */

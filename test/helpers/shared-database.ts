@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,41 @@ export async function sharedDatabase(name: string): Promise<SharedDatabase> {
     async close() {
       await testDb.drop();
       await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Two instances A and B on one shared database for the tests of the calling file or `describe` (started before them,
+ * closed after); read them through the returned object once the tests run.
+ */
+export function twoInstances(name: string): { readonly a: BuiltApp; readonly b: BuiltApp; readonly shared: SharedDatabase } {
+  let shared: SharedDatabase | undefined;
+  let a: BuiltApp | undefined;
+  let b: BuiltApp | undefined;
+  beforeAll(async () => {
+    shared = await sharedDatabase(name);
+    a = await shared.instance();
+    b = await shared.instance();
+  });
+  afterAll(async () => {
+    await a?.app.close();
+    await b?.app.close();
+    await shared?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('twoInstances: the instances start in beforeAll');
+    return value;
+  };
+  return {
+    get a() {
+      return started(a);
+    },
+    get b() {
+      return started(b);
+    },
+    get shared() {
+      return started(shared);
     },
   };
 }

@@ -4,7 +4,7 @@ import { auditWriterFor, CLI_ACTOR } from '../audit/service.js';
 import { DAY_MS, ManualClock, startOfUtcDay, startOfUtcMonth } from '../../platform/clock/clock.js';
 import { startFakeOpenAi, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { providerEnv, setPlan } from '../../../test/helpers/gateway.js';
-import { sharedDatabase, type SharedDatabase } from '../../../test/helpers/shared-database.js';
+import { twoInstances, type SharedDatabase } from '../../../test/helpers/shared-database.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createUsageCache } from './usage-cache.js';
 import { usageSince, type UsageWindows } from './usage-windows.js';
@@ -277,21 +277,10 @@ describe('usage figures on one instance', () => {
 type BuiltApp = Awaited<ReturnType<SharedDatabase['instance']>>;
 
 describe('usage figures across instances', () => {
-  let shared: SharedDatabase;
-  let a: BuiltApp;
-  let b: BuiltApp;
-  beforeAll(async () => {
-    shared = await sharedDatabase('usage-cache');
-    a = await shared.instance();
-    b = await shared.instance();
-  });
-  afterAll(async () => {
-    await a?.app.close();
-    await b?.app.close();
-    await shared?.close();
-  });
+  const instances = twoInstances('usage-cache');
 
   it('a generation on A shows on B once the 2 s TTL has passed (no notification per metered call)', async () => {
+    const { a, b, shared } = instances;
     const { accessToken } = await signUp(a.app);
     const usage = async (on: BuiltApp) => json(await on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) })).activeSubscription.usage;
     const before = await usage(b);
