@@ -42,6 +42,14 @@ async function start(): Promise<Running> {
   return { child, port, logs, exited };
 }
 
+async function until(done: () => boolean, what: string, running: Running): Promise<void> {
+  const startedAt = Date.now();
+  while (!done()) {
+    if (Date.now() - startedAt > 30_000) throw new Error(`timed out waiting for ${what}:\n${running.logs.join('')}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const post = (port: number, url: string, body: unknown) =>
   fetch(`http://127.0.0.1:${port}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -51,20 +59,27 @@ describe('the service process', () => {
     const signup = await post(first.port, '/v1/auth/signup', { email: 'persist@example.com', password: 'long enough' });
     expect(signup.status).toBe(201);
 
-    // A request still uploading its body when SIGTERM arrives is answered before the process exits.
+    // A request still uploading its body when SIGTERM arrives is answered before the process exits. The server
+    // has parsed its headers (it answered 100 Continue) before the signal, and the rest of the body is sent only
+    // once the process says it is shutting down, so the test does not depend on how busy the machine is.
     const body = JSON.stringify({ email: 'persist@example.com', password: 'long enough' });
     const socket = net.connect(first.port, '127.0.0.1');
-    await new Promise((resolve) => socket.once('connect', resolve));
     let response = '';
     socket.on('data', (d) => (response += d.toString()));
-    socket.write(`POST /v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+        'Expect: 100-continue\r\nConnection: close\r\n\r\n',
+    );
+    await until(() => response.includes('100 Continue'), 'the server to read the request headers', first);
     socket.write(body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 200));
     first.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => first.logs.join('').includes('shutting down'), 'the process to start shutting down', first);
     socket.write(body.slice(10));
-    await new Promise((resolve) => socket.once('close', resolve));
-    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    await closed;
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200/);
     expect(await first.exited).toBe(0);
     expect(first.logs.join('')).toContain('shutting down');
 
