@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: { main: 'src/main.ts', migrate: 'scripts/migrate.ts', 'build-snapshot': 'scripts/build-snapshot.ts', 'import-works': 'scripts/import-works.ts' },
+  entryPoints: { main: 'src/main.ts', migrate: 'scripts/migrate.ts', 'build-snapshot': 'scripts/build-snapshot.ts', 'import-works': 'scripts/import-works.ts', admin: 'scripts/admin.ts' },
   outdir: 'dist',
   bundle: true,
   platform: 'node',

@@ -15,12 +15,14 @@ let dataDir: string;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-cli-'));
-});
+  // `npm run admin` builds, then runs dist/admin.js; the test builds once and runs the bundle for each command.
+  await run(process.execPath, ['scripts/build.mjs'], { cwd: root });
+}, 120_000);
 afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
-/** Runs `npm run admin -- <args>` as the operator would (tsx), against the embedded database in `dataDir`. */
+/** Runs `npm run admin -- <args>` as the operator would (the built bundle), against the embedded database in `dataDir`. */
 async function admin(args: string[], env: Record<string, string> = {}) {
-  const result = await run(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], {
+  const result = await run(process.execPath, ['--enable-source-maps', 'dist/admin.js', ...args], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'error', NODE_ENV: 'test', ...env },
   }).catch((err: { code: number; stdout: string; stderr: string }) => err);
