@@ -109,7 +109,9 @@ export function budgetSettlementParts(requestId: string, chargedTokens: number):
   ];
 }
 
+const SETTLE_ALONE = `with key_budget_released as (${RELEASE_HOLD}) ${shiftPlaceholders(SPEND_HELD, 1)}`;
+
 /** The same, on its own (inside the caller's transaction). */
 export async function settleBudget(db: DbOrTx, requestId: string, chargedTokens: number): Promise<void> {
-  await runBound(db, bound(`with key_budget_released as (${RELEASE_HOLD}) ${shiftPlaceholders(SPEND_HELD, 1)}`, [requestId, chargedTokens]));
+  await runBound(db, bound(SETTLE_ALONE, [requestId, chargedTokens]));
 }

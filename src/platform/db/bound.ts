@@ -1,6 +1,6 @@
 import type { SQLWrapper } from 'drizzle-orm';
 import pg from 'pg';
-import { asyncCommitPoolOf, type DbOrTx, type SqlResult } from './database.js';
+import { asyncCommitPoolOf, driverClientOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
 
 /**
  * SQL text with its own positional placeholders ($1, $2 ...) and their values. The hot statements are written this
@@ -17,14 +17,11 @@ export const bound = (text: string, values: unknown[]): BoundSql => ({ text, val
 
 export const isBound = (query: BoundSql | SQLWrapper): query is BoundSql => typeof (query as BoundSql).text === 'string';
 
-type RawClient = { query(config: unknown, values?: unknown[]): Promise<{ rows: unknown[] }> };
 interface DriverHandle {
-  session?: { client?: RawClient };
   dialect?: { sqlToQuery(sql: ReturnType<SQLWrapper['getSQL']>): { sql: string; params: unknown[] } };
-  $client?: unknown;
 }
 
-const isNodePg = (client: RawClient) => client instanceof pg.Pool || client instanceof pg.Client;
+const isNodePg = (client: DriverClient) => client instanceof pg.Pool || client instanceof pg.Client;
 
 const preparedNames = new Map<string, string>();
 const nameOf = (text: string): string => {
@@ -43,8 +40,8 @@ const nameOf = (text: string): string => {
  * the same flow makes it durable (see `asyncCommitPoolOf`).
  */
 export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: { asyncCommit?: boolean } = {}): Promise<SqlResult<T>> {
-  const client = (options.asyncCommit ? (asyncCommitPoolOf(handle) as RawClient | undefined) : undefined) ?? (handle as unknown as DriverHandle).session?.client;
-  if (!client || typeof client.query !== 'function') throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
+  const client = (options.asyncCommit ? (asyncCommitPoolOf(handle) as DriverClient | undefined) : undefined) ?? driverClientOf(handle);
+  if (!client) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
   const result = isNodePg(client)
     ? await client.query({ name: nameOf(statement.text), text: statement.text, values: statement.values })
     : await client.query(statement.text, statement.values);

@@ -36,18 +36,26 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** A driver's client (pg Pool or Client, PGlite): `query(text, values)` or, on pg, `query({ name, text, values })`. */
+export interface DriverClient {
+  query(config: unknown, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** The client under a Drizzle database or transaction: both drivers' sessions hold it as `session.client`. */
+export function driverClientOf(handle: DbOrTx): DriverClient | undefined {
+  const client = (handle as unknown as { session?: { client?: DriverClient } }).session?.client;
+  return client && typeof client.query === 'function' ? client : undefined;
+}
+
 /**
  * Sends SQL with positional parameters ($1, $2 ...) on the connection of an open Drizzle transaction, for libraries
- * that bring their own statements (pg-boss). Both drivers' sessions hold the transaction's client, whose `query`
- * takes exactly that form; the parameters keep their identity, so one used twice is typed once.
+ * that bring their own statements (pg-boss). The parameters keep their identity, so one used twice is typed once.
  */
 export async function queryInTransaction(tx: DbOrTx, text: string, values: unknown[]): Promise<SqlResult<Record<string, unknown>>> {
-  const client = (tx as unknown as { session?: { client?: { query?: unknown } } }).session?.client;
-  if (!client || typeof client.query !== 'function' || !('rollback' in tx)) {
-    throw new Error('queryInTransaction needs an open transaction of the pg or PGlite driver');
-  }
-  const result = (await (client.query as (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>).call(client, text, values)) ;
-  return { rows: result.rows };
+  const client = driverClientOf(tx);
+  if (!client || !('rollback' in tx)) throw new Error('queryInTransaction needs an open transaction of the pg or PGlite driver');
+  const result = await client.query(text, values);
+  return { rows: result.rows as Record<string, unknown>[] };
 }
 
 export type DatabaseOptions =
