@@ -1,6 +1,7 @@
-// POST /v1/ai/text, metered, with API keys of 20 customers (each with a wallet) through the real service, against two
-// references measured in the same run: the fake OpenAI-compatible upstream alone, and a bare Fastify + undici
-// forwarder to that upstream (bench/forwarder.ts). At 1 connection (the latency a lone caller sees) and 50 (a loaded
+// POST /v1/ai/text, metered, with API keys of 20 customers (each with a wallet) through the real service, against
+// references measured in the same run: the fake OpenAI-compatible upstream alone, a bare Fastify + undici forwarder to
+// that upstream (bench/forwarder.ts), and on PostgreSQL that forwarder with the two round trips a metered call may make
+// (reserve, then a durable settle: the floor of metering on this machine). At 1 connection (the latency a lone caller sees) and 50 (a loaded
 // server), on embedded PGlite and on a fresh PostgreSQL database. Every process is separate: the fake upstream, the
 // forwarder, the service (`src/main.ts`) and autocannon here. After each database's run every wallet must equal its
 // ledger. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
@@ -10,6 +11,7 @@ import { BENCH_CONNECTIONS, forEachDatabase, measure, printTable, startHelper, s
 const UPSTREAM_KEY = 'sk-bench-upstream-0001';
 const UPSTREAM = 'upstream alone';
 const FORWARDER = 'bare forwarder (Fastify + undici)';
+const FLOOR = 'forwarder + reserve and settle (2 statements)';
 const METERED = `POST /v1/ai/text metered (${BENCH_CUSTOMERS} customers)`;
 
 const upstream = await startHelper<{ baseUrl: string }>('fake-openai.ts');
@@ -32,6 +34,11 @@ try {
     const env = serverEnv(database, { OPENAI_API_KEY: UPSTREAM_KEY, OPENAI_BASE_URL: upstream.info.baseUrl });
     const customers = await prepareCustomers(env, { plan: 'starter', apiKeys: true });
     const server = await startServer(env);
+    const floor =
+      database.kind === 'postgres'
+        ? await startHelper<{ baseUrl: string }>('forwarder.ts', { UPSTREAM_BASE_URL: upstream.info.baseUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, FLOOR_DATABASE_URL: env.DATABASE_URL! })
+        : null;
+    const viaFloor = floor && { url: `${floor.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody };
     try {
       const metered = {
         url: `${server.url}/v1/ai/text`,
@@ -43,16 +50,18 @@ try {
       if (probe.status !== 200) throw new Error(`the gateway answered ${probe.status}: ${await probe.text()}`);
 
       // Warm-up: JIT, connection pools and caches in their steady state.
-      for (const target of [metered, viaForwarder, direct]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
+      for (const target of [metered, viaForwarder, direct, ...(viaFloor ? [viaFloor] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
       for (const connections of BENCH_CONNECTIONS) {
         rows.push(await measure(UPSTREAM, database.kind, { ...direct, connections }));
         rows.push(await measure(FORWARDER, database.kind, { ...viaForwarder, connections }));
+        if (viaFloor) rows.push(await measure(FLOOR, database.kind, { ...viaFloor, connections }));
         rows.push(await measure(METERED, database.kind, { ...metered, connections }));
       }
       // Requests autocannon abandoned at the end of its run finish before the check.
       await new Promise((resolve) => setTimeout(resolve, 500));
       walletsOk = (await checkWallets(server.url, customers)) && walletsOk;
     } finally {
+      await floor?.stop();
       await server.stop();
     }
   });
@@ -70,8 +79,10 @@ for (const database of new Set(rows.map((r) => r.database))) {
     const fwd = metered && reference(metered, FORWARDER);
     const up = metered && reference(metered, UPSTREAM);
     if (!metered || !fwd || !up) continue;
+    const floor = reference(metered, FLOOR);
+    const vsFloor = floor ? `; the floor (forwarder + 2 statements) does ${floor.rps} req/s = ${((100 * floor.rps) / fwd.rps).toFixed(0)}% of the forwarder, p50 +${(floor.p50 - up.p50).toFixed(1)} ms, and the metered call ${((100 * metered.rps) / floor.rps).toFixed(0)}% of the floor` : '';
     console.log(
-      `  ${database}, ${connections} conn: metered ${metered.rps} req/s = ${((100 * metered.rps) / fwd.rps).toFixed(0)}% of the forwarder's ${fwd.rps}; p50 +${(metered.p50 - up.p50).toFixed(1)} ms over the upstream (forwarder +${(fwd.p50 - up.p50).toFixed(1)} ms)`,
+      `  ${database}, ${connections} conn: metered ${metered.rps} req/s = ${((100 * metered.rps) / fwd.rps).toFixed(0)}% of the forwarder's ${fwd.rps}; p50 +${(metered.p50 - up.p50).toFixed(1)} ms over the upstream (forwarder +${(fwd.p50 - up.p50).toFixed(1)} ms)${vsFloor}`,
     );
   }
 }
