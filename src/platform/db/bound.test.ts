@@ -41,6 +41,60 @@ describe('runBound', () => {
   });
 });
 
+describe('runBound as a prepared statement (pg per connection, PGlite per database)', () => {
+  beforeAll(async () => {
+    await database.exec(`create table bound_probe (id int primary key, doc jsonb, at timestamptz, n bigint, flag boolean, note text)`);
+  });
+
+  it("reads back what the driver's own query reads: JSON, times, bigints, booleans and nulls", async () => {
+    const insert = bound('insert into bound_probe (id, doc, at, n, flag, note) values ($1, $2::text::jsonb, $3::timestamptz, $4, $5, $6)', []);
+    const rows: unknown[][] = [
+      [1, JSON.stringify({ a: [1, 'two'] }), '2026-11-27T10:00:00.000Z', '9007199254740993', true, null],
+      [2, null, null, 42, false, 'plain'],
+    ];
+    for (const values of rows) await runBound(database.db, { ...insert, values });
+    const select = 'select id, doc, at, n, flag, note from bound_probe where id = any($1::int[]) order by id';
+    const viaBound = await runBound(database.db, bound(select, [[1, 2]]));
+    const viaQuery = await database.query(select, [[1, 2]]);
+    expect(viaBound.rows).toEqual(viaQuery.rows);
+    expect(viaBound.rows[0]).toMatchObject({ id: 1, doc: { a: [1, 'two'] }, flag: true, note: null });
+  });
+
+  it('parses each text once: the same statement stays prepared and runs again with new values', async () => {
+    const text = 'select $1::int + 100 as plus /* prepared-once probe */';
+    await database.db.transaction(async (tx) => {
+      for (const n of [1, 2, 3]) expect((await runBound<{ plus: number }>(tx, bound(text, [n]))).rows[0]!.plus).toBe(100 + n);
+      const prepared = await runBound<{ count: number }>(tx, bound('select count(*)::int as count from pg_prepared_statements where statement = $1', [text]));
+      expect(prepared.rows[0]!.count).toBe(1);
+    });
+  });
+
+  it("refuses with the database's error code, and the next statement runs normally", async () => {
+    const insert = bound('insert into bound_probe (id, note) values ($1, $2)', []);
+    await runBound(database.db, { ...insert, values: [10, 'first'] });
+    await expect(runBound(database.db, { ...insert, values: [10, 'again'] })).rejects.toMatchObject({ code: '23505' });
+    await expect(runBound(database.db, bound('selec nothing', []))).rejects.toMatchObject({ code: '42601' });
+    await runBound(database.db, { ...insert, values: [11, 'after'] });
+    const notes = await database.query<{ note: string }>('select note from bound_probe where id in (10, 11) order by id');
+    expect(notes.rows.map((r) => r.note)).toEqual(['first', 'after']);
+  });
+
+  it('belongs to its transaction: rolled back with it, while a statement outside it is not', async () => {
+    const insert = bound('insert into bound_probe (id, note) values ($1, $2)', []);
+    let outside: Promise<unknown> | undefined;
+    await database.db
+      .transaction(async (tx) => {
+        await runBound(tx, { ...insert, values: [20, 'inside'] });
+        outside = runBound(database.db, { ...insert, values: [21, 'outside'] }); // PGlite: waits for the transaction
+        throw new Error('roll back');
+      })
+      .catch((err: Error) => expect(err.message).toBe('roll back'));
+    await outside;
+    const ids = await database.query<{ id: number }>('select id from bound_probe where id in (20, 21) order by id');
+    expect(ids.rows.map((r) => r.id)).toEqual([21]);
+  });
+});
+
 describe('shiftPlaceholders', () => {
   it('moves every placeholder by the offset, two-digit ones included', () => {
     expect(shiftPlaceholders('select $1, $2, $10', 3)).toBe('select $4, $5, $13');

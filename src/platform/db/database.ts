@@ -5,6 +5,7 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { pglitePrepared, type PreparedRun } from './pglite-prepared.js';
 
 // No relational `schema` is handed to Drizzle: the code uses the query builder on tables it imports, so the platform
 // knows no domain table (and `db.query.<table>` does not exist).
@@ -217,7 +218,16 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
   };
 }
 
-/** Counts what PGlite is sent: its queries and exec calls, and a transaction's BEGIN, statements and COMMIT. */
+/** Prepared-statement runners (see pglite-prepared.ts) by the PGlite client or transaction a Drizzle session holds. */
+const pglitePreparedRuns = new WeakMap<object, PreparedRun>();
+
+/** How bound SQL runs as a prepared statement on this driver client; undefined where the driver does it itself (pg). */
+export const preparedRunOf = (client: object): PreparedRun | undefined => pglitePreparedRuns.get(client);
+
+/**
+ * Counts what PGlite is sent: its queries and exec calls, prepared statements, and a transaction's BEGIN, statements
+ * and COMMIT. Registers the prepared-statement runners of the client and of each transaction.
+ */
 function countPgliteStatements(client: PGlite): { count: number } {
   const statements = { count: 0 };
   const counted = <F extends (...args: never[]) => unknown>(fn: F): F =>
@@ -225,6 +235,8 @@ function countPgliteStatements(client: PGlite): { count: number } {
       statements.count++;
       return fn(...args);
     }) as F;
+  const prepared = pglitePrepared(client);
+  pglitePreparedRuns.set(client, counted(prepared.outside));
   client.query = counted(client.query.bind(client));
   client.exec = counted(client.exec.bind(client));
   const transaction = client.transaction.bind(client);
@@ -233,6 +245,7 @@ function countPgliteStatements(client: PGlite): { count: number } {
     return transaction((tx) => {
       tx.query = counted(tx.query.bind(tx));
       tx.exec = counted(tx.exec.bind(tx));
+      pglitePreparedRuns.set(tx, counted(prepared.inTransaction));
       return fn(tx);
     });
   };

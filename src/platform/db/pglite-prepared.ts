@@ -1,0 +1,78 @@
+import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+
+/**
+ * Named prepared statements on PGlite, for bound SQL (`runBound`). PGlite's `query` parses, describes, binds and
+ * describes again in separate trips into WebAssembly for every call, and plans the statement each time; the hot
+ * statements are long CTEs, so that was most of an embedded metered call. Here each text is parsed and described once
+ * per database; a call is one trip: bind, describe the portal, execute and sync.
+ */
+export type PreparedRun = (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>;
+
+interface Prepared {
+  name: string;
+  /** The parameters' type oids, for PGlite's serializers (as `query` does). */
+  paramTypes: number[];
+}
+
+const concat = (parts: Uint8Array[]): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+};
+
+/** Runners for the database itself (takes PGlite's locks, like `query`) and for a transaction that holds them. */
+export function pglitePrepared(client: PGlite): { outside: PreparedRun; inTransaction: PreparedRun } {
+  const statements = new Map<string, Prepared>();
+
+  async function prepare(text: string): Promise<Prepared> {
+    const name = `sf_${statements.size + 1}`;
+    // One trip, Sync included: an error (bad SQL) is thrown after PGlite has run them all, so the session is ready.
+    const messages = await client.execProtocolStream(
+      concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
+      { syncToFs: false },
+    );
+    const description = messages.find((m) => m.name === 'parameterDescription') as { dataTypeIDs: number[] } | undefined;
+    const prepared = { name, paramTypes: description?.dataTypeIDs ?? [] };
+    statements.set(text, prepared);
+    return prepared;
+  }
+
+  async function execute(text: string, values: unknown[]): Promise<{ rows: unknown[] }> {
+    const statement = statements.get(text) ?? (await prepare(text));
+    const serialized = values.map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const serializer = client.serializers[statement.paramTypes[i]!];
+      if (serializer) return serializer(value);
+      if (typeof value === 'string') return value;
+      return typeof value === 'object' ? JSON.stringify(value) : (value as number | boolean | bigint).toString();
+    });
+    const messages = await client.execProtocolStream(
+      concat([
+        protocol.serialize.bind({ statement: statement.name, values: serialized }),
+        protocol.serialize.describe({ type: 'P' }),
+        protocol.serialize.execute({}),
+        protocol.serialize.sync(),
+      ]),
+      { syncToFs: false },
+    );
+    return parse.parseResults(messages, client.parsers)[0] ?? { rows: [] };
+  }
+
+  return {
+    async outside(text, values) {
+      await client._checkReady();
+      return client._runExclusiveTransaction(() =>
+        client._runExclusiveQuery(async () => {
+          const result = await execute(text, values);
+          await client.syncToFs();
+          return result;
+        }),
+      );
+    },
+    inTransaction: (text, values) => client._runExclusiveQuery(() => execute(text, values)),
+  };
+}
