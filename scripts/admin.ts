@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../src/config.js';
 import { createPlatform } from '../src/platform/platform.js';
+import { EmbeddedDatabaseInUseError } from '../src/platform/db/embedded-lock.js';
 import { createServices, type Services } from '../src/services.js';
 import { CLI_ACTOR, auditWriterFor } from '../src/modules/audit/service.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../src/modules/auth/index.js';
@@ -135,6 +136,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (err instanceof UsageError) console.error(err.message);
     else if (err instanceof Error && 'statusCode' in err) console.error(`refused: ${err.message}`);
+    else if (err instanceof EmbeddedDatabaseInUseError) console.error(err.message);
     else console.error('admin command failed:', err);
     process.exit(err instanceof UsageError ? 2 : 1);
   },

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
+import { EmbeddedDatabaseInUseError } from './platform/db/embedded-lock.js';
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
@@ -42,7 +43,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((err) => {
-  console.error('storefront failed to start:', err);
+main().catch((err: unknown) => {
+  if (err instanceof EmbeddedDatabaseInUseError) console.error(`storefront failed to start: ${err.message}`);
+  else console.error('storefront failed to start:', err);
   process.exit(1);
 });

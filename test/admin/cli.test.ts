@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -71,5 +71,21 @@ describe('admin CLI', () => {
     const noPassword = await admin(['create-admin', 'new@example.com']);
     expect(noPassword.code).toBe(2);
     expect(noPassword.stderr).toContain('needs a password');
+  }, 300_000);
+
+  it('refuses to open the embedded database while another process (a running server) has it, and says what to do', async () => {
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => holder.once('exit', resolve));
+    try {
+      await writeFile(path.join(dataDir, 'db.lock'), String(holder.pid));
+      const refused = await admin(['providers']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`is open in another process (pid ${holder.pid}). Stop that process first`);
+      expect(refused.stderr).not.toContain('    at ');
+    } finally {
+      holder.kill('SIGKILL');
+      await exited;
+    }
+    expect((await admin(['providers'])).code).toBe(0); // the dead process's lock is taken over
   }, 300_000);
 });

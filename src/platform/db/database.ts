@@ -5,6 +5,7 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { pglitePrepared, type PreparedRun } from './pglite-prepared.js';
 
 // No relational `schema` is handed to Drizzle: the code uses the query builder on tables it imports, so the platform
@@ -75,7 +76,14 @@ const EMBEDDED_SETTINGS = ['shared_buffers = 32MB'];
 
 async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS });
+  const unlock = options.dataDir ? lockEmbeddedDatabase(options.dataDir) : () => undefined;
+  let client: PGlite;
+  try {
+    client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS });
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const statements = countPgliteStatements(client);
   const db = drizzlePglite(client) as unknown as Db;
   return {
@@ -103,6 +111,7 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
     },
     async close() {
       if (!client.closed) await client.close();
+      unlock();
     },
   };
 }
