@@ -69,6 +69,13 @@ describe('runBound as a prepared statement (pg per connection, PGlite per databa
     });
   });
 
+  it('keeps answering past 500 different texts, and PGlite keeps at most 500 of them prepared', async () => {
+    for (let n = 0; n < 520; n++) expect((await runBound<{ n: number }>(database.db, bound(`select $1::int as n /* distinct ${n} */`, [n]))).rows[0]!.n).toBe(n);
+    const prepared = await database.query<{ count: number }>("select count(*)::int as count from pg_prepared_statements where statement like '%/* distinct %'");
+    if (database.kind === 'pglite') expect(prepared.rows[0]!.count).toBeLessThanOrEqual(500);
+    expect((await runBound<{ n: number }>(database.db, bound('select $1::int as n /* distinct 0 */', [7]))).rows[0]!.n).toBe(7);
+  });
+
   it("refuses with the database's error code, and the next statement runs normally", async () => {
     const insert = bound('insert into bound_probe (id, note) values ($1, $2)', []);
     await runBound(database.db, { ...insert, values: [10, 'first'] });

@@ -24,11 +24,18 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
   return out;
 };
 
+/** Bound texts are constants or a few joined shapes; this only bounds the memory if that ever stops being true. */
+const MAX_PREPARED = 500;
+
 /** Runners for the database itself (takes PGlite's locks, like `query`) and for a transaction that holds them. */
 export function pglitePrepared(client: PGlite): { outside: PreparedRun; inTransaction: PreparedRun } {
   const statements = new Map<string, Prepared>();
 
   async function prepare(text: string): Promise<Prepared> {
+    if (statements.size >= MAX_PREPARED) {
+      await client.execProtocolStream(protocol.serialize.query('deallocate all'), { syncToFs: false });
+      statements.clear();
+    }
     const name = `sf_${statements.size + 1}`;
     // One trip, Sync included: an error (bad SQL) is thrown after PGlite has run them all, so the session is ready.
     const messages = await client.execProtocolStream(
