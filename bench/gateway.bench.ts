@@ -1,8 +1,8 @@
 // POST /v1/ai/text, metered, with API keys of 20 customers (each with a wallet) through the real service, against
 // references measured in the same run: the fake OpenAI-compatible upstream alone, a bare Fastify + undici forwarder to
 // that upstream (bench/forwarder.ts), and on PostgreSQL that forwarder with the two round trips a metered call may make
-// (reserve, then a durable settle: the floor of metering on this machine). At 1 connection (the latency a lone caller sees) and 50 (a loaded
-// server), on embedded PGlite and on a fresh PostgreSQL database. Every process is separate: the fake upstream, the
+// (reserve, then a durable settle: the floor of metering on this machine). At 1 connection (the latency a lone caller
+// sees) and 50 (a loaded server), on embedded PGlite and on a fresh PostgreSQL database. Every process is separate: the fake upstream, the
 // forwarder, the service (`src/main.ts`) and autocannon here. After each database's run every wallet must equal its
 // ledger. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
 import { BENCH_CUSTOMERS, checkWallets, prepareCustomers, serverEnv } from './customers.js';

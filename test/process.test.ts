@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './helpers/free-port.js';
+import { eventually } from './helpers/webhook-receiver.js';
 
 // The real process, as `npm start` runs it: embedded database in DATA_DIR, graceful shutdown on SIGTERM.
 const root = path.join(import.meta.dirname, '..');
@@ -42,13 +43,11 @@ async function start(): Promise<Running> {
   return { child, port, logs, exited };
 }
 
-async function until(done: () => boolean, what: string, running: Running): Promise<void> {
-  const startedAt = Date.now();
-  while (!done()) {
-    if (Date.now() - startedAt > 30_000) throw new Error(`timed out waiting for ${what}:\n${running.logs.join('')}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits for `done`, and on a timeout says what it waited for with the process's output so far. */
+const until = (done: () => boolean, what: string, running: Running): Promise<unknown> =>
+  eventually(done, what, 30_000).catch((err: Error) => {
+    throw new Error(`${err.message}:\n${running.logs.join('')}`);
+  });
 
 const post = (port: number, url: string, body: unknown) =>
   fetch(`http://127.0.0.1:${port}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/platform/db/database.js';
 import { createAuditService } from '../../src/modules/audit/service.js';
 import { systemClock } from '../../src/platform/clock/clock.js';
+import { idleProcess } from '../helpers/idle-process.js';
 import { TEST_JWT_SECRET } from '../helpers/test-app.js';
 
 const run = promisify(execFile);
@@ -74,8 +75,7 @@ describe('admin CLI', () => {
   }, 300_000);
 
   it('refuses to open the embedded database while another process (a running server) has it, and says what to do', async () => {
-    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-    const exited = new Promise((resolve) => holder.once('exit', resolve));
+    const holder = idleProcess();
     try {
       await writeFile(path.join(dataDir, 'db.lock'), String(holder.pid));
       const refused = await admin(['providers']);
@@ -83,8 +83,7 @@ describe('admin CLI', () => {
       expect(refused.stderr).toContain(`is open in another process (pid ${holder.pid}). Stop that process first`);
       expect(refused.stderr).not.toContain('    at ');
     } finally {
-      holder.kill('SIGKILL');
-      await exited;
+      await holder.kill();
     }
     expect((await admin(['providers'])).code).toBe(0); // the dead process's lock is taken over
   }, 300_000);

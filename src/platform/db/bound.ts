@@ -34,20 +34,20 @@ const nameOf = (text: string): string => {
 };
 
 /**
- * Runs bound SQL on the database, or on the connection of the open transaction `handle` is. On PostgreSQL it is a
- * named prepared statement (pg prepares it once per connection, PGlite once per database: pglite-prepared.ts). `asyncCommit`: a statement of
+ * Runs bound SQL on the database, or on the connection of the open transaction `handle` is, as a named prepared
+ * statement: pg prepares it once per connection, PGlite once per database (pglite-prepared.ts). `asyncCommit`: a statement of
  * its own (not in a transaction) whose commit need not wait for the WAL flush, because a later synchronous commit of
  * the same flow makes it durable (see `asyncCommitPoolOf`).
  */
 export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: { asyncCommit?: boolean } = {}): Promise<SqlResult<T>> {
   const client = (options.asyncCommit ? (asyncCommitPoolOf(handle) as DriverClient | undefined) : undefined) ?? driverClientOf(handle);
   if (!client) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
-  const prepared = isNodePg(client) ? undefined : preparedRunOf(client);
-  const result = isNodePg(client)
-    ? await client.query({ name: nameOf(statement.text), text: statement.text, values: statement.values })
-    : prepared
-      ? await prepared(statement.text, statement.values)
-      : await client.query(statement.text, statement.values);
+  const { text, values } = statement;
+  const runPrepared = preparedRunOf(client);
+  let result: { rows: unknown[] };
+  if (runPrepared) result = await runPrepared(text, values);
+  else if (isNodePg(client)) result = await client.query({ name: nameOf(text), text, values });
+  else result = await client.query(text, values);
   return { rows: result.rows as T[] };
 }
 

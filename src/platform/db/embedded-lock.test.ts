@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { idleProcess } from '../../../test/helpers/idle-process.js';
 import { EmbeddedDatabaseInUseError, lockEmbeddedDatabase } from './embedded-lock.js';
 
 let dir: string;
@@ -11,13 +11,6 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'storefront-lock-'));
 });
 afterAll(async () => rm(dir, { recursive: true, force: true }));
-
-/** A process that lives until killed, and a way to wait for its end. */
-function otherProcess() {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { pid: child.pid!, stop: async () => (child.kill('SIGKILL'), await exited) };
-}
 
 describe('the embedded database lock', () => {
   it('is held by this process until released', () => {
@@ -30,13 +23,13 @@ describe('the embedded database lock', () => {
 
   it('refuses while another live process holds it, naming it, and is taken over once that process is gone', async () => {
     const dataDir = path.join(dir, 'shared');
-    const other = otherProcess();
+    const other = idleProcess();
     writeFileSync(`${dataDir}.lock`, String(other.pid));
     expect(() => lockEmbeddedDatabase(dataDir)).toThrow(EmbeddedDatabaseInUseError);
     expect(() => lockEmbeddedDatabase(dataDir)).toThrow(`is open in another process (pid ${other.pid})`);
     expect(readFileSync(`${dataDir}.lock`, 'utf8')).toBe(String(other.pid));
 
-    await other.stop(); // killed: its lock stays behind
+    await other.kill(); // killed: its lock stays behind
     const release = lockEmbeddedDatabase(dataDir);
     expect(readFileSync(`${dataDir}.lock`, 'utf8')).toBe(String(process.pid));
     release();

@@ -14,16 +14,6 @@ interface Prepared {
   paramTypes: number[];
 }
 
-const concat = (parts: Uint8Array[]): Uint8Array => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-};
-
 /** Bound texts are constants or a few joined shapes; this only bounds the memory if that ever stops being true. */
 const MAX_PREPARED = 500;
 
@@ -39,7 +29,7 @@ export function pglitePrepared(client: PGlite): { outside: PreparedRun; inTransa
     const name = `sf_${statements.size + 1}`;
     // One trip, Sync included: an error (bad SQL) is thrown after PGlite has run them all, so the session is ready.
     const messages = await client.execProtocolStream(
-      concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
+      Buffer.concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
       { syncToFs: false },
     );
     const description = messages.find((m) => m.name === 'parameterDescription') as { dataTypeIDs: number[] } | undefined;
@@ -58,7 +48,7 @@ export function pglitePrepared(client: PGlite): { outside: PreparedRun; inTransa
       return typeof value === 'object' ? JSON.stringify(value) : (value as number | boolean | bigint).toString();
     });
     const messages = await client.execProtocolStream(
-      concat([
+      Buffer.concat([
         protocol.serialize.bind({ statement: statement.name, values: serialized }),
         protocol.serialize.describe({ type: 'P' }),
         protocol.serialize.execute({}),
