@@ -12,7 +12,7 @@ import type { GatewayModel } from '../catalog/service.js';
 import type { ApiKeysService } from '../apikeys/service.js';
 import type { LibraryService } from '../library/service.js';
 import type { UsageService } from '../usage/service.js';
-import type { SweptReservation, WalletService } from '../wallet/service.js';
+import type { SweptReservation, WalletOwner, WalletService } from '../wallet/service.js';
 import { checkAccess, type Access, type AccessDeps } from './access.js';
 
 /**
@@ -47,6 +47,8 @@ export interface Metered {
   started: number;
   /** The call holds tokens of its key's budget (closed with the reservation). */
   keyBudget?: boolean;
+  /** Whose wallet holds the tokens; unknown to media calls settled from their stored facts (not grouped then). */
+  walletOwner?: WalletOwner;
 }
 
 /**
@@ -179,6 +181,7 @@ export function createMetering(deps: MeteringDeps) {
       operation: call.operation,
       reservedTokens: call.tokens,
       started: call.started ?? performance.now(),
+      walletOwner: access.owner,
     };
     // A job's caller carries only the key id: its controls are read then (a request's principal has them already).
     const controls = caller.keyControls !== undefined || !caller.apiKeyId || !deps.keys ? caller.keyControls : await deps.keys.controlsById(caller.apiKeyId);
@@ -249,7 +252,7 @@ export function createMetering(deps: MeteringDeps) {
      * settled already) goes the general way, in one transaction. Exactly once by the request id either way.
      */
     async settleNow(m: Metered, call: SettleCall): Promise<Settled> {
-      const settlement = wallet.settlementParts({ requestId: m.requestId, actualTokens: call.chargeTokens });
+      const settlement = wallet.settlementParts({ requestId: m.requestId, actualTokens: call.chargeTokens, owner: m.walletOwner });
       const settled = { chargedTokens: call.chargeTokens, shortfallTokens: 0 };
       const parts: StatementPart[] = [...settlement.parts, { name: 'usage_record', query: usage.recordPart(usageOf(m, call, settled)) }];
       if (m.keyBudget && deps.keys) parts.push(...deps.keys.budgetSettlementParts(m.requestId, call.chargeTokens));
@@ -267,6 +270,8 @@ export function createMetering(deps: MeteringDeps) {
         written = await writeAsOneStatement(deps.db, parts, {
           condition: { holds: settlement.closed, message: settlement.message },
           select: bound(`${settlement.unused} as unused, ${settlement.after}`, []),
+          // Shares a commit with concurrent settlements, unless it also closes a key's budget (a second locked row).
+          group: m.keyBudget ? undefined : (settlement.group ?? undefined),
         });
       } catch (err) {
         if (!(err instanceof StatementConditionFailed)) throw err;

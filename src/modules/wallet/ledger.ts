@@ -11,6 +11,9 @@ export type WalletOwner = { userId: string; workspaceId?: string | null } | { wo
 export const ownerKey = (owner: WalletOwner): { ownerType: 'USER' | 'WORKSPACE'; ownerId: string } =>
   owner.workspaceId ? { ownerType: 'WORKSPACE', ownerId: owner.workspaceId } : { ownerType: 'USER', ownerId: owner.userId! };
 
+/** The order in which statements of a shared transaction lock wallets (pg-grouped.ts): by owner. */
+export const walletOrder = (owner: { ownerType: string; ownerId: string }): string => `${owner.ownerType}:${owner.ownerId}`;
+
 /** The owner's wallet, created on first use (safe under concurrency: the unique owner index decides). */
 export async function ensureWallet(db: DbOrTx, owner: WalletOwner, now: Date): Promise<WalletRow> {
   const key = ownerKey(owner);

@@ -3,7 +3,7 @@ import { newId } from '../../platform/ids.js';
 import { bound, runBound } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
-import { ownerKey, type WalletOwner } from './ledger.js';
+import { ownerKey, walletOrder, type WalletOwner } from './ledger.js';
 
 export type ReserveRequest = WalletOwner & { tokens: number; requestId: string; note?: string; context?: Record<string, unknown> | null };
 
@@ -63,9 +63,8 @@ async function runOnce(db: DbOrTx, input: ReserveRequest, now: Date, leaseSecond
     new Date(now.getTime() + leaseSeconds * 1000).toISOString(),
     `reserve:${input.requestId}`,
   ];
-  // Not durable on its own commit (on PostgreSQL): the settlement or release that follows commits synchronously and,
-  // the WAL being flushed in order, makes this hold durable too; a server crash before that loses both together.
-  const row = (await runBound<Row>(db, bound(RESERVE, values), { asyncCommit: true })).rows[0]!;
+  // Grouped with concurrent reserves (one commit for many on PostgreSQL): it locks only its owner's wallet.
+  const row = (await runBound<Row>(db, bound(RESERVE, values), { group: walletOrder(owner) })).rows[0]!;
   if (row.reserved) return { kind: 'reserved' };
   if (row.existing_status) return { kind: 'exists', status: row.existing_status, walletId: row.existing_wallet ?? '', ownWalletId: row.wallet_id };
   if (!row.wallet_id) return { kind: 'no-wallet' };

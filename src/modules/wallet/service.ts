@@ -5,7 +5,7 @@ import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { AppError, conflict, notFound } from '../../platform/http/errors.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
-import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
+import { applyMovement, creditWithDebtCollection, ensureWallet, ownerKey, walletOrder, type LedgerRow, type WalletOwner } from './ledger.js';
 import { createLeaseKeeper } from '../../platform/leases/lease-keeper.js';
 import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
 import { growReservation, reserveTokens, type ReserveRequest } from './reserve.js';
@@ -397,12 +397,18 @@ export function createWalletService(deps: WalletServiceDeps) {
     /**
      * The common settlement (within the reservation, no debt) as parts of the caller's combined statement, which runs
      * them with the condition `closed` and calls `settle` when it does not hold. The reservation's lease stops here.
+     * `group`: the statement's place in a shared commit (`runBound`'s `group`) when the reservation's wallet is known to
+     * be `owner`'s.
      */
-    settlementParts(input: { requestId: string; actualTokens: number }): QuickSettlement & { committed(row: Record<string, unknown>): void } {
+    settlementParts(input: { requestId: string; actualTokens: number; owner?: WalletOwner }): QuickSettlement & {
+      group: string | null;
+      committed(row: Record<string, unknown>): void;
+    } {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
       return {
         ...quickSettlement(input, clock.now()),
+        group: input.owner ? walletOrder(ownerKey(input.owner)) : null,
         // The combined statement committed; `row` selected `unused as unused` and the `after` columns. The low-balance
         // check costs nothing while the balance stays at or above the threshold or a warning is already out.
         committed: (row) => {

@@ -12,9 +12,6 @@ beforeAll(async () => {
 });
 afterAll(async () => opened?.close());
 
-const setting = async (options: { asyncCommit?: boolean }) =>
-  (await runBound<{ value: string }>(database.db, bound('select current_setting($1) as value', ['synchronous_commit']), options)).rows[0]!.value;
-
 describe('runBound', () => {
   it('runs the same text with new values each time, in one round trip', async () => {
     const before = database.statementCount();
@@ -22,20 +19,15 @@ describe('runBound', () => {
     expect(database.statementCount() - before).toBe(3);
   });
 
-  it('sends an asyncCommit statement through connections that do not wait for the WAL flush on PostgreSQL only', async () => {
-    const usual = await setting({});
-    expect(await setting({ asyncCommit: true })).toBe(database.kind === 'pg' ? 'off' : usual);
-  });
-
   it('plans the named (bound) statements once per connection on PostgreSQL', async () => {
     const mode = (await runBound<{ value: string }>(database.db, bound('select current_setting($1) as value', ['plan_cache_mode']))).rows[0]!.value;
     expect(mode).toBe(database.kind === 'pg' ? 'force_generic_plan' : 'auto');
   });
 
-  it('runs on the connection of an open transaction, whatever asyncCommit says', async () => {
+  it('runs on the connection of an open transaction, grouped or not', async () => {
     await database.db.transaction(async (tx) => {
       await runBound(tx, bound("select set_config('storefront.probe', $1, true)", ['inside']));
-      const seen = await runBound<{ value: string }>(tx, bound("select current_setting('storefront.probe', true) as value", []), { asyncCommit: true });
+      const seen = await runBound<{ value: string }>(tx, bound("select current_setting('storefront.probe', true) as value", []), { group: 'w' });
       expect(seen.rows[0]!.value).toBe('inside');
     });
   });

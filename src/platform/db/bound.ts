@@ -1,6 +1,7 @@
 import type { SQLWrapper } from 'drizzle-orm';
 import pg from 'pg';
-import { asyncCommitPoolOf, driverClientOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
+import { driverClientOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
+import { groupedRunner, type GroupedRunner } from './pg-grouped.js';
 
 /**
  * SQL text with its own positional placeholders ($1, $2 ...) and their values. The hot statements are written this
@@ -34,18 +35,43 @@ const nameOf = (text: string): string => {
 };
 
 /**
- * Runs bound SQL on the database, or on the connection of the open transaction `handle` is, as a named prepared
- * statement: pg prepares it once per connection, PGlite once per database (pglite-prepared.ts). `asyncCommit`: a statement of
- * its own (not in a transaction) whose commit need not wait for the WAL flush, because a later synchronous commit of
- * the same flow makes it durable (see `asyncCommitPoolOf`).
+ * How many groups a pool sends at once (pg-grouped.ts). Fewer, larger groups share more commits; more slots serve a
+ * quiet service's concurrent statements without waiting.
  */
-export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: { asyncCommit?: boolean } = {}): Promise<SqlResult<T>> {
-  const client = (options.asyncCommit ? (asyncCommitPoolOf(handle) as DriverClient | undefined) : undefined) ?? driverClientOf(handle);
+const groupSlots = (pool: pg.Pool) => Math.max(1, Math.ceil((pool.options.max ?? 10) / 4));
+
+const runners = new WeakMap<pg.Pool, GroupedRunner>();
+const runnerOf = (pool: pg.Pool): GroupedRunner => {
+  let runner = runners.get(pool);
+  if (!runner) {
+    runner = groupedRunner(pool, groupSlots(pool));
+    runners.set(pool, runner);
+  }
+  return runner;
+};
+
+export interface RunOptions {
+  /**
+   * A statement of its own that may share a transaction and its commit with other concurrent grouped statements
+   * (group commit on PostgreSQL, pg-grouped.ts); the value orders it in the group: the key of the wallet it locks. It
+   * must lock no row other than that wallet's and its own new rows, and be all-or-nothing by itself. Inside a
+   * transaction, and on PGlite (one connection), it runs by itself.
+   */
+  group?: string;
+}
+
+/**
+ * Runs bound SQL on the database, or on the connection of the open transaction `handle` is, as a named prepared
+ * statement: pg prepares it once per connection, PGlite once per database (pglite-prepared.ts).
+ */
+export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: RunOptions = {}): Promise<SqlResult<T>> {
+  const client = driverClientOf(handle);
   if (!client) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
   const { text, values } = statement;
   const runPrepared = preparedRunOf(client);
   let result: { rows: unknown[] };
   if (runPrepared) result = await runPrepared(text, values);
+  else if (options.group !== undefined && client instanceof pg.Pool) result = await runnerOf(client).run(text, nameOf(text), values, options.group);
   else if (isNodePg(client)) result = await client.query({ name: nameOf(text), text, values });
   else result = await client.query(text, values);
   return { rows: result.rows as T[] };

@@ -76,7 +76,7 @@ function combine(names: string[], pieces: BoundSql[], hasCondition: boolean): Bo
 export async function writeAsOneStatement<R extends Record<string, unknown>>(
   db: DbOrTx,
   parts: StatementPart[],
-  options: { condition?: { holds: Piece; message: string }; select: Piece },
+  options: { condition?: { holds: Piece; message: string }; select: Piece; group?: string },
 ): Promise<R> {
   const asBound = (piece: Piece) => (isBound(piece) ? piece : toBound(db, piece));
   const pieces = parts.map((part) => asBound(part.query));
@@ -88,7 +88,7 @@ export async function writeAsOneStatement<R extends Record<string, unknown>>(
     options.condition !== undefined,
   );
   try {
-    return (await runBound<R>(db, statement)).rows[0]!;
+    return (await runBound<R>(db, statement, { group: options.group })).rows[0]!;
   } catch (err) {
     const failed = withSqlState(err, CONDITION_FAILED) ?? withSqlState(err, '23505');
     if (failed) throw new StatementConditionFailed(failed.message, { cause: err });

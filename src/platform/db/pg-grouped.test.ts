@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestDatabase } from '../../../test/helpers/test-database.js';
+import { bound, runBound } from './bound.js';
+import { openDatabase, type Database } from './database.js';
+
+// Grouped statements (group commit, pg-grouped.ts) on both databases: on PostgreSQL concurrent ones share round trips
+// and a commit; on PGlite (one connection) each runs by itself. Either way each answers exactly as it would alone.
+let opened: Awaited<ReturnType<typeof openTestDatabase>>;
+let database: Database;
+/** The same database through one connection (PostgreSQL), so every group meets the same connection's state. */
+let single: Database;
+
+beforeAll(async () => {
+  opened = await openTestDatabase();
+  database = opened.database;
+  single = opened.url ? await openDatabase({ url: opened.url, poolSize: 1 }) : database;
+  await database.exec(`
+    create table grouped_probe (id int primary key, note text, doc jsonb, at timestamptz, n bigint, flag boolean);
+    create table grouped_counter (id int primary key, n int not null default 0);
+    insert into grouped_counter (id) select generate_series(1, 5);`);
+});
+afterAll(async () => {
+  if (single !== database) await single?.close();
+  await opened?.close();
+});
+
+const INSERT = 'insert into grouped_probe (id, note) values ($1, $2) returning id, note';
+const insert = (db: Database, id: number, note: string) => runBound<{ id: number; note: string }>(db.db, bound(INSERT, [id, note]), { group: `w${id % 3}` });
+
+describe('grouped statements', () => {
+  it('answer each caller with its own rows; concurrent ones share one round trip on PostgreSQL', async () => {
+    const before = database.statementCount();
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => insert(database, i + 1, `note ${i + 1}`)));
+    expect(results.map((r) => r.rows)).toEqual(Array.from({ length: 40 }, (_, i) => [{ id: i + 1, note: `note ${i + 1}` }]));
+    expect(database.statementCount() - before).toBe(database.kind === 'pg' ? 1 : 40);
+    const count = await database.query<{ count: number }>('select count(*)::int as count from grouped_probe where id <= 40');
+    expect(count.rows[0]!.count).toBe(40);
+  });
+
+  it("read back what the driver's own query reads: JSON, times, bigints, booleans and nulls", async () => {
+    const text = 'insert into grouped_probe (id, doc, at, n, flag) values ($1, $2::text::jsonb, $3::timestamptz, $4, $5) returning doc, at, n, flag, note';
+    const [grouped, other] = await Promise.all([
+      runBound(database.db, bound(text, [101, JSON.stringify({ a: [1, 'two'] }), '2026-11-27T10:00:00.000Z', '9007199254740993', true]), { group: 'a' }),
+      runBound(database.db, bound(text, [102, null, null, 42, false]), { group: 'b' }),
+    ]);
+    const viaQuery = await database.query('select doc, at, n, flag, note from grouped_probe where id in (101, 102) order by id');
+    expect([grouped.rows[0], other.rows[0]]).toEqual(viaQuery.rows);
+    expect(grouped.rows[0]).toMatchObject({ doc: { a: [1, 'two'] }, flag: true, note: null });
+  });
+
+  it('one failing statement fails alone: the others of its group are written, each once', async () => {
+    const before = database.statementCount();
+    const results = await Promise.allSettled([insert(database, 201, 'first'), insert(database, 1, 'taken id'), insert(database, 202, 'third')]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    // PostgreSQL: the group, rolled back as a whole, then each statement by itself.
+    expect(database.statementCount() - before).toBe(database.kind === 'pg' ? 4 : 3);
+    const rows = await database.query<{ id: number; note: string }>('select id, note from grouped_probe where id in (1, 201, 202) order by id');
+    expect(rows.rows).toEqual([
+      { id: 1, note: 'note 1' },
+      { id: 201, note: 'first' },
+      { id: 202, note: 'third' },
+    ]);
+  });
+
+  it('keeps a connection usable after a group failed around texts it was preparing for the first time', async () => {
+    const fresh = (n: number) => bound(`insert into grouped_probe (id, note) values ($1, $2) returning id /* fresh ${n} */`, [300 + n, `fresh ${n}`]);
+    // Fails only after `marked` in the same transaction: inside a group, never by itself (so its retry keeps the connection).
+    const marked = bound("select set_config('grouped.fail', 'yes', true) as marked", []);
+    const failsAfterMarked = bound("select 1 / (case when current_setting('grouped.fail', true) = 'yes' then 0 else 1 end) as one", []);
+    await runBound(single.db, failsAfterMarked, { group: 'b' });
+    // On one connection: the group fails at a text prepared before, so the new text after it was never prepared.
+    const first = await Promise.allSettled([runBound(single.db, marked, { group: 'a' }), runBound(single.db, failsAfterMarked, { group: 'b' }), runBound(single.db, fresh(1), { group: 'c' })]);
+    expect(first.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    // Then a new text fails at its own preparation.
+    const second = await Promise.allSettled([
+      runBound(single.db, fresh(2), { group: 'x' }),
+      runBound(single.db, bound('insert into grouped_probe (id, note) valuez ($1, $2)', [399, 'syntax']), { group: 'y' }),
+      runBound(single.db, fresh(3), { group: 'z' }),
+    ]);
+    expect(second.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((second[1] as PromiseRejectedResult).reason).toMatchObject({ code: '42601' });
+    // Every text runs again, grouped, on what the connection now holds.
+    const again = await Promise.all([1, 2, 3].map((n) => runBound<{ id: number }>(single.db, { ...fresh(n), values: [310 + n, 'again'] }, { group: 'x' })));
+    expect(again.map((r) => r.rows[0]!.id)).toEqual([311, 312, 313]);
+  });
+
+  it('apply every update to the rows they share, whatever order they were sent in', async () => {
+    const add = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1', [id]), { group: `counter-${id}` });
+    const ids = Array.from({ length: 200 }, (_, i) => ((i * 7) % 5) + 1);
+    await Promise.all(ids.map(add));
+    const counts = await database.query<{ id: number; n: number }>('select id, n from grouped_counter order by id');
+    expect(counts.rows).toEqual([1, 2, 3, 4, 5].map((id) => ({ id, n: 40 })));
+  });
+
+  it('treats a value the driver cannot send as that statement alone would be, and sends the rest', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const alone = await runBound(database.db, bound(INSERT, [403, circular])).then(
+      () => 'fulfilled',
+      () => 'rejected',
+    );
+    if (database.kind === 'pg') expect(alone).toBe('rejected'); // node-postgres cannot serialise it
+    const results = await Promise.allSettled([insert(database, 401, 'kept'), runBound(database.db, bound(INSERT, [402, circular]), { group: 'w' })]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', alone]);
+    const rows = await database.query<{ id: number }>('select id from grouped_probe where id in (401, 402) order by id');
+    expect(rows.rows).toEqual(alone === 'fulfilled' ? [{ id: 401 }, { id: 402 }] : [{ id: 401 }]);
+  });
+});

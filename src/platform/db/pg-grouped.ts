@@ -1,0 +1,198 @@
+import pg from 'pg';
+import utils from 'pg/lib/utils.js';
+
+/**
+ * Group commit for the metering hot path on PostgreSQL. Statements sent while every slot of a pool is busy wait, and
+ * the next free slot sends all that waited as ONE round trip: per statement Parse (first use on the connection only),
+ * Bind, Describe, Execute, and one Sync at the end, so they run in one implicit transaction and share its commit (one
+ * WAL flush, one wake-up of the server). Alone (a quiet service) a statement goes at once, as by itself.
+ *
+ * All or nothing: when one statement of a group fails, PostgreSQL rolls the whole group back; each statement is then
+ * sent again on its own and answers for itself, so a group never changes what a statement does. Statements of a group
+ * run in the order of their `order` key (the wallet's owner): two groups in flight take wallet locks in the same
+ * order, so they never deadlock each other.
+ */
+export interface GroupedRunner {
+  run(text: string, name: string, values: unknown[], order: string): Promise<{ rows: unknown[] }>;
+}
+
+interface Waiting {
+  text: string;
+  name: string;
+  values: (string | Buffer | null)[];
+  order: string;
+  resolve: (result: { rows: unknown[] }) => void;
+  reject: (err: unknown) => void;
+}
+
+interface ProtocolField {
+  name: string;
+  dataTypeID: number;
+  format: string;
+}
+
+interface Connection {
+  parsedStatements: Record<string, string>;
+  stream: { cork?(): void; uncork?(): void };
+  parse(query: { text: string; name: string; types: number[] }): void;
+  bind(config: { statement: string; values: (string | Buffer | null)[] }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(config: { portal: string }): void;
+  sync(): void;
+}
+
+const MAX_GROUP = 64;
+
+/** node-postgres' own parser for a column (what its `query` applies to rows). */
+const parserOf = (field: ProtocolField): ((value: string) => unknown) => pg.types.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown;
+
+/** One group on the wire, as a node-postgres submittable: its rows by statement, or where it failed. */
+class GroupQuery {
+  readonly rows: Record<string, unknown>[][] = [];
+  /** Statements whose text this group parsed on the connection (by position). */
+  readonly parsedHere = new Set<number>();
+  private parsers: { name: string; parse: (value: string) => unknown }[] = [];
+  private current: Record<string, unknown>[] = [];
+  readonly done: Promise<void>;
+  private settle!: { resolve(): void; reject(err: unknown): void };
+
+  constructor(readonly statements: Waiting[]) {
+    this.done = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  /** The position of the statement that was answering when the group failed. */
+  get position(): number {
+    return this.rows.length;
+  }
+
+  submit(connection: Connection): null {
+    connection.stream.cork?.();
+    try {
+      this.statements.forEach((statement, i) => {
+        if (connection.parsedStatements[statement.name] === undefined) {
+          connection.parse({ text: statement.text, name: statement.name, types: [] });
+          connection.parsedStatements[statement.name] = statement.text;
+          this.parsedHere.add(i);
+        }
+        connection.bind({ statement: statement.name, values: statement.values });
+        connection.describe({ type: 'P', name: '' });
+        connection.execute({ portal: '' });
+      });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(message: { fields: ProtocolField[] }): void {
+    this.parsers = message.fields.map((field) => ({ name: field.name, parse: parserOf(field) }));
+  }
+
+  handleDataRow(message: { fields: (string | null)[] }): void {
+    const row: Record<string, unknown> = {};
+    message.fields.forEach((value, i) => {
+      const column = this.parsers[i]!;
+      row[column.name] = value === null ? null : column.parse(value);
+    });
+    this.current.push(row);
+  }
+
+  handleCommandComplete(): void {
+    this.rows.push(this.current);
+    this.current = [];
+    this.parsers = [];
+  }
+
+  handleEmptyQuery(): void {
+    this.handleCommandComplete();
+  }
+
+  handleError(err: unknown): void {
+    this.settle.reject(err);
+  }
+
+  handleReadyForQuery(): void {
+    this.settle.resolve();
+  }
+
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(): void {}
+  handleCopyData(): void {}
+}
+
+export function groupedRunner(pool: pg.Pool, slots: number): GroupedRunner {
+  const waiting: Waiting[] = [];
+  let busy = 0;
+  let scheduled = false;
+
+  const alone = (statement: Waiting) =>
+    pool.query({ name: statement.name, text: statement.text, values: statement.values }).then(statement.resolve, statement.reject);
+
+  async function send(group: Waiting[]): Promise<void> {
+    if (group.length === 1) return alone(group[0]!);
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      for (const statement of group) statement.reject(err);
+      return;
+    }
+    const query = new GroupQuery(group);
+    let failed: unknown;
+    let broken: Error | undefined;
+    try {
+      void client.query(query as unknown as pg.QueryConfig);
+      await query.done;
+    } catch (err) {
+      failed = err;
+      if (!(err instanceof pg.DatabaseError)) broken = err instanceof Error ? err : new Error(String(err));
+      else {
+        // Parses after the failing statement were skipped; the failing one's own parse may or may not have run.
+        const connection = (client as unknown as { connection: Connection }).connection;
+        for (const i of query.parsedHere) {
+          if (i > query.position) delete connection.parsedStatements[group[i]!.name];
+          else if (i === query.position) broken = err;
+        }
+      }
+    } finally {
+      client.release(broken);
+    }
+    if (failed === undefined) group.forEach((statement, i) => statement.resolve({ rows: query.rows[i] ?? [] }));
+    // The server rolled the group back: each statement answers for itself. A lost connection may have committed it.
+    else if (failed instanceof pg.DatabaseError) await Promise.all(group.map(alone));
+    else for (const statement of group) statement.reject(failed);
+  }
+
+  function pump(): void {
+    scheduled = false;
+    while (busy < slots && waiting.length > 0) {
+      const group = waiting.splice(0, MAX_GROUP).sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+      busy++;
+      void send(group).finally(() => {
+        busy--;
+        pump();
+      });
+    }
+  }
+
+  return {
+    run(text, name, values, order) {
+      return new Promise((resolve, reject) => {
+        let prepared: (string | Buffer | null)[];
+        try {
+          prepared = values.map((value) => utils.prepareValue(value) as string | Buffer | null);
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+        waiting.push({ text, name, values: prepared, order, resolve, reject });
+        // Statements sent in the same turn of the event loop share a group even when a slot is free.
+        if (!scheduled) {
+          scheduled = true;
+          queueMicrotask(pump);
+        }
+      });
+    },
+  };
+}
