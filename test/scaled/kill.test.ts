@@ -221,11 +221,15 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
     progress('traces checked');
     // Every job reaches a final state: a step the dead instance was running is queued again by the jobs sweeper (every
     // minute) once its 30 s lease lapsed, and taken over by another instance.
-    await eventually(
-      async () => (await db.select({ id: jobs.id }).from(jobs).where(and(inArray(jobs.userId, userIds), inArray(jobs.status, ['QUEUED', 'RUNNING'])))).length === 0,
-      'every job final',
-      150_000,
-    );
+    const unfinished = () =>
+      db
+        .select({ id: jobs.id, status: jobs.status, progress: jobs.progress, externalId: jobs.externalId, updatedAt: jobs.updatedAt, lease: walletReservations.leaseUntil, reservation: walletReservations.status })
+        .from(jobs)
+        .leftJoin(walletReservations, eq(walletReservations.requestId, jobs.requestId))
+        .where(and(inArray(jobs.userId, userIds), inArray(jobs.status, ['QUEUED', 'RUNNING'])));
+    await eventually(async () => (await unfinished()).length === 0, 'every job final', 150_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}; left at ${new Date().toISOString()}: ${JSON.stringify((await unfinished()).slice(0, 5))}`);
+    });
     const jobRows = await db.select({ id: jobs.id, status: jobs.status, errorCode: jobs.errorCode, errorMessage: jobs.errorMessage }).from(jobs).where(inArray(jobs.userId, userIds));
     for (const id of answered.job) {
       const job = jobRows.find((j) => j.id === id);
