@@ -12,6 +12,9 @@ beforeAll(async () => {
 });
 afterAll(async () => opened?.close());
 
+const setting = async (options: { asyncCommit?: boolean; group?: string }) =>
+  (await runBound<{ value: string }>(database.db, bound('select current_setting($1) as value', ['synchronous_commit']), options)).rows[0]!.value;
+
 describe('runBound', () => {
   it('runs the same text with new values each time, in one round trip', async () => {
     const before = database.statementCount();
@@ -19,15 +22,23 @@ describe('runBound', () => {
     expect(database.statementCount() - before).toBe(3);
   });
 
+  it('sends an asyncCommit statement through connections that do not wait for the WAL flush on PostgreSQL only', async () => {
+    const usual = await setting({});
+    expect(await setting({ asyncCommit: true })).toBe(database.kind === 'pg' ? 'off' : usual);
+    // Grouped (group commit) too, alone or with others: such statements are grouped only with each other.
+    const grouped = await Promise.all([setting({ asyncCommit: true, group: 'a' }), setting({ asyncCommit: true, group: 'b' }), setting({ group: 'c' })]);
+    expect(grouped).toEqual(database.kind === 'pg' ? ['off', 'off', usual] : [usual, usual, usual]);
+  });
+
   it('plans the named (bound) statements once per connection on PostgreSQL', async () => {
     const mode = (await runBound<{ value: string }>(database.db, bound('select current_setting($1) as value', ['plan_cache_mode']))).rows[0]!.value;
     expect(mode).toBe(database.kind === 'pg' ? 'force_generic_plan' : 'auto');
   });
 
-  it('runs on the connection of an open transaction, grouped or not', async () => {
+  it('runs on the connection of an open transaction, whatever asyncCommit says', async () => {
     await database.db.transaction(async (tx) => {
       await runBound(tx, bound("select set_config('storefront.probe', $1, true)", ['inside']));
-      const seen = await runBound<{ value: string }>(tx, bound("select current_setting('storefront.probe', true) as value", []), { group: 'w' });
+      const seen = await runBound<{ value: string }>(tx, bound("select current_setting('storefront.probe', true) as value", []), { asyncCommit: true });
       expect(seen.rows[0]!.value).toBe('inside');
     });
   });

@@ -1,6 +1,6 @@
 import type { SQLWrapper } from 'drizzle-orm';
 import pg from 'pg';
-import { driverClientOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
+import { asyncCommitPoolOf, driverClientOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
 import { groupedRunner, type GroupedRunner } from './pg-grouped.js';
 
 /**
@@ -52,10 +52,16 @@ const runnerOf = (pool: pg.Pool): GroupedRunner => {
 
 export interface RunOptions {
   /**
+   * A statement of its own (not in a transaction) whose commit need not wait for the WAL flush, because a later
+   * synchronous commit of the same flow makes it durable (see `asyncCommitPoolOf`).
+   */
+  asyncCommit?: boolean;
+  /**
    * A statement of its own that may share a transaction and its commit with other concurrent grouped statements
    * (group commit on PostgreSQL, pg-grouped.ts); the value orders it in the group: the key of the wallet it locks. It
    * must lock no row other than that wallet's and its own new rows, and be all-or-nothing by itself. Inside a
-   * transaction, and on PGlite (one connection), it runs by itself.
+   * transaction, and on PGlite (one connection), it runs by itself. Statements with `asyncCommit` are grouped apart
+   * (on their own pool), so a group commits either synchronously or not.
    */
   group?: string;
 }
@@ -65,7 +71,7 @@ export interface RunOptions {
  * statement: pg prepares it once per connection, PGlite once per database (pglite-prepared.ts).
  */
 export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: RunOptions = {}): Promise<SqlResult<T>> {
-  const client = driverClientOf(handle);
+  const client = (options.asyncCommit ? (asyncCommitPoolOf(handle) as DriverClient | undefined) : undefined) ?? driverClientOf(handle);
   if (!client) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
   const { text, values } = statement;
   const runPrepared = preparedRunOf(client);

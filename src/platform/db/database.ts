@@ -125,6 +125,16 @@ function optionsOf(url: string): string {
   }
 }
 
+/**
+ * Connections of the same database with `synchronous_commit = off`, by the database handle they belong to: for a
+ * statement whose durability a later synchronous commit of the same flow provides (PostgreSQL flushes its WAL in order,
+ * so that commit makes the earlier one durable too). A server crash in between loses both, consistently.
+ */
+const asyncCommitPools = new WeakMap<object, pg.Pool>();
+
+/** The async-commit pool of a PostgreSQL database handle; undefined on PGlite and for transactions. */
+export const asyncCommitPoolOf = (db: DbOrTx): pg.Pool | undefined => asyncCommitPools.get(db);
+
 async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
   const statements = { count: 0 };
   const counted = (config: pg.PoolConfig) => {
@@ -144,7 +154,9 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
   // statements (everything else) are planned with their values as before.
   const generic = `${optionsOf(url)} -c plan_cache_mode=force_generic_plan`.trim();
   const pool = counted({ connectionString: url, max: poolSize, options: generic });
+  const asyncCommitPool = counted({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: `${generic} -c synchronous_commit=off` });
   const db = drizzleNodePg(pool) as unknown as Db;
+  asyncCommitPools.set(db, asyncCommitPool);
   let listener: pg.PoolClient | null = null;
   const handlers = new Map<string, Set<(payload: string) => void>>();
 
@@ -210,6 +222,7 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       listener?.release();
       listener = null;
       if (!pool.ended) await pool.end();
+      if (!asyncCommitPool.ended) await asyncCommitPool.end();
     },
   };
 }
