@@ -169,10 +169,13 @@ export function groupedRunner(pool: pg.Pool, slots: number): GroupedRunner {
     while (busy < slots && waiting.length > 0) {
       const group = waiting.splice(0, MAX_GROUP).sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
       busy++;
-      void send(group).finally(() => {
-        busy--;
-        pump();
-      });
+      void send(group)
+        // Not expected (send answers every statement itself); a settled promise ignores a second answer.
+        .catch((err: unknown) => group.forEach((statement) => statement.reject(err)))
+        .finally(() => {
+          busy--;
+          pump();
+        });
     }
   }
 
