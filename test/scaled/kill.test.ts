@@ -223,11 +223,13 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
     // minute) once its 30 s lease lapsed, and taken over by another instance.
     const unfinished = () =>
       db
-        .select({ id: jobs.id, status: jobs.status, progress: jobs.progress, externalId: jobs.externalId, updatedAt: jobs.updatedAt, lease: walletReservations.leaseUntil, reservation: walletReservations.status })
+        .select({ id: jobs.id, status: jobs.status, progress: jobs.progress, externalId: jobs.externalId, updatedAt: jobs.updatedAt, jobLease: jobs.leaseUntil, reservationLease: walletReservations.leaseUntil, reservation: walletReservations.status })
         .from(jobs)
         .leftJoin(walletReservations, eq(walletReservations.requestId, jobs.requestId))
         .where(and(inArray(jobs.userId, userIds), inArray(jobs.status, ['QUEUED', 'RUNNING'])));
-    await eventually(async () => (await unfinished()).length === 0, 'every job final', 150_000).catch(async (err: Error) => {
+    // A new job whose first message the dead instance took before holding it waits out its 2-minute grace, then the
+    // next sweep: up to three minutes after the load.
+    await eventually(async () => (await unfinished()).length === 0, 'every job final', 240_000).catch(async (err: Error) => {
       throw new Error(`${err.message}; left at ${new Date().toISOString()}: ${JSON.stringify((await unfinished()).slice(0, 5))}`);
     });
     const jobRows = await db.select({ id: jobs.id, status: jobs.status, errorCode: jobs.errorCode, errorMessage: jobs.errorMessage }).from(jobs).where(inArray(jobs.userId, userIds));

@@ -18,8 +18,13 @@ declare module '../../platform/jobs/jobs.js' {
 
 type JobRow = typeof jobs.$inferSelect;
 const OPEN = ['QUEUED', 'RUNNING'] as const;
-/** How long a resumed job waits for its new message to start before it counts as abandoned again. */
-const RESUME_GRACE_SECONDS = 120;
+/**
+ * How long a queued step (a new job's first one, or one the sweeper queued again) waits for its message to start
+ * before it counts as abandoned: pg-boss hands a message to one process, and a process killed between taking it and
+ * holding the job's lease would otherwise strand the job until the message expires (15 minutes for media). A step
+ * still waiting in a backlog past it is queued twice; steps are safe to run twice.
+ */
+const QUEUED_GRACE_SECONDS = 120;
 const RESUME_BATCH = 100;
 
 export interface JobLeaseDeps {
@@ -74,7 +79,7 @@ export function createJobLeases(deps: JobLeaseDeps) {
         .limit(limit)
         .for('update', { skipLocked: true });
       const ids = abandoned.map((job) => job.id);
-      if (ids.length > 0) await tx.update(jobs).set({ leaseUntil: leaseEnd(RESUME_GRACE_SECONDS) }).where(inArray(jobs.id, ids));
+      if (ids.length > 0) await tx.update(jobs).set({ leaseUntil: leaseEnd(QUEUED_GRACE_SECONDS) }).where(inArray(jobs.id, ids));
       for (const job of abandoned) {
         for (const handler of resumeHandlers) await handler(job, tx);
       }
@@ -86,6 +91,9 @@ export function createJobLeases(deps: JobLeaseDeps) {
   }
 
   return {
+    /** The lease a new job is created with: its first step must start within the grace, or it is queued again. */
+    queuedUntil: (): Date => leaseEnd(QUEUED_GRACE_SECONDS),
+
     /** This process runs a step of the job: the lease is taken now and renewed until `release`. */
     hold: async (jobId: string): Promise<void> => {
       await db

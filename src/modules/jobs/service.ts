@@ -130,7 +130,7 @@ export function createJobsService(deps: JobsServiceDeps) {
       const now = clock.now();
       const [row] = await tx
         .insert(jobs)
-        .values({ ...job, status: 'QUEUED', createdAt: now, updatedAt: now })
+        .values({ ...job, status: 'QUEUED', leaseUntil: leases.queuedUntil(), createdAt: now, updatedAt: now })
         .returning();
       return row!;
     },

@@ -59,7 +59,8 @@ export interface RunOptions {
   /**
    * A statement of its own that may share a transaction and its commit with other concurrent grouped statements
    * (group commit on PostgreSQL, pg-grouped.ts); the value orders it in the group: the key of the wallet it locks. It
-   * must lock no row other than that wallet's and its own new rows, and be all-or-nothing by itself. Inside a
+   * must lock no row other than that wallet's and rows of its own request (new ones, its reservation, its key entry),
+   * and be all-or-nothing by itself. Inside a
    * transaction, and on PGlite (one connection), it runs by itself. Statements with `asyncCommit` are grouped apart
    * (on their own pool), so a group commits either synchronously or not.
    */
