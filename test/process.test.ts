@@ -44,10 +44,7 @@ async function start(): Promise<Running> {
 }
 
 /** Waits for `done`, and on a timeout says what it waited for with the process's output so far. */
-const until = (done: () => boolean, what: string, running: Running): Promise<unknown> =>
-  eventually(done, what, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}:\n${running.logs.join('')}`);
-  });
+const until = (done: () => boolean, what: string, running: Running): Promise<unknown> => eventually(done, what, 30_000, () => `\n${running.logs.join('')}`);
 
 const post = (port: number, url: string, body: unknown) =>
   fetch(`http://127.0.0.1:${port}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -63,13 +63,21 @@ export async function startReceiver() {
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-/** Polls `check` every 50 ms until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+/**
+ * Polls `check` every 50 ms until it returns a value other than undefined/false, or fails after `timeoutMs`; the
+ * failure adds what `explain` says of the state then (a process's output, the rows still waited for).
+ */
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 15_000,
+  explain?: () => Promise<string> | string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${explain ? `: ${await explain()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -229,9 +229,7 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
         .where(and(inArray(jobs.userId, userIds), inArray(jobs.status, ['QUEUED', 'RUNNING'])));
     // A new job whose first message the dead instance took before holding it waits out its 2-minute grace, then the
     // next sweep: up to three minutes after the load.
-    await eventually(async () => (await unfinished()).length === 0, 'every job final', 240_000).catch(async (err: Error) => {
-      throw new Error(`${err.message}; left at ${new Date().toISOString()}: ${JSON.stringify((await unfinished()).slice(0, 5))}`);
-    });
+    await eventually(async () => (await unfinished()).length === 0, 'every job final', 240_000, async () => `left at ${new Date().toISOString()}: ${JSON.stringify((await unfinished()).slice(0, 5))}`);
     const jobRows = await db.select({ id: jobs.id, status: jobs.status, errorCode: jobs.errorCode, errorMessage: jobs.errorMessage }).from(jobs).where(inArray(jobs.userId, userIds));
     for (const id of answered.job) {
       const job = jobRows.find((j) => j.id === id);

@@ -271,7 +271,7 @@ export function createMetering(deps: MeteringDeps) {
           condition: { holds: settlement.closed, message: settlement.message },
           select: bound(`${settlement.unused} as unused, ${settlement.after}`, []),
           // Shares a commit with concurrent settlements, unless it also closes a key's budget (a second locked row).
-          group: m.keyBudget ? undefined : (settlement.group ?? undefined),
+          group: m.keyBudget ? undefined : settlement.group,
         });
       } catch (err) {
         if (!(err instanceof StatementConditionFailed)) throw err;

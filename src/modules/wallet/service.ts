@@ -401,14 +401,14 @@ export function createWalletService(deps: WalletServiceDeps) {
      * be `owner`'s.
      */
     settlementParts(input: { requestId: string; actualTokens: number; owner?: WalletOwner }): QuickSettlement & {
-      group: string | null;
+      group: string | undefined;
       committed(row: Record<string, unknown>): void;
     } {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
       return {
         ...quickSettlement(input, clock.now()),
-        group: input.owner ? walletOrder(ownerKey(input.owner)) : null,
+        group: input.owner ? walletOrder(ownerKey(input.owner)) : undefined,
         // The combined statement committed; `row` selected `unused as unused` and the `after` columns. The low-balance
         // check costs nothing while the balance stays at or above the threshold or a warning is already out.
         committed: (row) => {
