@@ -35,8 +35,8 @@ const nameOf = (text: string): string => {
 };
 
 /**
- * How many groups a pool sends at once (pg-grouped.ts). Fewer, larger groups share more commits; more slots serve a
- * quiet service's concurrent statements without waiting.
+ * How many groups a pool may have in flight when groups stall (pg-grouped.ts): normally one, so the groups are as
+ * large as they can be; more only while the ones in flight wait (for a lock, say), so a stall never stops the rest.
  */
 const groupSlots = (pool: pg.Pool) => Math.max(1, Math.ceil((pool.options.max ?? 10) / 4));
 

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/helpers/test-database.js';
 import { bound, runBound } from './bound.js';
@@ -105,5 +106,36 @@ describe('grouped statements', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', alone]);
     const rows = await database.query<{ id: number }>('select id from grouped_probe where id in (401, 402) order by id');
     expect(rows.rows).toEqual(alone === 'fulfilled' ? [{ id: 401 }, { id: 402 }] : [{ id: 401 }]);
+  });
+
+  // One connection on PGlite: a lock another session holds cannot exist there.
+  it.runIf(process.env.TEST_DATABASE_URL)('let the others go when a group waits for a lock another transaction holds', async () => {
+    const holder = new pg.Client({ connectionString: opened.url! });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('update grouped_counter set n = n where id = 5');
+      const add = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
+      let lockedDone = false;
+      const locked = add(5).then((result) => {
+        lockedDone = true;
+        return result;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      // Sent while the first group waits for the lock: answered while the lock is still held.
+      const others = await Promise.all([add(1), add(2)]);
+      expect(others.map((r) => r.rows)).toEqual([[{ id: 1 }], [{ id: 2 }]]);
+      expect(lockedDone).toBe(false);
+      await holder.query('commit');
+      expect((await locked).rows).toEqual([{ id: 5 }]);
+    } finally {
+      await holder.end();
+    }
+    const counts = await database.query<{ id: number; n: number }>('select id, n from grouped_counter where id in (1, 2, 5) order by id');
+    expect(counts.rows).toEqual([
+      { id: 1, n: 41 },
+      { id: 2, n: 41 },
+      { id: 5, n: 41 },
+    ]);
   });
 });
