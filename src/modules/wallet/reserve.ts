@@ -65,7 +65,7 @@ async function runOnce(db: DbOrTx, input: ReserveRequest, now: Date, leaseSecond
   ];
   // Not durable on its own commit (on PostgreSQL): the settlement or release that follows commits synchronously and,
   // the WAL being flushed in order, makes this hold durable too; a server crash before that loses both together.
-  // Grouped with concurrent reserves (one commit for many): it locks only its owner's wallet.
+  // Grouped with concurrent reserves and settlements (one commit for many): it locks only its owner's wallet.
   const row = (await runBound<Row>(db, bound(RESERVE, values), { asyncCommit: true, group: walletOrder(owner) })).rows[0]!;
   if (row.reserved) return { kind: 'reserved' };
   if (row.existing_status) return { kind: 'exists', status: row.existing_status, walletId: row.existing_wallet ?? '', ownWalletId: row.wallet_id };

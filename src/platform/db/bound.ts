@@ -41,11 +41,11 @@ const nameOf = (text: string): string => {
 const groupSlots = (pool: pg.Pool) => Math.max(1, Math.ceil((pool.options.max ?? 10) / 4));
 
 const runners = new WeakMap<pg.Pool, GroupedRunner>();
-const runnerOf = (pool: pg.Pool): GroupedRunner => {
-  let runner = runners.get(pool);
+const runnerOf = (durable: pg.Pool, quick: pg.Pool | undefined): GroupedRunner => {
+  let runner = runners.get(durable);
   if (!runner) {
-    runner = groupedRunner(pool, groupSlots(pool));
-    runners.set(pool, runner);
+    runner = groupedRunner({ durable, quick: quick ?? durable }, groupSlots(durable));
+    runners.set(durable, runner);
   }
   return runner;
 };
@@ -60,9 +60,9 @@ export interface RunOptions {
    * A statement of its own that may share a transaction and its commit with other concurrent grouped statements
    * (group commit on PostgreSQL, pg-grouped.ts); the value orders it in the group: the key of the wallet it locks. It
    * must lock no row other than that wallet's and rows of its own request (new ones, its reservation, its key entry),
-   * and be all-or-nothing by itself. Inside a
-   * transaction, and on PGlite (one connection), it runs by itself. Statements with `asyncCommit` are grouped apart
-   * (on their own pool), so a group commits either synchronously or not.
+   * and be all-or-nothing by itself. Inside a transaction, and on PGlite (one connection), it runs by itself. Grouped
+   * statements of both kinds share one runner: a group of only `asyncCommit` ones commits without waiting for the
+   * flush (on the async-commit pool), a group with any other waits for it, as that one must.
    */
   group?: string;
 }
@@ -72,13 +72,16 @@ export interface RunOptions {
  * statement: pg prepares it once per connection, PGlite once per database (pglite-prepared.ts).
  */
 export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: RunOptions = {}): Promise<SqlResult<T>> {
-  const client = (options.asyncCommit ? (asyncCommitPoolOf(handle) as DriverClient | undefined) : undefined) ?? driverClientOf(handle);
-  if (!client) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
+  const quick = asyncCommitPoolOf(handle);
+  const main = driverClientOf(handle);
+  const client = (options.asyncCommit ? (quick as DriverClient | undefined) : undefined) ?? main;
+  if (!client || !main) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
   const { text, values } = statement;
   const runPrepared = preparedRunOf(client);
   let result: { rows: unknown[] };
   if (runPrepared) result = await runPrepared(text, values);
-  else if (options.group !== undefined && client instanceof pg.Pool) result = await runnerOf(client).run(text, nameOf(text), values, options.group);
+  else if (options.group !== undefined && main instanceof pg.Pool)
+    result = await runnerOf(main, quick).run(text, nameOf(text), values, options.group, options.asyncCommit === true);
   else if (isNodePg(client)) result = await client.query({ name: nameOf(text), text, values });
   else result = await client.query(text, values);
   return { rows: result.rows as T[] };

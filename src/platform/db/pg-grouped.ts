@@ -17,7 +17,8 @@ import utils from 'pg/lib/utils.js';
  * order, so they never deadlock each other.
  */
 export interface GroupedRunner {
-  run(text: string, name: string, values: unknown[], order: string): Promise<{ rows: unknown[] }>;
+  /** `asyncCommit`: the statement needs no WAL flush of its own (see bound.ts); a group of only such goes on `quick`. */
+  run(text: string, name: string, values: unknown[], order: string, asyncCommit?: boolean): Promise<{ rows: unknown[] }>;
 }
 
 interface Waiting {
@@ -25,6 +26,7 @@ interface Waiting {
   name: string;
   values: (string | Buffer | null)[];
   order: string;
+  asyncCommit: boolean;
   resolve: (result: { rows: unknown[] }) => void;
   reject: (err: unknown) => void;
 }
@@ -127,18 +129,19 @@ class GroupQuery {
   handleCopyData(): void {}
 }
 
-export function groupedRunner(pool: pg.Pool, slots: number): GroupedRunner {
+/** `durable`: connections that commit synchronously; `quick`: with `synchronous_commit = off` (the same database). */
+export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots: number): GroupedRunner {
   const waiting: Waiting[] = [];
   let scheduled = false;
 
   const alone = (statement: Waiting) =>
-    pool.query({ name: statement.name, text: statement.text, values: statement.values }).then(statement.resolve, statement.reject);
+    (statement.asyncCommit ? pools.quick : pools.durable).query({ name: statement.name, text: statement.text, values: statement.values }).then(statement.resolve, statement.reject);
 
   async function send(group: Waiting[]): Promise<void> {
     if (group.length === 1) return alone(group[0]!);
     let client: pg.PoolClient;
     try {
-      client = await pool.connect();
+      client = await (group.every((statement) => statement.asyncCommit) ? pools.quick : pools.durable).connect();
     } catch (err) {
       for (const statement of group) statement.reject(err);
       return;
@@ -207,7 +210,7 @@ export function groupedRunner(pool: pg.Pool, slots: number): GroupedRunner {
   }
 
   return {
-    run(text, name, values, order) {
+    run(text, name, values, order, asyncCommit = false) {
       return new Promise((resolve, reject) => {
         let prepared: (string | Buffer | null)[];
         try {
@@ -216,7 +219,7 @@ export function groupedRunner(pool: pg.Pool, slots: number): GroupedRunner {
           reject(err instanceof Error ? err : new Error(String(err)));
           return;
         }
-        waiting.push({ text, name, values: prepared, order, resolve, reject });
+        waiting.push({ text, name, values: prepared, order, asyncCommit, resolve, reject });
         // Statements sent in the same turn of the event loop share a group even when a slot is free.
         if (!scheduled) {
           scheduled = true;
