@@ -134,15 +134,30 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
   const waiting: Waiting[] = [];
   let scheduled = false;
 
-  const alone = (statement: Waiting) =>
-    (statement.asyncCommit ? pools.quick : pools.durable).query({ name: statement.name, text: statement.text, values: statement.values }).then(statement.resolve, statement.reject);
+  /** One statement by itself; `free` runs once its round trip is over, before its caller hears of it. */
+  const alone = (statement: Waiting, free?: () => void) =>
+    (statement.asyncCommit ? pools.quick : pools.durable).query({ name: statement.name, text: statement.text, values: statement.values }).then(
+      (result) => {
+        free?.();
+        statement.resolve(result);
+      },
+      (err: unknown) => {
+        free?.();
+        statement.reject(err);
+      },
+    );
 
-  async function send(group: Waiting[]): Promise<void> {
-    if (group.length === 1) return alone(group[0]!);
+  /**
+   * Sends a group and answers its statements. `free` runs as soon as the round trip is over, before the answers: the
+   * next group goes out while this one's callers carry on, so the server does not wait for them.
+   */
+  async function send(group: Waiting[], free: () => void): Promise<void> {
+    if (group.length === 1) return alone(group[0]!, free);
     let client: pg.PoolClient;
     try {
       client = await (group.every((statement) => statement.asyncCommit) ? pools.quick : pools.durable).connect();
     } catch (err) {
+      free();
       for (const statement of group) statement.reject(err);
       return;
     }
@@ -166,9 +181,10 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     } finally {
       client.release(broken);
     }
+    free();
     if (failed === undefined) group.forEach((statement, i) => statement.resolve({ rows: query.rows[i] ?? [] }));
     // The server rolled the group back: each statement answers for itself. A lost connection may have committed it.
-    else if (failed instanceof pg.DatabaseError) await Promise.all(group.map(alone));
+    else if (failed instanceof pg.DatabaseError) await Promise.all(group.map((statement) => alone(statement)));
     else for (const statement of group) statement.reject(failed);
   }
 
@@ -190,13 +206,13 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
       const group = waiting.splice(0, MAX_GROUP).sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
       const entry = { sentAt: now };
       inFlight.add(entry);
-      void send(group)
+      const free = () => {
+        if (inFlight.delete(entry)) pump();
+      };
+      void send(group, free)
         // Not expected (send answers every statement itself); a settled promise ignores a second answer.
         .catch((err: unknown) => group.forEach((statement) => statement.reject(err)))
-        .finally(() => {
-          inFlight.delete(entry);
-          pump();
-        });
+        .finally(free);
       now = performance.now();
     }
     // Statements wait behind a group that may stall: look again when it would count as stalled.
