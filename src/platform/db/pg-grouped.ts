@@ -10,6 +10,9 @@ import utils from 'pg/lib/utils.js';
  * One group is in flight at a time: the fewer, larger groups share the most, and groups of one runner never wait for
  * each other's wallet locks. A group that has gone unanswered for STALLED_MS (a statement waiting for a lock another
  * transaction holds, say) no longer holds the others back: the next group goes on another connection, up to `slots`.
+ * The next group goes out as soon as a group's round trip ends, before its callers are answered. Statements that need
+ * no WAL flush of their own (`asyncCommit`) share the runner with the others: a group of only such commits on the
+ * `quick` pool, any other group on the `durable` one, waiting for the flush as its other statements must.
  *
  * All or nothing: when one statement of a group fails, PostgreSQL rolls the whole group back; each statement is then
  * sent again on its own and answers for itself, so a group never changes what a statement does. Statements of a group
