@@ -52,7 +52,7 @@ interface Connection {
 
 const MAX_GROUP = 64;
 /** Far above a group's round trip under load (p99 ~9 ms on the bench's machine), far below a lock held for long. */
-export const STALLED_MS = 50;
+const STALLED_MS = 50;
 
 /** node-postgres' own parser for a column (what its `query` applies to rows). */
 const parserOf = (field: ProtocolField): ((value: string) => unknown) => pg.types.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown;
