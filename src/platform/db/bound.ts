@@ -72,10 +72,10 @@ export interface RunOptions {
  * statement: pg prepares it once per connection, PGlite once per database (pglite-prepared.ts).
  */
 export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: RunOptions = {}): Promise<SqlResult<T>> {
-  const quick = asyncCommitPoolOf(handle);
   const main = driverClientOf(handle);
-  const client = (options.asyncCommit ? (quick as DriverClient | undefined) : undefined) ?? main;
-  if (!client || !main) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
+  if (!main) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
+  const quick = options.asyncCommit || options.group !== undefined ? asyncCommitPoolOf(handle) : undefined;
+  const client: DriverClient = (options.asyncCommit ? quick : undefined) ?? main;
   const { text, values } = statement;
   const runPrepared = preparedRunOf(client);
   let result: { rows: unknown[] };

@@ -139,16 +139,10 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
 
   /** One statement by itself; `free` runs once its round trip is over, before its caller hears of it. */
   const alone = (statement: Waiting, free?: () => void) =>
-    (statement.asyncCommit ? pools.quick : pools.durable).query({ name: statement.name, text: statement.text, values: statement.values }).then(
-      (result) => {
-        free?.();
-        statement.resolve(result);
-      },
-      (err: unknown) => {
-        free?.();
-        statement.reject(err);
-      },
-    );
+    (statement.asyncCommit ? pools.quick : pools.durable)
+      .query({ name: statement.name, text: statement.text, values: statement.values })
+      .finally(() => free?.())
+      .then(statement.resolve, statement.reject);
 
   /**
    * Sends a group and answers its statements. `free` runs as soon as the round trip is over, before the answers: the
