@@ -216,6 +216,8 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
       audit,
     );
     const planModels = async (base: string) => JSON.stringify((await call('GET', `/v1/plans/${plan.slug}/models`, { base })).json);
+    // The new plan reaches instance A's plan cache through the change notification, like every change below.
+    await eventually(async () => (await planModels(urls[0]!)).includes(`"${first.slug}"`), `${plan.slug} listed on ${urls[0]}`, 2000);
     const before = await planModels(urls[0]!);
     expect(before).toContain(`"${first.slug}"`);
     const extra = servableSlugs.find((slug) => !before.includes(`"${slug}"`));
