@@ -130,17 +130,17 @@ export function createMetering(deps: MeteringDeps) {
     ...(m.apiKeyId ? { apiKeyId: m.apiKeyId } : {}),
   });
 
-  const usageOf = (m: Metered, call: SettleCall, settled: { chargedTokens: number; shortfallTokens: number }) => ({
-    ...base(m),
-    providerAccountId: call.accountId,
-    status: call.status,
-    inputUnits: call.inputUnits,
-    outputUnits: call.outputUnits,
-    tokensConsumed: settled.chargedTokens,
-    providerCostCents: call.providerCostCents,
-    latencyMs: latency(m),
-    metadata: { ...commonMetadata(m), ...call.metadata, ...(settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}) },
-  });
+  const usageOf = (m: Metered, call: SettleCall, settled: { chargedTokens: number; shortfallTokens: number }) =>
+    Object.assign(base(m), {
+      providerAccountId: call.accountId,
+      status: call.status,
+      inputUnits: call.inputUnits,
+      outputUnits: call.outputUnits,
+      tokensConsumed: settled.chargedTokens,
+      providerCostCents: call.providerCostCents,
+      latencyMs: latency(m),
+      metadata: Object.assign(commonMetadata(m), call.metadata, settled.shortfallTokens > 0 ? { shortfallTokens: settled.shortfallTokens } : {}),
+    });
   const generationOf = (m: Metered, generation: NonNullable<SettleCall['generation']>) => ({
     userId: m.userId,
     modelId: m.model.id,
@@ -162,7 +162,7 @@ export function createMetering(deps: MeteringDeps) {
     const scope = scopeOf(m);
     if (scope) await tx.execute(scope.chargeQuery(call.response ? call.response(settled) : null, tx).getSQL());
     counted(m, call.status.toLowerCase());
-    return { ...settled, generationId };
+    return { generationId, ...settled };
   }
 
   async function reserveChecked(
@@ -187,9 +187,9 @@ export function createMetering(deps: MeteringDeps) {
     const controls = caller.keyControls !== undefined || !caller.apiKeyId || !deps.keys ? caller.keyControls : await deps.keys.controlsById(caller.apiKeyId);
     const budget = caller.apiKeyId && deps.keys ? (controls?.budget ?? null) : null;
     metered.keyBudget = budget !== null;
-    const context = { ...base(metered), apiKeyId: metered.apiKeyId, modelSlug: call.model.slug, ...(budget ? { keyBudget: true } : {}) };
+    const context = Object.assign(base(metered), { apiKeyId: metered.apiKeyId, modelSlug: call.model.slug }, budget ? { keyBudget: true } : {});
     const reserve = (handle?: Tx) =>
-      wallet.reserve({ ...access.owner, tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds }, handle);
+      wallet.reserve({ tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds, ...access.owner }, handle);
     if (!budget) {
       await reserve(tx);
       return metered;
@@ -280,7 +280,7 @@ export function createMetering(deps: MeteringDeps) {
       settlement.committed(written);
       counted(m, call.status.toLowerCase());
       scope?.committed(response);
-      return { ...settled, generationId };
+      return { generationId, ...settled };
     },
 
     /** Charges a delivered generation inside `tx` (a job ends with it), exactly once by its request id. */

@@ -107,7 +107,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     const started = performance.now();
     const sized = await size(principal, call, await catalog.resolveForGateway(call.modelSlug));
     const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
-    return { ...sized, call, principal, metered, requestId, started };
+    return { call, principal, metered, requestId, started, ...sized };
   }
 
   /** The checks and the sizing of the call on one model: plan and key access, history, output room, the estimate. */
@@ -284,7 +284,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
       const { p, value: result } = await withFallbacks(await prepare(principal, call, requestId), (p) =>
         pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p))),
       );
-      return finalize(p, { ...result.value, accountId: result.accountId, status: 'SUCCESS' });
+      return finalize(p, { accountId: result.accountId, status: 'SUCCESS', ...result.value });
     },
 
     /**

@@ -406,17 +406,16 @@ export function createWalletService(deps: WalletServiceDeps) {
     } {
       assertTokens(input.actualTokens, 'actualTokens');
       leases.letGo(input.requestId);
-      return {
-        ...quickSettlement(input, clock.now()),
+      return Object.assign(quickSettlement(input, clock.now()), {
         group: input.owner ? walletOrder(ownerKey(input.owner)) : undefined,
         // The combined statement committed; `row` selected `unused as unused` and the `after` columns. The low-balance
         // check costs nothing while the balance stays at or above the threshold or a warning is already out.
-        committed: (row) => {
+        committed: (row: Record<string, unknown>) => {
           const after = walletAfter(row);
           wrote(after, undefined);
           settledQuickly({ charged: input.actualTokens, unused: Number(row.unused), after });
         },
-      };
+      });
     },
 
     /** Resolves once the background low-balance work started so far has finished (tests, shutdown). */

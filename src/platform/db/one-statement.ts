@@ -61,7 +61,9 @@ function combine(names: string[], pieces: BoundSql[], hasCondition: boolean): Bo
     }
     node.text = join(names, pieces, hasCondition);
   }
-  return bound(node.text, pieces.flatMap((p) => p.values));
+  const values: unknown[] = [];
+  for (const piece of pieces) for (const value of piece.values) values.push(value);
+  return bound(node.text, values);
 }
 
 /**

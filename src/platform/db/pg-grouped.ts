@@ -63,6 +63,8 @@ class GroupQuery {
   /** Statements whose text this group parsed on the connection (by position). */
   readonly parsedHere = new Set<number>();
   private parsers: { name: string; parse: (value: string) => unknown }[] = [];
+  /** Every column of the statement answering, set to null: each row starts as a copy (one shape, no growing). */
+  private emptyRow: Record<string, unknown> = {};
   private current: Record<string, unknown>[] = [];
   readonly done: Promise<void>;
   private settle!: { resolve(): void; reject(err: unknown): void };
@@ -98,10 +100,12 @@ class GroupQuery {
 
   handleRowDescription(message: { fields: ProtocolField[] }): void {
     this.parsers = message.fields.map((field) => ({ name: field.name, parse: parserOf(field) }));
+    this.emptyRow = {};
+    for (const field of message.fields) this.emptyRow[field.name] = null;
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const row: Record<string, unknown> = {};
+    const row = { ...this.emptyRow };
     message.fields.forEach((value, i) => {
       const column = this.parsers[i]!;
       row[column.name] = value === null ? null : column.parse(value);

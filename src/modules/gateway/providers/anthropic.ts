@@ -50,7 +50,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
 
     async generateText(credential, request) {
       try {
-        const message = await clientFor(credential).messages.create({ ...body(request), stream: false }, { signal: request.signal });
+        const message = await clientFor(credential).messages.create(Object.assign(body(request), { stream: false as const }), { signal: request.signal });
         const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
         return {
           text,
@@ -64,7 +64,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
 
     async streamText(credential, request) {
       let upstream: Awaited<ReturnType<typeof openStream>>;
-      const openStream = () => clientFor(credential).messages.create({ ...body(request), stream: true }, { signal: request.signal });
+      const openStream = () => clientFor(credential).messages.create(Object.assign(body(request), { stream: true as const }), { signal: request.signal });
       try {
         upstream = await openStream();
       } catch (err) {

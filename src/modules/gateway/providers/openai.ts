@@ -79,7 +79,7 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     needsCredential: true,
 
     async generateText(credential, request) {
-      const completion = (await endpointFor(credential).json('/chat/completions', { ...body(request), stream: false }, callOptions(credential, request))) as WireCompletion;
+      const completion = (await endpointFor(credential).json('/chat/completions', Object.assign(body(request), { stream: false }), callOptions(credential, request))) as WireCompletion;
       const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
       if (!choice) throw new UpstreamError('server', 'The provider returned no answer.', null, 'empty_response');
       return {
@@ -93,7 +93,7 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
       const upstream = await endpointFor(credential).stream(
         '/chat/completions',
         // Ask for the final usage chunk: a streamed call is billed from the provider's own count.
-        { ...body(request), stream: true, stream_options: { include_usage: true } },
+        Object.assign(body(request), { stream: true, stream_options: { include_usage: true } }),
         callOptions(credential, request),
       );
       async function* events(): AsyncGenerator<TextStreamEvent> {
