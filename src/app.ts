@@ -144,11 +144,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(openAiRoutes, { compat: services.compat, prefix: '/openai/v1' });
   await app.register(anthropicRoutes, { compat: services.compat, prefix: '/anthropic/v1' });
   await app.register(jobsRoutes, { jobs: services.jobs });
-  // onClose hooks run last-registered first: buffered gateway spend is written before the platform closes the database.
+  // onClose hooks run last-registered first: buffered gateway spend and key stamps are written before the platform
+  // closes the database.
   app.addHook('onClose', async () => {
     services.wallet.stop();
     services.jobs.stop();
-    await services.gateway.stop();
+    await Promise.all([services.gateway.stop(), services.apiKeys.stop()]);
   });
   await app.register(filesRoutes, { files: services.files });
   await app.register(idpRoutes, {

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { and, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import { apiKeys, apiKeySpend } from '../../db/schema/apikeys.js';
 import type { ApiKeyVerifier, KeyControls, Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
+import { bound, runBound } from '../../platform/db/bound.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
+import { writeBehind } from '../../platform/db/write-behind.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
@@ -15,8 +17,13 @@ import { API_KEY_SCOPES, type ApiKeyScope, type KeyControlsInput } from './schem
 export const API_KEY_PREFIX = 'sk_sf_';
 /** Active (unrevoked) keys one user may hold. */
 export const MAX_ACTIVE_KEYS = 25;
-/** `lastUsedAt` is rewritten once it is this old, not on every request of a busy key. */
+/** `lastUsedAt` is written at most this often (for every key used since, in one statement), not on every request. */
 export const LAST_USED_RESOLUTION_MS = 1_000;
+/** A batch of key uses (`[{ id, at }]` as JSON): each key's stamp moves forward only, whatever the order of writers. */
+const STAMP_USES = `
+  update api_keys k set last_used_at = u.at
+  from jsonb_to_recordset($1::text::jsonb) as u(id uuid, at timestamptz)
+  where k.id = u.id and (k.last_used_at is null or k.last_used_at < u.at)`;
 
 /** What key management needs to know about the caller's plan. */
 export interface PlanAccess {
@@ -100,7 +107,6 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       return { id: key.id, userId: key.userId, role: owner.role, scopes: key.scopes, revokedAt: key.revokedAt, expiresAt: key.expiresAt, controls: controlsOf(key) };
     },
   });
-  const lastStamped = new Map<string, number>();
 
   async function requireApiAccess(userId: string): Promise<void> {
     const access = await plans.apiAccessOf(userId);
@@ -168,26 +174,27 @@ export function createApiKeysService(deps: ApiKeysDeps) {
 
   /**
    * Records the use off the request's path. A key under heavy use would otherwise write (and lock) its row on every
-   * request, so the stamp is written when this process has not written one for LAST_USED_RESOLUTION_MS (and the
-   * row's is older than that): `lastUsedAt` is exact to that resolution.
+   * request, so uses are stamped in memory and written for every key at once, at most once per
+   * LAST_USED_RESOLUTION_MS: `lastUsedAt` is exact to that resolution. Reads of it on this instance write what is
+   * pending first. Not durable on its own commit: a stamp lost to a crash is a second of history.
    */
-  function stampUse(id: string, now: Date): void {
-    const previous = lastStamped.get(id);
-    if (previous !== undefined && now.getTime() - previous < LAST_USED_RESOLUTION_MS) return;
-    if (lastStamped.size > 50_000) lastStamped.clear();
-    lastStamped.set(id, now.getTime());
-    const threshold = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
-    db.update(apiKeys)
-      .set({ lastUsedAt: now })
-      .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, threshold))))
-      .then(() => undefined, onBackgroundError);
-  }
+  const stamps = writeBehind<string>({
+    delayMs: LAST_USED_RESOLUTION_MS,
+    merge: (pending, at) => (at > pending ? at : pending),
+    write: (batch) =>
+      runBound(db, bound(STAMP_USES, [JSON.stringify(batch.map(([id, at]) => ({ id, at })))]), { asyncCommit: true }).then(() => undefined, onBackgroundError),
+  });
+  const stampUse = (id: string, now: Date): void => stamps.add(id, now.toISOString());
 
   return {
     verifier,
 
+    /** Writes the key uses still pending (at shutdown). */
+    stop: () => stamps.flush(),
+
     async list(userId: string) {
       await requireApiAccess(userId);
+      await stamps.flush();
       const rows = await db
         .select()
         .from(apiKeys)
@@ -200,6 +207,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
 
     /** One of the user's keys as listed (404 when it is not theirs or was revoked), for a key describing itself. */
     async describe(userId: string, id: string) {
+      await stamps.flush();
       const [row] = await db
         .select()
         .from(apiKeys)

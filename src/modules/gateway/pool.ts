@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { providerAccounts } from '../../db/schema/gateway.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import { writeBehind } from '../../platform/db/write-behind.js';
 import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { AppError } from '../../platform/http/errors.js';
@@ -76,10 +77,31 @@ export function createUpstreamPool(deps: PoolDeps) {
   /** accountId -> the configured credential (secrets stay in memory). */
   const credentials = new Map<string, ConfiguredAccount>();
   const rotation = new Map<string, number>();
-  const cache = new Map<string, { rows: AccountRow[]; at: number }>();
-  const pendingSpend = new Map<string, number>();
-  let flushTimer: NodeJS.Timeout | null = null;
-  let flushing: Promise<void> = Promise.resolve();
+  /** Per provider: the rows once read, and the read itself, which concurrent callers share (one query, not one each). */
+  const cache = new Map<string, { at: number; load: Promise<AccountRow[]>; rows?: AccountRow[] }>();
+  const spend = writeBehind<number>({
+    delayMs: SPEND_FLUSH_MS,
+    merge: (pending, micros) => pending + micros,
+    async write(batch) {
+      const now = clock.now();
+      const period = periodOf(now);
+      for (const [accountId, micros] of batch) {
+        try {
+          await db
+            .update(providerAccounts)
+            .set({
+              spendMicros: sql`case when ${providerAccounts.spendPeriod} = ${period} then ${providerAccounts.spendMicros} + ${micros} else ${micros} end`,
+              spendPeriod: period,
+              updatedAt: now,
+            })
+            .where(eq(providerAccounts.id, accountId));
+        } catch (err) {
+          logger.warn({ err, accountId }, 'recording upstream spend failed; retrying with the next batch');
+          spend.add(accountId, micros);
+        }
+      }
+    },
+  });
   /** Opened keys of OPERATOR accounts, by account id, with the sealed value they came from (a new key re-opens). */
   const opened = new Map<string, { sealed: string; credential: UpstreamCredential | null }>();
   let subscribed: Promise<unknown> | null = null;
@@ -95,41 +117,19 @@ export function createUpstreamPool(deps: PoolDeps) {
           })
       : Promise.resolve());
 
-  function flushSpend(): Promise<void> {
-    if (flushTimer) clearTimeout(flushTimer);
-    flushTimer = null;
-    const batch = [...pendingSpend];
-    pendingSpend.clear();
-    if (batch.length === 0) return flushing;
-    flushing = flushing.then(async () => {
-      const now = clock.now();
-      const period = periodOf(now);
-      for (const [accountId, micros] of batch) {
-        try {
-          await db
-            .update(providerAccounts)
-            .set({
-              spendMicros: sql`case when ${providerAccounts.spendPeriod} = ${period} then ${providerAccounts.spendMicros} + ${micros} else ${micros} end`,
-              spendPeriod: period,
-              updatedAt: now,
-            })
-            .where(eq(providerAccounts.id, accountId));
-        } catch (err) {
-          logger.warn({ err, accountId }, 'recording upstream spend failed; retrying with the next batch');
-          pendingSpend.set(accountId, (pendingSpend.get(accountId) ?? 0) + micros);
-        }
-      }
-    });
-    return flushing;
-  }
-
   async function accountRows(providerSlug: string): Promise<AccountRow[]> {
     const hit = cache.get(providerSlug);
-    if (hit && performance.now() - hit.at < ACCOUNTS_CACHE_MS) return hit.rows;
-    await subscribe();
-    const rows = await db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug));
-    cache.set(providerSlug, { rows, at: performance.now() });
-    return rows;
+    if (hit && performance.now() - hit.at < ACCOUNTS_CACHE_MS) return hit.rows ?? hit.load;
+    const load = subscribe().then(() => db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug)));
+    const entry: { at: number; load: Promise<AccountRow[]>; rows?: AccountRow[] } = { at: performance.now(), load };
+    cache.set(providerSlug, entry);
+    load.then(
+      (rows) => (entry.rows = rows),
+      () => {
+        if (cache.get(providerSlug) === entry) cache.delete(providerSlug);
+      },
+    );
+    return load;
   }
 
   async function publish(providerSlug: string, status: ProviderStatusValue): Promise<void> {
@@ -311,21 +311,17 @@ export function createUpstreamPool(deps: PoolDeps) {
       if (micros <= 0) return;
       const period = periodOf(clock.now());
       for (const { rows } of cache.values()) {
-        const row = rows.find((r) => r.id === accountId);
+        const row = rows?.find((r) => r.id === accountId);
         if (row) Object.assign(row, { spendMicros: row.spendPeriod === period ? row.spendMicros + micros : micros, spendPeriod: period });
       }
-      pendingSpend.set(accountId, (pendingSpend.get(accountId) ?? 0) + micros);
-      if (!flushTimer) {
-        flushTimer = setTimeout(() => void flushSpend(), SPEND_FLUSH_MS);
-        flushTimer.unref();
-      }
+      spend.add(accountId, micros);
     },
 
-    flushSpend,
+    flushSpend: () => spend.flush(),
 
     /** Writes what is still pending (at shutdown). */
     async stop(): Promise<void> {
-      await flushSpend();
+      await spend.flush();
     },
 
     /**
@@ -388,7 +384,7 @@ export function createUpstreamPool(deps: PoolDeps) {
 
     /** Accounts of a provider with their shared state (secrets excluded), for operators and tests. */
     async accounts(providerSlug: string) {
-      await flushSpend();
+      await spend.flush();
       const rows = await db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug));
       return rows.map(({ keyFingerprint: _fingerprint, encryptedApiKey: _sealed, ...row }) => ({ ...row, configuredHere: credentials.has(row.id) }));
     },
