@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema/webhooks.js';
 import type { DbOrTx } from '../../platform/db/database.js';
-import type { DomainEvent } from '../../platform/events/outbox.js';
+import { eventPayloads, type DomainEvent, type EventHeader } from '../../platform/events/outbox.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
 import { subscribesTo } from './events.js';
 
@@ -16,19 +16,29 @@ export const deliveryBody = (event: Pick<DomainEvent, 'name' | 'createdAt' | 'da
  * Fans events out to the active webhooks of their users that subscribed to them: one PENDING delivery, due now, per
  * (webhook, event). The unique (webhook, event) index makes a second fan-out of the same event a no-op.
  */
-export async function fanOut(tx: DbOrTx, events: DomainEvent[], now: Date): Promise<number> {
+export async function fanOut(tx: DbOrTx, events: EventHeader[], now: Date): Promise<number> {
   const userIds = [...new Set(events.map((event) => event.userId).filter((id): id is string => id !== null))];
   if (userIds.length === 0) return 0;
   const endpoints = await tx
     .select({ id: webhookEndpoints.id, userId: webhookEndpoints.userId, events: webhookEndpoints.events })
     .from(webhookEndpoints)
     .where(and(inArray(webhookEndpoints.userId, userIds), eq(webhookEndpoints.status, 'ACTIVE')));
-  const rows = events.flatMap((event) =>
-    endpoints
-      .filter((endpoint) => endpoint.userId === event.userId && subscribesTo(endpoint.events, event.name))
-      .map((endpoint) => ({ webhookId: endpoint.id, eventId: event.id, event: event.name, body: deliveryBody(event), status: 'PENDING' as const, dueAt: now, createdAt: now, updatedAt: now })),
+  const matches = events.flatMap((event) =>
+    endpoints.filter((endpoint) => endpoint.userId === event.userId && subscribesTo(endpoint.events, event.name)).map((endpoint) => ({ endpoint, event })),
   );
-  if (rows.length === 0) return 0;
+  if (matches.length === 0) return 0;
+  // Only the events someone receives are read in full.
+  const payloads = await eventPayloads(tx, [...new Set(matches.map(({ event }) => event.id))]);
+  const rows = matches.map(({ endpoint, event }) => ({
+    webhookId: endpoint.id,
+    eventId: event.id,
+    event: event.name,
+    body: deliveryBody({ name: event.name, createdAt: event.createdAt, data: payloads.get(event.id) ?? {} }),
+    status: 'PENDING' as const,
+    dueAt: now,
+    createdAt: now,
+    updatedAt: now,
+  }));
   const inserted = await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id });
   return inserted.length;
 }

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema/webhooks.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import { lockUndispatchedEvents, markEventsDispatched } from '../../platform/events/outbox.js';
+import { claimUndispatchedEvents } from '../../platform/events/outbox.js';
 import type { Jobs } from '../../platform/jobs/jobs.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { FetchError, type SafeFetcher } from '../../platform/net/safe-fetch.js';
@@ -71,15 +71,9 @@ export function createDeliveryEngine(deps: EngineDeps) {
   /** Outbox → delivery rows; returns how many events were handled. */
   async function dispatchEvents(): Promise<number> {
     return db.transaction(async (tx) => {
-      const events = await lockUndispatchedEvents(tx, EVENTS_PER_BATCH);
-      if (events.length === 0) return 0;
       const now = clock.now();
+      const events = await claimUndispatchedEvents(tx, EVENTS_PER_BATCH, now);
       await fanOut(tx, events, now);
-      await markEventsDispatched(
-        tx,
-        events.map((event) => event.id),
-        now,
-      );
       return events.length;
     });
   }

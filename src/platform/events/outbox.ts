@@ -1,7 +1,7 @@
-import { asc, inArray, isNull, lt } from 'drizzle-orm';
+import { inArray, lt } from 'drizzle-orm';
 import { domainEvents } from '../../db/schema/platform.js';
 import { newId } from '../ids.js';
-import { bound, type BoundSql } from '../db/bound.js';
+import { bound, runBound, type BoundSql } from '../db/bound.js';
 import type { DbOrTx } from '../db/database.js';
 
 export { domainEvents };
@@ -27,24 +27,38 @@ export async function emitDomainEvent(tx: DbOrTx, name: string, data: Record<str
   return row!;
 }
 
+/** An outbox event without its payload (`eventPayloads` reads that for the few events a caller needs it of). */
+export type EventHeader = Pick<DomainEvent, 'id' | 'name' | 'userId' | 'createdAt'>;
+
+// The leading (null) dispatched_at lets the pending index serve the order.
+const CLAIM_EVENTS = `
+  with batch as (
+    select id from domain_events where dispatched_at is null
+    order by dispatched_at, created_at, id
+    limit $1
+    for update skip locked
+  )
+  update domain_events e set dispatched_at = $2::timestamptz
+  from batch where e.id = batch.id
+  returning e.id, e.name, e.user_id, e.created_at`;
+
 /**
- * Locks up to `limit` events not yet dispatched, oldest first, skipping rows another instance holds (call inside the
- * transaction that records what the events caused and then marks them dispatched).
+ * Takes up to `limit` events not yet dispatched, oldest first, skipping rows another instance holds, and marks them
+ * dispatched at `at`: one statement, inside the transaction that records what the events caused, so they count as
+ * dispatched exactly when that commits. Returns their headers, oldest first.
  */
-export async function lockUndispatchedEvents(tx: DbOrTx, limit: number): Promise<DomainEvent[]> {
-  return tx
-    .select()
-    .from(domainEvents)
-    .where(isNull(domainEvents.dispatchedAt))
-    // the leading (null) dispatched_at lets the pending index serve the order
-    .orderBy(asc(domainEvents.dispatchedAt), asc(domainEvents.createdAt), asc(domainEvents.id))
-    .limit(limit)
-    .for('update', { skipLocked: true });
+export async function claimUndispatchedEvents(tx: DbOrTx, limit: number, at: Date): Promise<EventHeader[]> {
+  const { rows } = await runBound<{ id: string; name: string; user_id: string | null; created_at: Date | string }>(tx, bound(CLAIM_EVENTS, [limit, at.toISOString()]));
+  return rows
+    .map((row) => ({ id: row.id, name: row.name, userId: row.user_id, createdAt: new Date(row.created_at) }))
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** Marks events dispatched, in the transaction that locked them. */
-export async function markEventsDispatched(tx: DbOrTx, ids: string[], at: Date): Promise<void> {
-  if (ids.length > 0) await tx.update(domainEvents).set({ dispatchedAt: at }).where(inArray(domainEvents.id, ids));
+/** The payloads of events, by id. */
+export async function eventPayloads(tx: DbOrTx, ids: string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx.select({ id: domainEvents.id, data: domainEvents.data }).from(domainEvents).where(inArray(domainEvents.id, ids));
+  return new Map(rows.map((row) => [row.id, row.data]));
 }
 
 /** Deletes up to `limit` events dispatched before `before` (the outbox keeps what is still to be dispatched). */
