@@ -213,7 +213,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         .from(apiKeys)
         .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)));
       if (!row) throw notFound('No such API key.');
-      return { ...toListed(row), scopes: row.scopes };
+      return Object.assign(toListed(row), { scopes: row.scopes });
     },
 
     async create(userId: string, input: { label: string; scopes: ApiKeyScope[]; expiresAt?: string | null } & KeyControlsInput) {
@@ -243,14 +243,14 @@ export function createApiKeysService(deps: ApiKeysDeps) {
         return inserted!;
       });
       const { lastUsedAt: _unused, ...listed } = toListed(row, undefined, now);
-      return { ...listed, key: raw };
+      return Object.assign(listed, { key: raw });
     },
 
     /** `PATCH /v1/account/api-keys/:id`: a new label or controls; a control set to null is removed. */
     async update(userId: string, id: string, input: { label?: string } & KeyControlsInput) {
       await requireApiAccess(userId);
       const controls = await controlColumns(input);
-      const changes = { ...(input.label !== undefined ? { label: input.label.trim() } : {}), ...controls };
+      const changes = Object.assign(input.label !== undefined ? { label: input.label.trim() } : {}, controls);
       const [row] = await db
         .update(apiKeys)
         .set(changes)

@@ -234,7 +234,7 @@ export function createMetering(deps: MeteringDeps) {
           await wallet.grow({ requestId: m.requestId, tokens, note: `${m.operation} ${model.slug} (fallback)` }, tx);
         });
       }
-      return { ...m, model, reservedTokens: Math.max(tokens, held) };
+      return Object.assign({}, m, { model, reservedTokens: Math.max(tokens, held) });
     },
 
     /**
@@ -292,13 +292,12 @@ export function createMetering(deps: MeteringDeps) {
       counted(m, error.code.toLowerCase());
       if (m.keyBudget) await deps.keys?.settleBudget(tx, m.requestId, 0);
       await usage.record(
-        {
-          ...base(m),
-          status: isTimeout(error) ? 'TIMEOUT' : 'FAILED',
+        Object.assign(base(m), {
+          status: isTimeout(error) ? ('TIMEOUT' as const) : ('FAILED' as const),
           tokensConsumed: 0,
           latencyMs: latency(m),
-          metadata: { ...commonMetadata(m), error: { code: error.code, message: error.message, details: error.details }, ...metadata },
-        },
+          metadata: Object.assign(commonMetadata(m), { error: { code: error.code, message: error.message, details: error.details } }, metadata),
+        }),
         tx,
       );
     },

@@ -157,7 +157,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
       if (!entry) return null;
       const sized = await size(p.principal, p.call, await catalog.resolveForGateway(entry.row.slug));
       const metered = await metering.switchModel(p.principal, p.metered, sized.model, sized.reservedTokens);
-      return { ...p, ...sized, reservedTokens: metered.reservedTokens ?? sized.reservedTokens, metered, fallbackFrom: p.fallbackFrom ?? { model: p.model.slug, error } };
+      return Object.assign({}, p, sized, { reservedTokens: metered.reservedTokens ?? sized.reservedTokens, metered, fallbackFrom: p.fallbackFrom ?? { model: p.model.slug, error } });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       logger.info({ requestId: p.requestId, fallback: fallbackId, code: err.code }, 'fallback model cannot take the call; trying the next');

@@ -144,11 +144,12 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
     async dailyTotals(range: UsageRange) {
       const [rows, { byId, providersBySlug }] = await Promise.all([usageByDay(db, range), catalog.snapshot()]);
       const providerSlugs = new Map([...providersBySlug.values()].map((p) => [p.id, p.slug]));
-      return rows.map(({ providerId, modelId, ...sums }) => ({
-        ...sums,
-        provider: providerId ? (providerSlugs.get(providerId) ?? null) : null,
-        model: modelId ? (byId.get(modelId)?.row.slug ?? null) : null,
-      }));
+      return rows.map(({ providerId, modelId, ...sums }) =>
+        Object.assign(sums, {
+          provider: providerId ? (providerSlugs.get(providerId) ?? null) : null,
+          model: modelId ? (byId.get(modelId)?.row.slug ?? null) : null,
+        }),
+      );
     },
 
     async record(input: UsageRecordInput, tx: DbOrTx = db): Promise<UsageRecord> {

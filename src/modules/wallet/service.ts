@@ -387,7 +387,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       }
       const { chargedTokens, shortfallTokens, after, owner } = await inTx(tx, async (t) => {
         const closed = await close(t, input.requestId, { actualTokens: input.actualTokens });
-        return { ...closed, after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null };
+        return Object.assign({}, closed, { after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null });
       });
       wrote(owner, tx);
       afterSettlement(after);
@@ -503,7 +503,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       const now = clock.now();
       const credited = await inTx(tx, async (t) => {
         const wallet = await ensureWallet(t, input, now);
-        const result = await creditWithDebtCollection(t, wallet.id, { ...input, amount: input.amount }, now);
+        const result = await creditWithDebtCollection(t, wallet.id, Object.assign({}, input, { amount: input.amount }), now);
         if (result.applied) await rearm(t, wallet.id, result.balance);
         return { applied: result.applied, balance: result.balance, collected: result.collected };
       });

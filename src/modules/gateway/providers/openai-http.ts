@@ -62,7 +62,7 @@ export class OpenAiEndpoint {
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     this.query = url.search;
     this.getHeaders = { authorization: `Bearer ${apiKey}`, accept: 'application/json', 'user-agent': USER_AGENT };
-    this.postHeaders = { ...this.getHeaders, 'content-type': 'application/json' };
+    this.postHeaders = Object.assign({}, this.getHeaders, { 'content-type': 'application/json' });
   }
 
   /** GETs (no body) or POSTs one JSON document and returns the JSON answer. Every failure is an UpstreamError. */
