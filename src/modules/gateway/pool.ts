@@ -6,6 +6,7 @@ import type { Db } from '../../platform/db/database.js';
 import { writeBehind } from '../../platform/db/write-behind.js';
 import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { AppError } from '../../platform/http/errors.js';
 import { LATENCY_BUCKETS, metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './providers/types.js';
@@ -32,8 +33,9 @@ export interface PoolDeps {
   events?: EventBus;
 }
 
-/** The NOTIFY channel the `provider_accounts` trigger announces a provider slug on (migration 0018). */
-export const ACCOUNTS_CACHE_CHANNEL = 'cache_provider_accounts';
+/** The accounts cache; its NOTIFY channel (`cache_<name>`) is the one the `provider_accounts` trigger announces a provider slug on (migration 0018). */
+const ACCOUNTS_CACHE = 'provider_accounts';
+export const ACCOUNTS_CACHE_CHANNEL = `cache_${ACCOUNTS_CACHE}`;
 
 /** After a failure an account goes to the back of the queue for this long, then is tried normally again. */
 const FAILURE_COOLDOWN_MS = 30_000;
@@ -77,8 +79,15 @@ export function createUpstreamPool(deps: PoolDeps) {
   /** accountId -> the configured credential (secrets stay in memory). */
   const credentials = new Map<string, ConfiguredAccount>();
   const rotation = new Map<string, number>();
-  /** Per provider: the rows once read, and the read itself, which concurrent callers share (one query, not one each). */
-  const cache = new Map<string, { at: number; load: Promise<AccountRow[]>; rows?: AccountRow[] }>();
+  /** Account rows per provider: concurrent misses share one read; other instances' changes arrive through the trigger. */
+  const cache = createInvalidatingCache<AccountRow[]>({
+    name: ACCOUNTS_CACHE,
+    bus: events,
+    ttlMs: ACCOUNTS_CACHE_MS,
+    load: (providerSlug) => db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug)),
+  });
+  /** The rows last handed out per provider (the cache's own arrays): this instance's spend is added to them at once. */
+  const handedOut = new Map<string, AccountRow[]>();
   const spend = writeBehind<number>({
     delayMs: SPEND_FLUSH_MS,
     merge: (pending, micros) => pending + micros,
@@ -104,32 +113,11 @@ export function createUpstreamPool(deps: PoolDeps) {
   });
   /** Opened keys of OPERATOR accounts, by account id, with the sealed value they came from (a new key re-opens). */
   const opened = new Map<string, { sealed: string; credential: UpstreamCredential | null }>();
-  let subscribed: Promise<unknown> | null = null;
-  const subscribe = () =>
-    (subscribed ??= events
-      ? events
-          .subscribe(ACCOUNTS_CACHE_CHANNEL, (payload) => {
-            if (typeof payload === 'string') cache.delete(payload);
-          })
-          .catch((err: unknown) => {
-            subscribed = null;
-            logger.warn({ err }, 'could not listen for upstream account changes; the 1 s cache bounds staleness');
-          })
-      : Promise.resolve());
 
   async function accountRows(providerSlug: string): Promise<AccountRow[]> {
-    const hit = cache.get(providerSlug);
-    if (hit && performance.now() - hit.at < ACCOUNTS_CACHE_MS) return hit.rows ?? hit.load;
-    const load = subscribe().then(() => db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug)));
-    const entry: { at: number; load: Promise<AccountRow[]>; rows?: AccountRow[] } = { at: performance.now(), load };
-    cache.set(providerSlug, entry);
-    load.then(
-      (rows) => (entry.rows = rows),
-      () => {
-        if (cache.get(providerSlug) === entry) cache.delete(providerSlug);
-      },
-    );
-    return load;
+    const rows = await cache.get(providerSlug);
+    handedOut.set(providerSlug, rows);
+    return rows;
   }
 
   async function publish(providerSlug: string, status: ProviderStatusValue): Promise<void> {
@@ -213,7 +201,7 @@ export function createUpstreamPool(deps: PoolDeps) {
         updatedAt: now,
       })
       .where(eq(providerAccounts.id, accountId));
-    cache.delete(providerSlug);
+    cache.forget(providerSlug);
     logger.warn({ providerSlug, accountId, kind: error.kind, status: error.status, code: error.code }, 'upstream account failed');
     await publish(providerSlug, 'DEGRADED');
   }
@@ -225,7 +213,7 @@ export function createUpstreamPool(deps: PoolDeps) {
         .update(providerAccounts)
         .set({ status: 'ACTIVE', consecutiveFailures: 0, lastSuccessAt: now, updatedAt: now })
         .where(eq(providerAccounts.id, row.id));
-      cache.delete(providerSlug);
+      cache.forget(providerSlug);
     }
     await publish(providerSlug, 'ACTIVE');
   }
@@ -310,8 +298,8 @@ export function createUpstreamPool(deps: PoolDeps) {
     recordSpend(accountId: string, micros: number): void {
       if (micros <= 0) return;
       const period = periodOf(clock.now());
-      for (const { rows } of cache.values()) {
-        const row = rows?.find((r) => r.id === accountId);
+      for (const rows of handedOut.values()) {
+        const row = rows.find((r) => r.id === accountId);
         if (row) Object.assign(row, { spendMicros: row.spendPeriod === period ? row.spendMicros + micros : micros, spendPeriod: period });
       }
       spend.add(accountId, micros);
@@ -330,7 +318,7 @@ export function createUpstreamPool(deps: PoolDeps) {
      * DEGRADED (it is tried, and recovers on the first success). Providers with no account are INACTIVE.
      */
     async start(): Promise<void> {
-      cache.clear();
+      cache.forgetAll();
       await syncAccounts();
       const rows = await db.select().from(providerAccounts);
       await Promise.all(
@@ -368,8 +356,8 @@ export function createUpstreamPool(deps: PoolDeps) {
 
     /** Forgets the cached account rows (after an operator changed them); other instances hear the table's trigger. */
     refresh(providerSlug?: string): void {
-      if (providerSlug) cache.delete(providerSlug);
-      else cache.clear();
+      if (providerSlug) cache.forget(providerSlug);
+      else cache.forgetAll();
     },
 
     /** Whether this instance has an adapter for the provider (accounts can only be added to those). */

@@ -26,6 +26,8 @@ export interface InvalidatingCache<V> {
   changed(key: string, tx?: DbOrTx): Promise<void>;
   /** Drops `key` here only (the change is announced to other instances some other way, e.g. by a trigger). */
   forget(key: string): void;
+  /** Drops every entry here only. */
+  forgetAll(): void;
   /** Drops every entry on every instance (a change that touches many keys). */
   changedAll(tx?: DbOrTx): Promise<void>;
   readonly size: number;
@@ -108,6 +110,7 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
     },
     changed: (key, tx) => announce(key, tx),
     forget: (key) => drop(key),
+    forgetAll: () => drop(ALL),
     changedAll: (tx) => announce(ALL, tx),
     get size() {
       return entries.size;
