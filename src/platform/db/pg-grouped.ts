@@ -1,5 +1,6 @@
 import pg from 'pg';
 import utils from 'pg/lib/utils.js';
+import { encodeGroup } from './pg-group-encoder.js';
 
 /**
  * Group commit for the metering hot path on PostgreSQL. Statements sent while a group is in flight wait, and the next
@@ -42,29 +43,44 @@ interface ProtocolField {
 
 interface Connection {
   parsedStatements: Record<string, string>;
-  stream: { cork?(): void; uncork?(): void };
-  parse(query: { text: string; name: string; types: number[] }): void;
-  bind(config: { statement: string; values: (string | Buffer | null)[] }): void;
-  describe(message: { type: 'P'; name: string }): void;
-  execute(config: { portal: string }): void;
-  sync(): void;
+  stream: { writable: boolean; write(bytes: Buffer): boolean };
 }
 
 const MAX_GROUP = 64;
 /** Far above a group's round trip under load (p99 ~9 ms on the bench's machine), far below a lock held for long. */
 const STALLED_MS = 50;
 
-/** node-postgres' own parser for a column (what its `query` applies to rows). */
-const parserOf = (field: ProtocolField): ((value: string) => unknown) => pg.types.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown;
+/** How a statement's rows are read: node-postgres' own parser per column, and every column set to null to copy. */
+interface RowShape {
+  fields: ProtocolField[];
+  names: string[];
+  parsers: ((value: string) => unknown)[];
+  /** Each row starts as a copy of this (one shape, no growing). */
+  emptyRow: Record<string, unknown>;
+}
+
+function rowShape(fields: ProtocolField[]): RowShape {
+  const emptyRow: Record<string, unknown> = {};
+  for (const field of fields) emptyRow[field.name] = null;
+  return {
+    fields,
+    names: fields.map((field) => field.name),
+    parsers: fields.map((field) => pg.types.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown),
+    emptyRow,
+  };
+}
+
+const sameFields = (a: ProtocolField[], b: ProtocolField[]) => a.length === b.length && a.every((field, i) => field.name === b[i]!.name && field.dataTypeID === b[i]!.dataTypeID);
+
+/** A prepared statement describes the same columns every time: its shape is built once (by statement name). */
+const shapes = new Map<string, RowShape>();
 
 /** One group on the wire, as a node-postgres submittable: its rows by statement, or where it failed. */
 class GroupQuery {
   readonly rows: Record<string, unknown>[][] = [];
   /** Statements whose text this group parsed on the connection (by position). */
   readonly parsedHere = new Set<number>();
-  private parsers: { name: string; parse: (value: string) => unknown }[] = [];
-  /** Every column of the statement answering, set to null: each row starts as a copy (one shape, no growing). */
-  private emptyRow: Record<string, unknown> = {};
+  private shape: RowShape | null = null;
   private current: Record<string, unknown>[] = [];
   readonly done: Promise<void>;
   private settle!: { resolve(): void; reject(err: unknown): void };
@@ -79,44 +95,42 @@ class GroupQuery {
   }
 
   submit(connection: Connection): null {
-    connection.stream.cork?.();
-    try {
-      this.statements.forEach((statement, i) => {
-        if (connection.parsedStatements[statement.name] === undefined) {
-          connection.parse({ text: statement.text, name: statement.name, types: [] });
-          connection.parsedStatements[statement.name] = statement.text;
-          this.parsedHere.add(i);
-        }
-        connection.bind({ statement: statement.name, values: statement.values });
-        connection.describe({ type: 'P', name: '' });
-        connection.execute({ portal: '' });
-      });
-      connection.sync();
-    } finally {
-      connection.stream.uncork?.();
-    }
+    const parseFirst = this.statements.map((statement, i) => {
+      if (connection.parsedStatements[statement.name] !== undefined) return false;
+      connection.parsedStatements[statement.name] = statement.text;
+      this.parsedHere.add(i);
+      return true;
+    });
+    // As node-postgres does: a closed stream writes nothing, and the connection's error answers the group.
+    if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, parseFirst));
     return null;
   }
 
   handleRowDescription(message: { fields: ProtocolField[] }): void {
-    this.parsers = message.fields.map((field) => ({ name: field.name, parse: parserOf(field) }));
-    this.emptyRow = {};
-    for (const field of message.fields) this.emptyRow[field.name] = null;
+    const name = this.statements[this.position]!.name;
+    let shape = shapes.get(name);
+    if (!shape || !sameFields(shape.fields, message.fields)) {
+      shape = rowShape(message.fields);
+      shapes.set(name, shape);
+    }
+    this.shape = shape;
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const row = { ...this.emptyRow };
-    message.fields.forEach((value, i) => {
-      const column = this.parsers[i]!;
-      row[column.name] = value === null ? null : column.parse(value);
-    });
+    const { names, parsers, emptyRow } = this.shape!;
+    const row = { ...emptyRow };
+    const values = message.fields;
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i] as string | null;
+      row[names[i]!] = value === null ? null : parsers[i]!(value);
+    }
     this.current.push(row);
   }
 
   handleCommandComplete(): void {
     this.rows.push(this.current);
     this.current = [];
-    this.parsers = [];
+    this.shape = null;
   }
 
   handleEmptyQuery(): void {
