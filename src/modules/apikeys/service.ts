@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { and, desc, eq, isNull, or, sql } from 'drizzle-orm';
 import { apiKeys, apiKeySpend } from '../../db/schema/apikeys.js';
 import type { ApiKeyVerifier, KeyControls, Principal } from '../../platform/auth/plugin.js';
@@ -57,7 +57,8 @@ interface VerifiedKey {
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
 
-const hashKey = (raw: string) => createHash('sha256').update(raw).digest('hex');
+// The one-shot hash (Node 20.12+): a third of createHash's cost, paid on every request made with a key.
+const hashKey = (raw: string) => hash('sha256', raw, 'hex');
 
 /** The key's controls as the gateway reads them; null when it has none (the common case costs nothing). */
 export function controlsOf(row: Pick<ApiKeyRow, 'budgetTokens' | 'budgetPeriod' | 'rateLimitPerMinute' | 'allowedModels'>): KeyControls | null {
