@@ -4,9 +4,10 @@
 // (reserve, then a durable settle: the floor of metering on this machine). At 1 connection (the latency a lone caller
 // sees) and 50 (a loaded server), on embedded PGlite and on a fresh PostgreSQL database. Every process is separate: the fake upstream, the
 // forwarder, the service (`src/main.ts`) and autocannon here. After each database's run every wallet must equal its
-// ledger. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
+// ledger. The targets are measured in turns (BENCH_SLICES slices each, see measureInterleaved), so a drifting machine
+// weighs on the call and its references alike. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
 import { BENCH_CUSTOMERS, checkWallets, prepareCustomers, serverEnv } from './customers.js';
-import { BENCH_CONNECTIONS, forEachDatabase, measure, printTable, startHelper, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
+import { BENCH_CONNECTIONS, forEachDatabase, measure, measureInterleaved, printTable, startHelper, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
 
 const UPSTREAM_KEY = 'sk-bench-upstream-0001';
 const UPSTREAM = 'upstream alone';
@@ -52,10 +53,13 @@ try {
       // Warm-up: JIT, connection pools and caches in their steady state.
       for (const target of [metered, viaForwarder, direct, ...(viaFloor ? [viaFloor] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
       for (const connections of BENCH_CONNECTIONS) {
-        rows.push(await measure(UPSTREAM, database.kind, { ...direct, connections }));
-        rows.push(await measure(FORWARDER, database.kind, { ...viaForwarder, connections }));
-        if (viaFloor) rows.push(await measure(FLOOR, database.kind, { ...viaFloor, connections }));
-        rows.push(await measure(METERED, database.kind, { ...metered, connections }));
+        const targets = [
+          { target: UPSTREAM, options: direct },
+          { target: FORWARDER, options: viaForwarder },
+          ...(viaFloor ? [{ target: FLOOR, options: viaFloor }] : []),
+          { target: METERED, options: metered },
+        ];
+        rows.push(...(await measureInterleaved(database.kind, connections, targets)));
       }
       // Requests autocannon abandoned at the end of its run finish before the check.
       await new Promise((resolve) => setTimeout(resolve, 500));

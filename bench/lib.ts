@@ -225,6 +225,36 @@ export async function measure(target: string, database: BenchDatabaseKind, optio
   };
 }
 
+/** How many slices `measureInterleaved` cuts each target's load into (`BENCH_SLICES`, default 3). */
+export const BENCH_SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 3));
+
+/**
+ * Measures targets that are compared with each other (a call and its in-run reference) in turns: each target's load is
+ * cut into BENCH_SLICES slices of about BENCH_SECONDS / BENCH_SLICES (at least 2 s), run round-robin, so a machine whose
+ * speed drifts over a run (a shared VM) weighs on every target alike instead of on whichever ran in its slow minute.
+ * A row's req/s is the mean over its slices, its p50 the median slice's, its p99 the worst slice's, its errors the sum.
+ */
+export async function measureInterleaved(database: BenchDatabaseKind, connections: number, targets: { target: string; options: Omit<LoadOptions, 'connections'> }[]): Promise<BenchRow[]> {
+  const seconds = Math.max(2, Math.round(BENCH_SECONDS / BENCH_SLICES));
+  const slices = targets.map((): BenchRow[] => []);
+  for (let slice = 0; slice < BENCH_SLICES; slice++) {
+    for (const [i, { target, options }] of targets.entries()) slices[i]!.push(await measure(target, database, { ...options, connections, durationSeconds: seconds }));
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return targets.map(({ target }, i) => {
+    const runs = slices[i]!;
+    return {
+      target,
+      database,
+      connections,
+      rps: Math.round(runs.reduce((sum, run) => sum + run.rps, 0) / runs.length),
+      p50: median(runs.map((run) => run.p50)),
+      p99: Math.max(...runs.map((run) => run.p99)),
+      errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    };
+  });
+}
+
 /** Prints rows as a table with each row's ratio to its reference row (same database and connections). */
 export function printTable(title: string, rows: BenchRow[], referenceOf: (row: BenchRow) => BenchRow | undefined, referenceName: string): void {
   console.log(`\n${title}`);

@@ -2,7 +2,7 @@
 // server, with the access tokens of 20 customers, at 1 and 50 connections, on embedded PGlite and on a fresh
 // PostgreSQL database. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
 import { BENCH_CUSTOMERS, prepareCustomers, serverEnv } from './customers.js';
-import { BENCH_CONNECTIONS, forEachDatabase, measure, printTable, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
+import { BENCH_CONNECTIONS, forEachDatabase, measure, measureInterleaved, printTable, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
 
 const HEALTH = 'GET /healthz';
 const ME = `GET /v1/users/me (${BENCH_CUSTOMERS} customers)`;
@@ -18,8 +18,7 @@ await forEachDatabase('users_me', async (database) => {
     if (probe.status !== 200) throw new Error(`/v1/users/me answered ${probe.status}: ${await probe.text()}`);
     await measure('warm-up', database.kind, { ...me, connections: 10, durationSeconds: 2 });
     for (const connections of BENCH_CONNECTIONS) {
-      rows.push(await measure(HEALTH, database.kind, { url: `${server.url}/healthz`, connections }));
-      rows.push(await measure(ME, database.kind, { ...me, connections }));
+      rows.push(...(await measureInterleaved(database.kind, connections, [{ target: HEALTH, options: { url: `${server.url}/healthz` } }, { target: ME, options: me }])));
     }
     // Requests autocannon abandoned at the end of its run finish before the server stops.
     await new Promise((resolve) => setTimeout(resolve, 500));
