@@ -36,6 +36,7 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
   }
   return buffer.write(text, at, 'utf8');
 }
+
 /** The most bytes a string can take in UTF-8: three per UTF-16 unit. */
 const worstCase = (text: string) => text.length * 3;
 
