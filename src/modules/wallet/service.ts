@@ -503,7 +503,7 @@ export function createWalletService(deps: WalletServiceDeps) {
       const now = clock.now();
       const credited = await inTx(tx, async (t) => {
         const wallet = await ensureWallet(t, input, now);
-        const result = await creditWithDebtCollection(t, wallet.id, Object.assign({}, input, { amount: input.amount }), now);
+        const result = await creditWithDebtCollection(t, wallet.id, input, now);
         if (result.applied) await rearm(t, wallet.id, result.balance);
         return { applied: result.applied, balance: result.balance, collected: result.collected };
       });

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { encodeGroup, type EncodedStatement } from './pg-group-encoder.js';
 
 // The group's bytes must be exactly what node-postgres' own serializer writes for the same messages.
-const viaDriver = (statements: EncodedStatement[], parseFirst: boolean[]) =>
+const viaDriver = (statements: EncodedStatement[], parseFirst: ReadonlySet<number>) =>
   Buffer.concat([
     ...statements.flatMap((statement, i) => [
-      ...(parseFirst[i] ? [serialize.parse({ name: statement.name, text: statement.text, types: [] })] : []),
+      ...(parseFirst.has(i) ? [serialize.parse({ name: statement.name, text: statement.text, types: [] })] : []),
       serialize.bind({ statement: statement.name, values: statement.values }),
       serialize.describe({ type: 'P', name: '' }),
       serialize.execute({ portal: '' }),
@@ -23,14 +23,14 @@ describe('encodeGroup', () => {
       { name: 'sf_1', text: 'insert into t (a, b) values ($1, $2)', values: ['x'.repeat(70_000), '{"a":[1,"two"]}'] },
       { name: 'sf_3', text: 'select 1', values: [] },
     ];
-    const parseFirst = [true, true, true, false, false];
+    const parseFirst = new Set([0, 1, 2]);
     expect(encodeGroup(statements, parseFirst).equals(viaDriver(statements, parseFirst))).toBe(true);
   });
 
   it('writes a Parse only where asked, and one Sync at the end', () => {
     const statements: EncodedStatement[] = [{ name: 'sf_9', text: 'select $1::int', values: ['7'] }];
-    const prepared = encodeGroup(statements, [false]);
-    const fresh = encodeGroup(statements, [true]);
+    const prepared = encodeGroup(statements, new Set());
+    const fresh = encodeGroup(statements, new Set([0]));
     expect(prepared[0]).toBe(0x42); // Bind first
     expect(fresh[0]).toBe(0x50); // Parse first
     expect(fresh.subarray(fresh.length - prepared.length).equals(prepared)).toBe(true);

@@ -40,10 +40,10 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
 /** The most bytes a string can take in UTF-8: three per UTF-16 unit. */
 const worstCase = (text: string) => text.length * 3;
 
-function capacityOf(statements: EncodedStatement[], parseFirst: boolean[]): number {
+function capacityOf(statements: EncodedStatement[], parseFirst: ReadonlySet<number>): number {
   let size = SYNC.length;
   for (const [i, statement] of statements.entries()) {
-    if (parseFirst[i]) size += 1 + 4 + worstCase(statement.name) + 1 + worstCase(statement.text) + 1 + 2;
+    if (parseFirst.has(i)) size += 1 + 4 + worstCase(statement.name) + 1 + worstCase(statement.text) + 1 + 2;
     size += 1 + 4 + 1 + worstCase(statement.name) + 1 + 2 + 2 * statement.values.length + 2 + 2 + 2;
     for (const value of statement.values) size += 4 + (value === null ? 0 : typeof value === 'string' ? worstCase(value) : value.length);
     size += DESCRIBE_PORTAL.length + EXECUTE.length;
@@ -51,8 +51,8 @@ function capacityOf(statements: EncodedStatement[], parseFirst: boolean[]): numb
   return size;
 }
 
-/** `parseFirst[i]`: the connection has not prepared statement i yet, so its Parse goes before its Bind. */
-export function encodeGroup(statements: EncodedStatement[], parseFirst: boolean[]): Buffer {
+/** `parseFirst`: positions of the statements the connection has not prepared yet; their Parse goes before their Bind. */
+export function encodeGroup(statements: EncodedStatement[], parseFirst: ReadonlySet<number>): Buffer {
   const buffer = Buffer.allocUnsafe(capacityOf(statements, parseFirst));
   let at = 0;
   const cString = (text: string) => {
@@ -60,7 +60,7 @@ export function encodeGroup(statements: EncodedStatement[], parseFirst: boolean[
     buffer[at++] = 0;
   };
   for (const [i, statement] of statements.entries()) {
-    if (parseFirst[i]) {
+    if (parseFirst.has(i)) {
       const start = at;
       buffer[at] = 0x50;
       at += 5;

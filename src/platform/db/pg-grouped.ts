@@ -95,14 +95,13 @@ class GroupQuery {
   }
 
   submit(connection: Connection): null {
-    const parseFirst = this.statements.map((statement, i) => {
-      if (connection.parsedStatements[statement.name] !== undefined) return false;
+    this.statements.forEach((statement, i) => {
+      if (connection.parsedStatements[statement.name] !== undefined) return;
       connection.parsedStatements[statement.name] = statement.text;
       this.parsedHere.add(i);
-      return true;
     });
     // As node-postgres does: a closed stream writes nothing, and the connection's error answers the group.
-    if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, parseFirst));
+    if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, this.parsedHere));
     return null;
   }
 
