@@ -1,6 +1,7 @@
 /**
  * The extended-protocol messages of a whole group (pg-grouped.ts) written into ONE buffer: per statement Parse (when
- * the connection has not prepared its text yet), Bind, Describe portal and Execute, then one Sync. The same bytes
+ * the connection has not prepared its text yet), Bind, Describe portal (unless its columns are known already) and
+ * Execute, then one Sync. The same bytes
  * node-postgres' serializer writes message by message, without its per-message buffers (each Bind grew its own
  * buffer in steps and copied it every time) and with one string scan per value instead of two: strings are written
  * into room for their worst case and their length prefix is filled in from what was written.
@@ -40,10 +41,16 @@ function writeUtf8(buffer: Buffer, text: string, at: number): number {
 /** The most bytes a string can take in UTF-8: three per UTF-16 unit. */
 const worstCase = (text: string) => text.length * 3;
 
-function capacityOf(statements: EncodedStatement[], parseFirst: ReadonlySet<number>): number {
+/** Positions of the group's statements: `parse`, not prepared on the connection yet; `describe`, whose columns are asked for. */
+export interface GroupPlan {
+  parse: ReadonlySet<number>;
+  describe: ReadonlySet<number>;
+}
+
+function capacityOf(statements: EncodedStatement[], plan: GroupPlan): number {
   let size = SYNC.length;
   for (const [i, statement] of statements.entries()) {
-    if (parseFirst.has(i)) size += 1 + 4 + worstCase(statement.name) + 1 + worstCase(statement.text) + 1 + 2;
+    if (plan.parse.has(i)) size += 1 + 4 + worstCase(statement.name) + 1 + worstCase(statement.text) + 1 + 2;
     size += 1 + 4 + 1 + worstCase(statement.name) + 1 + 2 + 2 * statement.values.length + 2 + 2 + 2;
     for (const value of statement.values) size += 4 + (value === null ? 0 : typeof value === 'string' ? worstCase(value) : value.length);
     size += DESCRIBE_PORTAL.length + EXECUTE.length;
@@ -51,16 +58,16 @@ function capacityOf(statements: EncodedStatement[], parseFirst: ReadonlySet<numb
   return size;
 }
 
-/** `parseFirst`: positions of the statements the connection has not prepared yet; their Parse goes before their Bind. */
-export function encodeGroup(statements: EncodedStatement[], parseFirst: ReadonlySet<number>): Buffer {
-  const buffer = Buffer.allocUnsafe(capacityOf(statements, parseFirst));
+/** A statement's Parse goes before its Bind; a Describe, when asked for, between its Bind and its Execute. */
+export function encodeGroup(statements: EncodedStatement[], plan: GroupPlan): Buffer {
+  const buffer = Buffer.allocUnsafe(capacityOf(statements, plan));
   let at = 0;
   const cString = (text: string) => {
     at += writeUtf8(buffer, text, at);
     buffer[at++] = 0;
   };
   for (const [i, statement] of statements.entries()) {
-    if (parseFirst.has(i)) {
+    if (plan.parse.has(i)) {
       const start = at;
       buffer[at] = 0x50;
       at += 5;
@@ -93,7 +100,7 @@ export function encodeGroup(statements: EncodedStatement[], parseFirst: Readonly
     at = buffer.writeInt16BE(1, at); // one result format for every column:
     at = buffer.writeInt16BE(0, at); // text
     buffer.writeInt32BE(at - start - 1, start + 1);
-    at += DESCRIBE_PORTAL.copy(buffer, at);
+    if (plan.describe.has(i)) at += DESCRIBE_PORTAL.copy(buffer, at);
     at += EXECUTE.copy(buffer, at);
   }
   at += SYNC.copy(buffer, at);

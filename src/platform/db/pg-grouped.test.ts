@@ -49,6 +49,19 @@ describe('grouped statements', () => {
     expect(grouped.rows[0]).toMatchObject({ doc: { a: [1, 'two'] }, flag: true, note: null });
   });
 
+  it('read the same values once their columns are known and no longer described', async () => {
+    const text = 'insert into grouped_probe (id, doc, at, n, flag) values ($1, $2::text::jsonb, $3::timestamptz, $4, $5) returning id, doc, at, n, flag, note';
+    const run = (id: number) => runBound(single.db, bound(text, [id, JSON.stringify({ id }), '2026-11-27T10:00:00.000Z', String(2 ** 53 + id), id % 2 === 0]), { group: `s${id}` });
+    // First round described (the shape is learnt), the later ones not: every round reads the same kinds of values.
+    for (const round of [0, 1, 2]) {
+      const ids = [111, 112, 113].map((id) => id + round * 10);
+      const results = await Promise.all(ids.map(run));
+      const viaQuery = await single.query(`select id, doc, at, n, flag, note from grouped_probe where id in (${ids.join(', ')}) order by id`);
+      expect(results.map((r) => r.rows[0])).toEqual(viaQuery.rows);
+      expect(results[0]!.rows[0]).toMatchObject({ doc: { id: ids[0] }, at: new Date('2026-11-27T10:00:00.000Z'), flag: ids[0]! % 2 === 0, note: null });
+    }
+  });
+
   it('one failing statement fails alone: the others of its group are written, each once', async () => {
     const before = database.statementCount();
     const results = await Promise.allSettled([insert(database, 201, 'first'), insert(database, 1, 'taken id'), insert(database, 202, 'third')]);

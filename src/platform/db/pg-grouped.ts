@@ -5,7 +5,7 @@ import { encodeGroup } from './pg-group-encoder.js';
 /**
  * Group commit for the metering hot path on PostgreSQL. Statements sent while a group is in flight wait, and the next
  * group sends all that waited as ONE round trip: per statement Parse (first use on the connection only), Bind,
- * Describe, Execute, and one Sync at the end, so they run in one implicit transaction and share its commit (one WAL
+ * Describe (until its columns are known), Execute, and one Sync at the end, so they run in one implicit transaction and share its commit (one WAL
  * flush, one wake-up of the server). Alone (a quiet service) a statement goes at once, as by itself.
  *
  * One group is in flight at a time: the fewer, larger groups share the most, and groups of one runner never wait for
@@ -72,7 +72,11 @@ function rowShape(fields: ProtocolField[]): RowShape {
 
 const sameFields = (a: ProtocolField[], b: ProtocolField[]) => a.length === b.length && a.every((field, i) => field.name === b[i]!.name && field.dataTypeID === b[i]!.dataTypeID);
 
-/** A prepared statement describes the same columns every time: its shape is built once (by statement name). */
+/**
+ * A prepared statement describes the same columns every time: its shape is built once (by statement name), and once it
+ * is known the statement is no longer described. PostgreSQL refuses to run a prepared statement whose result columns
+ * changed (a migration altered a table it reads): "cached plan must not change result type", so a known shape holds.
+ */
 const shapes = new Map<string, RowShape>();
 
 /** One group on the wire, as a node-postgres submittable: its rows by statement, or where it failed. */
@@ -80,6 +84,8 @@ class GroupQuery {
   readonly rows: Record<string, unknown>[][] = [];
   /** Statements whose text this group parsed on the connection (by position). */
   readonly parsedHere = new Set<number>();
+  /** The shapes known when the group was sent, by position; the other statements are described. */
+  private readonly known: (RowShape | undefined)[];
   private shape: RowShape | null = null;
   private current: Record<string, unknown>[] = [];
   readonly done: Promise<void>;
@@ -87,6 +93,7 @@ class GroupQuery {
 
   constructor(readonly statements: Waiting[]) {
     this.done = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
+    this.known = statements.map((statement) => shapes.get(statement.name));
   }
 
   /** The position of the statement that was answering when the group failed. */
@@ -101,8 +108,14 @@ class GroupQuery {
       this.parsedHere.add(i);
     });
     // As node-postgres does: a closed stream writes nothing, and the connection's error answers the group.
-    if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, this.parsedHere));
+    if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, { parse: this.parsedHere, describe: this.toDescribe() }));
     return null;
+  }
+
+  private toDescribe(): Set<number> {
+    const positions = new Set<number>();
+    this.known.forEach((shape, i) => shape === undefined && positions.add(i));
+    return positions;
   }
 
   handleRowDescription(message: { fields: ProtocolField[] }): void {
@@ -116,7 +129,8 @@ class GroupQuery {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const { names, parsers, emptyRow } = this.shape!;
+    // A statement that was not described answers with its rows at once: its shape was known when the group went out.
+    const { names, parsers, emptyRow } = (this.shape ??= this.known[this.position]!);
     const row = { ...emptyRow };
     const values = message.fields;
     for (let i = 0; i < values.length; i++) {
