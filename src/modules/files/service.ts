@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { and, eq, gt, sql } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { files, type FileKind } from '../../db/schema/files.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import { MINUTE_MS } from '../../platform/clock/clock.js';
@@ -214,7 +214,7 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl,
           maxBytes: rule.maxBytes,
         });
       }
-      const id = uuidv7();
+      const id = newId();
       const token = randomBytes(32).toString('base64url');
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + UPLOAD_URL_TTL_MS);
@@ -341,7 +341,7 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl,
       const format = sniffFormat(input.body);
       const declared = canonicalContentType(baseContentType(input.contentType));
       const contentType = format && !formatMatches(declared, format) ? FORMAT_CONTENT_TYPE[format] : declared;
-      const id = uuidv7();
+      const id = newId();
       const key = newKey(input.kind, id, contentType);
       const now = clock.now();
       await storage.put(key, input.body, { contentType });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { providerAccounts } from '../../db/schema/gateway.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { SecretBox } from '../../platform/crypto/sealed.js';
@@ -156,7 +156,7 @@ export function createUpstreamAccounts(deps: { db: Db; clock: Clock; pool: Upstr
         throw badRequest(`The provider "${providerSlug}" has no upstream adapter in this service, so accounts cannot be added to it.`, { field: 'providerSlug' });
       }
       checkBaseUrl(input.baseUrl);
-      const id = uuidv7();
+      const id = newId();
       const now = clock.now();
       const enabled = input.enabled ?? true;
       const created = await db

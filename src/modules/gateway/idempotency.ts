@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import { gatewayIdempotency } from '../../db/schema/gateway.js';
 import { HOUR_MS, MINUTE_MS, type Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
@@ -57,7 +57,7 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
       const bodyHash = createHash('sha256').update(`${input.route}\n${canonical(input.body)}`).digest('hex');
       for (let attempt = 0; attempt < 3; attempt++) {
         const now = clock.now();
-        const requestId = uuidv7();
+        const requestId = newId();
         const [created] = await db
           .insert(gatewayIdempotency)
           .values({ userId: input.userId, key: input.key, route: input.route, bodyHash, requestId, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) })

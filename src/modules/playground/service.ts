@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../../platform/ids.js';
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { PlaygroundRunKind } from '../../db/schema/playground.js';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -57,7 +57,7 @@ const queued = (jobId: string, tokens: number | null): RunOutcome => ({ status: 
  */
 export function createPlaygroundService(deps: PlaygroundServiceDeps) {
   const { gateway, media } = deps;
-  const identity = createPlaygroundIdentity({ ...deps, newId: uuidv7 });
+  const identity = createPlaygroundIdentity({ ...deps, newId });
   const runs = createPlaygroundRuns(deps);
   const conversations = createPlaygroundConversations(deps);
 
