@@ -155,6 +155,7 @@ export function createUpstreamPool(deps: PoolDeps) {
           })
           .returning({ id: providerAccounts.id });
         credentials.set(row!.id, account);
+        configured.delete(row!.id);
       }
     }
   }
@@ -176,13 +177,23 @@ export function createUpstreamPool(deps: PoolDeps) {
     return credential;
   }
 
+  /** Credentials of configured accounts, built once per account (every call needs one). */
+  const configured = new Map<string, UpstreamCredential>();
+  const configuredCredential = (accountId: string, account: ConfiguredAccount): UpstreamCredential => {
+    let credential = configured.get(accountId);
+    if (!credential) {
+      credential = { accountId, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs };
+      configured.set(accountId, credential);
+    }
+    return credential;
+  };
+
   /** The credential of an enabled account this instance can call with, or null. */
   const credentialOf = (row: AccountRow): UpstreamCredential | null => {
     if (!row.enabled) return null;
     if (row.source === 'OPERATOR') return operatorCredential(row);
     const account = credentials.get(row.id);
-    if (!account) return null;
-    return { accountId: row.id, providerSlug: row.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs };
+    return account ? configuredCredential(row.id, account) : null;
   };
 
   const overBudget = (row: AccountRow, now: Date) =>
@@ -222,9 +233,11 @@ export function createUpstreamPool(deps: PoolDeps) {
   function order(rows: AccountRow[], providerSlug: string, now: Date): AccountRow[] {
     const coolingDown = (row: AccountRow) =>
       row.status === 'FAILING' && row.lastFailureAt !== null && now.getTime() - row.lastFailureAt.getTime() < FAILURE_COOLDOWN_MS;
-    const sorted = [...rows].sort((a, b) => a.id.localeCompare(b.id));
     const turn = rotation.get(providerSlug) ?? 0;
     rotation.set(providerSlug, turn + 1);
+    if (rows.length === 1) return rows;
+    // Ids are lowercase UUIDs: comparing code units orders them as their text does.
+    const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const rotated = sorted.map((_, i) => sorted[(i + turn) % sorted.length]!);
     return [...rotated.filter((r) => !coolingDown(r)), ...rotated.filter(coolingDown)];
   }
@@ -240,7 +253,7 @@ export function createUpstreamPool(deps: PoolDeps) {
     credentialById(accountId: string): UpstreamCredential | null {
       const account = credentials.get(accountId);
       if (!account) return opened.get(accountId)?.credential ?? null;
-      return { accountId, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs };
+      return configuredCredential(accountId, account);
     },
 
     /**
