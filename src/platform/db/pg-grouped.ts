@@ -5,8 +5,9 @@ import { encodeGroup } from './pg-group-encoder.js';
 /**
  * Group commit for the metering hot path on PostgreSQL. Statements sent while a group is in flight wait, and the next
  * group sends all that waited as ONE round trip: per statement Parse (first use on the connection only), Bind,
- * Describe (until its columns are known), Execute, and one Sync at the end, so they run in one implicit transaction and share its commit (one WAL
- * flush, one wake-up of the server). Alone (a quiet service) a statement goes at once, as by itself.
+ * Describe (until its columns are known), Execute, and one Sync at the end, so they run in one implicit transaction
+ * and share its commit (one WAL flush, one wake-up of the server). Alone (a quiet service) a statement goes at once, as
+ * by itself.
  *
  * One group is in flight at a time: the fewer, larger groups share the most, and groups of one runner never wait for
  * each other's wallet locks. A group that has gone unanswered for STALLED_MS (a statement waiting for a lock another
