@@ -10,7 +10,7 @@ import { createInvalidatingCache } from '../../platform/events/invalidating-cach
 import { AppError } from '../../platform/http/errors.js';
 import { LATENCY_BUCKETS, metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './providers/types.js';
-import { DEFAULT_TIMEOUT_MS, type ConfiguredAccount, type ProviderEntry } from './registry.js';
+import { DEFAULT_TIMEOUT_MS, type ProviderEntry } from './registry.js';
 
 export type ProviderStatusValue = 'ACTIVE' | 'DEGRADED' | 'INACTIVE' | 'DISABLED';
 
@@ -76,8 +76,8 @@ export function createUpstreamPool(deps: PoolDeps) {
     labelNames: ['provider', 'outcome'],
     buckets: LATENCY_BUCKETS,
   });
-  /** accountId -> the configured credential (secrets stay in memory). */
-  const credentials = new Map<string, ConfiguredAccount>();
+  /** accountId -> the credential of an account configured in this instance, built once (secrets stay in memory). */
+  const credentials = new Map<string, UpstreamCredential>();
   const rotation = new Map<string, number>();
   /** Account rows per provider: concurrent misses share one read; other instances' changes arrive through the trigger. */
   const cache = createInvalidatingCache<AccountRow[]>({
@@ -154,8 +154,7 @@ export function createUpstreamPool(deps: PoolDeps) {
             set: { label: account.label, baseUrl: account.baseUrl, monthlyBudgetCents: account.monthlyBudgetCents, keyHint: account.keyHint, updatedAt: now },
           })
           .returning({ id: providerAccounts.id });
-        credentials.set(row!.id, account);
-        configured.delete(row!.id);
+        credentials.set(row!.id, { accountId: row!.id, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs });
       }
     }
   }
@@ -177,23 +176,11 @@ export function createUpstreamPool(deps: PoolDeps) {
     return credential;
   }
 
-  /** Credentials of configured accounts, built once per account (every call needs one). */
-  const configured = new Map<string, UpstreamCredential>();
-  const configuredCredential = (accountId: string, account: ConfiguredAccount): UpstreamCredential => {
-    let credential = configured.get(accountId);
-    if (!credential) {
-      credential = { accountId, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs };
-      configured.set(accountId, credential);
-    }
-    return credential;
-  };
-
   /** The credential of an enabled account this instance can call with, or null. */
   const credentialOf = (row: AccountRow): UpstreamCredential | null => {
     if (!row.enabled) return null;
     if (row.source === 'OPERATOR') return operatorCredential(row);
-    const account = credentials.get(row.id);
-    return account ? configuredCredential(row.id, account) : null;
+    return credentials.get(row.id) ?? null;
   };
 
   const overBudget = (row: AccountRow, now: Date) =>
@@ -251,9 +238,7 @@ export function createUpstreamPool(deps: PoolDeps) {
 
     /** The credential of one account configured in this instance (a job polls with the account that took it), or null. */
     credentialById(accountId: string): UpstreamCredential | null {
-      const account = credentials.get(accountId);
-      if (!account) return opened.get(accountId)?.credential ?? null;
-      return configuredCredential(accountId, account);
+      return credentials.get(accountId) ?? opened.get(accountId)?.credential ?? null;
     },
 
     /**

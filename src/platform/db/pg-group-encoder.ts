@@ -1,10 +1,10 @@
 /**
  * The extended-protocol messages of a whole group (pg-grouped.ts) written into ONE buffer: per statement Parse (when
  * the connection has not prepared its text yet), Bind, Describe portal (unless its columns are known already) and
- * Execute, then one Sync. The same bytes
- * node-postgres' serializer writes message by message, without its per-message buffers (each Bind grew its own
- * buffer in steps and copied it every time) and with one string scan per value instead of two: strings are written
- * into room for their worst case and their length prefix is filled in from what was written.
+ * Execute, then one Sync. The same bytes node-postgres' serializer writes message by message, without its per-message
+ * buffers (each Bind grew its own buffer in steps and copied it every time) and with one string scan per value instead
+ * of two: strings are written into room for their worst case and their length prefix is filled in from what was
+ * written.
  */
 export interface EncodedStatement {
   text: string;
@@ -53,7 +53,8 @@ function capacityOf(statements: EncodedStatement[], plan: GroupPlan): number {
     if (plan.parse.has(i)) size += 1 + 4 + worstCase(statement.name) + 1 + worstCase(statement.text) + 1 + 2;
     size += 1 + 4 + 1 + worstCase(statement.name) + 1 + 2 + 2 * statement.values.length + 2 + 2 + 2;
     for (const value of statement.values) size += 4 + (value === null ? 0 : typeof value === 'string' ? worstCase(value) : value.length);
-    size += DESCRIBE_PORTAL.length + EXECUTE.length;
+    if (plan.describe.has(i)) size += DESCRIBE_PORTAL.length;
+    size += EXECUTE.length;
   }
   return size;
 }
