@@ -6,8 +6,10 @@
 // forwarder, the service (`src/main.ts`) and autocannon here. After each database's run every wallet must equal its
 // ledger. The targets are measured in turns (BENCH_SLICES slices each, see measureInterleaved), so a drifting machine
 // weighs on the call and its references alike. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
+import { availableParallelism } from 'node:os';
 import { BENCH_CUSTOMERS, checkWallets, prepareCustomers, serverEnv } from './customers.js';
-import { BENCH_CONNECTIONS, forEachDatabase, measure, measureInterleaved, printTable, startHelper, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
+import { perRequest, postgresBackendsCpuMs, processParty, type CpuParty } from './cpu.js';
+import { BENCH_CONNECTIONS, forEachDatabase, measure, measureInterleaved, printCpuTable, printTable, startHelper, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
 
 const UPSTREAM_KEY = 'sk-bench-upstream-0001';
 const UPSTREAM = 'upstream alone';
@@ -22,13 +24,17 @@ let walletsOk = true;
 
 const messages = [{ role: 'user', content: 'Tell me about lighthouses in one sentence.' }];
 const gatewayBody = { model: 'openai/gpt-4o-mini', messages, maxTokens: 64 };
+// What each target's load costs in CPU: the load generator (always), the upstream, the app in front of it (forwarder
+// or service; with PGlite the database runs inside the service) and PostgreSQL's backends of the bench database.
+const upstreamCpu = processParty('upstream', upstream.pid);
 const direct = {
   url: `${upstream.info.baseUrl}/chat/completions`,
   method: 'POST' as const,
   headers: { authorization: `Bearer ${UPSTREAM_KEY}` },
   body: { model: 'gpt-4o-mini', messages, max_completion_tokens: 64 },
+  cpu: [upstreamCpu],
 };
-const viaForwarder = { url: `${forwarder.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody };
+const viaForwarder = { url: `${forwarder.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody, cpu: [upstreamCpu, processParty('app', forwarder.pid)] };
 
 try {
   await forEachDatabase('gateway', async (database) => {
@@ -39,13 +45,16 @@ try {
       database.kind === 'postgres'
         ? await startHelper<{ baseUrl: string }>('forwarder.ts', { UPSTREAM_BASE_URL: upstream.info.baseUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, FLOOR_DATABASE_URL: env.DATABASE_URL! })
         : null;
-    const viaFloor = floor && { url: `${floor.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody };
+    const databaseName = env.DATABASE_URL ? new URL(env.DATABASE_URL).pathname.slice(1) : null;
+    const postgresCpu: CpuParty[] = databaseName ? [{ name: 'PostgreSQL', read: () => postgresBackendsCpuMs(databaseName) }] : [];
+    const viaFloor = floor && { url: `${floor.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody, cpu: [upstreamCpu, processParty('app', floor.pid), ...postgresCpu] };
     try {
       const metered = {
         url: `${server.url}/v1/ai/text`,
         method: 'POST' as const,
         body: gatewayBody,
         rotateHeaders: customers.map((c) => ({ authorization: `Bearer ${c.apiKey}` })),
+        cpu: [upstreamCpu, processParty('app', server.pid), ...postgresCpu],
       };
       const probe = await fetch(metered.url, { method: 'POST', headers: { 'content-type': 'application/json', ...metered.rotateHeaders[0] }, body: JSON.stringify(gatewayBody) });
       if (probe.status !== 200) throw new Error(`the gateway answered ${probe.status}: ${await probe.text()}`);
@@ -74,8 +83,24 @@ try {
   await upstream.stop();
 }
 
+/**
+ * The call's CPU cost against the forwarder's, the ceiling it sets: were the machine as busy under the call as under
+ * the forwarder, the call's req/s could be at most the forwarder's times their ratio of CPU per request.
+ */
+function cpuCeiling(call: BenchRow, forwarder: BenchRow): string | null {
+  if (!call.cpu || !call.requests || !forwarder.cpu || !forwarder.requests) return null;
+  const callUs = perRequest(call.cpu, call.requests).total;
+  const forwarderUs = perRequest(forwarder.cpu, forwarder.requests).total;
+  const busy = (row: BenchRow) => Math.round((100 * row.cpu!.busy) / Math.max(1, row.cpu!.total));
+  return (
+    `CPU: the metered call costs the machine ${Math.round(callUs)} µs per request, the forwarder ${Math.round(forwarderUs)} µs; at the forwarder's ` +
+    `machine use (${busy(forwarder)}% busy, against ${busy(call)}% under the call) that allows the call at most ${((100 * forwarderUs) / callUs).toFixed(0)}% of its req/s`
+  );
+}
+
 const reference = (row: BenchRow, target: string) => rows.find((r) => r.target === target && r.database === row.database && r.connections === row.connections);
 printTable('Metered text call vs the upstream alone', rows, (r) => (r.target === UPSTREAM ? undefined : reference(r, UPSTREAM)), 'upstream');
+printCpuTable('CPU per request (user + system time by process; the machine has ' + availableParallelism() + ' processors)', rows);
 console.log('\nRatios in this run (targets on PostgreSQL: ≥ 20% of the forwarder at 50 connections, ≤ +2 ms p50 at 1):');
 for (const database of new Set(rows.map((r) => r.database))) {
   for (const connections of BENCH_CONNECTIONS) {
@@ -88,6 +113,8 @@ for (const database of new Set(rows.map((r) => r.database))) {
     console.log(
       `  ${database}, ${connections} conn: metered ${metered.rps} req/s = ${((100 * metered.rps) / fwd.rps).toFixed(0)}% of the forwarder's ${fwd.rps}; p50 +${(metered.p50 - up.p50).toFixed(1)} ms over the upstream (forwarder +${(fwd.p50 - up.p50).toFixed(1)} ms)${vsFloor}`,
     );
+    const cpuBound = cpuCeiling(metered, fwd);
+    if (cpuBound) console.log(`    ${cpuBound}`);
   }
 }
 await writeJsonIfAsked(rows);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { addCpu, measureCpu, perRequest, processParty, type CpuParty, type CpuUse } from './cpu.js';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -17,6 +18,8 @@ export const BENCH_CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50').split
 
 export interface BenchServer {
   url: string;
+  /** The service's process, for CPU accounting (bench/cpu.ts). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -79,6 +82,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
   }
   return {
     url,
+    pid: child.pid,
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -89,7 +93,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
 }
 
 /** Runs a bench/*.ts helper in its own process; it prints one JSON line (e.g. its base URL) once it listens. */
-export async function startHelper<T>(script: string, env: Record<string, string> = {}): Promise<{ info: T; stop(): Promise<void> }> {
+export async function startHelper<T>(script: string, env: Record<string, string> = {}): Promise<{ info: T; pid: number | undefined; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, script)], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -101,6 +105,7 @@ export async function startHelper<T>(script: string, env: Record<string, string>
   });
   return {
     info: JSON.parse(line) as T,
+    pid: child.pid,
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -189,6 +194,9 @@ export interface BenchRow {
   p50: number;
   p99: number;
   errors: number;
+  /** Completed requests and what they cost each process (when the load was given CPU parties); not in BENCH_JSON. */
+  requests?: number;
+  cpu?: CpuUse | null;
 }
 
 export interface LoadOptions {
@@ -200,20 +208,25 @@ export interface LoadOptions {
   durationSeconds?: number;
   /** Each connection cycles through these headers (e.g. 20 customers' credentials). */
   rotateHeaders?: Record<string, string>[];
+  /** Processes whose CPU time the load is charged with (bench/cpu.ts); the load generator is always one. */
+  cpu?: CpuParty[];
 }
 
 export async function measure(target: string, database: BenchDatabaseKind, options: LoadOptions): Promise<BenchRow> {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers = { ...(body ? { 'content-type': 'application/json' } : {}), ...options.headers };
-  const result = await autocannon({
-    url: options.url,
-    method: options.method ?? 'GET',
-    headers,
-    body,
-    connections: options.connections,
-    duration: options.durationSeconds ?? BENCH_SECONDS,
-    ...(options.rotateHeaders?.length ? { requests: options.rotateHeaders.map((extra) => ({ headers: { ...headers, ...extra } })) } : {}),
-  });
+  const parties = options.cpu ? [processParty('load generator', process.pid), ...options.cpu] : [];
+  const { result, cpu } = await measureCpu(parties, () =>
+    autocannon({
+      url: options.url,
+      method: options.method ?? 'GET',
+      headers,
+      body,
+      connections: options.connections,
+      duration: options.durationSeconds ?? BENCH_SECONDS,
+      ...(options.rotateHeaders?.length ? { requests: options.rotateHeaders.map((extra) => ({ headers: { ...headers, ...extra } })) } : {}),
+    }),
+  );
   return {
     target,
     database,
@@ -222,6 +235,7 @@ export async function measure(target: string, database: BenchDatabaseKind, optio
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
+    ...(options.cpu ? { requests: result.requests.total, cpu } : {}),
   };
 }
 
@@ -251,6 +265,7 @@ export async function measureInterleaved(database: BenchDatabaseKind, connection
       p50: median(runs.map((run) => run.p50)),
       p99: Math.max(...runs.map((run) => run.p99)),
       errors: runs.reduce((sum, run) => sum + run.errors, 0),
+      ...(runs.some((run) => run.cpu) ? { requests: runs.reduce((sum, run) => sum + (run.requests ?? 0), 0), cpu: runs.reduce<CpuUse | null>((sum, run) => addCpu(sum, run.cpu), null) } : {}),
     };
   });
 }
@@ -276,10 +291,35 @@ export function printTable(title: string, rows: BenchRow[], referenceOf: (row: B
   );
 }
 
+/**
+ * Prints what each measured row cost in CPU: µs of user + system time per request by process (bench/cpu.ts), their
+ * sum, and how busy the machine was. Nothing when no row was measured with CPU parties (or not on Linux).
+ */
+export function printCpuTable(title: string, rows: BenchRow[]): void {
+  const measured = rows.filter((r) => r.cpu && r.requests);
+  if (measured.length === 0) return;
+  const parties = [...new Set(measured.flatMap((r) => Object.keys(r.cpu!.ms)))];
+  console.log(`\n${title}`);
+  console.table(
+    measured.map((r) => {
+      const { byParty, total } = perRequest(r.cpu!, r.requests!);
+      return {
+        target: r.target,
+        database: r.database,
+        conns: r.connections,
+        ...Object.fromEntries(parties.map((party) => [`${party} µs`, byParty[party] === undefined ? '' : Math.round(byParty[party])])),
+        'total µs': Math.round(total),
+        'machine busy': `${Math.round((100 * r.cpu!.busy) / Math.max(1, r.cpu!.total))}%`,
+      };
+    }),
+  );
+}
+
 export async function writeJsonIfAsked(rows: BenchRow[]): Promise<void> {
   const file = process.env.BENCH_JSON;
   if (!file) return;
-  await writeFile(file, `${JSON.stringify(rows, null, 2)}\n`);
+  const contract = rows.map(({ target, database, connections, rps, p50, p99, errors }) => ({ target, database, connections, rps, p50, p99, errors }));
+  await writeFile(file, `${JSON.stringify(contract, null, 2)}\n`);
   console.log(`Rows written to ${file}`);
 }
 
