@@ -1,7 +1,7 @@
 import type { SQLWrapper } from 'drizzle-orm';
 import pg from 'pg';
 import { asyncCommitPoolOf, driverClientOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
-import { groupedRunner, type GroupedRunner } from './pg-grouped.js';
+import { groupedRunner, type GroupedRunner, type GroupStats } from './pg-grouped.js';
 
 /**
  * SQL text with its own positional placeholders ($1, $2 ...) and their values. The hot statements are written this
@@ -35,12 +35,18 @@ const nameOf = (text: string): string => {
 };
 
 /**
- * How many groups a pool may have in flight when groups stall (pg-grouped.ts): normally one, so the groups are as
- * large as they can be; more only while the ones in flight wait (for a lock, say), so a stall never stops the rest.
+ * How many groups a pool may have in flight (pg-grouped.ts): on its lane, one being run and one written behind it; more,
+ * on other connections, only while the ones in flight wait (for a lock, say), so a stall never stops the rest.
  */
 const groupSlots = (pool: pg.Pool) => Math.max(1, Math.ceil((pool.options.max ?? 10) / 4));
 
 const runners = new WeakMap<pg.Pool, GroupedRunner>();
+
+/** What the group-commit runner of `handle`'s database sent so far; null when it has none (PGlite, or nothing grouped yet). */
+export function groupStatsOf(handle: DbOrTx): GroupStats | null {
+  const main = driverClientOf(handle);
+  return main instanceof pg.Pool ? (runners.get(main)?.stats() ?? null) : null;
+}
 const runnerOf = (durable: pg.Pool, quick: pg.Pool | undefined): GroupedRunner => {
   let runner = runners.get(durable);
   if (!runner) {
@@ -62,7 +68,7 @@ export interface RunOptions {
    * must lock no row other than that wallet's and rows of its own request (new ones, its reservation, its key entry),
    * and be all-or-nothing by itself. Inside a transaction, and on PGlite (one connection), it runs by itself. Grouped
    * statements of both kinds share one runner: a group of only `asyncCommit` ones commits without waiting for the
-   * flush (on the async-commit pool), a group with any other waits for it, as that one must.
+   * flush (`SET LOCAL synchronous_commit TO off`), a group with any other waits for it, as that one must.
    */
   group?: string;
 }

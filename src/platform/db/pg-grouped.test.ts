@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase } from '../../../test/helpers/test-database.js';
-import { bound, runBound } from './bound.js';
+import { bound, groupStatsOf, runBound } from './bound.js';
 import { openDatabase, type Database } from './database.js';
 
 // Grouped statements (group commit, pg-grouped.ts) on both databases: on PostgreSQL concurrent ones share round trips
@@ -121,6 +121,43 @@ describe('grouped statements', () => {
     expect(rows.rows).toEqual(alone === 'fulfilled' ? [{ id: 401 }, { id: 402 }] : [{ id: 401 }]);
   });
 
+  it('write the statements that wait behind a group in flight on the same connection, once there are enough of them', async () => {
+    const text = 'insert into grouped_probe (id, note) values ($1, $2) returning id, pg_backend_pid() as backend';
+    const put = (id: number) => runBound<{ id: number; backend: number }>(database.db, bound(text, [id, `lane ${id}`]), { group: `l${id % 4}` });
+    const before = groupStatsOf(database.db);
+    const first = Promise.all([501, 502, 503].map(put));
+    await Promise.resolve(); // the first group is on its way
+    const behind = Promise.all(Array.from({ length: 20 }, (_, i) => put(510 + i)));
+    const rows = [...(await first), ...(await behind)].map((r) => r.rows[0]!);
+    expect(rows.map((row) => row.id)).toEqual([501, 502, 503, ...Array.from({ length: 20 }, (_, i) => 510 + i)]);
+    const after = groupStatsOf(database.db);
+    if (database.kind !== 'pg') return expect(after).toBeNull();
+    expect(new Set(rows.map((row) => row.backend)).size).toBe(1);
+    expect(after).toMatchObject({ groups: before!.groups + 2, statements: before!.statements + 23, pipelined: before!.pipelined + 1, aside: before!.aside });
+  });
+
+  it('run a group written behind a failing one as if it had been sent alone', async () => {
+    const before = groupStatsOf(database.db);
+    const first = Promise.allSettled([insert(database, 601, 'first'), insert(database, 1, 'taken id')]);
+    await Promise.resolve(); // the first group is on its way
+    const behind = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => insert(database, 610 + i, `behind ${i}`)));
+    expect((await first).map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(behind.every((r) => r.status === 'fulfilled')).toBe(true);
+    const count = await database.query<{ count: number }>('select count(*)::int as count from grouped_probe where id = 601 or id between 610 and 629');
+    expect(count.rows[0]!.count).toBe(21);
+    if (database.kind === 'pg') expect(groupStatsOf(database.db)!.pipelined).toBe(before!.pipelined + 1);
+  });
+
+  it('commit a group of statements that need no flush of their own without waiting for it, and any other group with it', async () => {
+    const mode = (asyncCommit: boolean) =>
+      runBound<{ mode: string }>(database.db, bound("select current_setting('synchronous_commit') as mode", []), { group: 'mode', asyncCommit }).then((r) => r.rows[0]!.mode);
+    const quick = await Promise.all([mode(true), mode(true), mode(true)]);
+    const mixed = await Promise.all([mode(true), mode(false), mode(true)]);
+    // PGlite has no WAL flush to wait for: each statement runs by itself with the database's setting.
+    expect(quick).toEqual(database.kind === 'pg' ? ['off', 'off', 'off'] : quick.map(() => quick[0]));
+    expect(mixed).toEqual(database.kind === 'pg' ? ['on', 'on', 'on'] : mixed.map(() => mixed[0]));
+  });
+
   // One connection on PGlite: a lock another session holds cannot exist there.
   it.runIf(process.env.TEST_DATABASE_URL)('let the others go when a group waits for a lock another transaction holds', async () => {
     const holder = new pg.Client({ connectionString: opened.url! });
@@ -135,8 +172,10 @@ describe('grouped statements', () => {
         return result;
       });
       await new Promise((resolve) => setImmediate(resolve));
-      // Sent while the first group waits for the lock: answered while the lock is still held.
+      // Sent while the first group waits for the lock: answered while the lock is still held, on another connection.
+      const before = groupStatsOf(database.db)!;
       const others = await Promise.all([add(1), add(2)]);
+      expect(groupStatsOf(database.db)!.aside).toBe(before.aside + 1);
       expect(others.map((r) => r.rows)).toEqual([[{ id: 1 }], [{ id: 2 }]]);
       expect(lockedDone).toBe(false);
       await holder.query('commit');

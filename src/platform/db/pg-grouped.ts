@@ -1,29 +1,44 @@
 import pg from 'pg';
 import utils from 'pg/lib/utils.js';
-import { encodeGroup } from './pg-group-encoder.js';
+import { GroupQuery, knownToAnswerNoRows, type Connection } from './pg-group-query.js';
 
 /**
  * Group commit for the metering hot path on PostgreSQL. Statements sent while a group is in flight wait, and the next
  * group sends all that waited as ONE round trip: per statement Parse (first use on the connection only), Bind,
  * Describe (until its columns are known), Execute, and one Sync at the end, so they run in one implicit transaction
- * and share its commit (one WAL flush, one wake-up of the server). Alone (a quiet service) a statement goes at once, as
- * by itself.
+ * and share its commit (one WAL flush, one wake-up of the server). Alone (a quiet service) a statement goes at once.
  *
- * One group is in flight at a time: the fewer, larger groups share the most, and groups of one runner never wait for
- * each other's wallet locks. A group that has gone unanswered for STALLED_MS (a statement waiting for a lock another
- * transaction holds, say) no longer holds the others back: the next group goes on another connection, up to `slots`.
- * The next group goes out as soon as a group's round trip ends, before its callers are answered. Statements that need
- * no WAL flush of their own (`asyncCommit`) share the runner with the others: a group of only such commits on the
- * `quick` pool, any other group on the `durable` one, waiting for the flush as its other statements must.
+ * Groups go on one connection, the lane, so they never wait for each other's wallet locks, and the fewer, larger
+ * groups share the most. The next group goes as soon as one's round trip ends, before its callers are answered; and
+ * when PIPELINED_GROUP statements wait while a group is in flight, they go at once behind it on the same connection
+ * (up to LANE_DEPTH groups), so the server runs them back to back instead of idling while the service reads one
+ * group's answers and writes the next. A group of statements that need no WAL flush of their own (`asyncCommit`)
+ * starts with `SET LOCAL synchronous_commit TO off`; any other waits for the flush, as its other statements must.
+ *
+ * A group that has gone unanswered for STALLED_MS (a statement waiting for a lock another transaction holds, say) no
+ * longer holds the others back: once every group in flight is stalled, the next goes on another connection, up to
+ * `slots` groups in flight. At most the groups on the lane wait behind such a lock.
  *
  * All or nothing: when one statement of a group fails, PostgreSQL rolls the whole group back; each statement is then
- * sent again on its own and answers for itself, so a group never changes what a statement does. Statements of a group
- * run in the order of their `order` key (the wallet's owner): two groups in flight take wallet locks in the same
- * order, so they never deadlock each other.
+ * sent again on its own and answers for itself, so a group never changes what a statement does. A group written behind
+ * a failed one still runs (the failure ends at its Sync). Statements of a group run in the order of their `order` key
+ * (the wallet's owner): groups on two connections take wallet locks in the same order, so they never deadlock.
  */
 export interface GroupedRunner {
-  /** `asyncCommit`: the statement needs no WAL flush of its own (see bound.ts); a group of only such goes on `quick`. */
+  /** `asyncCommit`: the statement needs no WAL flush of its own (see bound.ts); a group of only such commits without. */
   run(text: string, name: string, values: unknown[], order: string, asyncCommit?: boolean): Promise<{ rows: unknown[] }>;
+  /** What the runner sent so far, for metrics and tests. */
+  stats(): GroupStats;
+}
+
+export interface GroupStats {
+  /** Groups sent, and the statements in them. */
+  groups: number;
+  statements: number;
+  /** Groups written behind another one in flight on the lane. */
+  pipelined: number;
+  /** Groups sent on a connection of their own because every group in flight was stalled. */
+  aside: number;
 }
 
 interface Waiting {
@@ -36,138 +51,38 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
-interface ProtocolField {
-  name: string;
-  dataTypeID: number;
-  format: string;
-}
-
-interface Connection {
-  parsedStatements: Record<string, string>;
-  stream: { writable: boolean; write(bytes: Buffer): boolean };
-}
-
 const MAX_GROUP = 64;
 /** Far above a group's round trip under load (p99 ~9 ms on the bench's machine), far below a lock held for long. */
 const STALLED_MS = 50;
-
-/** How a statement's rows are read: node-postgres' own parser per column, and every column set to null to copy. */
-interface RowShape {
-  fields: ProtocolField[];
-  names: string[];
-  parsers: ((value: string) => unknown)[];
-  /** Each row starts as a copy of this (one shape, no growing). */
-  emptyRow: Record<string, unknown>;
-}
-
-function rowShape(fields: ProtocolField[]): RowShape {
-  const emptyRow: Record<string, unknown> = {};
-  for (const field of fields) emptyRow[field.name] = null;
-  return {
-    fields,
-    names: fields.map((field) => field.name),
-    parsers: fields.map((field) => pg.types.getTypeParser(field.dataTypeID, 'text') as (value: string) => unknown),
-    emptyRow,
-  };
-}
-
-const sameFields = (a: ProtocolField[], b: ProtocolField[]) => a.length === b.length && a.every((field, i) => field.name === b[i]!.name && field.dataTypeID === b[i]!.dataTypeID);
-
 /**
- * A prepared statement describes the same columns every time: its shape is built once (by statement name), and once it
- * is known the statement is no longer described. PostgreSQL refuses to run a prepared statement whose result columns
- * changed (a migration altered a table it reads): "cached plan must not change result type", so a known shape holds.
+ * Groups in flight on the lane at once: one being run by the server, one written behind it (node-postgres holds that one
+ * in its queue until the first is answered; a third would queue behind a queued query, which pg 8 deprecates).
  */
-const shapes = new Map<string, RowShape>();
+const LANE_DEPTH = 2;
+/**
+ * The fewest statements sent behind a group in flight: below it they wait for the lane to empty, as a group's commit
+ * and round trip would cost more than the wait (measured at 50 connections in stop 31: 6 waiting did worse than 16).
+ */
+const PIPELINED_GROUP = 16;
 
-/** One group on the wire, as a node-postgres submittable: its rows by statement, or where it failed. */
-class GroupQuery {
-  readonly rows: Record<string, unknown>[][] = [];
-  /** Statements whose text this group parsed on the connection (by position). */
-  readonly parsedHere = new Set<number>();
-  /** The shapes known when the group was sent, by position; the other statements are described. */
-  private readonly known: (RowShape | undefined)[];
-  private shape: RowShape | null = null;
-  private current: Record<string, unknown>[] = [];
-  readonly done: Promise<void>;
-  private settle!: { resolve(): void; reject(err: unknown): void };
+/** The first statement of a group of `asyncCommit` statements: its commit does not wait for the WAL flush. */
+const ASYNC_COMMIT = 'sf_group_async_commit';
+knownToAnswerNoRows(ASYNC_COMMIT);
+const asyncCommitStatement: Waiting = { text: 'set local synchronous_commit to off', name: ASYNC_COMMIT, values: [], order: '', asyncCommit: true, resolve: () => {}, reject: () => {} };
 
-  constructor(readonly statements: Waiting[]) {
-    this.done = new Promise<void>((resolve, reject) => (this.settle = { resolve, reject }));
-    this.known = statements.map((statement) => shapes.get(statement.name));
-  }
-
-  /** The position of the statement that was answering when the group failed. */
-  get position(): number {
-    return this.rows.length;
-  }
-
-  submit(connection: Connection): null {
-    this.statements.forEach((statement, i) => {
-      if (connection.parsedStatements[statement.name] !== undefined) return;
-      connection.parsedStatements[statement.name] = statement.text;
-      this.parsedHere.add(i);
-    });
-    // As node-postgres does: a closed stream writes nothing, and the connection's error answers the group.
-    if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, { parse: this.parsedHere, describe: this.toDescribe() }));
-    return null;
-  }
-
-  private toDescribe(): Set<number> {
-    const positions = new Set<number>();
-    this.known.forEach((shape, i) => shape === undefined && positions.add(i));
-    return positions;
-  }
-
-  handleRowDescription(message: { fields: ProtocolField[] }): void {
-    const name = this.statements[this.position]!.name;
-    let shape = shapes.get(name);
-    if (!shape || !sameFields(shape.fields, message.fields)) {
-      shape = rowShape(message.fields);
-      shapes.set(name, shape);
-    }
-    this.shape = shape;
-  }
-
-  handleDataRow(message: { fields: (string | null)[] }): void {
-    // A statement that was not described answers with its rows at once: its shape was known when the group went out.
-    const { names, parsers, emptyRow } = (this.shape ??= this.known[this.position]!);
-    const row = { ...emptyRow };
-    const values = message.fields;
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i] as string | null;
-      row[names[i]!] = value === null ? null : parsers[i]!(value);
-    }
-    this.current.push(row);
-  }
-
-  handleCommandComplete(): void {
-    this.rows.push(this.current);
-    this.current = [];
-    this.shape = null;
-  }
-
-  handleEmptyQuery(): void {
-    this.handleCommandComplete();
-  }
-
-  handleError(err: unknown): void {
-    this.settle.reject(err);
-  }
-
-  handleReadyForQuery(): void {
-    this.settle.resolve();
-  }
-
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(): void {}
-  handleCopyData(): void {}
+/** The connection groups are written on, held while groups are in flight on it. */
+interface Lane {
+  client: Promise<pg.PoolClient>;
+  groups: number;
+  /** Set when a group left the connection in doubt: it is closed once its last group is answered. */
+  broken?: Error;
 }
 
 /** `durable`: connections that commit synchronously; `quick`: with `synchronous_commit = off` (the same database). */
 export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots: number): GroupedRunner {
   const waiting: Waiting[] = [];
   let scheduled = false;
+  const stats: GroupStats = { groups: 0, statements: 0, pipelined: 0, aside: 0 };
 
   /** One statement by itself; `free` runs once its round trip is over, before its caller hears of it. */
   const alone = (statement: Waiting, free?: () => void) =>
@@ -176,24 +91,49 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
       .finally(() => free?.())
       .then(statement.resolve, statement.reject);
 
+  let lane: Lane | null = null;
+
+  const joinLane = (): Lane => {
+    lane ??= { client: pools.durable.connect(), groups: 0 };
+    lane.groups++;
+    return lane;
+  };
+
+  /** A group leaves the lane; the connection goes back to the pool (or is closed, when in doubt) with the last one. */
+  function leaveLane(left: Lane, client: pg.PoolClient | null, broken: Error | undefined): void {
+    left.broken ??= broken;
+    left.groups--;
+    if (left.broken || left.groups === 0) {
+      if (lane === left) lane = null;
+      if (left.groups === 0) client?.release(left.broken);
+    }
+  }
+
   /**
-   * Sends a group and answers its statements. `free` runs as soon as the round trip is over, before the answers: the
-   * next group goes out while this one's callers carry on, so the server does not wait for them.
+   * Sends a group and answers its statements: on the lane, or on a connection of its own while the lane is stalled.
+   * `free` runs as soon as the round trip is over, before the answers, so the next group goes out while this one's
+   * callers carry on.
    */
-  async function send(group: Waiting[], free: () => void): Promise<void> {
-    if (group.length === 1) return alone(group[0]!, free);
+  async function send(group: Waiting[], free: () => void, onLane: boolean): Promise<void> {
+    if (!onLane && group.length === 1) return alone(group[0]!, free);
+    const asyncOnly = group.every((statement) => statement.asyncCommit);
+    const statements = onLane && asyncOnly ? [asyncCommitStatement, ...group] : group;
+    const joined = onLane ? joinLane() : null;
     let client: pg.PoolClient;
     try {
-      client = await (group.every((statement) => statement.asyncCommit) ? pools.quick : pools.durable).connect();
+      client = await (joined ? joined.client : (asyncOnly ? pools.quick : pools.durable).connect());
     } catch (err) {
+      if (joined) leaveLane(joined, null, err instanceof Error ? err : new Error(String(err)));
       free();
       for (const statement of group) statement.reject(err);
       return;
     }
-    const query = new GroupQuery(group);
+    const connection = (client as unknown as { connection: Connection }).connection;
+    const query = new GroupQuery(statements);
     let failed: unknown;
     let broken: Error | undefined;
     try {
+      query.writeTo(connection);
       void client.query(query as unknown as pg.QueryConfig);
       await query.done;
     } catch (err) {
@@ -201,24 +141,25 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
       if (!(err instanceof pg.DatabaseError)) broken = err instanceof Error ? err : new Error(String(err));
       else {
         // Parses after the failing statement were skipped; the failing one's own parse may or may not have run.
-        const connection = (client as unknown as { connection: Connection }).connection;
         for (const i of query.parsedHere) {
-          if (i > query.position) delete connection.parsedStatements[group[i]!.name];
+          if (i > query.position) delete connection.parsedStatements[statements[i]!.name];
           else if (i === query.position) broken = err;
         }
       }
     } finally {
-      client.release(broken);
+      if (joined) leaveLane(joined, client, broken);
+      else client.release(broken);
     }
     free();
-    if (failed === undefined) group.forEach((statement, i) => statement.resolve({ rows: query.rows[i] ?? [] }));
+    const offset = statements.length - group.length;
+    if (failed === undefined) group.forEach((statement, i) => statement.resolve({ rows: query.rows[i + offset] ?? [] }));
     // The server rolled the group back: each statement answers for itself. A lost connection may have committed it.
     else if (failed instanceof pg.DatabaseError) await Promise.all(group.map((statement) => alone(statement)));
     else for (const statement of group) statement.reject(failed);
   }
 
-  /** When each group in flight was sent. */
-  const inFlight = new Set<{ sentAt: number }>();
+  /** When each group in flight was sent, and whether on the lane. */
+  const inFlight = new Set<{ sentAt: number; onLane: boolean }>();
   let stallCheck: NodeJS.Timeout | null = null;
 
   /** Milliseconds until every group in flight counts as stalled (0: none is in flight, or all are). */
@@ -228,17 +169,30 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     return wait;
   }
 
+  /** Where the next group goes now: the lane, another connection (the lane is stalled), or nowhere yet (null). */
+  function nextGroupGoes(now: number): 'lane' | 'aside' | null {
+    if (inFlight.size === 0) return 'lane';
+    if (untilAllStalled(now) === 0) return inFlight.size < slots ? 'aside' : null;
+    let onLane = 0;
+    for (const group of inFlight) if (group.onLane) onLane++;
+    return onLane === inFlight.size && onLane < LANE_DEPTH && waiting.length >= PIPELINED_GROUP ? 'lane' : null;
+  }
+
   function pump(): void {
     scheduled = false;
     let now = performance.now();
-    while (waiting.length > 0 && inFlight.size < slots && untilAllStalled(now) === 0) {
+    for (let goes = nextGroupGoes(now); waiting.length > 0 && goes !== null; goes = nextGroupGoes(now)) {
       const group = waiting.splice(0, MAX_GROUP).sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
-      const entry = { sentAt: now };
+      const entry = { sentAt: now, onLane: goes === 'lane' };
+      stats.groups++;
+      stats.statements += group.length;
+      if (goes === 'aside') stats.aside++;
+      else if (inFlight.size > 0) stats.pipelined++;
       inFlight.add(entry);
       const free = () => {
         if (inFlight.delete(entry)) pump();
       };
-      void send(group, free)
+      void send(group, free, entry.onLane)
         // Not expected (send answers every statement itself); a settled promise ignores a second answer.
         .catch((err: unknown) => group.forEach((statement) => statement.reject(err)))
         .finally(free);
@@ -255,6 +209,7 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
   }
 
   return {
+    stats: () => ({ ...stats }),
     run(text, name, values, order, asyncCommit = false) {
       return new Promise((resolve, reject) => {
         let prepared: (string | Buffer | null)[];
