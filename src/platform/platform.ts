@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { createAccessTokens, type AccessTokens } from './auth/access-tokens.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { openDatabase, type Database, type Db } from './db/database.js';
+import { registerGroupMetrics } from './db/group-metrics.js';
 import { readEmbeddedSnapshot } from './db/embedded-snapshot.js';
 import { runMigrations } from './db/migrate.js';
 import { sharedSecret } from './db/shared-secrets.js';
@@ -67,6 +68,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
   }
   const clock = overrides.clock ?? systemClock;
   const metrics = createMetrics();
+  registerGroupMetrics(metrics, database.db);
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });
   jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
