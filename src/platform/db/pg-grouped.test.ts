@@ -158,6 +158,33 @@ describe('grouped statements', () => {
     expect(mixed).toEqual(database.kind === 'pg' ? ['on', 'on', 'on'] : mixed.map(() => mixed[0]));
   });
 
+  it.runIf(process.env.TEST_DATABASE_URL)('retry the statements of a group whose connection the server cut, once, and go on', async () => {
+    const counter = async (id: number) => (await database.query<{ n: number }>('select n from grouped_counter where id = $1', [id])).rows[0]!.n;
+    const before = await counter(4);
+    const holder = new pg.Client({ connectionString: opened.url! });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('update grouped_counter set n = n where id = 4');
+      const add = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
+      const cut = add(4);
+      // The group's backend waits for the row lock; the server then ends its session (its transaction rolls back).
+      let waiting: number | undefined;
+      while (waiting === undefined) {
+        const found = await holder.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'");
+        waiting = found.rows[0]?.pid;
+      }
+      await holder.query('select pg_terminate_backend($1)', [waiting]);
+      await holder.query('rollback');
+      // Sent again by itself, it is answered once the lock is free, and counted once.
+      expect((await cut).rows).toEqual([{ id: 4 }]);
+      expect(await counter(4)).toBe(before + 1);
+      expect((await Promise.all([add(3), add(4)])).map((r) => r.rows)).toEqual([[{ id: 3 }], [{ id: 4 }]]);
+    } finally {
+      await holder.end();
+    }
+  });
+
   // One connection on PGlite: a lock another session holds cannot exist there.
   it.runIf(process.env.TEST_DATABASE_URL)('let the others go when a group waits for a lock another transaction holds', async () => {
     const holder = new pg.Client({ connectionString: opened.url! });

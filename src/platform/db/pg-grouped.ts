@@ -74,8 +74,18 @@ const asyncCommitStatement: Waiting = { text: 'set local synchronous_commit to o
 interface Lane {
   client: Promise<pg.PoolClient>;
   groups: number;
-  /** Set when a group left the connection in doubt: it is closed once its last group is answered. */
+  /** Set when a group left the connection in doubt (or it failed): it is closed once its last group is answered. */
   broken?: Error;
+}
+
+/**
+ * Listens for the errors of a client taken from the pool: node-postgres emits a lost connection as an `error` event as
+ * well as failing its queries, and a checked-out client has no listener of the pool's, so one unheard would crash the
+ * process. Returns the function that stops listening (before the client goes back).
+ */
+function hearErrors(client: pg.PoolClient, onError: (err: Error) => void): () => void {
+  client.on('error', onError);
+  return () => client.removeListener('error', onError);
 }
 
 /** `durable`: connections that commit synchronously; `quick`: with `synchronous_commit = off` (the same database). */
@@ -93,8 +103,18 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
 
   let lane: Lane | null = null;
 
+  /** Stops listening for the lane client's errors, when it has been connected. */
+  const unheard = new WeakMap<Lane, () => void>();
+
   const joinLane = (): Lane => {
-    lane ??= { client: pools.durable.connect(), groups: 0 };
+    if (!lane) {
+      const opened: Lane = { client: pools.durable.connect(), groups: 0 };
+      opened.client.then(
+        (client) => unheard.set(opened, hearErrors(client, (err) => (opened.broken ??= err))),
+        () => {},
+      );
+      lane = opened;
+    }
     lane.groups++;
     return lane;
   };
@@ -105,7 +125,10 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     left.groups--;
     if (left.broken || left.groups === 0) {
       if (lane === left) lane = null;
-      if (left.groups === 0) client?.release(left.broken);
+      if (left.groups === 0 && client) {
+        unheard.get(left)?.();
+        client.release(left.broken);
+      }
     }
   }
 
@@ -132,6 +155,8 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     const query = new GroupQuery(statements);
     let failed: unknown;
     let broken: Error | undefined;
+    // The lane listens for its client's errors for as long as it holds it; a client of its own, for this group.
+    const stopHearing = joined ? null : hearErrors(client, (err) => (broken ??= err));
     try {
       query.writeTo(connection);
       void client.query(query as unknown as pg.QueryConfig);
@@ -139,6 +164,8 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     } catch (err) {
       failed = err;
       if (!(err instanceof pg.DatabaseError)) broken = err instanceof Error ? err : new Error(String(err));
+      // The server ended the session (shut down, or the backend terminated): the connection goes with it.
+      else if (err.severity === 'FATAL' || err.severity === 'PANIC') broken = err;
       else {
         // Parses after the failing statement were skipped; the failing one's own parse may or may not have run.
         for (const i of query.parsedHere) {
@@ -148,7 +175,10 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
       }
     } finally {
       if (joined) leaveLane(joined, client, broken);
-      else client.release(broken);
+      else {
+        stopHearing?.();
+        client.release(broken);
+      }
     }
     free();
     const offset = statements.length - group.length;
