@@ -76,6 +76,8 @@ interface Lane {
   groups: number;
   /** Set when a group left the connection in doubt (or it failed): it is closed once its last group is answered. */
   broken?: Error;
+  /** Stops listening for the client's errors (set once it is connected). */
+  stopHearing?: () => void;
 }
 
 /**
@@ -103,14 +105,11 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
 
   let lane: Lane | null = null;
 
-  /** Stops listening for the lane client's errors, when it has been connected. */
-  const unheard = new WeakMap<Lane, () => void>();
-
   const joinLane = (): Lane => {
     if (!lane) {
       const opened: Lane = { client: pools.durable.connect(), groups: 0 };
       opened.client.then(
-        (client) => unheard.set(opened, hearErrors(client, (err) => (opened.broken ??= err))),
+        (client) => (opened.stopHearing = hearErrors(client, (err) => (opened.broken ??= err))),
         () => {},
       );
       lane = opened;
@@ -126,7 +125,7 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     if (left.broken || left.groups === 0) {
       if (lane === left) lane = null;
       if (left.groups === 0 && client) {
-        unheard.get(left)?.();
+        left.stopHearing?.();
         client.release(left.broken);
       }
     }
