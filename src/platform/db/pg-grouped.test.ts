@@ -27,6 +27,20 @@ afterAll(async () => {
 
 const INSERT = 'insert into grouped_probe (id, note) values ($1, $2) returning id, note';
 const insert = (db: Database, id: number, note: string) => runBound<{ id: number; note: string }>(db.db, bound(INSERT, [id, note]), { group: `w${id % 3}` });
+const addToCounter = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
+
+/** Runs `body` while another session's open transaction holds counter row `id` locked (PostgreSQL only). */
+async function withRowLocked(id: number, body: (holder: pg.Client) => Promise<void>): Promise<void> {
+  const holder = new pg.Client({ connectionString: opened.url! });
+  await holder.connect();
+  try {
+    await holder.query('begin');
+    await holder.query('update grouped_counter set n = n where id = $1', [id]);
+    await body(holder);
+  } finally {
+    await holder.end();
+  }
+}
 
 describe('grouped statements', () => {
   it('answer each caller with its own rows; concurrent ones share one round trip on PostgreSQL', async () => {
@@ -100,9 +114,8 @@ describe('grouped statements', () => {
   });
 
   it('apply every update to the rows they share, whatever order they were sent in', async () => {
-    const add = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1', [id]), { group: `counter-${id}` });
     const ids = Array.from({ length: 200 }, (_, i) => ((i * 7) % 5) + 1);
-    await Promise.all(ids.map(add));
+    await Promise.all(ids.map(addToCounter));
     const counts = await database.query<{ id: number; n: number }>('select id, n from grouped_counter order by id');
     expect(counts.rows).toEqual([1, 2, 3, 4, 5].map((id) => ({ id, n: 40 })));
   });
@@ -161,13 +174,8 @@ describe('grouped statements', () => {
   it.runIf(process.env.TEST_DATABASE_URL)('retry the statements of a group whose connection the server cut, once, and go on', async () => {
     const counter = async (id: number) => (await database.query<{ n: number }>('select n from grouped_counter where id = $1', [id])).rows[0]!.n;
     const before = await counter(4);
-    const holder = new pg.Client({ connectionString: opened.url! });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query('update grouped_counter set n = n where id = 4');
-      const add = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
-      const cut = add(4);
+    await withRowLocked(4, async (holder) => {
+      const cut = addToCounter(4);
       // The group's backend waits for the row lock; the server then ends its session (its transaction rolls back).
       let waiting: number | undefined;
       while (waiting === undefined) {
@@ -179,37 +187,28 @@ describe('grouped statements', () => {
       // Sent again by itself, it is answered once the lock is free, and counted once.
       expect((await cut).rows).toEqual([{ id: 4 }]);
       expect(await counter(4)).toBe(before + 1);
-      expect((await Promise.all([add(3), add(4)])).map((r) => r.rows)).toEqual([[{ id: 3 }], [{ id: 4 }]]);
-    } finally {
-      await holder.end();
-    }
+      expect((await Promise.all([addToCounter(3), addToCounter(4)])).map((r) => r.rows)).toEqual([[{ id: 3 }], [{ id: 4 }]]);
+    });
   });
 
   // One connection on PGlite: a lock another session holds cannot exist there.
   it.runIf(process.env.TEST_DATABASE_URL)('let the others go when a group waits for a lock another transaction holds', async () => {
-    const holder = new pg.Client({ connectionString: opened.url! });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query('update grouped_counter set n = n where id = 5');
-      const add = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
+    await withRowLocked(5, async (holder) => {
       let lockedDone = false;
-      const locked = add(5).then((result) => {
+      const locked = addToCounter(5).then((result) => {
         lockedDone = true;
         return result;
       });
       await new Promise((resolve) => setImmediate(resolve));
       // Sent while the first group waits for the lock: answered while the lock is still held, on another connection.
       const before = groupStatsOf(database.db)!;
-      const others = await Promise.all([add(1), add(2)]);
+      const others = await Promise.all([addToCounter(1), addToCounter(2)]);
       expect(groupStatsOf(database.db)!.aside).toBe(before.aside + 1);
       expect(others.map((r) => r.rows)).toEqual([[{ id: 1 }], [{ id: 2 }]]);
       expect(lockedDone).toBe(false);
       await holder.query('commit');
       expect((await locked).rows).toEqual([{ id: 5 }]);
-    } finally {
-      await holder.end();
-    }
+    });
     const counts = await database.query<{ id: number; n: number }>('select id, n from grouped_counter where id in (1, 2, 5) order by id');
     expect(counts.rows).toEqual([
       { id: 1, n: 41 },
