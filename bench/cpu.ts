@@ -60,11 +60,16 @@ export interface CpuParty {
 
 export const processParty = (name: string, pid: number | undefined): CpuParty => ({ name, read: () => (pid === undefined ? null : processCpuMs(pid)) });
 
-/** CPU spent over one or more loads: ms per party, and the machine's busy share (0..1). */
+/** CPU spent over one or more loads: ms per party, and the machine's busy and total ticks meanwhile. */
 export interface CpuUse {
   ms: Record<string, number>;
   busy: number;
   total: number;
+}
+
+/** What a target's load cost in CPU, with the requests it completed. */
+export interface LoadCpu extends CpuUse {
+  requests: number;
 }
 
 /** Runs `load` and returns what it cost each party; null when nothing can be read here. */
@@ -76,28 +81,31 @@ export async function measureCpu<T>(parties: CpuParty[], load: () => Promise<T>)
   if (!machineBefore || !machineAfter) return { result, cpu: null };
   const ms: Record<string, number> = {};
   parties.forEach((party, i) => {
-    const start = before[i];
+    const start = before[i] ?? null;
     const end = party.read();
-    if (start !== null && start !== undefined && end !== null) ms[party.name] = end - start;
+    if (start !== null && end !== null) ms[party.name] = end - start;
   });
   return { result, cpu: { ms, busy: machineAfter.busy - machineBefore.busy, total: machineAfter.total - machineBefore.total } };
 }
 
 /** Two measurements of the same target added up (a target measured in slices). */
-export function addCpu(a: CpuUse | null | undefined, b: CpuUse | null | undefined): CpuUse | null {
+export function addCpu(a: LoadCpu | null | undefined, b: LoadCpu | null | undefined): LoadCpu | null {
   if (!a || !b) return a ?? b ?? null;
   const ms = { ...a.ms };
   for (const [name, value] of Object.entries(b.ms)) ms[name] = (ms[name] ?? 0) + value;
-  return { ms, busy: a.busy + b.busy, total: a.total + b.total };
+  return { ms, busy: a.busy + b.busy, total: a.total + b.total, requests: a.requests + b.requests };
 }
 
 /** Microseconds of CPU per request, by party and in all. */
-export function perRequest(cpu: CpuUse, requests: number): { byParty: Record<string, number>; total: number } {
+export function perRequest(cpu: LoadCpu): { byParty: Record<string, number>; total: number } {
   const byParty: Record<string, number> = {};
   let total = 0;
   for (const [name, ms] of Object.entries(cpu.ms)) {
-    byParty[name] = (1000 * ms) / Math.max(1, requests);
+    byParty[name] = (1000 * ms) / Math.max(1, cpu.requests);
     total += byParty[name];
   }
   return { byParty, total };
 }
+
+/** How busy the machine was over the loads, in percent of all its processors' time. */
+export const busyPercent = (cpu: CpuUse): number => Math.round((100 * cpu.busy) / Math.max(1, cpu.total));

@@ -8,7 +8,7 @@
 // weighs on the call and its references alike. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
 import { availableParallelism } from 'node:os';
 import { BENCH_CUSTOMERS, checkWallets, prepareCustomers, serverEnv } from './customers.js';
-import { perRequest, postgresBackendsCpuMs, processParty, type CpuParty } from './cpu.js';
+import { busyPercent, perRequest, postgresBackendsCpuMs, processParty, type CpuParty } from './cpu.js';
 import { BENCH_CONNECTIONS, forEachDatabase, measure, measureInterleaved, printCpuTable, printTable, startHelper, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
 
 const UPSTREAM_KEY = 'sk-bench-upstream-0001';
@@ -88,13 +88,12 @@ try {
  * the forwarder, the call's req/s could be at most the forwarder's times their ratio of CPU per request.
  */
 function cpuCeiling(call: BenchRow, forwarder: BenchRow): string | null {
-  if (!call.cpu || !call.requests || !forwarder.cpu || !forwarder.requests) return null;
-  const callUs = perRequest(call.cpu, call.requests).total;
-  const forwarderUs = perRequest(forwarder.cpu, forwarder.requests).total;
-  const busy = (row: BenchRow) => Math.round((100 * row.cpu!.busy) / Math.max(1, row.cpu!.total));
+  if (!call.cpu || !forwarder.cpu) return null;
+  const callUs = perRequest(call.cpu).total;
+  const forwarderUs = perRequest(forwarder.cpu).total;
   return (
     `CPU: the metered call costs the machine ${Math.round(callUs)} µs per request, the forwarder ${Math.round(forwarderUs)} µs; at the forwarder's ` +
-    `machine use (${busy(forwarder)}% busy, against ${busy(call)}% under the call) that allows the call at most ${((100 * forwarderUs) / callUs).toFixed(0)}% of its req/s`
+    `machine use (${busyPercent(forwarder.cpu)}% busy, against ${busyPercent(call.cpu)}% under the call) that allows the call at most ${((100 * forwarderUs) / callUs).toFixed(0)}% of its req/s`
   );
 }
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { addCpu, measureCpu, perRequest, processParty, type CpuParty, type CpuUse } from './cpu.js';
+import { addCpu, busyPercent, measureCpu, perRequest, processParty, type CpuParty, type LoadCpu } from './cpu.js';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -194,9 +194,8 @@ export interface BenchRow {
   p50: number;
   p99: number;
   errors: number;
-  /** Completed requests and what they cost each process (when the load was given CPU parties); not in BENCH_JSON. */
-  requests?: number;
-  cpu?: CpuUse | null;
+  /** What the load cost each process, with the requests it completed (when it was given CPU parties); not in BENCH_JSON. */
+  cpu?: LoadCpu | null;
 }
 
 export interface LoadOptions {
@@ -235,7 +234,7 @@ export async function measure(target: string, database: BenchDatabaseKind, optio
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
-    ...(options.cpu ? { requests: result.requests.total, cpu } : {}),
+    ...(options.cpu ? { cpu: cpu && { ...cpu, requests: result.requests.total } } : {}),
   };
 }
 
@@ -265,7 +264,7 @@ export async function measureInterleaved(database: BenchDatabaseKind, connection
       p50: median(runs.map((run) => run.p50)),
       p99: Math.max(...runs.map((run) => run.p99)),
       errors: runs.reduce((sum, run) => sum + run.errors, 0),
-      ...(runs.some((run) => run.cpu) ? { requests: runs.reduce((sum, run) => sum + (run.requests ?? 0), 0), cpu: runs.reduce<CpuUse | null>((sum, run) => addCpu(sum, run.cpu), null) } : {}),
+      ...(runs.some((run) => run.cpu) ? { cpu: runs.reduce<LoadCpu | null>((sum, run) => addCpu(sum, run.cpu), null) } : {}),
     };
   });
 }
@@ -296,20 +295,20 @@ export function printTable(title: string, rows: BenchRow[], referenceOf: (row: B
  * sum, and how busy the machine was. Nothing when no row was measured with CPU parties (or not on Linux).
  */
 export function printCpuTable(title: string, rows: BenchRow[]): void {
-  const measured = rows.filter((r) => r.cpu && r.requests);
+  const measured = rows.filter((r) => r.cpu);
   if (measured.length === 0) return;
   const parties = [...new Set(measured.flatMap((r) => Object.keys(r.cpu!.ms)))];
   console.log(`\n${title}`);
   console.table(
     measured.map((r) => {
-      const { byParty, total } = perRequest(r.cpu!, r.requests!);
+      const { byParty, total } = perRequest(r.cpu!);
       return {
         target: r.target,
         database: r.database,
         conns: r.connections,
         ...Object.fromEntries(parties.map((party) => [`${party} µs`, byParty[party] === undefined ? '' : Math.round(byParty[party])])),
         'total µs': Math.round(total),
-        'machine busy': `${Math.round((100 * r.cpu!.busy) / Math.max(1, r.cpu!.total))}%`,
+        'machine busy': `${busyPercent(r.cpu!)}%`,
       };
     }),
   );

@@ -42,11 +42,6 @@ const groupSlots = (pool: pg.Pool) => Math.max(1, Math.ceil((pool.options.max ??
 
 const runners = new WeakMap<pg.Pool, GroupedRunner>();
 
-/** What the group-commit runner of `handle`'s database sent so far; null when it has none (PGlite, or nothing grouped yet). */
-export function groupStatsOf(handle: DbOrTx): GroupStats | null {
-  const main = driverClientOf(handle);
-  return main instanceof pg.Pool ? (runners.get(main)?.stats() ?? null) : null;
-}
 const runnerOf = (durable: pg.Pool, quick: pg.Pool | undefined): GroupedRunner => {
   let runner = runners.get(durable);
   if (!runner) {
@@ -55,6 +50,12 @@ const runnerOf = (durable: pg.Pool, quick: pg.Pool | undefined): GroupedRunner =
   }
   return runner;
 };
+
+/** What the group-commit runner of `handle`'s database sent so far; null when it has none (PGlite, or nothing grouped yet). */
+export function groupStatsOf(handle: DbOrTx): GroupStats | null {
+  const main = driverClientOf(handle);
+  return main instanceof pg.Pool ? (runners.get(main)?.stats() ?? null) : null;
+}
 
 export interface RunOptions {
   /**

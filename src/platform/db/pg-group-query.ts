@@ -68,20 +68,11 @@ export class GroupQuery {
     return this.rows.length;
   }
 
-  /** Written already (`writeTo`): node-postgres' own submit, when the group's turn on the connection comes, is a no-op. */
-  private written = false;
-
   /**
-   * Writes the group onto the connection now, even while another group is in flight on it: PostgreSQL answers them in
-   * the order they were written, and node-postgres routes the answers to the group whose turn it is.
+   * Writes the group onto the connection, even while another group is in flight on it: PostgreSQL answers them in the
+   * order they were written, and node-postgres routes the answers to the group whose turn it is.
    */
   writeTo(connection: Connection): void {
-    this.submit(connection);
-    this.written = true;
-  }
-
-  submit(connection: Connection): null {
-    if (this.written) return null;
     this.statements.forEach((statement, i) => {
       if (connection.parsedStatements[statement.name] !== undefined) return;
       connection.parsedStatements[statement.name] = statement.text;
@@ -89,6 +80,10 @@ export class GroupQuery {
     });
     // As node-postgres does: a closed stream writes nothing, and the connection's error answers the group.
     if (connection.stream.writable) connection.stream.write(encodeGroup(this.statements, { parse: this.parsedHere, describe: this.toDescribe() }));
+  }
+
+  /** node-postgres' call when the group's turn on the connection comes: the runner wrote it already (`writeTo`). */
+  submit(): null {
     return null;
   }
 
