@@ -6,7 +6,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { plans } from '../src/db/schema/plans.js';
 import { subscriptions } from '../src/db/schema/subscriptions.js';
-import { BENCH_JWT_SECRET, type BenchDatabase } from './lib.js';
+import { BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, type BenchDatabase } from './lib.js';
 
 export interface Customer {
   userId: string;
@@ -22,6 +22,7 @@ const BALANCE = 1_000_000_000_000;
 export const serverEnv = (database: BenchDatabase, extra: Record<string, string> = {}): Record<string, string> => ({
   LOG_LEVEL: 'warn',
   NODE_ENV: 'production',
+  METRICS_TOKEN: BENCH_METRICS_TOKEN,
   RATE_LIMIT_PER_MINUTE: '10000000',
   JWT_SECRET: BENCH_JWT_SECRET,
   ...database.env,

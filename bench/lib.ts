@@ -12,6 +12,8 @@ const root = path.join(import.meta.dirname, '..');
 
 /** Every bench server signs and verifies tokens with this key, so tokens made during setup work on the server. */
 export const BENCH_JWT_SECRET = 'bench-secret-that-is-long-enough-for-hs256';
+/** Production mode wants /metrics behind a token or on a port of its own. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-long-enough';
 export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** The connection counts every table is measured at: one caller alone, and a loaded server. */
 export const BENCH_CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50').split(',').map(Number);
@@ -62,6 +64,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '10000000',
       NODE_ENV: 'production',
+      METRICS_TOKEN: BENCH_METRICS_TOKEN,
       JWT_SECRET: BENCH_JWT_SECRET,
       ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}),
       ...env,

@@ -204,6 +204,7 @@ export function createServices(platform: Platform) {
     blocks: account.blocks,
     notifications,
     frontendUrl: platform.config.frontendUrl,
+    metrics: platform.metrics,
   });
   account.addExportSection(community.exportSection);
   // Top-ups price with the catalog's token settings, the channels payments runs and facts about the customer.

@@ -226,6 +226,41 @@ describe('trending', () => {
     expect(json(stale).error.message).toMatch(/Start again without a cursor/);
   });
 
+  it('recomputes in chunks of short transactions: mid-way the feed answers on the old scores, then all move at once', async () => {
+    const h = await member(t, 'Hal');
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push(await publish(t, h));
+    await relogin(t, alice);
+    for (const post of mine) await req('POST', `/v1/community/posts/${post.id}/like`, alice);
+    const before = await allPages(t, '/v1/community/feed/trending', {}, 50);
+    const seenMidway: number[][] = [];
+    const result = await t.services.community.feeds.recomputeTrending({
+      chunkRows: 2,
+      onChunk: async () => {
+        // between two chunks no transaction is open: the feed answers, still on the epoch in force
+        const page = await allPages(t, '/v1/community/feed/trending', {}, 50);
+        seenMidway.push(mine.map((p) => page.find((x) => x.id === p.id).trendingScore));
+      },
+    });
+    expect(result.moved).toBe(true);
+    expect(seenMidway.length).toBeGreaterThan(1);
+    const old = mine.map((p) => before.find((x) => x.id === p.id).trendingScore);
+    for (const midway of seenMidway) expect(midway).toEqual(old);
+    const after = await allPages(t, '/v1/community/feed/trending', {}, 50);
+    for (const post of mine) expect(after.find((x) => x.id === post.id).trendingScore).toBeGreaterThan(0);
+  });
+
+  it('two overlapping recomputes move the epoch once; the one overtaken stops writing', async () => {
+    const epochOf = async () => Number((await t.platform.database.query<{ epoch: number }>('select epoch from community_trending_state where id = 1')).rows[0]!.epoch);
+    const start = await epochOf();
+    const results = await Promise.all([t.services.community.feeds.recomputeTrending({ chunkRows: 1 }), t.services.community.feeds.recomputeTrending({ chunkRows: 1 })]);
+    expect(results.map((r) => r.moved).sort()).toEqual([false, true]);
+    expect(await epochOf()).toBe(start + 1);
+    const scrape = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(scrape.body).toMatch(/storefront_community_trending_recompute_seconds_count\{outcome="done"\} [1-9]/);
+    expect(scrape.body).toMatch(/storefront_community_trending_recompute_seconds_count\{outcome="overtaken"\} [1-9]/);
+  });
+
   it('never lists deleted or hidden (moderated) posts', async () => {
     await relogin(t, alice);
     const moderated = await publish(t, alice, { tags: ['moderated'] });

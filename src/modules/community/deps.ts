@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { AuthData } from '../auth/index.js';
 import type { GenerationVisibility } from '../../db/schema/library.js';
 import type { Generation, GenerationView } from '../library/service.js';
@@ -25,6 +26,8 @@ export interface CommunityServiceDeps {
   notifications: Pick<NotificationsService, 'notify'>;
   /** The web app's address: share links point there. */
   frontendUrl: string;
+  /** Where the trending recompute reports its duration; a private registry when absent. */
+  metrics?: Metrics;
 }
 
 export type CommunityDeps = CommunityServiceDeps;

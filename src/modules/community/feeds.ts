@@ -1,8 +1,9 @@
 import { and, arrayContains, desc, eq, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
-import { communityFollows, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
+import { communityFollows, communityPostScores, communityPosts } from '../../db/schema/community.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
 import type { CommunityDeps } from './deps.js';
+import { createTrendingRecompute } from './trending.js';
 import { currentEpoch, currentScoreSql, likedSql, scoreColumn, type PostExtras, type PostRow, type PostView, type PostViews } from './views.js';
 
 export interface FeedQuery {
@@ -18,19 +19,8 @@ export interface FeedPage {
 
 const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
 
-/**
- * The trending score of spec A: (likes*3 + comments*4 + shares*6 + remixes*8 + views*0.5) / hours^1.5, where hours
- * is the age of the post, floored at one minute so a post published a moment ago does not divide by zero.
- */
-export const TRENDING_MIN_HOURS = 1 / 60;
-const engagementSql = sql`(
-  ${communityPosts.likeCount} * 3 + ${communityPosts.commentCount} * 4 + ${communityPosts.shareCount} * 6
-  + ${communityPosts.remixCount} * 8 + ${communityPosts.viewCount} * 0.5
-)`;
-export const trendingScoreSql = (now: Date) => sql`${engagementSql} / power(greatest(extract(epoch from (${now.toISOString()}::timestamptz - ${communityPosts.publishedAt})) / 3600.0, ${TRENDING_MIN_HOURS}), 1.5)`;
-
 export function createFeeds(deps: CommunityDeps, views: PostViews) {
-  const { db, clock, blocks } = deps;
+  const { db, blocks } = deps;
 
   /** Authors the viewer must not see (blocked or muted by them, or blocking them). */
   const hiddenFor = async (viewerId: string | null): Promise<string[]> => (viewerId ? blocks.hiddenUserIds(viewerId) : []);
@@ -145,29 +135,8 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
       return render(found, query.limit, viewerId, (p) => ({ sort: `${epoch}|${ordered.get(p.id)}`, id: p.id }));
     },
 
-    /**
-     * Recomputes every listed post's score into the next epoch's column, then makes that epoch current, in one
-     * transaction (readers see the old epoch until it commits). Runs every 15 minutes (`community.trending`).
-     */
-    async recomputeTrending(): Promise<{ epoch: number }> {
-      const now = clock.now();
-      return db.transaction(async (tx) => {
-        // One recompute at a time across instances: the state row is the lock.
-        await tx.insert(communityTrendingState).values({ id: 1, epoch: 0, computedAt: now }).onConflictDoNothing();
-        const [state] = await tx.select().from(communityTrendingState).where(eq(communityTrendingState.id, 1)).for('update');
-        const epoch = state!.epoch + 1;
-        const column = epoch % 2 === 0 ? 'score_even' : 'score_odd';
-        // One statement over the narrow score table, reading the posts' counters (no lock on the posts). A post without
-        // any engagement scores 0: its row is written only when the column still holds a non-zero score to clear.
-        await tx.execute(sql`
-          update ${communityPostScores} set ${sql.identifier(column)} = ${trendingScoreSql(now)}
-          from ${communityPosts}
-          where ${communityPosts.id} = ${communityPostScores.postId} and ${communityPosts.deletedAt} is null and ${communityPosts.hiddenAt} is null
-            and (${engagementSql} > 0 or ${communityPostScores}.${sql.identifier(column)} <> 0)`);
-        await tx.update(communityTrendingState).set({ epoch, computedAt: now }).where(eq(communityTrendingState.id, 1));
-        return { epoch };
-      });
-    },
+    /** Recomputes the trending scores into the next epoch (see trending.ts). */
+    recomputeTrending: createTrendingRecompute(deps),
   };
 }
 

@@ -33,9 +33,16 @@ describe('runBound', () => {
     expect(mixed).toEqual([usual, usual]);
   });
 
-  it('plans the named (bound) statements once per connection on PostgreSQL', async () => {
+  it('leaves plans to PostgreSQL: list statements with their values, a named key lookup generic after five runs', async () => {
     const mode = (await runBound<{ value: string }>(database.db, bound('select current_setting($1) as value', ['plan_cache_mode']))).rows[0]!.value;
-    expect(mode).toBe(database.kind === 'pg' ? 'force_generic_plan' : 'auto');
+    expect(mode).toBe('auto');
+    if (database.kind !== 'pg') return;
+    const lookup = 'select id from users where id = $1::uuid';
+    const plans = await database.db.transaction(async (tx) => {
+      for (let run = 0; run < 7; run++) await runBound(tx, bound(lookup, ['00000000-0000-7000-8000-000000000000']));
+      return runBound<{ generic: string; custom: string }>(tx, bound('select generic_plans as generic, custom_plans as custom from pg_prepared_statements where statement = $1', [lookup]));
+    });
+    expect(plans.rows).toEqual([{ generic: '2', custom: '5' }]);
   });
 
   it('runs on the connection of an open transaction, whatever asyncCommit says', async () => {

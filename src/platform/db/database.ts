@@ -33,10 +33,18 @@ export interface Database {
   dumpDataDir?: () => Promise<Blob>;
   /** Statements sent to the database so far (every round trip: BEGIN and COMMIT included); for metrics and tests. */
   statementCount(): number;
+  /**
+   * PostgreSQL only: calls `observer` with every statement a pooled connection is sent through its `query` (the text and
+   * the values exactly as sent; group commit writes its groups itself and is not seen). For tests that check the plans
+   * of what the service really sends. Returns the function that stops observing.
+   */
+  observeStatements?: (observer: StatementObserver) => () => void;
   /** Runs `fn` while holding a session-level advisory lock, serialising it across instances. */
   withAdvisoryLock<T>(lockId: number, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+export type StatementObserver = (statement: { text: string; values: unknown[] }) => void;
 
 /** A driver's client (pg Pool or Client, PGlite): `query(text, values)` or, on pg, `query({ name, text, values })`. */
 export interface DriverClient {
@@ -125,6 +133,17 @@ function optionsOf(url: string): string {
   }
 }
 
+/** A node-postgres `query` call's statement: `(text, values)` or `({ text, values, ... })`. */
+function statementOf(args: unknown[]): { text: string; values: unknown[] } {
+  const [first, second] = args;
+  if (typeof first === 'string') return { text: first, values: Array.isArray(second) ? (second as unknown[]) : [] };
+  const config = first as { text?: string; values?: unknown[] };
+  return { text: config.text ?? '', values: config.values ?? (Array.isArray(second) ? (second as unknown[]) : []) };
+}
+
+/** The `options` of the service's PostgreSQL connections: a DATABASE_URL's own, then ours (tests open theirs alike). */
+export const serviceConnectionOptions = (url: string): string => `${optionsOf(url)} -c jit=off`.trim();
+
 /**
  * Connections of the same database with `synchronous_commit = off`, by the database handle they belong to: for a
  * statement whose durability a later synchronous commit of the same flow provides (PostgreSQL flushes its WAL in order,
@@ -137,6 +156,7 @@ export const asyncCommitPoolOf = (db: DbOrTx): pg.Pool | undefined => asyncCommi
 
 async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
   const statements = { count: 0 };
+  const observers = new Set<StatementObserver>();
   const counted = (config: pg.PoolConfig) => {
     const counting = new pg.Pool(config);
     counting.on('error', (err) => onError?.(err));
@@ -144,17 +164,20 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
         statements.count++;
+        if (observers.size > 0) for (const observer of observers) observer(statementOf(args));
         return query(...args);
       };
     });
     return counting;
   };
-  // Our named prepared statements (the hot ones, `bound.ts`) are key lookups a generic plan serves as well as a custom
-  // one: planning them once per connection instead of at every bind saved ~0.7 ms of server CPU per statement. Unnamed
-  // statements (everything else) are planned with their values as before.
-  const generic = `${optionsOf(url)} -c plan_cache_mode=force_generic_plan`.trim();
-  const pool = counted({ connectionString: url, max: poolSize, options: generic });
-  const asyncCommitPool = counted({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: `${generic} -c synchronous_commit=off` });
+  // Plans follow PostgreSQL's default (plan_cache_mode=auto): a list or feed statement is planned with its values (a
+  // generic plan knows neither its LIMIT nor its filters, estimates a tenth of the table and, past jit_above_cost,
+  // compiled itself with JIT at every call: 250 ms a feed page at a million posts), and a named hot statement
+  // (`bound.ts`) moves to its generic plan by itself after five runs on a connection when that plan costs no more.
+  // JIT is off: its compile time (tens to thousands of ms) dwarfs any short statement this service runs.
+  const settings = serviceConnectionOptions(url);
+  const pool = counted({ connectionString: url, max: poolSize, options: settings });
+  const asyncCommitPool = counted({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: `${settings} -c synchronous_commit=off` });
   const db = drizzleNodePg(pool) as unknown as Db;
   asyncCommitPools.set(db, asyncCommitPool);
   let listener: pg.PoolClient | null = null;
@@ -179,6 +202,10 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
     kind: 'pg',
     db,
     statementCount: () => statements.count,
+    observeStatements(observer) {
+      observers.add(observer);
+      return () => observers.delete(observer);
+    },
     async query<T>(text: string, values?: unknown[]) {
       const result = await pool.query(text, values);
       return { rows: result.rows as T[] };
