@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscriptions } from '../src/db/schema/subscriptions.js';
 import { usageRecords } from '../src/db/schema/usage.js';
+import { verifyEmail } from './helpers/email-verification.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';
 
 let t: TestApp;
@@ -18,6 +19,7 @@ describe('a workspace subscription meters its members against the workspace wall
   it('charges the workspace wallet for a member\'s call, and the member\'s own wallet again once they leave', async () => {
     const owner = await signUp(t.app);
     const member = await signUp(t.app);
+    await verifyEmail(t, member);
     const workspace = json(await call(owner.accessToken, 'POST', '/v1/workspaces', { name: 'Metered' }));
     const { token } = json(await call(owner.accessToken, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: member.email }));
     expect((await call(member.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token })).statusCode).toBe(200);

@@ -47,8 +47,8 @@ const toAdminUser = (u: UserRow) => ({
 });
 
 /**
- * `/v1/admin/users`: search, one account's admin view, role changes (SUPER_ADMIN), suspension (ADMIN: an ADMIN may
- * suspend USERs, a SUPER_ADMIN also ADMINs), impersonation and support grants (SUPER_ADMIN). Every change is audited.
+ * `/v1/admin/users`: search, one account's admin view, role changes (SUPER_ADMIN), suspension and its lifting (ADMIN:
+ * an ADMIN acts on USERs, a SUPER_ADMIN also on ADMINs), impersonation and support grants (SUPER_ADMIN). Every change is audited.
  */
 export const adminUserRoutes: FastifyPluginAsyncTypebox<AdminUsersOptions> = async (app, { auth, audit, wallet, subscriptions, apiKeys }) => {
   const tags = ['admin'];
@@ -153,14 +153,15 @@ export const adminUserRoutes: FastifyPluginAsyncTypebox<AdminUsersOptions> = asy
       config: ADMIN_ROUTE,
       schema: {
         tags,
-        summary: 'Lift a suspension: the account can sign in again and its API keys work again',
+        summary: 'Lift a suspension: the account can sign in again and its API keys work again (ADMIN lifts USERs; SUPER_ADMIN also ADMINs)',
         params: UserIdParams,
         body: ReasonBody,
         response: { 200: AdminUser, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
     async (request) => {
-      const user = await auth.admin.unsuspend(request.params.id, request.body.reason, writer(request));
+      const actor = auditActorOf(request);
+      const user = await auth.admin.unsuspend(actor, request.params.id, request.body.reason, auditWriterFor(audit, actor));
       await apiKeys.ownerChanged(user.id);
       return toAdminUser(user);
     },
@@ -174,7 +175,7 @@ export const adminUserRoutes: FastifyPluginAsyncTypebox<AdminUsersOptions> = asy
         tags,
         summary: "Act as a USER for 10 minutes: a token marked with you (act claim), recorded as IMPERSONATED_BY_ADMIN in the user's security events",
         description:
-          'The token cannot change the password, email or two-factor settings, end sessions, delete the account, manage API keys, request a data export, or use admin routes (403). Operator accounts cannot be impersonated (409).',
+          "The token only reads the user's profile, settings, notifications, catalog, credits, plan, library, jobs, files, usage and creator analytics; every other route refuses it (403 IMPERSONATION_NOT_ALLOWED). Operator accounts cannot be impersonated (409).",
         params: UserIdParams,
         body: ReasonBody,
         response: { 200: ImpersonationToken, ...errorResponses(400, 401, 403, 404, 409) },

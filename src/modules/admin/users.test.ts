@@ -155,6 +155,53 @@ describe('suspension', () => {
   });
 });
 
+describe('lifting a suspension', () => {
+  it('an ADMIN cannot lift the suspension of an ADMIN or a SUPER_ADMIN (403, still suspended, nothing audited); a SUPER_ADMIN can', async () => {
+    const suspendedAdmin = await signUpAs(t, 'ADMIN');
+    expect((await call('POST', `/v1/admin/users/${suspendedAdmin.user.id}/suspend`, superAdmin.accessToken, { reason: 'compromised' })).statusCode).toBe(200);
+    // A suspended account promoted to SUPER_ADMIN stays suspended.
+    const suspendedSuper = await signUp(t.app);
+    expect((await call('POST', `/v1/admin/users/${suspendedSuper.user.id}/suspend`, admin.accessToken, { reason: 'fraud' })).statusCode).toBe(200);
+    expect((await call('PUT', `/v1/admin/users/${suspendedSuper.user.id}/role`, superAdmin.accessToken, { role: 'SUPER_ADMIN' })).statusCode).toBe(200);
+
+    for (const [target, role] of [
+      [suspendedAdmin, 'ADMIN'],
+      [suspendedSuper, 'SUPER_ADMIN'],
+    ] as const) {
+      const refused = await call('POST', `/v1/admin/users/${target.user.id}/unsuspend`, admin.accessToken, { reason: 'my friend' });
+      expect(refused.statusCode).toBe(403);
+      expect(json(refused).error).toMatchObject({ code: 'FORBIDDEN', message: `Only a SUPER_ADMIN can lift the suspension of an ${role} account.` });
+      expect((await t.services.auth.admin.get(target.user.id)).status).toBe('SUSPENDED');
+      expect((await signIn(target.email, target.password)).statusCode).toBe(403);
+      // Like a refused suspension, a refused lifting writes nothing.
+      expect(await auditOf('user.unsuspend', target.user.id)).toEqual([]);
+    }
+
+    const lifted = await call('POST', `/v1/admin/users/${suspendedAdmin.user.id}/unsuspend`, superAdmin.accessToken, { reason: 'password reset done' });
+    expect(lifted.statusCode).toBe(200);
+    expect(json(lifted)).toMatchObject({ status: 'ACTIVE', role: 'ADMIN' });
+    expect(await auditOf('user.unsuspend', suspendedAdmin.user.id)).toMatchObject([{ actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' }, before: { status: 'SUSPENDED' }, after: { status: 'ACTIVE' }, reason: 'password reset done' }]);
+    expect((await signIn(suspendedAdmin.email, suspendedAdmin.password)).statusCode).toBe(200);
+  });
+
+  it('a SUPER_ADMIN demoted to ADMIN, with an access token still saying SUPER_ADMIN, acts with the ADMIN rules at once', async () => {
+    const demoted = await signUpAs(t, 'SUPER_ADMIN');
+    const suspendedAdmin = await signUpAs(t, 'ADMIN');
+    expect((await call('POST', `/v1/admin/users/${suspendedAdmin.user.id}/suspend`, superAdmin.accessToken, { reason: 'investigation' })).statusCode).toBe(200);
+    const activeAdmin = await signUpAs(t, 'ADMIN');
+    expect((await call('PUT', `/v1/admin/users/${demoted.user.id}/role`, superAdmin.accessToken, { role: 'ADMIN' })).statusCode).toBe(200);
+
+    expect((await call('POST', `/v1/admin/users/${suspendedAdmin.user.id}/unsuspend`, demoted.accessToken, { reason: 'x' })).statusCode).toBe(403);
+    expect((await call('POST', `/v1/admin/users/${activeAdmin.user.id}/suspend`, demoted.accessToken, { reason: 'x' })).statusCode).toBe(403);
+    expect((await t.services.auth.admin.get(suspendedAdmin.user.id)).status).toBe('SUSPENDED');
+    expect((await t.services.auth.admin.get(activeAdmin.user.id)).status).toBe('ACTIVE');
+    // What they may still do is audited with the role they hold now.
+    const user = await signUp(t.app);
+    expect((await call('POST', `/v1/admin/users/${user.user.id}/suspend`, demoted.accessToken, { reason: 'spam' })).statusCode).toBe(200);
+    expect(await auditOf('user.suspend', user.user.id)).toMatchObject([{ actor: { userId: demoted.user.id, role: 'ADMIN' } }]);
+  });
+});
+
 describe('impersonation', () => {
   it("issues a short-lived token marked with the operator, recorded on the target's security events and audited", async () => {
     const user = await signUp(t.app);

@@ -38,6 +38,12 @@ const noSuchUser = () => notFound('No account has this id.');
 /** `%`, `_` and `\` match literally in a search term. */
 const likeTerm = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** An ADMIN acts on USER accounts only; an operator account needs a SUPER_ADMIN (or the CLI). */
+function requireAuthorityOver(operator: Operator, user: UserRow, action: 'suspend' | 'lift the suspension of'): void {
+  if (user.role === 'USER' || operator.role === 'SUPER_ADMIN' || operator.role === 'CLI') return;
+  throw forbidden(`Only a SUPER_ADMIN can ${action} an ${user.role} account.`);
+}
+
 /** What the audit trail keeps of a user: enough to know who it was, never a credential. */
 const auditView = (u: UserRow) => ({ email: u.email, role: u.role, status: u.status });
 
@@ -113,7 +119,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         const user = await lockedUser(tx, userId);
         if (user.id === operator.userId) throw conflict('You cannot suspend your own account.');
         if (user.role === 'SUPER_ADMIN') throw conflict('A SUPER_ADMIN account cannot be suspended. Change its role first.');
-        if (user.role === 'ADMIN' && operator.role !== 'SUPER_ADMIN' && operator.role !== 'CLI') throw forbidden('Only a SUPER_ADMIN can suspend an ADMIN account.');
+        requireAuthorityOver(operator, user, 'suspend');
         if (user.status === 'SUSPENDED') throw conflict('This account is already suspended.');
         const now = clock.now();
         const [updated] = await tx.update(users).set({ status: 'SUSPENDED', updatedAt: now }).where(eq(users.id, userId)).returning();
@@ -127,10 +133,15 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
       });
     },
 
-    /** Lifts a suspension: the account can sign in again (its old sessions stay ended). */
-    async unsuspend(userId: string, reason: string, audit: AuditWriter): Promise<UserRow> {
+    /**
+     * Lifts a suspension: the account can sign in again (its old sessions stay ended). The same operators who may
+     * suspend an account may lift its suspension: only a SUPER_ADMIN for an ADMIN or SUPER_ADMIN account.
+     */
+    async unsuspend(operator: Operator, userId: string, reason: string, audit: AuditWriter): Promise<UserRow> {
       return db.transaction(async (tx) => {
         const user = await lockedUser(tx, userId);
+        if (user.id === operator.userId) throw conflict('You cannot lift a suspension on your own account.');
+        requireAuthorityOver(operator, user, 'lift the suspension of');
         if (user.status !== 'SUSPENDED') throw conflict('This account is not suspended.');
         const [updated] = await tx.update(users).set({ status: 'ACTIVE', updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
         activeUsers.changed(userId);

@@ -91,6 +91,19 @@ describe('POST /v1/auth/refresh', () => {
     expect(extra.statusCode).toBe(400);
   });
 
+  it('answers 401 UNAUTHORIZED, not a 400 about its length, to an access token sent as the refresh token; nothing is rotated', async () => {
+    const { accessToken, refreshToken, user } = await signUp(t.app);
+    const sessionsBefore = await activeSessions(user.id);
+    for (const response of [await refreshWithBody(accessToken), await refreshWithCookie(accessToken)]) {
+      expect(response.statusCode).toBe(401);
+      expect(json(response).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/This is an access token, not a refresh token/) });
+      expect(response.cookies.find((c) => c.name === 'rt')).toBeUndefined();
+    }
+    expect(await activeSessions(user.id)).toEqual(sessionsBefore);
+    // the real refresh token still rotates: the mistake revoked nothing
+    expect((await refreshWithBody(refreshToken)).statusCode).toBe(200);
+  });
+
   it('a double refresh racing on the same token leaves exactly one winner', async () => {
     const { refreshToken } = await signUp(t.app);
     const results = await Promise.all([refreshWithBody(refreshToken), refreshWithBody(refreshToken)]);
@@ -124,5 +137,24 @@ describe('POST /v1/auth/logout', () => {
   it('answers 401 when no token is presented', async () => {
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout' });
     expect(response.statusCode).toBe(401);
+  });
+
+  it('answers 401 UNAUTHORIZED to an access token sent as the refresh token, instead of a silent no-op that leaves the session open', async () => {
+    const { accessToken, refreshToken, user } = await signUp(t.app);
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout', payload: { refreshToken: accessToken } });
+    expect(response.statusCode).toBe(401);
+    expect(json(response).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringMatching(/This is an access token, not a refresh token/) });
+    expect(await activeSessions(user.id)).toHaveLength(1);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', payload: { refreshToken } })).statusCode).toBe(200);
+    expect(await activeSessions(user.id)).toHaveLength(0);
+  });
+
+  it('keeps a 400 for a body of the wrong type', async () => {
+    for (const payload of [{ refreshToken: 42 }, { refreshToken: '' }, { refreshToken: 'x', extra: true }, { refreshToken: 'x'.repeat(5000) }]) {
+      const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout', payload });
+      expect(response.statusCode, JSON.stringify(payload).slice(0, 40)).toBe(400);
+      expect(json(response).error.code).toBe('BAD_REQUEST');
+    }
   });
 });

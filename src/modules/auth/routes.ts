@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Ok, errorResponses } from '../../platform/http/schemas.js';
 import { clientInfo } from '../../platform/http/client-info.js';
+import { looksLikeJwt } from '../../platform/auth/access-tokens.js';
 import { unauthorized } from '../../platform/http/errors.js';
 import { COOKIE_PATH, REFRESH_COOKIE } from './cookies.js';
 import type { AuthService } from './service.js';
@@ -29,6 +30,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     const body = request.body as { refreshToken?: string } | undefined;
     const token = body?.refreshToken ?? request.cookies[REFRESH_COOKIE];
     if (!token) throw unauthorized('Missing refresh token. Send { "refreshToken": "..." } or the rt cookie.');
+    // A refresh token is opaque; a JWT here is the access token sent by mistake, and a logout that ignored it would
+    // leave the session open.
+    if (looksLikeJwt(token)) throw unauthorized('This is an access token, not a refresh token. Send the refreshToken you got at sign-in (or from the last refresh), or the rt cookie.');
     return token;
   };
 

@@ -16,8 +16,11 @@ export const LoginBody = StrictObject({
   password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }),
 });
 
-/** Refresh and logout take the token in the body or, with an empty body, from the `rt` cookie. */
-export const RefreshBody = StrictObject({ refreshToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) });
+/**
+ * Refresh and logout take the token in the body or, with an empty body, from the `rt` cookie. The length cap is loose on
+ * purpose: a wrong token (an access token sent by mistake) is a 401 from the route, not a 400 about its length.
+ */
+export const RefreshBody = StrictObject({ refreshToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })) });
 
 export const AuthUser = Type.Object({
   id: Type.String(),

@@ -58,6 +58,11 @@ export function createAnalytics(deps: CommunityDeps) {
     return [...points.values()];
   }
 
+  const isOperator = async (userId: string) => {
+    const role = (await deps.users.findActiveById(userId))?.role;
+    return role === 'ADMIN' || role === 'SUPER_ADMIN';
+  };
+
   const totalsOf = (p: typeof communityPosts.$inferSelect) => ({
     views: p.viewCount,
     likes: p.likeCount,
@@ -67,11 +72,14 @@ export function createAnalytics(deps: CommunityDeps) {
   });
 
   return {
-    /** One post's totals and daily series; its author or an admin only (403 for others). */
-    async post(postId: string, viewer: { userId: string; isAdmin: boolean }, days: number) {
+    /**
+     * One post's totals and daily series; its author or an operator only (403 for others). The viewer's role is read
+     * from the account, not from the access token, so a demoted operator loses access at once.
+     */
+    async post(postId: string, viewerId: string, days: number) {
       const [post] = UUID.test(postId) ? await db.select().from(communityPosts).where(and(eq(communityPosts.id, postId), isNull(communityPosts.deletedAt))) : [];
       if (!post) throw notFound('No such post. It may have been deleted.');
-      if (post.authorId !== viewer.userId && !viewer.isAdmin) throw forbidden('Only the author of this post can see its analytics.');
+      if (post.authorId !== viewerId && !(await isOperator(viewerId))) throw forbidden('Only the author of this post can see its analytics.');
       return {
         postId: post.id,
         totals: totalsOf(post),

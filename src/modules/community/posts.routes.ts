@@ -114,11 +114,7 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
       config: required,
       schema: { tags, summary: 'Totals and a daily series of your post (author or admin)', params: PostIdParams, querystring: AnalyticsQuery, response: { 200: PostAnalytics, ...errorResponses(400, 401, 403, 404) } },
     },
-    async (request) => {
-      const principal = principalOf(request);
-      const isAdmin = principal.role === 'ADMIN' || principal.role === 'SUPER_ADMIN';
-      return community.analytics.post(request.params.id, { userId: principal.userId, isAdmin }, request.query.days ?? COMMUNITY_LIMITS.analyticsDaysDefault);
-    },
+    async (request) => community.analytics.post(request.params.id, principalOf(request).userId, request.query.days ?? COMMUNITY_LIMITS.analyticsDaysDefault),
   );
 
   app.get(

@@ -3,7 +3,7 @@ import { workspaceInvitations, workspaceMembers, type WorkspaceRole } from '../.
 import type { Clock } from '../../platform/clock/clock.js';
 import { hashToken, randomToken } from '../../platform/crypto/secrets.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { AppError, badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import { normalizeEmail, type AuthData } from '../auth/index.js';
 import { memberCount, membershipOf, requireRole, toWorkspaceView } from './access.js';
 
@@ -38,7 +38,10 @@ const toInvitationView = (row: InvitationRow, now: Date) => ({
 export function createInvitations(deps: InvitationDeps) {
   const { db, clock, users } = deps;
 
-  /** The invitation behind a token, locked, checked usable and addressed to the caller; 400/403 with the reason otherwise. */
+  /**
+   * The invitation behind a token, locked, checked usable and addressed to the caller, whose email must be verified
+   * (otherwise anyone who signs up with the invited address could use a leaked link); 400/403 with the reason otherwise.
+   */
   async function usableInvitation(tx: DbOrTx, token: string, userId: string): Promise<InvitationRow> {
     const [row] = token.startsWith(INVITATION_PREFIX)
       ? await tx.select().from(workspaceInvitations).where(eq(workspaceInvitations.tokenHash, hashToken(token))).for('update')
@@ -52,6 +55,9 @@ export function createInvitations(deps: InvitationDeps) {
     const user = await users.findActiveById(userId, tx);
     if (!user || normalizeEmail(user.email) !== row.email) {
       throw forbidden('This invitation was sent to another email address. Sign in with the invited address to accept it.');
+    }
+    if (!user.emailVerified) {
+      throw new AppError(403, 'EMAIL_NOT_VERIFIED', `Verify your email address ${user.email} before answering this invitation: request a link with POST /v1/account/verify-email/send, open it, then try again.`);
     }
     return row;
   }

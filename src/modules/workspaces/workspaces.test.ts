@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workspaceMembers } from '../../db/schema/workspaces.js';
+import { verifyEmail } from '../../../test/helpers/email-verification.js';
 import { bearer, createTestApp, json, signUp, uniqueEmail, type TestApp } from '../../../test/helpers/test-app.js';
 
 let t: TestApp;
@@ -19,9 +20,16 @@ async function workspaceWith(name = 'Acme Studio') {
   return { owner, workspace: json(response) };
 }
 
+/** A new account whose email is verified (only those may answer an invitation). */
+async function signUpVerified() {
+  const account = await signUp(t.app);
+  await verifyEmail(t, account);
+  return account;
+}
+
 /** Invites a new user with `role` and has them accept; returns the member's session. */
 async function join(inviterToken: string, workspaceId: string, role?: 'ADMIN' | 'MEMBER') {
-  const member = await signUp(t.app);
+  const member = await signUpVerified();
   const invited = await call(inviterToken, 'POST', `/v1/workspaces/${workspaceId}/invitations`, { email: member.email, ...(role ? { role } : {}) });
   expect(invited.statusCode).toBe(201);
   const accepted = await call(member.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token: json(invited).token });
@@ -151,7 +159,7 @@ describe('account deletion', () => {
 describe('invitations', () => {
   it('a wsi_ token for the invited email joins once with the invited role; the list shows each status', async () => {
     const { owner, workspace } = await workspaceWith('Invites');
-    const invitee = await signUp(t.app);
+    const invitee = await signUpVerified();
     const created = await call(owner.accessToken, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: invitee.email.toUpperCase(), role: 'ADMIN' });
     expect(created.statusCode).toBe(201);
     const { token, invitation } = json(created);
@@ -195,7 +203,7 @@ describe('invitations', () => {
     const lateInvite = await invite(late.email);
     t.clock.advance(7 * 24 * 3600 * 1000 + 1);
     // access tokens last 15 minutes: everyone signs in again after the week
-    const fresh = await signUp(t.app);
+    const fresh = await signUpVerified();
     const relogin = json(await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: late.email, password: late.password } })).accessToken;
     const expired = await call(relogin, 'POST', '/v1/workspaces/invitations/accept', { token: lateInvite.token });
     expect(expired.statusCode).toBe(400);
@@ -221,9 +229,28 @@ describe('invitations', () => {
     expect(statuses).toEqual(['REVOKED', 'REVOKED', 'DECLINED', 'EXPIRED']);
   });
 
+  it('an account whose email is not verified cannot answer an invitation to that address (403), and nothing changes', async () => {
+    const { owner, workspace } = await workspaceWith('Verified Only');
+    // Whoever signs up with the invited address, without proving they own it, and holds the link.
+    const claimant = await signUp(t.app);
+    const { token } = json(await call(owner.accessToken, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: claimant.email, role: 'ADMIN' }));
+    for (const action of ['accept', 'decline']) {
+      const refused = await call(claimant.accessToken, 'POST', `/v1/workspaces/invitations/${action}`, { token });
+      expect({ action, status: refused.statusCode, code: json(refused).error.code }).toEqual({ action, status: 403, code: 'EMAIL_NOT_VERIFIED' });
+      expect(json(refused).error.message).toMatch(/Verify your email address .* POST \/v1\/account\/verify-email\/send/);
+    }
+    expect(json(await call(claimant.accessToken, 'GET', '/v1/workspaces')).items).toEqual([]);
+    expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}`)).memberCount).toBe(1);
+    expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}/invitations`)).items.map((i: { status: string }) => i.status)).toEqual(['PENDING']);
+
+    // Once the address is verified, the same link works.
+    await verifyEmail(t, claimant);
+    expect(json(await call(claimant.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token }))).toMatchObject({ id: workspace.id, role: 'ADMIN', memberCount: 2 });
+  });
+
   it('two concurrent accepts of one token create one membership', async () => {
     const { owner, workspace } = await workspaceWith('Race');
-    const invitee = await signUp(t.app);
+    const invitee = await signUpVerified();
     const { token } = json(await call(owner.accessToken, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: invitee.email }));
     const answers = await Promise.all([1, 2, 3].map(() => call(invitee.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token })));
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 400, 400]);

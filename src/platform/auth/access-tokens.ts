@@ -25,6 +25,9 @@ export interface AccessTokens {
 
 const ISSUER = 'storefront';
 
+/** Whether a credential has the shape of a JWT (an access or challenge token), whatever its signature. */
+export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
+
 /** Verified tokens kept per instance (each until its `exp`); the oldest is dropped first when full. */
 export const VERIFIED_TOKENS_KEPT = 10_000;
 

@@ -92,11 +92,12 @@ export const authPlugin = fp<AuthPluginOptions>(
         if (mode === 'optional' && err instanceof AppError && err.statusCode === 401) return;
         throw err;
       }
-      authorize(request.principal, config);
+      // Checked before the role and scope, so an operator learns the token is the reason, whatever the route needs.
       if (request.principal?.impersonatorId) {
-        const refusal = impersonationRefusal(request.method, request.routeOptions.url ?? request.url, config);
-        if (refusal) throw forbidden(refusal);
+        const refusal = impersonationRefusal(request.method, request.routeOptions.url ?? request.url);
+        if (refusal) throw refusal;
       }
+      authorize(request.principal, config);
     });
 
     async function resolvePrincipal(token: string, config: RouteAuth): Promise<Principal> {
