@@ -135,6 +135,27 @@ describe('blocks and mutes', () => {
 });
 
 describe('account deletion', () => {
+  it("a remix of a blocked or muted author's post shows no original author to that viewer, in feeds and on the post", async () => {
+    const maker = await member(t, 'Maker');
+    const remixer = await member(t, 'Remixer');
+    const blocker = await member(t, 'Blocker');
+    const original = await publish(t, maker);
+    const remix = await publish(t, remixer, { remixOfPostId: original.id });
+    const remixSeenBy = async (who: Member | null) => {
+      const feed = await allPages(t, '/v1/community/feed/recent', who?.headers ?? {}, 50);
+      const single = json(await req('GET', `/v1/community/posts/${remix.id}`, who));
+      const byRemixer = await allPages(t, `/v1/community/users/${remixer.handle}/posts`, who?.headers ?? {}, 50);
+      return [feed.find((p) => p.id === remix.id).remixOf, single.remixOf, byRemixer.find((p) => p.id === remix.id).remixOf];
+    };
+    for (const seen of await remixSeenBy(blocker)) expect(seen).toEqual({ id: original.id, author: expect.objectContaining({ handle: maker.handle }) });
+    for (const kind of ['MUTE', 'BLOCK']) {
+      expect((await req('POST', '/v1/account/blocks', blocker, { handle: maker.handle, kind })).statusCode).toBeLessThan(300);
+      for (const seen of await remixSeenBy(blocker)) expect(seen, kind).toEqual({ id: original.id, author: null });
+    }
+    // everyone else still sees who made the original
+    for (const seen of await remixSeenBy(null)) expect(seen.author.handle).toBe(maker.handle);
+  });
+
   it("a deleted account's posts and works leave every list, and its follows go", async () => {
     const gone = await member(t, 'Gone');
     const post = await publish(t, gone);
@@ -228,7 +249,7 @@ describe('trending', () => {
 
   it('recomputes in chunks of short transactions: mid-way the feed answers on the old scores, then all move at once', async () => {
     const h = await member(t, 'Hal');
-    const mine = [];
+    const mine: Array<{ id: string }> = [];
     for (let i = 0; i < 3; i++) mine.push(await publish(t, h));
     await relogin(t, alice);
     for (const post of mine) await req('POST', `/v1/community/posts/${post.id}/like`, alice);

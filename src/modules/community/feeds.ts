@@ -27,7 +27,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
   const withoutHidden = (hidden: string[]): SQL | undefined => (hidden.length > 0 ? notInArray(communityPosts.authorId, hidden) : undefined);
 
   /** A newest-first page of listed posts matching `where`, with each post's current score and the viewer's like. */
-  async function newestFirst(where: SQL | undefined, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+  async function newestFirst(where: SQL | undefined, query: FeedQuery, viewerId: string | null, hidden: string[]): Promise<FeedPage> {
     const found = await db
       .select({ post: communityPosts, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
       .from(communityPosts)
@@ -35,17 +35,23 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
       .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, where)))
       .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
       .limit(query.limit + 1);
-    return render(found, query.limit, viewerId, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
+    return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
   }
 
-  async function render(found: Array<PostExtras & { post: PostRow }>, limit: number, viewerId: string | null, positionOf: (p: PostRow) => { sort: string | number; id: string }) {
+  async function render(
+    found: Array<PostExtras & { post: PostRow }>,
+    limit: number,
+    viewerId: string | null,
+    hidden: string[],
+    positionOf: (p: PostRow) => { sort: string | number; id: string },
+  ) {
     const page = toPage(
       found.map((f) => f.post),
       limit,
       positionOf,
     );
     const extras = new Map(found.map((f) => [f.post.id, { score: f.score, likedByMe: f.likedByMe }]));
-    return { items: await views(page.items, viewerId, { extras }), nextCursor: page.nextCursor };
+    return { items: await views(page.items, viewerId, { extras, hidden }), nextCursor: page.nextCursor };
   }
 
   return {
@@ -53,7 +59,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     async recent(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
       const tag = query.tag?.trim().replace(/^#+/, '').toLowerCase();
       const hidden = await hiddenFor(viewerId);
-      return newestFirst(and(withoutHidden(hidden), tag ? arrayContains(communityPosts.tags, [tag]) : undefined), query, viewerId);
+      return newestFirst(and(withoutHidden(hidden), tag ? arrayContains(communityPosts.tags, [tag]) : undefined), query, viewerId, hidden);
     },
 
     /**
@@ -87,20 +93,20 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
         .innerJoin(communityPosts, eq(communityPosts.id, newest.id))
         .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
         .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id));
-      return render(found, query.limit, viewerId, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
+      return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
     },
 
     /** One user's posts (404 for an unknown handle; empty when the viewer blocked or muted them). */
     async byAuthor(authorId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
       if (hidden.includes(authorId)) return { items: [], nextCursor: null };
-      return newestFirst(eq(communityPosts.authorId, authorId), query, viewerId);
+      return newestFirst(eq(communityPosts.authorId, authorId), query, viewerId, hidden);
     },
 
     /** Posts made from this one, newest first. */
     async remixesOf(postId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
-      return newestFirst(and(eq(communityPosts.remixOfPostId, postId), withoutHidden(hidden)), query, viewerId);
+      return newestFirst(and(eq(communityPosts.remixOfPostId, postId), withoutHidden(hidden)), query, viewerId, hidden);
     },
 
     /**
@@ -132,7 +138,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
         .limit(query.limit + 1);
       // The cursor carries the score the page was ordered by (its epoch's); the Post shows the current epoch's.
       const ordered = new Map(found.map((r) => [r.post.id, r.ordered]));
-      return render(found, query.limit, viewerId, (p) => ({ sort: `${epoch}|${ordered.get(p.id)}`, id: p.id }));
+      return render(found, query.limit, viewerId, hidden, (p) => ({ sort: `${epoch}|${ordered.get(p.id)}`, id: p.id }));
     },
 
     /** Recomputes the trending scores into the next epoch (see trending.ts). */

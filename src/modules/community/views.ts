@@ -70,7 +70,7 @@ export interface PostExtras {
  * remixed originals), run side by side.
  */
 export function createPostViews(deps: CommunityDeps) {
-  const { db, users, generations } = deps;
+  const { db, users, generations, blocks } = deps;
 
   /** The current epoch's stored scores of these posts and whether the viewer likes them (one round trip). */
   async function extrasOf(ids: string[], viewerId: string | null, tx: DbOrTx): Promise<Map<string, PostExtras>> {
@@ -82,24 +82,33 @@ export function createPostViews(deps: CommunityDeps) {
     return new Map(rows.map((r) => [r.id, { score: r.score, likedByMe: r.likedByMe }]));
   }
 
-  /** `extras`: listings select score and like state with the page; single posts read them here. */
-  return async function toViews(rows: PostRow[], viewerId: string | null, options: { extras?: Map<string, PostExtras>; tx?: DbOrTx } = {}): Promise<PostView[]> {
+  /**
+   * `extras`: listings select score and like state with the page; single posts read them here. `hidden`: the authors the
+   * viewer does not see (a listing has them already); a remix of one of their posts shows no original author.
+   */
+  return async function toViews(
+    rows: PostRow[],
+    viewerId: string | null,
+    options: { extras?: Map<string, PostExtras>; tx?: DbOrTx; hidden?: readonly string[] } = {},
+  ): Promise<PostView[]> {
     if (rows.length === 0) return [];
     const tx = options.tx ?? db;
     const ids = rows.map((r) => r.id);
     const originalIds = [...new Set(rows.map((r) => r.remixOfPostId).filter((id): id is string => id !== null))];
-    const [extras, gens, originals, authors] = await Promise.all([
+    const [extras, gens, originals, authors, hidden] = await Promise.all([
       options.extras ?? extrasOf(ids, viewerId, tx),
       generations.viewsOf(rows.map((r) => r.generationId), tx),
       originalIds.length > 0
         ? tx.select({ id: communityPosts.id, authorId: communityPosts.authorId }).from(communityPosts).where(inArray(communityPosts.id, originalIds))
         : [],
       users.publicProfilesOf(rows.map((r) => r.authorId), tx),
+      options.hidden ?? (viewerId && originalIds.length > 0 ? blocks.hiddenUserIds(viewerId, tx) : []),
     ]);
     // Authors of remixed originals that are not on the page already: one more round trip, only when there are any.
     const missing = originals.map((o) => o.authorId).filter((id) => !authors.has(id));
     const people = missing.length > 0 ? new Map([...authors, ...(await users.publicProfilesOf(missing, tx))]) : authors;
-    const originalAuthor = new Map(originals.map((o) => [o.id, o.authorId]));
+    const hiddenAuthors = new Set(hidden);
+    const originalAuthor = new Map(originals.filter((o) => !hiddenAuthors.has(o.authorId)).map((o) => [o.id, o.authorId]));
     return rows.map((row) => {
       const gen = gens.get(row.generationId)!;
       const author = people.get(row.authorId)!;
