@@ -80,6 +80,7 @@ describe('loadConfig', () => {
       ALLOW_PRIVATE_NETWORK: 'true',
       ADMIN_EMAIL: 'Root@Example.com',
       ADMIN_PASSWORD: 'long password',
+      METRICS_TOKEN: 'a-metrics-token-of-32-characters',
     });
     expect(config).toMatchObject({ env: 'production', allowPrivateNetwork: true, adminEmail: 'root@example.com', redisUrl: 'redis://cache:6379' });
   });
@@ -105,6 +106,30 @@ describe('loadConfig', () => {
   it('reports a bad PUBLIC_BASE_URL once, and a bad provider setting under its own name', () => {
     expect(problemsOf({ PUBLIC_BASE_URL: 'not a url' })).toEqual(['PUBLIC_BASE_URL must be a valid URL']);
     expect(problemsOf({ OPENAI_TIMEOUT_MS: '5' })).toEqual([expect.stringContaining('OPENAI_TIMEOUT_MS must be an integer')]);
+  });
+
+  describe('/metrics in production', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@db:5432/app', JWT_SECRET: 's'.repeat(40) };
+    const METRICS_NEEDED = /^NODE_ENV=production needs METRICS_TOKEN .* or METRICS_PORT /;
+
+    it('stops the start without METRICS_TOKEN or METRICS_PORT, naming both, among every other problem', () => {
+      const problems = problemsOf({ ...production, LOG_LEVEL: 'loud' });
+      expect(problems).toEqual([expect.stringContaining('LOG_LEVEL'), expect.stringMatching(METRICS_NEEDED)]);
+      expect(problems[1]).toContain('METRICS_TOKEN');
+      expect(problems[1]).toContain('METRICS_PORT');
+    });
+
+    it('starts with either of them (or both); outside production neither is needed', () => {
+      expect(loadConfig({ ...production, METRICS_TOKEN: 't'.repeat(16) }).metrics).toEqual({ port: null, token: 't'.repeat(16) });
+      expect(loadConfig({ ...production, METRICS_PORT: '9100' }).metrics).toEqual({ port: 9100, token: null });
+      expect(loadConfig({ ...production, METRICS_PORT: '9100', METRICS_TOKEN: 't'.repeat(16) }).metrics).toEqual({ port: 9100, token: 't'.repeat(16) });
+      expect(loadConfig({ ...production, NODE_ENV: 'development' }).metrics).toEqual({ port: null, token: null });
+    });
+
+    it('a token that is too short is reported as such, not as a missing one', () => {
+      expect(problemsOf({ ...production, METRICS_TOKEN: 'short' })).toEqual(['METRICS_TOKEN must be at least 16 characters']);
+      expect(problemsOf({ ...production, METRICS_PORT: 'nine' })).toEqual([expect.stringContaining('METRICS_PORT must be an integer')]);
+    });
   });
 
   it('validates LOG_LEVEL against the logger levels, naming them', () =>

@@ -63,8 +63,13 @@ export interface PaymentChannelCredentials {
 }
 
 export interface PaymentsConfig {
-  /** Channels without credentials run in sandbox (default true); false withholds them. */
+  /**
+   * Channels without credentials run in sandbox: PAYMENTS_SANDBOX when set; unset, only outside production and while no
+   * channel is live (a service takes real money or sandbox money, never both unless the operator asks for it).
+   */
   sandbox: boolean;
+  /** PAYMENTS_SANDBOX=true with NODE_ENV=production: sandbox checkouts grant for nothing, so the start warns about it. */
+  sandboxInProduction: boolean;
   /** Origins (besides FRONTEND_URL's and PUBLIC_BASE_URL's) that checkout's successUrl/cancelUrl may point at. */
   returnOrigins: string[];
   live: Partial<Record<PaymentChannelSlug, PaymentChannelCredentials>>;
@@ -199,8 +204,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(str('LOG_LEVEL'), mode, problems),
     shutdownTimeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     providers: providerSettings(env, int, url),
-    payments: paymentsConfig(str, url, bool, problems),
-    metrics: metricsConfig(str, int, port, problems),
+    payments: paymentsConfig(str, url, bool, mode, problems),
+    metrics: metricsConfig(str, int, port, mode, problems),
   };
   config.fileStorage = fileStorageKind(str('FILE_STORAGE'), config.s3 !== null, config.databaseUrl !== null, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -210,17 +215,26 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
-/** METRICS_PORT (a port of its own, not PORT) and METRICS_TOKEN (16+ characters, sent as a bearer token). */
+/**
+ * METRICS_PORT (a port of its own, not PORT) and METRICS_TOKEN (16+ characters, sent as a bearer token). Production
+ * needs one of them: /metrics on the public port without a token shows anyone the service's traffic and money.
+ */
 function metricsConfig(
   str: (name: string) => string | null,
   int: (name: string, fallback: number, min: number, max: number) => number,
   servicePort: number,
+  mode: Config['env'],
   problems: string[],
 ): Config['metrics'] {
   const port = str('METRICS_PORT') === null ? null : int('METRICS_PORT', 0, 1, 65535);
   if (port !== null && port !== 0 && port === servicePort) problems.push(`METRICS_PORT must differ from PORT (${servicePort}); unset it to serve /metrics on PORT`);
   const token = str('METRICS_TOKEN');
   if (token !== null && token.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+  if (mode === 'production' && str('METRICS_PORT') === null && token === null) {
+    problems.push(
+      'NODE_ENV=production needs METRICS_TOKEN (16+ characters, required as a bearer token on /metrics) or METRICS_PORT (/metrics on a port of its own, kept off the load balancer), or both: otherwise anyone can read /metrics',
+    );
+  }
   return { port: port === 0 ? null : port, token };
 }
 
@@ -264,11 +278,15 @@ function logLevel(raw: string | null, mode: Config['env'], problems: string[]): 
   return 'info';
 }
 
-/** PAYMENTS_SANDBOX and `<CHANNEL>_...`: a channel is live with all its variables, in sandbox with none; some is a mistake. */
+/**
+ * PAYMENTS_SANDBOX and `<CHANNEL>_...`: a channel is live with all its variables; one with none runs in sandbox when
+ * sandbox is on (see PaymentsConfig.sandbox for the default); some of them is a mistake.
+ */
 function paymentsConfig(
   str: (name: string) => string | null,
   url: (name: string, protocols: string[]) => string | null,
   bool: (name: string, fallback: boolean) => boolean,
+  mode: Config['env'],
   problems: string[],
 ): PaymentsConfig {
   const live: PaymentsConfig['live'] = {};
@@ -303,7 +321,9 @@ function paymentsConfig(
       problems.push(`PAYMENTS_RETURN_ORIGINS must be a comma-separated list of http(s) origins (got "${raw}")`);
     }
   }
-  return { sandbox: bool('PAYMENTS_SANDBOX', true), returnOrigins, live };
+  const explicit = str('PAYMENTS_SANDBOX') === null ? null : bool('PAYMENTS_SANDBOX', false);
+  const sandbox = explicit ?? (mode !== 'production' && Object.keys(live).length === 0);
+  return { sandbox, sandboxInProduction: sandbox && mode === 'production', returnOrigins, live };
 }
 
 const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9_]*?)_(API_KEY|BASE_URL|MONTHLY_BUDGET_CENTS|TIMEOUT_MS)$/;

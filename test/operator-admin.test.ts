@@ -31,7 +31,7 @@ describe('ADMIN_EMAIL + ADMIN_PASSWORD at start', () => {
 
 describe('production mode', () => {
   it('marks the rt cookie Secure', async () => {
-    t = await createTestApp({ env: { NODE_ENV: 'production' } });
+    t = await createTestApp({ env: { NODE_ENV: 'production', METRICS_TOKEN: 'a-metrics-token-for-tests' } });
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: { email: 'prod@example.com', password: 'long enough' } });
     expect(response.statusCode).toBe(201);
     expect(response.cookies.find((c) => c.name === 'rt')).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Lax', path: '/v1/auth' });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
-import { PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
+import { deliverTo } from '../helpers/fake-gateways.js';
+import { CANCEL_URL, PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payments.js';
 
 let t: TestApp;
 let f: ReturnType<typeof paymentFixtures>;
@@ -95,6 +96,22 @@ describe('the carrier\'s unsigned GET callback', () => {
     expect((await f.payment(session.paymentId)).status).toBe('SUCCEEDED');
   });
 
+  it('a forged failure or cancellation of a pending payment (right tracking id and phone number) changes nothing; the sandbox carrier\'s own Fail is applied', async () => {
+    const c = await f.customer();
+    const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn: MSISDN } });
+    const ref = (await f.payment(session.paymentId)).gatewayRef!;
+    for (const status of ['FAILED', 'CANCELLED']) {
+      const forged = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=${status}&msisdn=${MSISDN}` });
+      expect(forged.statusCode).toBe(400);
+      expect(json(forged).error.message).toContain(`does not say ${status}`);
+    }
+    expect((await f.payment(session.paymentId)).status).toBe('PENDING');
+    expect(await f.events(session.paymentId)).toEqual([]);
+    const { landedOn } = await f.pressSandbox(session.redirectUrl, 'fail');
+    expect(landedOn).toBe(CANCEL_URL);
+    expect((await f.payment(session.paymentId)).status).toBe('FAILED');
+  });
+
   it('an unsubscription stops future cycles and cancels the agreement, but takes nothing back (not a refund)', async () => {
     const c = await f.customer();
     const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn: MSISDN } });
@@ -103,8 +120,13 @@ describe('the carrier\'s unsigned GET callback', () => {
     expect(agreements.items).toEqual([expect.objectContaining({ channel: 'dcb', label: 'BL ••••5678', status: 'ACTIVE', subscriptionId: session.subscriptionId })]);
     const before = json(await t.app.inject({ method: 'GET', url: '/v1/credits/balance', headers: f.bearer(c.accessToken) })).tokens;
     const ref = (await f.payment(session.paymentId)).gatewayRef!;
-    const response = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=UNSUBSCRIBED&msisdn=${MSISDN}` });
-    expect(response.statusCode).toBe(200);
+    const forged = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=UNSUBSCRIBED&msisdn=${MSISDN}` });
+    expect(forged.statusCode).toBe(400);
+    expect(json(await f.inject(c.accessToken, 'GET', '/v1/payments/agreements')).items[0].status).toBe('ACTIVE');
+    // The customer leaves at the carrier (the sandbox carrier records it), and the carrier calls back.
+    const left = await t.services.payments.simulator('dcb')!.unsubscribe!(session.paymentId);
+    const response = await deliverTo(t, 'dcb', left!);
+    expect(response.statusCode, response.body).toBe(200);
     expect(json(await f.inject(c.accessToken, 'GET', '/v1/payments/agreements')).items[0].status).toBe('CANCELLED');
     const [sub] = await f.list(c.accessToken);
     expect(sub).toMatchObject({ id: session.subscriptionId, status: 'CANCELED', autoRenew: false });

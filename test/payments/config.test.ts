@@ -6,7 +6,7 @@ const base = { NODE_ENV: 'test', DATA_DIR: '/tmp/storefront-config-test', JWT_SE
 
 describe('payment channel variables', () => {
   it('a channel is live with all its variables, in sandbox with none; some is a start error naming the missing ones', () => {
-    expect(loadConfig(base).payments).toEqual({ sandbox: true, returnOrigins: [], live: {} });
+    expect(loadConfig(base).payments).toEqual({ sandbox: true, sandboxInProduction: false, returnOrigins: [], live: {} });
     expect(loadConfig({ ...base, PAYMENTS_RETURN_ORIGINS: 'https://a.test/x, http://b.test:8080' }).payments.returnOrigins).toEqual(['https://a.test', 'http://b.test:8080']);
     expect(() => loadConfig({ ...base, PAYMENTS_RETURN_ORIGINS: 'ftp://a.test' })).toThrow(/PAYMENTS_RETURN_ORIGINS/);
     const live = loadConfig({ ...base, CARD_GLOBAL_SECRET_KEY: 'sk_live_1', CARD_GLOBAL_WEBHOOK_SECRET: 'whsec_1' }).payments.live;
@@ -30,6 +30,29 @@ describe('payment channel variables', () => {
     expect(config.payments.live.wallet_regional_2?.values.MERCHANT_PRIVATE_KEY).toBe('-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----');
     expect(config.payments.live.dcb).toEqual({ baseUrl: 'https://dcb.example.test', values: { API_KEY: 'k' } });
     expect(Object.keys(config.providers)).toEqual([]);
+  });
+});
+
+describe('PAYMENTS_SANDBOX', () => {
+  const prod = { ...base, NODE_ENV: 'production', METRICS_TOKEN: 'm'.repeat(16) };
+  const card = { CARD_GLOBAL_SECRET_KEY: 'sk_live_1', CARD_GLOBAL_WEBHOOK_SECRET: 'whsec_1' };
+  const sandboxOf = (env: Record<string, string>) => {
+    const { sandbox, sandboxInProduction } = loadConfig(env).payments;
+    return { sandbox, sandboxInProduction };
+  };
+
+  it('is off by default in production, on in development and test while no channel is live', () => {
+    expect(sandboxOf(prod)).toEqual({ sandbox: false, sandboxInProduction: false });
+    expect(sandboxOf({ ...base, NODE_ENV: 'development' })).toEqual({ sandbox: true, sandboxInProduction: false });
+    expect(sandboxOf(base)).toEqual({ sandbox: true, sandboxInProduction: false });
+  });
+
+  it('is off beside a live channel unless set to true, and on in production only when set (flagged for the start-up warning)', () => {
+    expect(sandboxOf({ ...base, ...card })).toEqual({ sandbox: false, sandboxInProduction: false });
+    expect(sandboxOf({ ...base, ...card, PAYMENTS_SANDBOX: 'true' })).toEqual({ sandbox: true, sandboxInProduction: false });
+    expect(sandboxOf({ ...prod, PAYMENTS_SANDBOX: 'true' })).toEqual({ sandbox: true, sandboxInProduction: true });
+    expect(sandboxOf({ ...prod, ...card, PAYMENTS_SANDBOX: 'true' })).toEqual({ sandbox: true, sandboxInProduction: true });
+    expect(sandboxOf({ ...base, PAYMENTS_SANDBOX: 'false' })).toEqual({ sandbox: false, sandboxInProduction: false });
   });
 });
 

@@ -41,11 +41,17 @@ export function createCheckoutFlow(
 ) {
   const { db, clock } = ctx;
 
-  /** The channel's row when it is enabled and runs (live or sandbox); otherwise rule 7's 400. */
+  /** The channel's row when it is offered (enabled, live or in sandbox); otherwise rule 7's 400, naming what is offered. */
   async function available(slug: string): Promise<ChannelRow> {
     const row = await ctx.channelRow(slug);
-    if (!row) throw badRequest(`${slug} is not available right now. Choose one of the providers in GET /v1/payments/channels.`, { provider: slug });
-    return row;
+    if (row) return row;
+    const offered = (await ctx.offeredChannels()).map((r) => r.slug);
+    throw badRequest(
+      offered.length > 0
+        ? `${slug} is not available right now. Choose one of ${offered.join(', ')} (GET /v1/payments/channels).`
+        : 'No payment channel takes payments here right now, so nothing can be bought. Try again later or contact support.',
+      { provider: slug, offered },
+    );
   }
 
   /** Return URLs must point at our own front end (or an origin the operator listed): the return route redirects there. */

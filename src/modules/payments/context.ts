@@ -12,7 +12,9 @@ export interface PaymentsContext {
   clock: Clock;
   logger: FastifyBaseLogger;
   channels: Map<string, ChannelRuntime>;
-  /** The channel's row when it is enabled and has a runtime (live or sandbox); null otherwise. */
+  /** The channels offered now: enabled, and running here (live, or in sandbox when sandbox is on), in display order. */
+  offeredChannels(): Promise<ChannelRow[]>;
+  /** The channel's row when it is offered (see offeredChannels); null otherwise. */
   channelRow(slug: string): Promise<ChannelRow | null>;
   callbackUrl(slug: string): string;
   /** Origins checkout's successUrl/cancelUrl may point at. */

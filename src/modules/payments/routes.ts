@@ -185,7 +185,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       schema: {
         tags,
-        summary: 'Carrier billing callback (unsigned GET), believed only for an in-flight payment\'s order_tracking_id',
+        summary: 'Carrier billing callback (unsigned GET): whatever it reports is believed only when the carrier\'s status query for its order_tracking_id says the same',
         params: ProviderParams,
         querystring: WebhookQuery,
         response: { 200: WebhookAck, ...errorResponses(400, 404) },

@@ -3,7 +3,7 @@ import { payments } from '../../db/schema/payments.js';
 import type { Db } from '../../platform/db/database.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
 import type { PaymentsContext } from './context.js';
-import type { SandboxAction, SimState, SimStore } from './gateways/common.js';
+import type { GatewaySimulator, SandboxAction, SimState, SimStore } from './gateways/common.js';
 import type { PaymentRow } from './types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -35,19 +35,24 @@ const amount = (p: PaymentRow) => `${(BigInt(p.amountCents) / 100n).toString()}.
  * simulated gateway send its real-format, signed callback to our webhook code, then go back through our return route.
  */
 export function createSandboxPages(ctx: PaymentsContext, deps: { deliver(slug: string, input: import('./types.js').CallbackInput): Promise<void>; verifyPin(payment: PaymentRow, pin: string): Promise<void> }) {
-  async function load(paymentId: string, token: string): Promise<PaymentRow> {
-    if (!isUuid(paymentId) || !ctx.sandboxTokenValid(paymentId, token)) throw notFound('No such sandbox checkout. Open the redirectUrl that checkout returned.');
+  /**
+   * The payment behind a page link, while its channel still runs in sandbox here: a checkout opened in sandbox before
+   * the channel went live (or before sandbox was switched off) must not be payable with the simulated gateway's button.
+   */
+  async function load(paymentId: string, token: string): Promise<{ payment: PaymentRow; simulator: GatewaySimulator }> {
+    const missing = () => notFound('No such sandbox checkout. Open the redirectUrl that checkout returned.');
+    if (!isUuid(paymentId) || !ctx.sandboxTokenValid(paymentId, token)) throw missing();
     const [payment] = await ctx.db.select().from(payments).where(eq(payments.id, paymentId));
-    if (!payment || payment.mode !== 'sandbox') throw notFound('No such sandbox checkout. Open the redirectUrl that checkout returned.');
-    return payment;
+    const simulator = payment ? ctx.channels.get(payment.channel)?.simulator : null;
+    if (!payment || payment.mode !== 'sandbox' || !simulator) throw missing();
+    return { payment, simulator };
   }
 
   return {
     async page(paymentId: string, token: string): Promise<string> {
-      const payment = await load(paymentId, token);
-      const runtime = ctx.channels.get(payment.channel);
+      const { payment, simulator } = await load(paymentId, token);
       const state = payment.sandbox as SimState | null;
-      const notes = state && runtime?.simulator?.pageNotes ? runtime.simulator.pageNotes(state) : [];
+      const notes = state && simulator.pageNotes ? simulator.pageNotes(state) : [];
       const open = payment.status === 'PENDING' && state?.status === 'open' && !state.approved;
       const pinField = state?.pin ? '<p><label>PIN from the text message <input name="pin" inputmode="numeric" pattern="[0-9]{5}" maxlength="5" autocomplete="one-time-code"></label></p>' : '';
       const body = open
@@ -82,16 +87,14 @@ ${body}
 
     /** A button: the simulated gateway moves the checkout and calls our webhook; returns where the browser goes next. */
     async press(paymentId: string, token: string, action: SandboxAction, pin?: string): Promise<string> {
-      const payment = await load(paymentId, token);
-      const runtime = ctx.channels.get(payment.channel);
-      if (!runtime?.simulator) throw notFound('This channel is not in sandbox mode.');
+      const { payment, simulator } = await load(paymentId, token);
       const state = payment.sandbox as SimState | null;
       if (action === 'pay' && state?.pin) {
         if (!pin) throw badRequest('Enter the PIN shown on this page.', { field: 'pin', retryable: true });
         await deps.verifyPin(payment, pin);
         return ctx.returnUrl(payment.id, 'success');
       }
-      const callback = await runtime.simulator.press(payment.id, action);
+      const callback = await simulator.press(payment.id, action);
       if (callback) await deps.deliver(payment.channel, callback);
       return ctx.returnUrl(payment.id, action === 'pay' ? 'success' : action);
     },

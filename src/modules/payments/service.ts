@@ -82,10 +82,12 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     clock,
     logger: deps.logger,
     channels,
+    async offeredChannels() {
+      return (await listChannelRows(db)).filter((row) => row.enabled && channels.has(row.slug));
+    },
     async channelRow(slug) {
       if (!channels.has(slug)) return null;
-      const row = (await listChannelRows(db)).find((r) => r.slug === slug);
-      return row?.enabled ? row : null;
+      return (await ctx.offeredChannels()).find((row) => row.slug === slug) ?? null;
     },
     callbackUrl: (slug) => `${base}/v1/payments/webhook/${slug}`,
     returnOrigins: [...new Set([new URL(deps.frontendUrl).origin, new URL(base).origin, ...deps.config.returnOrigins])],
@@ -176,8 +178,16 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   }
 
   return {
-    /** Seeds the channels (first start) ; idempotent. */
-    start: () => seedChannels(db),
+    /** Seeds the channels (first start; idempotent) and warns when production takes sandbox payments. */
+    async start() {
+      await seedChannels(db);
+      if (!deps.config.sandboxInProduction) return;
+      const sandboxChannels = [...channels].filter(([, runtime]) => runtime.simulator).map(([slug]) => slug);
+      deps.logger.warn(
+        { sandboxChannels },
+        'PAYMENTS_SANDBOX=true in production: checkouts on channels without credentials are paid on a sandbox page, granting plans and tokens without any money moving. Unset PAYMENTS_SANDBOX unless this is a test deployment.',
+      );
+    },
     registerFulfilment: (kind: string, handler: FulfilmentHandler) => confirmation.registerFulfilment(kind, handler),
     fulfilmentHandler: (kind: string) => confirmation.fulfilmentHandler(kind),
     /** The port subscriptions opens checkouts through. */
@@ -190,12 +200,11 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     simulator: (slug: string) => channels.get(slug)?.simulator ?? null,
 
     async listChannels() {
-      const rows = await listChannelRows(db);
-      return rows.filter((row) => row.enabled && channels.has(row.slug)).map(channelView);
+      return (await ctx.offeredChannels()).map(channelView);
     },
 
     async liveChannelSlugs(): Promise<string[]> {
-      return (await listChannelRows(db)).filter((row) => row.enabled && channels.has(row.slug)).map((row) => row.slug);
+      return (await ctx.offeredChannels()).map((row) => row.slug);
     },
 
     /**
@@ -203,17 +212,15 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
      * registered amounts (none registered: not offered for top-ups).
      */
     async amountRules() {
-      return (await listChannelRows(db))
-        .filter((row) => row.enabled && channels.has(row.slug))
-        .map((row) => ({
-          slug: row.slug,
-          name: row.name,
-          enabled: true,
-          minAmountCents: row.minAmountCents,
-          maxAmountCents: row.maxAmountCents,
-          amountsCents: [...row.amountsCents],
-          registeredAmountsOnly: row.slug === 'dcb',
-        }));
+      return (await ctx.offeredChannels()).map((row) => ({
+        slug: row.slug,
+        name: row.name,
+        enabled: true,
+        minAmountCents: row.minAmountCents,
+        maxAmountCents: row.maxAmountCents,
+        amountsCents: [...row.amountsCents],
+        registeredAmountsOnly: row.slug === 'dcb',
+      }));
     },
 
     /** The amounts carrier billing may take (`GET /v1/admin/topup/payment-rules/dcb`). */

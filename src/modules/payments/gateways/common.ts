@@ -106,6 +106,11 @@ export interface GatewaySimulator {
   press(paymentId: string, action: SandboxAction): Promise<CallbackInput | null>;
   /** Lines the sandbox page shows (e.g. the PIN the carrier texted). */
   pageNotes?(state: SimState): string[];
+  /**
+   * Carrier billing: the customer leaves the carrier subscription a paid checkout started (texts STOP to the carrier);
+   * the carrier records it and returns the callback it sends (null when there is nothing to leave).
+   */
+  unsubscribe?(paymentId: string): Promise<CallbackInput | null>;
 }
 
 export const inMemorySimStore = (): SimStore & { states: Map<string, SimState> } => {

@@ -1,13 +1,14 @@
 import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter } from '../types.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
 import { call, gatewayId, GatewayError, invalidCallback, json, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
 
 /**
  * dcb: direct carrier billing through an aggregator. The charge is opened with an `order_tracking_id` we generate
  * (128 random bits); a carrier option with `needsPin` texts a 5-digit PIN valid 5 minutes that the customer posts
- * back through us. The carrier's callback is an unsigned GET: it is believed only when its `order_tracking_id` names a
- * payment in flight on this channel (and its phone number and amount match), then re-checked by status query.
+ * back through us. The carrier's callback is an unsigned GET: whatever it reports (a charge, a failure, a cancellation,
+ * an unsubscription) is believed only when the carrier's status query for its `order_tracking_id` says the same, and
+ * the order is a payment of ours on this channel with the same phone number (and, for a charge, the same amount).
  */
 const SLUG = 'dcb';
 export const PIN_TTL_MS = 5 * 60_000;
@@ -18,10 +19,44 @@ export interface DcbSettings {
 }
 
 type CarrierAnswer = Record<string, any>;
+type CarrierOutcome = 'succeeded' | 'failed' | 'cancelled' | 'unsubscribed';
+
+/** The carrier callback's `status`, as the outcome it claims. */
+const CLAIMED = new Map<string, CarrierOutcome>([
+  ['SUCCESS', 'succeeded'],
+  ['FAILED', 'failed'],
+  ['CANCELLED', 'cancelled'],
+  ['UNSUBSCRIBED', 'unsubscribed'],
+]);
+
+/**
+ * What the carrier's status answer says happened to an order: its charge (`status`), or, asked about an
+ * unsubscription, whether the customer left the subscription the order started (`subscription_status`).
+ */
+function outcomeOf(status: CarrierAnswer, asked?: CarrierOutcome): CarrierOutcome | null {
+  if (asked === 'unsubscribed') return status.subscription_status === 'UNSUBSCRIBED' ? 'unsubscribed' : null;
+  return status.status === 'CHARGED' ? 'succeeded' : status.status === 'FAILED' ? 'failed' : status.status === 'CANCELLED' ? 'cancelled' : null;
+}
+
+/** A confirmed outcome; the carrier keeps one record per order, so a callback and a re-query of it share a key. */
+function verified(ref: string, outcome: CarrierOutcome, status: CarrierAnswer, payload: unknown): VerifiedCallback {
+  if (outcome !== 'succeeded') return { eventKey: `${ref}:${outcome}:`, gatewayRef: ref, outcome, payload };
+  return {
+    eventKey: `${ref}:succeeded:${String(status.transaction_id)}`,
+    gatewayRef: ref,
+    outcome,
+    gatewayTxnId: String(status.transaction_id),
+    amountCents: Number(status.amount),
+    currency: String(status.currency ?? 'BDT'),
+    payload,
+  };
+}
 
 export function createDcb(settings: DcbSettings, deps: { transport: Transport; clock: Clock; mode: 'live' | 'sandbox' }): ChannelAdapter {
   const headers = { 'x-api-key': settings.apiKey, 'content-type': 'application/json' };
   const api = <T>(path: string, init: RequestInit) => call<T>(deps.transport, SLUG, `${settings.baseUrl}${path}`, init);
+  /** The carrier's own record of an order (in sandbox, the simulated carrier's record of what the page's button did). */
+  const statusOf = (ref: string) => api<CarrierAnswer>(`/charge/status?order_tracking_id=${encodeURIComponent(ref)}`, { method: 'GET', headers });
 
   return {
     slug: SLUG,
@@ -55,47 +90,24 @@ export function createDcb(settings: DcbSettings, deps: { transport: Transport; c
       const q = input.query;
       const ref = q.order_tracking_id;
       if (!ref || !/^ot_[0-9a-f]{32}$/.test(ref)) throw invalidCallback(SLUG, 'order_tracking_id is missing or malformed');
-      const outcome =
-        q.status === 'SUCCESS' ? 'succeeded' : q.status === 'FAILED' ? 'failed' : q.status === 'CANCELLED' ? 'cancelled' : q.status === 'UNSUBSCRIBED' ? 'unsubscribed' : null;
+      const outcome = CLAIMED.get(q.status ?? '');
       if (!outcome) throw invalidCallback(SLUG, `unknown status "${q.status ?? ''}"`);
-      if (outcome === 'succeeded') {
-        // Unsigned: the carrier's own record decides what was charged.
-        const status = await api<CarrierAnswer>(`/charge/status?order_tracking_id=${encodeURIComponent(ref)}`, { method: 'GET', headers }).catch((err: unknown) => {
-          if (err instanceof GatewayError && err.status === 404) throw invalidCallback(SLUG, 'the carrier has no such order');
-          throw err;
-        });
-        if (status.status !== 'CHARGED') throw invalidCallback(SLUG, 'the carrier has no charge for this order');
-        if (q.amount !== undefined && Number(q.amount) !== Number(status.amount)) throw invalidCallback(SLUG, 'the amount differs from the carrier\'s record');
-        return {
-          eventKey: `${ref}:${outcome}:${String(status.transaction_id)}`,
-          gatewayRef: ref,
-          outcome,
-          gatewayTxnId: String(status.transaction_id),
-          amountCents: Number(status.amount),
-          currency: String(status.currency ?? 'BDT'),
-          payload: { query: q, status },
-          matches: q.msisdn ? { msisdn: q.msisdn } : undefined,
-        };
-      }
-      return { eventKey: `${ref}:${outcome}:${q.transaction_id ?? ''}`, gatewayRef: ref, outcome, payload: { query: q }, matches: q.msisdn ? { msisdn: q.msisdn } : undefined };
+      // Unsigned, so anyone who learns an order's tracking id could send it: every outcome (a failure or an
+      // unsubscription as much as a charge) is believed only when the carrier's own record says the same.
+      const status = await statusOf(ref).catch((err: unknown) => {
+        if (err instanceof GatewayError && err.status === 404) throw invalidCallback(SLUG, 'the carrier has no such order');
+        throw err;
+      });
+      if (outcomeOf(status, outcome) !== outcome) throw invalidCallback(SLUG, `the carrier's record of this order does not say ${q.status}`);
+      if (outcome === 'succeeded' && q.amount !== undefined && Number(q.amount) !== Number(status.amount)) throw invalidCallback(SLUG, 'the amount differs from the carrier\'s record');
+      return { ...verified(ref, outcome, status, { query: q, status }), matches: q.msisdn ? { msisdn: q.msisdn } : undefined };
     },
 
     async requery(payment) {
       if (!payment.gatewayRef) return null;
-      const status = await api<CarrierAnswer>(`/charge/status?order_tracking_id=${encodeURIComponent(payment.gatewayRef)}`, { method: 'GET', headers });
-      if (status.status === 'CHARGED') {
-        return {
-          eventKey: `${payment.gatewayRef}:succeeded:${String(status.transaction_id)}`,
-          gatewayRef: payment.gatewayRef,
-          outcome: 'succeeded',
-          gatewayTxnId: String(status.transaction_id),
-          amountCents: Number(status.amount),
-          currency: String(status.currency ?? 'BDT'),
-          payload: status,
-        };
-      }
-      if (status.status === 'FAILED') return { eventKey: `${payment.gatewayRef}:failed:`, gatewayRef: payment.gatewayRef, outcome: 'failed', payload: status };
-      return null;
+      const status = await statusOf(payment.gatewayRef);
+      const outcome = outcomeOf(status);
+      return outcome ? verified(payment.gatewayRef, outcome, status, status) : null;
     },
 
     async verifyPin(payment, pin) {
@@ -148,8 +160,10 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
       if (request.method === 'GET' && url.pathname.endsWith('/charge/status')) {
         const state = await stateOf(url.searchParams.get('order_tracking_id') ?? '');
         if (!state) return json({ status: 'NOT_FOUND' }, 404);
-        const status = state.status === 'paid' || state.status === 'refunded' ? 'CHARGED' : state.status === 'open' ? 'PENDING' : state.status === 'failed' ? 'FAILED' : 'CANCELLED';
-        return json({ order_tracking_id: state.ref, status, amount: state.amount, currency: state.currency, transaction_id: state.txnId ?? null });
+        const charged = state.status === 'paid' || state.status === 'refunded';
+        const status = charged ? 'CHARGED' : state.status === 'open' ? 'PENDING' : state.status === 'failed' ? 'FAILED' : 'CANCELLED';
+        const subscription = state.unsubscribed ? 'UNSUBSCRIBED' : charged ? 'ACTIVE' : null;
+        return json({ order_tracking_id: state.ref, status, amount: state.amount, currency: state.currency, transaction_id: state.txnId ?? null, subscription_status: subscription });
       }
       if (request.method === 'POST' && url.pathname.endsWith('/charge/verify-pin')) {
         const body = (await request.json()) as Record<string, any>;
@@ -177,6 +191,14 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
       state.status = action === 'cancel' ? 'cancelled' : 'failed';
       await ctx.store.save(paymentId, state);
       return callback(state, action === 'cancel' ? 'CANCELLED' : 'FAILED');
+    },
+
+    async unsubscribe(paymentId) {
+      const state = await ctx.store.load(paymentId);
+      if (!state || state.status !== 'paid' || state.unsubscribed) return null;
+      state.unsubscribed = true;
+      await ctx.store.save(paymentId, state);
+      return callback(state, 'UNSUBSCRIBED');
     },
 
     pageNotes(state) {
