@@ -92,6 +92,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await services.plans.seed();
   await services.library.seed();
   await services.topup.seed();
+  await services.playground.seed(app.log);
   await services.payments.start();
   // Upstream accounts from the environment; providers with a working credential become ACTIVE.
   await services.gateway.start();

@@ -1,6 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, idColumn, tz } from './columns.js';
+
+/** The service's own accounts (the admin playground's identity): one row per kind, created by the service itself. */
+export const INTERNAL_ACCOUNT_KINDS = ['PLAYGROUND'] as const;
+export type InternalAccountKind = (typeof INTERNAL_ACCOUNT_KINDS)[number];
+
+/** The stored "hash" of an account without a password: not a PHC string, so no password ever verifies against it. */
+export const NO_PASSWORD = '!no-password';
 
 export const users = pgTable(
   'users',
@@ -20,10 +27,17 @@ export const users = pgTable(
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
     deletedAt: tz('deleted_at'),
+    /**
+     * Set only by the service when it creates one of its own accounts (never by sign-up, identity-provider sign-in or
+     * operators), and how the service finds that account: never by its email. Such an account cannot sign in.
+     */
+    internalKind: text('internal_kind', { enum: INTERNAL_ACCOUNT_KINDS }),
   },
   (t) => [
     uniqueIndex('users_email_active_key').on(t.email).where(sql`${t.status} <> 'DELETED'`),
     uniqueIndex('users_handle_lower_key').on(sql`lower(${t.handle})`),
+    uniqueIndex('users_internal_kind_key').on(t.internalKind).where(sql`${t.internalKind} IS NOT NULL`),
+    check('users_internal_no_password', sql`${t.internalKind} IS NULL OR ${t.passwordHash} = ${sql.raw(`'${NO_PASSWORD}'`)}`),
   ],
 );
 

@@ -5,6 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import { emailTokens } from '../../db/schema/account.js';
 import { securityEvents, users } from '../../db/schema/auth.js';
 import { HOUR_MS } from '../../platform/clock/clock.js';
+import { hashToken, randomToken } from '../../platform/crypto/secrets.js';
 import { bearer, createTestApp, json, signUp, uniqueEmail, type TestApp } from '../../../test/helpers/test-app.js';
 import { extract, lastMailTo, mailsTo } from '../../../test/helpers/outbox.js';
 
@@ -153,6 +154,39 @@ describe('email change', () => {
     }
     for (const payload of [{}, { token: 7 }]) expect((await post('/v1/account/email/confirm', payload)).statusCode).toBe(400);
   });
+});
+
+describe('email change to the service’s own addresses', () => {
+  it.each(['playground@storefront.internal', 'PLAYGROUND@Storefront.Internal', 'playground+me@storefront.internal', 'ops@eu.storefront.internal'])(
+    'changing to %s is refused with 400: no link, no mail, the address stays',
+    async (newEmail) => {
+      const { accessToken, email, user } = await signUp(t.app);
+      const mailsBefore = (await mailsTo(t.platform.db, email)).length;
+      const response = await post('/v1/account/email/change', { newEmail }, accessToken);
+      expect(response.statusCode).toBe(400);
+      expect(json(response).error).toEqual({ code: 'BAD_REQUEST', message: expect.stringMatching(/storefront\.internal .*Use your own email address/), details: { field: 'newEmail' } });
+      expect(await t.platform.db.select().from(emailTokens).where(eq(emailTokens.userId, user.id))).toEqual([]);
+      expect(await mailsTo(t.platform.db, newEmail)).toEqual([]);
+      expect((await mailsTo(t.platform.db, email)).length).toBe(mailsBefore);
+      expect((await userRow(user.id)).email).toBe(email);
+    },
+  );
+
+  it.each(['playground@storefront.internal', 'ops@storefront.internal'])(
+    'a link to %s issued before this fix is refused at confirmation; the email stays',
+    async (reserved) => {
+      const { email, user } = await signUp(t.app);
+      const token = randomToken();
+      const now = t.clock.now();
+      await t.platform.db.insert(emailTokens).values({ userId: user.id, purpose: 'CHANGE_EMAIL', email: reserved, tokenHash: hashToken(token), createdAt: now, expiresAt: new Date(now.getTime() + HOUR_MS) });
+      const response = await post('/v1/account/email/confirm', { token });
+      expect(response.statusCode).toBe(400);
+      expect(json(response).error).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('storefront.internal') });
+      expect(await userRow(user.id)).toMatchObject({ email, internalKind: null });
+      const events = await t.platform.db.select().from(securityEvents).where(eq(securityEvents.userId, user.id));
+      expect(events.some((e) => e.kind === 'EMAIL_CHANGED')).toBe(false);
+    },
+  );
 });
 
 describe('account mail over real SMTP', () => {

@@ -4,7 +4,7 @@ import { HOUR_MS } from '../../platform/clock/clock.js';
 import { hashToken, randomToken } from '../../platform/crypto/secrets.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, conflict, unauthorized } from '../../platform/http/errors.js';
-import { normalizeEmail } from '../auth/index.js';
+import { assertAssignableEmail, normalizeEmail } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
 import { composeMail } from './mail.js';
 
@@ -90,6 +90,7 @@ export function createEmailFlows(deps: AccountDeps) {
     async requestChange(userId: string, newEmail: string): Promise<{ ok: true; expiresAt: string }> {
       const user = await activeUser(userId);
       const email = normalizeEmail(newEmail);
+      assertAssignableEmail(email, 'newEmail');
       if (email === user.email) throw badRequest('That is already the email address of your account.', { field: 'newEmail' });
       if (await auth.users.findActiveByEmail(email)) throw addressInUse();
       const now = clock.now();
@@ -125,6 +126,8 @@ export function createEmailFlows(deps: AccountDeps) {
           )
           .returning();
         if (!row) return null;
+        // A link issued before the domain was reserved: the change rolls back, the link stays unusable.
+        assertAssignableEmail(row.email, 'token');
         const user = await auth.users.findActiveById(row.userId, tx);
         if (!user) return null;
         // Another account took the address after the link was sent: the whole change (and the link's use) rolls back.

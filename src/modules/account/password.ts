@@ -5,7 +5,7 @@ import { hashToken, keyedHash, randomDigits, randomToken, sameDigest } from '../
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, unauthorized } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
-import { PLAYGROUND_IDENTITY_EMAIL, hashPassword, verifyPassword } from '../auth/index.js';
+import { hashPassword, isInternalAccount, verifyPassword } from '../auth/index.js';
 import { composeMail } from './mail.js';
 import type { AccountDeps } from './deps.js';
 
@@ -48,8 +48,8 @@ export function createPasswordFlows(deps: AccountDeps) {
       const now = requestedAt;
       if (clock.now().getTime() - now.getTime() >= OTP_TTL_MS) return; // the code would be dead on arrival
       const user = await auth.users.findActiveByEmail(email);
-      // The playground's internal identity never gets a password, so it can never sign in.
-      if (!user || user.email === PLAYGROUND_IDENTITY_EMAIL) return;
+      // The service's own accounts (found by kind, never by email) never get a password, so they can never sign in.
+      if (!user || isInternalAccount(user)) return;
       const otp = randomDigits(OTP_DIGITS);
       const issued = await db.transaction(async (tx) => {
         // Serialises concurrent requests for the same account, so the 60-second rule holds under a race.
@@ -141,7 +141,7 @@ export function createPasswordFlows(deps: AccountDeps) {
           .returning({ userId: passwordResets.userId });
         if (!row) return null;
         const user = await auth.users.findActiveById(row.userId, tx);
-        if (!user) return null;
+        if (!user || isInternalAccount(user)) return null;
         await auth.users.setPasswordHash(user.id, passwordHash, now, tx);
         await auth.sessions.revokeAll(user.id, 'PASSWORD_RESET', now, tx);
         await auth.users.unlockSignIn(user.email, user.id, tx);

@@ -3,7 +3,7 @@ import { ADMIN_ROUTE } from '../../platform/auth/roles.js';
 import { DAY_MS, type Clock } from '../../platform/clock/clock.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
-import { PLAYGROUND_IDENTITY_EMAIL, type AuthService } from '../auth/index.js';
+import type { AuthService } from '../auth/index.js';
 import type { PaymentsService } from '../payments/service.js';
 import type { UsageService } from '../usage/service.js';
 import { ANALYTICS_MAX_DAYS, RangeQuery, RevenueReport, UsageReport } from './analytics.schemas.js';
@@ -28,7 +28,7 @@ export const adminAnalyticsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService
     const end = Date.parse(`${to}T00:00:00Z`) + DAY_MS;
     if (end <= start) throw badRequest('`from` must be on or before `to`.', { field: 'query.from' });
     if ((end - start) / DAY_MS > ANALYTICS_MAX_DAYS) throw badRequest(`A range covers at most ${ANALYTICS_MAX_DAYS} days. Ask for a shorter range.`, { field: 'query.to' });
-    const playground = await auth.data.users.findActiveByEmail(PLAYGROUND_IDENTITY_EMAIL);
+    const playground = await auth.data.users.findInternal('PLAYGROUND');
     return {
       from,
       to,

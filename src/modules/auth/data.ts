@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, securityEvents, sessions, userIdentities, users } from '../../db/schema/auth.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
@@ -8,7 +8,7 @@ import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
 import { recordSecurityEvent, type SecurityEventInput } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
-import { PLAYGROUND_IDENTITY_EMAIL, findActiveUserByEmail, findActiveUserById, isHandleTaken, type UserRow } from './users.js';
+import { findActiveUserByEmail, findActiveUserById, findInternalUser, isHandleTaken, type InternalAccountKind, type UserRow } from './users.js';
 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
 export type { RevokeReason, SessionRow };
@@ -41,6 +41,8 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
   const userData = {
     findActiveById: (userId: string, tx: DbOrTx = db): Promise<UserRow | undefined> => findActiveUserById(tx, userId),
     findActiveByEmail: (email: string, tx: DbOrTx = db): Promise<UserRow | undefined> => findActiveUserByEmail(tx, email),
+    /** The service's own account of this kind (e.g. the playground's identity), by its marker: never look it up by email. */
+    findInternal: (kind: InternalAccountKind, tx: DbOrTx = db): Promise<UserRow | undefined> => findInternalUser(tx, kind),
 
     async findActiveByHandle(handle: string, tx: DbOrTx = db): Promise<UserRow | undefined> {
       const [row] = await tx
@@ -77,12 +79,12 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
       return new Map(rows.map((r) => [r.id, r]));
     },
 
-    /** Active accounts (people: the playground's internal identity left out) in id order, after `afterId`: a broadcast walks them in batches. */
+    /** Active accounts (people: the service's own accounts left out) in id order, after `afterId`: a broadcast walks them in batches. */
     async activeUserIdsAfter(afterId: string | null, limit: number, tx: DbOrTx = db): Promise<string[]> {
       const rows = await tx
         .select({ id: users.id })
         .from(users)
-        .where(and(eq(users.status, 'ACTIVE'), ne(users.email, PLAYGROUND_IDENTITY_EMAIL), afterId ? gt(users.id, afterId) : undefined))
+        .where(and(eq(users.status, 'ACTIVE'), isNull(users.internalKind), afterId ? gt(users.id, afterId) : undefined))
         .orderBy(asc(users.id))
         .limit(limit);
       return rows.map((row) => row.id);

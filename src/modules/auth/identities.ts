@@ -4,11 +4,12 @@ import type { Tx } from '../../platform/db/database.js';
 import { hashPassword } from './passwords.js';
 import { randomToken } from '../../platform/crypto/secrets.js';
 import type { VerifiedIdentity } from './idp.js';
-import { findActiveUserByEmail, findActiveUserById, insertUser, type UserRow } from './users.js';
+import { assertAssignableEmail, findActiveUserByEmail, findActiveUserById, insertUser, type UserRow } from './users.js';
 
 /**
  * The account an identity-provider sign-in opens: the one already linked to this provider account, else the one
- * with the verified email (linked now), else a new account with an unguessable random password.
+ * with the verified email (linked now; never one of the service's own accounts), else a new account with an
+ * unguessable random password.
  * The email is marked verified, since the provider verified it.
  */
 export async function findOrCreateIdentityUser(
@@ -17,6 +18,8 @@ export async function findOrCreateIdentityUser(
   now: Date,
   onCreated: (tx: Tx, user: UserRow) => Promise<void>,
 ): Promise<{ user: UserRow; created: boolean }> {
+  // Also refused by the provider check (idp.ts): an identity at a reserved address opens no account, not even a linked one.
+  assertAssignableEmail(identity.email);
   const [link] = await tx
     .select()
     .from(userIdentities)

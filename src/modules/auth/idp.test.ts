@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
-import { userIdentities, users } from '../../db/schema/auth.js';
+import { sessions, userIdentities, users } from '../../db/schema/auth.js';
 import { HOUR_MS } from '../../platform/clock/clock.js';
 import { bearer, createTestApp, json, signUp, uniqueEmail, type TestApp } from '../../../test/helpers/test-app.js';
 
@@ -205,6 +205,58 @@ describe('POST /v1/auth/idp/token', () => {
       expect(response.statusCode).toBe(400);
       expect(json(response).error.code).toBe('BAD_REQUEST');
     }
+  });
+});
+
+describe('identity-provider sign-in at the service’s own addresses', () => {
+  /** What an attacker's sign-in must not leave: a new account, a link or a session. */
+  const footprint = async () => ({
+    users: await t.platform.db.$count(users),
+    links: await t.platform.db.$count(userIdentities),
+    sessions: await t.platform.db.$count(sessions),
+  });
+
+  it.each([
+    'playground@storefront.internal',
+    'PLAYGROUND@Storefront.Internal',
+    'playground@storefront.internal.',
+    'playground@ＳＴＯＲＥＦＲＯＮＴ．internal',
+    'playground@ſtorefront.internal',
+    'ops@eu.storefront.internal',
+  ])('a provider vouching for %s gets 400 and no account, link or session', async (email) => {
+    const before = await footprint();
+    const sub = person({ email, verified: true, name: 'Squatter' });
+    const response = await idpToken({ credential: await idTokenFor(sub) });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).error).toEqual({
+      code: 'BAD_REQUEST',
+      message: expect.stringMatching(/storefront\.internal .*your own email address/),
+      details: { field: 'credential', reason: 'email_reserved' },
+    });
+    expect(response.cookies.find((c) => c.name === 'rt')).toBeUndefined();
+    expect(await footprint()).toEqual(before);
+    expect(await t.platform.db.select().from(userIdentities).where(eq(userIdentities.subject, sub))).toEqual([]);
+  });
+
+  it('the browser flow sends it back with ?error=email_reserved and creates nothing', async () => {
+    const before = await footprint();
+    const { location, cookies } = await browserSignIn(person({ email: 'playground@storefront.internal', verified: true }));
+    expect(location.searchParams.get('error')).toBe('email_reserved');
+    expect(location.hash).toBe('');
+    expect(cookies.find((c) => c.name === 'rt')).toBeUndefined();
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('a provider account linked to the internal account (before this fix) signs nobody in', async () => {
+    const internalId = await t.services.playground.identityId();
+    const sub = person({ email: uniqueEmail('old.link'), verified: true });
+    await t.platform.db.insert(userIdentities).values({ userId: internalId, issuer, subject: sub, email: 'playground@storefront.internal', createdAt: new Date() });
+    const before = await footprint();
+    const response = await idpToken({ credential: await idTokenFor(sub) });
+    expect(response.statusCode).toBe(401);
+    expect(json(response).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining("service's own accounts") });
+    expect(await footprint()).toEqual(before);
+    expect(await t.platform.db.select().from(sessions).where(eq(sessions.userId, internalId))).toEqual([]);
   });
 });
 

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Clock } from '../../platform/clock/clock.js';
-import { AppError, unauthorized } from '../../platform/http/errors.js';
+import { AppError, badRequest, unauthorized } from '../../platform/http/errors.js';
 import { randomToken } from '../../platform/crypto/secrets.js';
+import { RESERVED_EMAIL_DOMAIN, isReservedEmail } from './users.js';
 
 /**
  * OpenID Connect relying party: discovery from the issuer, ID-token verification against the issuer's JWKS (jose),
@@ -30,11 +31,15 @@ interface Discovery {
   token_endpoint_auth_methods_supported?: string[];
 }
 
-/** Why an identity-provider sign-in failed; `reason` is what the callback redirect reports. */
+/**
+ * Why an identity-provider sign-in failed; `reason` is what the callback redirect reports. `refused`: the token is
+ * good but what it vouches for can have no account here (400 rather than 401 on the ID-token route).
+ */
 export class IdpFailure extends Error {
   constructor(
     readonly reason: string,
     message: string,
+    readonly refused = false,
   ) {
     super(message);
   }
@@ -121,6 +126,13 @@ export function createIdentityProvider(settings: IdpSettings, deps: { clock: Clo
     if (payload.email_verified !== true && payload.email_verified !== 'true') {
       throw new IdpFailure('email_not_verified', 'The identity provider has not verified this email address. Verify it there, then try again.');
     }
+    if (isReservedEmail(email)) {
+      throw new IdpFailure(
+        'email_reserved',
+        `Addresses at ${RESERVED_EMAIL_DOMAIN} belong to the service itself and cannot sign in. Sign in with an identity-provider account that has your own email address.`,
+        true,
+      );
+    }
     const name = typeof payload.name === 'string' && payload.name.trim() ? payload.name.trim().slice(0, 100) : null;
     return { issuer: meta.issuer, subject: payload.sub!, email, name };
   }
@@ -182,7 +194,8 @@ export function createIdentityProvider(settings: IdpSettings, deps: { clock: Clo
 
 export type IdentityProvider = ReturnType<typeof createIdentityProvider>;
 
-/** An IdpFailure from the ID-token route is a 401 for the client. */
+/** An IdpFailure from the ID-token route is a 401 for the client, or a 400 when the identity can have no account here. */
 export function idpFailureToHttp(err: unknown): unknown {
-  return err instanceof IdpFailure ? unauthorized(err.message) : err;
+  if (!(err instanceof IdpFailure)) return err;
+  return err.refused ? badRequest(err.message, { field: 'credential', reason: err.reason }) : unauthorized(err.message);
 }

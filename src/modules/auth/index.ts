@@ -9,5 +9,16 @@ export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword, verifyPassword 
 export { DisplayName } from './schemas.js';
 export type { SecurityEventKind } from './security-events.js';
 export type { TwoFactor } from './two-factor.js';
-export { HANDLE_PATTERN, PLAYGROUND_IDENTITY_EMAIL, normalizeEmail, toMeUser, type Role, type UserRow } from './users.js';
+export {
+  HANDLE_PATTERN,
+  PLAYGROUND_IDENTITY_EMAIL,
+  RESERVED_EMAIL_DOMAIN,
+  assertAssignableEmail,
+  isInternalAccount,
+  normalizeEmail,
+  toMeUser,
+  type InternalAccountKind,
+  type Role,
+  type UserRow,
+} from './users.js';
 export { IMPERSONATION_TTL_SECONDS, type Operator, type UserAdmin, type UserSearch, type UserStatus } from './admin.js';

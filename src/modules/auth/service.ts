@@ -27,7 +27,19 @@ import {
   revokeSession,
   touchSession,
 } from './sessions.js';
-import { NO_PASSWORD, findActiveUserByEmail, findActiveUserById, insertUser, normalizeEmail, toAuthUser, toMeUser, type UserRow } from './users.js';
+import {
+  assertAssignableEmail,
+  ensureInternalUser,
+  findActiveUserByEmail,
+  findActiveUserById,
+  insertUser,
+  isInternalAccount,
+  normalizeEmail,
+  toAuthUser,
+  toMeUser,
+  type InternalAccountSpec,
+  type UserRow,
+} from './users.js';
 
 /** Work other modules attach to account creation, run in the sign-up transaction (e.g. the free plan grant). */
 export type UserCreatedHook = (tx: Tx, user: UserRow) => Promise<void>;
@@ -73,6 +85,7 @@ export type TokenBundle = TokenPair & { user: ReturnType<typeof toAuthUser> };
 const invalidCredentials = () => unauthorized('Email or password is incorrect.');
 const sessionGone = () => unauthorized('Your session has ended. Sign in again.');
 const SIGNED_OUT_BY_OWNER = new Set<string>(['SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED', 'ACCOUNT_SUSPENDED']);
+const internalAccount = () => unauthorized("This is one of the service's own accounts; nobody can sign in to it.");
 const challengeGone = () =>
   unauthorized('This sign-in attempt has expired or can no longer be used. Sign in again with your email and password.');
 
@@ -103,6 +116,7 @@ export function createAuthService(deps: AuthServiceDeps) {
 
   /** Finishes a sign-in whose credentials were checked: history, lockout reset, session and the sign-in hooks. */
   async function completeSignIn(tx: Tx, user: UserRow, client: ClientInfo, now: Date, method: SignInMethod): Promise<TokenBundle> {
+    if (isInternalAccount(user)) throw internalAccount();
     const unseenIp = await isUnseenIp(tx, user.id, client.ip);
     await clearFailures(tx, user.email, user.id);
     await recordSecurityEvent(tx, { userId: user.id, kind: 'LOGIN_SUCCESS', client, at: now, metadata: { method } });
@@ -143,6 +157,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     sessionOpen: openSessions.isOpen,
 
     async signup(input: { email: string; password: string; name?: string }, client: ClientInfo): Promise<TokenBundle> {
+      assertAssignableEmail(input.email);
       const now = clock.now();
       const passwordHash = await hashPassword(input.password);
       return db.transaction(async (tx) => {
@@ -265,7 +280,7 @@ export function createAuthService(deps: AuthServiceDeps) {
       }
       if (stored.expiresAt <= now) throw sessionGone();
       const [session, user] = await Promise.all([findSession(db, stored.sessionId), findActiveUserById(db, stored.userId)]);
-      if (!session || session.revokedAt || !user) throw sessionGone();
+      if (!session || session.revokedAt || !user || isInternalAccount(user)) throw sessionGone();
 
       const refreshToken = await db.transaction(async (tx) => {
         if (!(await consumeRefreshToken(tx, stored.id, 'ROTATED', now))) return null;
@@ -293,6 +308,7 @@ export function createAuthService(deps: AuthServiceDeps) {
 
     /** Makes sure the operator account from ADMIN_EMAIL exists with the SUPER_ADMIN role. */
     async ensureSuperAdmin(email: string, password: string): Promise<'created' | 'promoted' | 'unchanged'> {
+      assertAssignableEmail(email, 'ADMIN_EMAIL');
       const existing = await findActiveUserByEmail(db, email);
       if (existing) {
         if (existing.role === 'SUPER_ADMIN') return 'unchanged';
@@ -309,21 +325,11 @@ export function createAuthService(deps: AuthServiceDeps) {
     },
 
     /**
-     * The internal account of a service feature (the admin playground's identity), created on first use: no password
-     * (the stored hash is a marker no password verifies against, so it cannot sign in), the USER role, and no sign-up
-     * hooks (it gets no sign-up plan; its owner subscribes it to what it needs). Concurrent first uses agree on one row.
+     * The service's own account of a feature (the admin playground's identity), found by its kind and created when
+     * missing: no password and no sign-up hooks (its owner subscribes it to what it needs). `squatter` is the ordinary
+     * account holding the preferred address, if any (taken before the domain was reserved): it is never adopted.
      */
-    async ensureInternalUser(email: string, name: string): Promise<UserRow> {
-      const existing = await findActiveUserByEmail(db, email);
-      if (existing) return existing;
-      try {
-        return await insertUser(db, { email, passwordHash: NO_PASSWORD, name, role: 'USER', emailVerified: true, createdAt: clock.now() });
-      } catch (err) {
-        const raced = await findActiveUserByEmail(db, email);
-        if (raced) return raced;
-        throw err;
-      }
-    },
+    ensureInternalAccount: (spec: InternalAccountSpec) => ensureInternalUser(db, spec, clock.now()),
 
     /** The active user, from the cache every write to the user drops (see active-users.ts). */
     async getActiveUser(userId: string): Promise<UserRow> {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema/auth.js';
+import { CLI_ACTOR, auditWriterFor } from '../audit/service.js';
 import { createTestApp, json, signUp, uniqueEmail, type TestApp } from '../../../test/helpers/test-app.js';
+import { PLAYGROUND_IDENTITY_EMAIL, isReservedEmail } from './users.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -96,6 +98,65 @@ describe('POST /v1/auth/signup', () => {
 
     const array = await signup([1, 2]);
     expect(array.statusCode).toBe(400);
+  });
+});
+
+describe('addresses at storefront.internal (the service’s own accounts)', () => {
+  /** Every account in the reserved domain: only the playground's internal one, made at start, may be there. */
+  const inReservedDomain = async () =>
+    (await t.platform.db.select({ email: users.email, role: users.role, internalKind: users.internalKind }).from(users)).filter((u) => isReservedEmail(u.email));
+  const onlyTheInternalAccount = [{ email: PLAYGROUND_IDENTITY_EMAIL, role: 'USER', internalKind: 'PLAYGROUND' }];
+  const client = { ip: '203.0.113.9', userAgent: 'squatter' };
+
+  it.each([
+    'playground@storefront.internal',
+    'PLAYGROUND@STOREFRONT.INTERNAL',
+    'Playground@Storefront.Internal',
+    'playground+admin@storefront.internal',
+    'someone.else@storefront.internal',
+    'playground@eu.storefront.internal',
+  ])('signing up as %s is refused with 400 and creates nothing', async (email) => {
+    const before = await t.platform.db.$count(users);
+    const response = await signup({ email, password: 'squatter password', name: 'Squatter' });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).error).toEqual({ code: 'BAD_REQUEST', message: expect.stringMatching(/storefront\.internal .*Use your own email address/), details: { field: 'email' } });
+    expect(response.cookies.find((c) => c.name === 'rt')).toBeUndefined();
+    expect(await t.platform.db.$count(users)).toBe(before);
+    expect(await inReservedDomain()).toEqual(onlyTheInternalAccount);
+  });
+
+  it.each([
+    ['a trailing dot', 'playground@storefront.internal.'],
+    ['full-width letters', 'playground@ｓｔｏｒｅｆｒｏｎｔ.internal'],
+    ['a full-width at sign and dot', 'playground＠storefront．internal'],
+    ['an invisible character', 'playground@storefront\u200b.internal'],
+    ['surrounding spaces', '  Playground@storefront.internal  '],
+  ])('a spelling with %s is refused over HTTP and by the service itself, creating nothing', async (_label, email) => {
+    const before = await t.platform.db.$count(users);
+    const response = await signup({ email, password: 'squatter password' });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).error.code).toBe('BAD_REQUEST');
+    // The address normaliser reads the domain as a mail system would, whatever the HTTP schema lets through.
+    await expect(t.services.auth.signup({ email, password: 'squatter password' }, client)).rejects.toMatchObject({ statusCode: 400, code: 'BAD_REQUEST' });
+    expect(await t.platform.db.$count(users)).toBe(before);
+    expect(await inReservedDomain()).toEqual(onlyTheInternalAccount);
+  });
+
+  it('operators cannot make an account there either (create-admin in the CLI, ADMIN_EMAIL at start); the internal account stays a USER', async () => {
+    const before = await t.platform.db.$count(users);
+    const audit = auditWriterFor(t.services.audit, CLI_ACTOR);
+    for (const email of [PLAYGROUND_IDENTITY_EMAIL, 'ops@storefront.internal']) {
+      await expect(t.services.auth.admin.ensureOperator({ email, password: 'operator password', role: 'SUPER_ADMIN' }, audit)).rejects.toMatchObject({ statusCode: 400, code: 'BAD_REQUEST' });
+      await expect(t.services.auth.ensureSuperAdmin(email, 'operator password')).rejects.toMatchObject({ statusCode: 400, code: 'BAD_REQUEST' });
+    }
+    expect(await t.platform.db.$count(users)).toBe(before);
+    expect(await inReservedDomain()).toEqual(onlyTheInternalAccount);
+  });
+
+  it('an ordinary address that merely mentions the domain is fine', async () => {
+    for (const email of [`storefront.internal.${Date.now()}@example.com`, `x.${Date.now()}@storefront.internal.example.com`, `y.${Date.now()}@notstorefront.internal`]) {
+      expect((await signup({ email, password: 'long enough' })).statusCode).toBe(201);
+    }
   });
 });
 

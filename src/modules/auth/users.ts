@@ -1,21 +1,48 @@
-import { randomInt } from 'node:crypto';
-import { and, eq, ne, sql } from 'drizzle-orm';
-import { users } from '../../db/schema/auth.js';
+import { randomBytes, randomInt } from 'node:crypto';
+import { domainToASCII } from 'node:url';
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import { NO_PASSWORD, users, type InternalAccountKind } from '../../db/schema/auth.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
-import { conflict } from '../../platform/http/errors.js';
+import { badRequest, conflict } from '../../platform/http/errors.js';
+
+export { NO_PASSWORD, type InternalAccountKind };
 
 export type UserRow = typeof users.$inferSelect;
 export type Role = UserRow['role'];
 
-/**
- * The dedicated internal identity the admin playground runs under (spec B "Playground behaviour"). Its usage,
- * generations and payments are excluded from revenue analytics; it cannot sign in (no password is ever set).
- */
-export const PLAYGROUND_IDENTITY_EMAIL = 'playground@storefront.internal';
+/** The domain of the service's own accounts: no sign-up, identity-provider sign-in or email change may take an address in it. */
+export const RESERVED_EMAIL_DOMAIN = 'storefront.internal';
 
-/** The stored "hash" of an account without a password: not a PHC string, so no password ever verifies against it. */
-export const NO_PASSWORD = '!no-password';
+/**
+ * The address the admin playground's internal account takes (spec B "Playground behaviour") unless an account made
+ * before the domain was reserved holds it. The account is found by its `internalKind`, never by this address.
+ */
+export const PLAYGROUND_IDENTITY_EMAIL = `playground@${RESERVED_EMAIL_DOMAIN}`;
+
+/**
+ * Whether the address is in the reserved domain or under it, however it is spelt: any case, trailing dots, full-width
+ * or compatibility characters, invisible characters, IDNA mappings. The domain is read as a mail system would.
+ */
+export function isReservedEmail(email: string): boolean {
+  const folded = email.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim().toLowerCase();
+  const at = folded.lastIndexOf('@');
+  if (at < 0) return false;
+  const written = folded.slice(at + 1);
+  const domain = (domainToASCII(written) || written).replace(/\.+$/, '');
+  return domain === RESERVED_EMAIL_DOMAIN || domain.endsWith(`.${RESERVED_EMAIL_DOMAIN}`);
+}
+
+export const reservedEmail = (field: string) =>
+  badRequest(`Addresses at ${RESERVED_EMAIL_DOMAIN} belong to the service itself and cannot be used for an account. Use your own email address.`, { field });
+
+/** Refuses (400) an address no account but the service's own may have. */
+export function assertAssignableEmail(email: string, field = 'email'): void {
+  if (isReservedEmail(email)) throw reservedEmail(field);
+}
+
+/** One of the service's own accounts: it cannot sign in by any means. */
+export const isInternalAccount = (user: Pick<UserRow, 'internalKind'>): boolean => user.internalKind !== null;
 
 export const HANDLE_PATTERN = /^[a-zA-Z0-9_]{3,30}$/;
 
@@ -37,8 +64,17 @@ export const toMeUser = (u: UserRow) => ({
   bio: u.bio,
 });
 
+/** The account with this address (not deleted); never one of the service's own accounts, which are found by kind. */
 export async function findActiveUserByEmail(db: DbOrTx, email: string): Promise<UserRow | undefined> {
-  const [row] = await db.select().from(users).where(and(eq(users.email, normalizeEmail(email)), ne(users.status, 'DELETED')));
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.email, normalizeEmail(email)), ne(users.status, 'DELETED'), isNull(users.internalKind)));
+  return row;
+}
+
+export async function findInternalUser(db: DbOrTx, kind: InternalAccountKind): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.internalKind, kind));
   return row;
 }
 
@@ -80,27 +116,72 @@ export interface NewUser {
   createdAt: Date;
 }
 
-/** Inserts a user with a generated handle; 409 when the email is taken. */
-export async function insertUser(db: DbOrTx, input: NewUser): Promise<UserRow> {
-  const email = normalizeEmail(input.email);
-  for (const handle of handleCandidates(input.name, email)) {
+type UserValues = Omit<typeof users.$inferInsert, 'handle' | 'updatedAt'> & { email: string; name: string | null; createdAt: Date };
+
+/** Inserts the row with a generated handle (another one when a concurrent insert took it); other violations are thrown. */
+async function insertWithHandle(db: DbOrTx, values: UserValues): Promise<UserRow> {
+  for (const handle of handleCandidates(values.name, values.email)) {
     if (await isHandleTaken(db, handle)) continue;
     try {
       // A savepoint, so a lost race for the handle does not abort the caller's transaction.
       return await db.transaction(async (sp) => {
         const [row] = await sp
           .insert(users)
-          .values({ ...input, email, handle, updatedAt: input.createdAt })
+          .values({ ...values, handle, updatedAt: values.createdAt })
           .returning();
         return row!;
       });
     } catch (err) {
-      if (isUniqueViolation(err, 'users_email_active_key')) throw emailTaken();
       if (isUniqueViolation(err, 'users_handle_lower_key')) continue;
       throw err;
     }
   }
   throw new Error('Could not generate a free handle');
+}
+
+/** Inserts a user with a generated handle; 400 for a reserved address, 409 when the email is taken. */
+export async function insertUser(db: DbOrTx, input: NewUser): Promise<UserRow> {
+  const email = normalizeEmail(input.email);
+  assertAssignableEmail(email);
+  try {
+    return await insertWithHandle(db, { ...input, email });
+  } catch (err) {
+    if (isUniqueViolation(err, 'users_email_active_key')) throw emailTaken();
+    throw err;
+  }
+}
+
+export interface InternalAccountSpec {
+  kind: InternalAccountKind;
+  /** The reserved address it takes unless another account already holds it. */
+  email: string;
+  name: string;
+}
+
+/**
+ * The service's own account of `spec.kind`, created when missing (no password, so it cannot sign in), and the ordinary
+ * account holding its preferred address, if one does (taken before the domain was reserved). Such an account is never
+ * adopted: the internal one takes another reserved address nobody can hold. Concurrent starts agree on one row.
+ */
+export async function ensureInternalUser(db: DbOrTx, spec: InternalAccountSpec, now: Date): Promise<{ user: UserRow; squatter: UserRow | undefined }> {
+  const preferred = normalizeEmail(spec.email);
+  if (!isReservedEmail(preferred)) throw new Error(`An internal account's address must be at ${RESERVED_EMAIL_DOMAIN} (got ${spec.email}).`);
+  const squatter = await findActiveUserByEmail(db, preferred);
+  const existing = await findInternalUser(db, spec.kind);
+  if (existing) return { user: existing, squatter };
+  // Unguessable, so no account made before the domain was reserved can be holding it too.
+  const fallback = `${preferred.slice(0, preferred.lastIndexOf('@'))}+${randomBytes(8).toString('hex')}@${RESERVED_EMAIL_DOMAIN}`;
+  for (const email of squatter ? [fallback] : [preferred, fallback]) {
+    try {
+      const user = await insertWithHandle(db, { email, passwordHash: NO_PASSWORD, name: spec.name, role: 'USER', emailVerified: true, internalKind: spec.kind, createdAt: now });
+      return { user, squatter };
+    } catch (err) {
+      const raced = await findInternalUser(db, spec.kind);
+      if (raced) return { user: raced, squatter };
+      if (!isUniqueViolation(err, 'users_email_active_key')) throw err;
+    }
+  }
+  throw new Error(`Could not create the ${spec.kind} internal account: its addresses are taken.`);
 }
 
 export const emailTaken = () => conflict('An account with this email already exists. Sign in instead, or use another email.');

@@ -12,8 +12,13 @@ import type { WalletService } from '../wallet/service.js';
  */
 export const PLAYGROUND_FLOAT_TOKENS = 200_000_000;
 
+/** Where the start's warning goes (the service's logger). */
+export interface WarningLog {
+  warn(fields: object, message: string): void;
+}
+
 export interface PlaygroundIdentityDeps {
-  auth: Pick<AuthService, 'ensureInternalUser'>;
+  auth: Pick<AuthService, 'ensureInternalAccount'>;
   plans: Pick<PlansService, 'playgroundPlan' | 'allowModel' | 'isModelAllowed'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor' | 'ensureInternal'>;
   wallet: Pick<WalletService, 'ensure' | 'credit'>;
@@ -21,9 +26,12 @@ export interface PlaygroundIdentityDeps {
   newId: () => string;
 }
 
+/** The playground's account: found by its kind, never by its address (which an older account may hold instead). */
+export const PLAYGROUND_ACCOUNT = { kind: 'PLAYGROUND', email: PLAYGROUND_IDENTITY_EMAIL, name: 'Admin playground' } as const;
+
 /**
- * The dedicated internal identity every playground run is metered under (spec B "Playground behaviour"): the account
- * `PLAYGROUND_IDENTITY_EMAIL` (created on first use, no password), subscribed to the internal unlimited plan, the
+ * The dedicated internal identity every playground run is metered under (spec B "Playground behaviour"): the service's
+ * own PLAYGROUND account (created at start, no password, cannot sign in), subscribed to the internal unlimited plan, the
  * target model added to that plan's allow-list on first use, and its wallet kept funded with GRANTs so the real
  * reservation and settlement run (and the ledger stays the truth) without ever refusing a run.
  */
@@ -37,10 +45,10 @@ export function createPlaygroundIdentity(deps: PlaygroundIdentityDeps) {
     return plan.id;
   }
 
-  /** The identity's user id (created once per process at most; concurrent first uses agree on one account). */
+  /** The identity's user id (looked up once per process; concurrent first uses agree on one account). */
   function identityId(): Promise<string> {
-    userId ??= auth.ensureInternalUser(PLAYGROUND_IDENTITY_EMAIL, 'Admin playground').then(
-      (user) => user.id,
+    userId ??= auth.ensureInternalAccount(PLAYGROUND_ACCOUNT).then(
+      ({ user }) => user.id,
       (err: unknown) => {
         userId = null;
         throw err;
@@ -62,6 +70,21 @@ export function createPlaygroundIdentity(deps: PlaygroundIdentityDeps) {
 
   return {
     identityId,
+
+    /**
+     * Makes sure the identity exists (at start) and warns when an ordinary account holds the playground's address: one
+     * signed up before the domain was reserved. That account is left as it is and never gets the playground's plan,
+     * grants or generations; anything it got before this fix is for an operator to review.
+     */
+    async ensure(log: WarningLog): Promise<void> {
+      const { user, squatter } = await auth.ensureInternalAccount(PLAYGROUND_ACCOUNT);
+      userId = Promise.resolve(user.id);
+      if (!squatter) return;
+      log.warn(
+        { squattedAddress: squatter.email, squatterId: squatter.id, playgroundAccountId: user.id, playgroundAddress: user.email },
+        `The admin playground's address ${squatter.email} is held by an ordinary account (${squatter.id}) made before addresses at that domain were reserved; the playground runs as ${user.email} instead. Review that account: if it received the internal playground plan, its token grants or playground generations before this release, cancel the plan or suspend it.`,
+      );
+    },
 
     /** The principal a run goes through the gateway as, ready for `modelSlug`: subscribed, allow-listed and funded. */
     async prepare(modelSlug: string | null): Promise<Principal> {

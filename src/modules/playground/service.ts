@@ -17,7 +17,7 @@ import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { createPlaygroundConversations, type ConversationView, type PlaygroundConversations } from './conversations.js';
-import { createPlaygroundIdentity } from './identity.js';
+import { createPlaygroundIdentity, type WarningLog } from './identity.js';
 import { createPlaygroundRuns, type HistoryQuery, type RunOutcome } from './runs.js';
 
 export { MAX_CONVERSATION_MESSAGES } from './conversations.js';
@@ -25,7 +25,7 @@ export { MAX_CONVERSATION_MESSAGES } from './conversations.js';
 export interface PlaygroundServiceDeps {
   db: Db;
   clock: Clock;
-  auth: Pick<AuthService, 'ensureInternalUser'>;
+  auth: Pick<AuthService, 'ensureInternalAccount'>;
   plans: Pick<PlansService, 'playgroundPlan' | 'allowModel' | 'isModelAllowed'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor' | 'ensureInternal'>;
   wallet: Pick<WalletService, 'ensure' | 'credit'>;
@@ -74,7 +74,10 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
   }
 
   return {
-    /** The internal identity's user id (created on first use). */
+    /** At start: the internal identity exists, and an ordinary account holding its address is reported (see identity.ts). */
+    seed: (log: WarningLog) => identity.ensure(log),
+
+    /** The internal identity's user id (found by its kind). */
     identityId: identity.identityId,
 
     /** Servable models (not DISABLED, provider neither INACTIVE nor DISABLED), and whether each is on the plan's allow-list yet. */
