@@ -284,3 +284,20 @@ describe('support grants', () => {
     expect((await t.services.wallet.balance({ userId: user.user.id })).tokens).toBe(1_000_000);
   });
 });
+
+describe("the service's own internal account", () => {
+  it('takes no role, suspension or impersonation from any operator (409, nothing changes, nothing audited)', async () => {
+    const internal = (await t.services.auth.data.users.findInternal('PLAYGROUND'))!;
+    const attempts = [
+      call('PUT', `/v1/admin/users/${internal.id}/role`, superAdmin.accessToken, { role: 'SUPER_ADMIN', reason: 'take it over' }),
+      call('POST', `/v1/admin/users/${internal.id}/suspend`, superAdmin.accessToken, { reason: 'break the playground' }),
+      call('POST', `/v1/admin/users/${internal.id}/impersonate`, superAdmin.accessToken, { reason: 'read operators prompts' }),
+    ];
+    for (const response of await Promise.all(attempts)) {
+      expect(response.statusCode, response.body).toBe(409);
+      expect(json(response).error.message).toMatch(/internal accounts/);
+    }
+    expect(await t.services.auth.data.users.findInternal('PLAYGROUND')).toMatchObject({ role: internal.role, status: 'ACTIVE' });
+    for (const action of ['user.role.change', 'user.suspend', 'user.impersonate']) expect(await auditOf(action, internal.id)).toEqual([]);
+  });
+});

@@ -12,7 +12,7 @@ import type { OpenSessions } from './open-sessions.js';
 import { hashPassword } from './passwords.js';
 import { recordSecurityEvent } from './security-events.js';
 import { revokeAllSessions } from './sessions.js';
-import { findActiveUserByEmail, insertUser, type Role, type UserRow } from './users.js';
+import { assertAssignableEmail, findActiveUserByEmail, insertUser, type Role, type UserRow } from './users.js';
 
 /** An impersonation token lives 10 minutes and is never refreshed (no refresh token is issued). */
 export const IMPERSONATION_TTL_SECONDS = 10 * 60;
@@ -60,6 +60,13 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
     return user;
   }
 
+  /** A person's account, locked: the service's own internal accounts take no role, suspension or impersonation. */
+  async function lockedPerson(tx: Tx, userId: string): Promise<UserRow> {
+    const user = await lockedUser(tx, userId);
+    if (user.internalKind) throw conflict("This is one of the service's own internal accounts (the admin playground's): it cannot be given a role, suspended or impersonated.");
+    return user;
+  }
+
   return {
     /** Newest accounts first, cursor-paged; every status unless one is asked for. */
     async search(query: UserSearch): Promise<{ items: UserRow[]; nextCursor: string | null }> {
@@ -97,7 +104,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
           .from(users)
           .where(and(eq(users.role, 'SUPER_ADMIN'), eq(users.status, 'ACTIVE')))
           .for('update');
-        const user = await lockedUser(tx, userId);
+        const user = await lockedPerson(tx, userId);
         if (user.role === role) return user;
         if (user.role === 'SUPER_ADMIN' && !superAdmins.some((s) => s.id !== userId)) {
           throw conflict('This is the last SUPER_ADMIN account: promote another account to SUPER_ADMIN before changing this one.');
@@ -116,7 +123,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
      */
     async suspend(operator: Operator, userId: string, reason: string, client: ClientInfo, audit: AuditWriter): Promise<UserRow> {
       return db.transaction(async (tx) => {
-        const user = await lockedUser(tx, userId);
+        const user = await lockedPerson(tx, userId);
         if (user.id === operator.userId) throw conflict('You cannot suspend your own account.');
         if (user.role === 'SUPER_ADMIN') throw conflict('A SUPER_ADMIN account cannot be suspended. Change its role first.');
         requireAuthorityOver(operator, user, 'suspend');
@@ -139,7 +146,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
      */
     async unsuspend(operator: Operator, userId: string, reason: string, audit: AuditWriter): Promise<UserRow> {
       return db.transaction(async (tx) => {
-        const user = await lockedUser(tx, userId);
+        const user = await lockedPerson(tx, userId);
         if (user.id === operator.userId) throw conflict('You cannot lift a suspension on your own account.');
         requireAuthorityOver(operator, user, 'lift the suspension of');
         if (user.status !== 'SUSPENDED') throw conflict('This account is not suspended.');
@@ -160,7 +167,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + IMPERSONATION_TTL_SECONDS * 1000);
       const { user, sessionId } = await db.transaction(async (tx) => {
-        const target = await lockedUser(tx, userId);
+        const target = await lockedPerson(tx, userId);
         if (target.status !== 'ACTIVE') throw conflict('A suspended account cannot be impersonated. Lift the suspension first.');
         if (target.role !== 'USER') throw conflict('Operator accounts (ADMIN, SUPER_ADMIN) cannot be impersonated.');
         // A session row of its own, with a user agent no browser sends, so a sign-in of the user never reuses it.
@@ -182,6 +189,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
      * verified email and runs the sign-up hooks (free plan), like any other.
      */
     async ensureOperator(input: { email: string; password: string | null; role: 'ADMIN' | 'SUPER_ADMIN' }, audit: AuditWriter): Promise<{ outcome: 'created' | 'promoted' | 'unchanged'; user: UserRow }> {
+      assertAssignableEmail(input.email);
       const passwordHash = input.password === null ? null : await hashPassword(input.password);
       return db.transaction(async (tx) => {
         const existing = await findActiveUserByEmail(tx, input.email);
