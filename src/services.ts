@@ -8,6 +8,7 @@ import { walletJobs } from './modules/wallet/jobs.js';
 import { createSubscriptionsService } from './modules/subscriptions/service.js';
 import { derivePepper } from './platform/crypto/secrets.js';
 import { createSecretBox } from './platform/crypto/sealed.js';
+import { createOutboundPolicy } from './platform/net/outbound-policy.js';
 import { createNotificationsService } from './modules/notifications/service.js';
 import { createAccountService, unseenIpNotifier } from './modules/account/index.js';
 import { createApiKeysService } from './modules/apikeys/service.js';
@@ -141,6 +142,7 @@ export function createServices(platform: Platform) {
     providers: platform.config.providers,
     secrets: createSecretBox(platform.config.secretsEncryptionKey),
     events: platform.events,
+    outbound: createOutboundPolicy({ allowPrivateNetwork: platform.config.allowPrivateNetwork }),
   });
   const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet, metrics: platform.metrics });
   const media = createMediaGateway({

@@ -19,7 +19,8 @@ const OPERATOR_KEY = 'sk-operator-secret-key-9f3a';
 beforeAll(async () => {
   envUpstream = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : { kind: 'ok', text: 'from the env account' }));
   operatorUpstream = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : { kind: 'ok', text: 'from the operator account' }));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', envUpstream.baseUrl, ['sk-env-key-1111']), SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY } });
+  // The operator account's fake upstream listens on loopback over http, which only private networking allows.
+  t = await createTestApp({ env: { ...providerEnv('OPENAI', envUpstream.baseUrl, ['sk-env-key-1111']), SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY, ALLOW_PRIVATE_NETWORK: 'true' } });
   superAdmin = (await signUpAs(t, 'SUPER_ADMIN')).accessToken;
   admin = (await signUpAs(t, 'ADMIN')).accessToken;
 });

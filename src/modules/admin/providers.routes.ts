@@ -82,7 +82,7 @@ export const adminProviderRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogSe
       config: SUPER_ADMIN_ROUTE,
       schema: {
         tags,
-        summary: 'Change an upstream account: enable or disable it, its budget, label, base URL or key (environment accounts: enabled only)',
+        summary: 'Change an upstream account: enable or disable it, its budget, label, base URL (with the key again) or key (environment accounts: enabled only)',
         params: AccountParams,
         body: UpdateAccountBody,
         response: { 200: UpstreamAccount, ...errorResponses(400, 401, 403, 404, 409) },

@@ -64,18 +64,26 @@ export const UpstreamAccountList = Type.Object({ items: Type.Array(UpstreamAccou
 
 const Label = Type.String({ minLength: 1, maxLength: 100 });
 const ApiKey = Type.String({ minLength: 8, maxLength: 1000, description: 'Stored encrypted (AES-256-GCM); never returned' });
-const BaseUrl = Nullable(Type.String({ minLength: 1, maxLength: 2048, description: "The provider's API base (null: the provider's default)" }));
+const BASE_URL_RULES =
+  "The provider's API base (null: the provider's default). The account's key is sent there, so it must be https and resolve to public internet addresses only; with ALLOW_PRIVATE_NETWORK=true private and loopback hosts are accepted as well, and only they may use plain http. Cloud metadata addresses are always refused.";
+const baseUrlWith = (description: string) => Nullable(Type.String({ minLength: 1, maxLength: 2048, description }));
 const Budget = Nullable({ ...Money, description: 'Monthly cap of provider cost in minor units; null = no cap' });
 
 export const CreateAccountBody = StrictObject({
   label: Label,
   apiKey: ApiKey,
-  baseUrl: Type.Optional(BaseUrl),
+  baseUrl: Type.Optional(baseUrlWith(BASE_URL_RULES)),
   monthlyBudgetCents: Type.Optional(Budget),
   enabled: Type.Optional(Type.Boolean({ default: true })),
 });
 
 export const UpdateAccountBody = StrictObject(
-  { label: Type.Optional(Label), apiKey: Type.Optional(ApiKey), baseUrl: Type.Optional(BaseUrl), monthlyBudgetCents: Type.Optional(Budget), enabled: Type.Optional(Type.Boolean()) },
+  {
+    label: Type.Optional(Label),
+    apiKey: Type.Optional(ApiKey),
+    baseUrl: Type.Optional(baseUrlWith(`${BASE_URL_RULES} Changing it requires apiKey in the same request: the stored key never follows a new address.`)),
+    monthlyBudgetCents: Type.Optional(Budget),
+    enabled: Type.Optional(Type.Boolean()),
+  },
   { minProperties: 1 },
 );

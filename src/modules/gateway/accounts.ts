@@ -7,6 +7,7 @@ import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import { FetchError, type OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { CatalogService } from '../catalog/service.js';
 import type { UpstreamPool } from './pool.js';
@@ -44,11 +45,35 @@ const overBudget = (row: AccountRow, now: Date) =>
   row.monthlyBudgetCents !== null && row.spendPeriod === periodOf(now) && row.spendMicros >= row.monthlyBudgetCents * 1_000_000;
 const fingerprintOf = (apiKey: string) => createHash('sha256').update(apiKey).digest('hex');
 
-function checkBaseUrl(baseUrl: string | null | undefined): void {
+const BASE_URL_EXAMPLE = 'e.g. https://api.openai.com/v1';
+
+/**
+ * A base URL an operator stores is where the account's key will be sent: it passes the outbound policy (public
+ * addresses only unless ALLOW_PRIVATE_NETWORK, never a metadata service, https unless the host is private). The
+ * OpenAI-compatible client checks again at every new connection (`registry.ts`).
+ */
+async function checkBaseUrl(outbound: Pick<OutboundPolicy, 'check'>, baseUrl: string | null | undefined): Promise<void> {
   if (baseUrl === null || baseUrl === undefined) return;
-  const parsed = URL.canParse(baseUrl) ? new URL(baseUrl) : null;
-  if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.password) {
-    throw badRequest('baseUrl must be an http(s) URL without credentials, e.g. https://api.openai.com/v1.', { field: 'baseUrl' });
+  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : null;
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password) {
+    throw badRequest(`baseUrl must be an http(s) URL without credentials, ${BASE_URL_EXAMPLE}.`, { field: 'baseUrl' });
+  }
+  try {
+    await outbound.check(url);
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    const details = { field: 'baseUrl', reason: err.reason, ...(err.address ?? {}) };
+    const ownNetwork = 'For a server on your own network, set <PROVIDER>_BASE_URL in the environment instead (or ALLOW_PRIVATE_NETWORK=true).';
+    if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address?.kind === 'metadata') {
+      throw badRequest(`baseUrl points to ${err.address.address}, a cloud metadata service: the account's key is never sent there.`, details);
+    }
+    if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address) {
+      throw badRequest(`baseUrl points to ${err.address.address}, a ${err.address.kind} address: the account's key is sent to public internet addresses only. ${ownNetwork}`, details);
+    }
+    if (err.reason === 'PROTOCOL_NOT_ALLOWED') {
+      throw badRequest(`baseUrl must use https (${BASE_URL_EXAMPLE}): over plain http the account's key would cross the network in clear. ${err.message}`, details);
+    }
+    throw badRequest(`baseUrl cannot be used: ${err.message} Check the URL.`, details);
   }
 }
 
@@ -58,8 +83,15 @@ function checkBaseUrl(baseUrl: string | null | undefined): void {
  * answers carry the last 4 characters only. Every change is audited in its own transaction, and every instance's pool
  * drops its cached accounts through the table's NOTIFY trigger.
  */
-export function createUpstreamAccounts(deps: { db: Db; clock: Clock; pool: UpstreamPool; secrets: SecretBox; catalog: Pick<CatalogService, 'snapshot' | 'setProviderStatus'> }) {
-  const { db, clock, pool, secrets, catalog } = deps;
+export function createUpstreamAccounts(deps: {
+  db: Db;
+  clock: Clock;
+  pool: UpstreamPool;
+  secrets: SecretBox;
+  catalog: Pick<CatalogService, 'snapshot' | 'setProviderStatus'>;
+  outbound: Pick<OutboundPolicy, 'check'>;
+}) {
+  const { db, clock, pool, secrets, catalog, outbound } = deps;
 
   function view(row: AccountRow) {
     const now = clock.now();
@@ -155,7 +187,7 @@ export function createUpstreamAccounts(deps: { db: Db; clock: Clock; pool: Upstr
       if (!pool.serves(providerSlug)) {
         throw badRequest(`The provider "${providerSlug}" has no upstream adapter in this service, so accounts cannot be added to it.`, { field: 'providerSlug' });
       }
-      checkBaseUrl(input.baseUrl);
+      await checkBaseUrl(outbound, input.baseUrl);
       const id = newId();
       const now = clock.now();
       const enabled = input.enabled ?? true;
@@ -190,21 +222,32 @@ export function createUpstreamAccounts(deps: { db: Db; clock: Clock; pool: Upstr
       return created;
     },
 
-    /** Changes an account; an environment account can only be switched on or off (the rest comes from its variables). */
+    /**
+     * Changes an account; an environment account can only be switched on or off (the rest comes from its variables).
+     * A new base URL needs the key again in the same request: the stored key never follows an address change.
+     */
     async update(providerSlug: string, accountId: string, patch: UpstreamAccountPatch, audit: AuditWriter): Promise<AccountView> {
       await providerOf(providerSlug);
-      checkBaseUrl(patch.baseUrl);
+      // An account's source never changes, so what may be changed is decided before the transaction.
+      const current = await rowOf(db, providerSlug, accountId);
+      if (current.source === 'ENV') {
+        const fixed = (['label', 'apiKey', 'baseUrl', 'monthlyBudgetCents'] as const).filter((field) => patch[field] !== undefined);
+        if (fixed.length > 0) {
+          throw badRequest(`This account comes from the environment: change ${fixed.join(', ')} in its <PROVIDER>_* variables; only "enabled" can be changed here.`, {
+            fields: fixed,
+          });
+        }
+      }
+      if (patch.baseUrl !== undefined && patch.apiKey === undefined) {
+        throw badRequest(
+          "Changing baseUrl sends the account's key to a new address, so the key must be entered again: send apiKey with baseUrl in the same request.",
+          { field: 'apiKey', requiredWith: 'baseUrl' },
+        );
+      }
+      await checkBaseUrl(outbound, patch.baseUrl);
       const result = await db
         .transaction(async (tx) => {
           const row = await rowOf(tx, providerSlug, accountId);
-          if (row.source === 'ENV') {
-            const fixed = (['label', 'apiKey', 'baseUrl', 'monthlyBudgetCents'] as const).filter((field) => patch[field] !== undefined);
-            if (fixed.length > 0) {
-              throw badRequest(`This account comes from the environment: change ${fixed.join(', ')} in its <PROVIDER>_* variables; only "enabled" can be changed here.`, {
-                fields: fixed,
-              });
-            }
-          }
           const now = clock.now();
           const [updated] = await tx
             .update(providerAccounts)

@@ -14,6 +14,19 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * HOUR_MS;
  */
 const UNRESERVED_GRACE_MS = MINUTE_MS;
 
+/**
+ * One request's hold on a key. Every write after `begin` names the request, so a request that outlived its hold (its
+ * reservation was swept while it still ran) cannot touch the entry of the retry that took the key after it.
+ */
+export interface KeyEntry {
+  userId: string;
+  key: string;
+  requestId: string;
+}
+
+/** How the reservation of a request that will never finish its key (its process died) was closed. */
+export type ReservationClosed = 'SETTLED' | 'RELEASED';
+
 export type IdempotencyBegin =
   | { kind: 'new'; requestId: string }
   | { kind: 'replay'; requestId: string; status: number; response: Record<string, unknown> };
@@ -42,14 +55,31 @@ export interface IdempotencyDeps {
   reservationStatus: (requestId: string) => Promise<'OPEN' | 'IN_FLIGHT' | 'SETTLED' | 'RELEASED' | null>;
 }
 
+const entryOf = (e: KeyEntry) => and(eq(gatewayIdempotency.userId, e.userId), eq(gatewayIdempotency.key, e.key), eq(gatewayIdempotency.requestId, e.requestId));
+
 export function createIdempotencyStore(deps: IdempotencyDeps) {
   const { db, clock } = deps;
 
-  /** Whether an entry still in progress was abandoned: its tokens were given back, or it never held any. */
-  async function abandoned(entry: { requestId: string; createdAt: Date }, now: Date): Promise<boolean> {
+  /**
+   * A key in progress follows its request's reservation once that is closed without it: charged (the sweeper settled
+   * on the usage the request reported) the key is CHARGED and never freed; refunded, it is freed for one retry.
+   * Conditional on the entry still being in progress under this request, so concurrent callers act once.
+   */
+  async function followReservation(handle: DbOrTx, entry: KeyEntry, closed: ReservationClosed): Promise<void> {
+    const inProgress = and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS'));
+    if (closed === 'RELEASED') await handle.delete(gatewayIdempotency).where(inProgress);
+    else await handle.update(gatewayIdempotency).set({ status: 'CHARGED' }).where(inProgress);
+  }
+
+  /**
+   * How an entry still in progress was left, judged by its reservation when the sweeper could not (a reservation that
+   * does not name its key, e.g. a job's, reserved by its runner): null while its request may still finish it. One that
+   * never reserved anything within the grace was left by a crash before the reservation, and is freed like a refund.
+   */
+  async function closedReservation(entry: { requestId: string; createdAt: Date }, now: Date): Promise<ReservationClosed | null> {
     const status = await deps.reservationStatus(entry.requestId);
-    if (status === 'RELEASED') return true;
-    return status === null && now.getTime() - entry.createdAt.getTime() > UNRESERVED_GRACE_MS;
+    if (status === 'SETTLED' || status === 'RELEASED') return status;
+    return status === null && now.getTime() - entry.createdAt.getTime() > UNRESERVED_GRACE_MS ? 'RELEASED' : null;
   }
 
   return {
@@ -70,10 +100,15 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
           .from(gatewayIdempotency)
           .where(and(eq(gatewayIdempotency.userId, input.userId), eq(gatewayIdempotency.key, input.key)));
         if (!existing) continue; // released in between: try to take it again
-        const stale = existing.status === 'IN_PROGRESS' && (await abandoned(existing, now));
-        if (existing.expiresAt <= now || stale) {
+        if (existing.expiresAt <= now) {
           await db.delete(gatewayIdempotency).where(and(eq(gatewayIdempotency.id, existing.id), eq(gatewayIdempotency.status, existing.status)));
           continue;
+        }
+        const closed = existing.status === 'IN_PROGRESS' ? await closedReservation(existing, now) : null;
+        if (closed) {
+          await followReservation(db, existing, closed);
+          if (closed === 'RELEASED') continue;
+          existing.status = 'CHARGED';
         }
         if (existing.route !== input.route || existing.bodyHash !== bodyHash) {
           throw conflict(
@@ -99,27 +134,24 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
      * What the settlement of a charge writes to the key, in its transaction or combined statement: the answer when it
      * is known then (COMPLETED), else CHARGED, after which the key can never be freed.
      */
-    chargeQuery(userId: string, key: string, response: Record<string, unknown> | null, tx: DbOrTx = db) {
-      const entry = and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key));
+    chargeQuery(entry: KeyEntry, response: Record<string, unknown> | null, tx: DbOrTx = db) {
       return response
-        ? tx.update(gatewayIdempotency).set({ status: 'COMPLETED', responseStatus: 200, response, completedAt: clock.now() }).where(entry)
-        : tx.update(gatewayIdempotency).set({ status: 'CHARGED' }).where(and(entry, eq(gatewayIdempotency.status, 'IN_PROGRESS')));
+        ? tx.update(gatewayIdempotency).set({ status: 'COMPLETED', responseStatus: 200, response, completedAt: clock.now() }).where(entryOf(entry))
+        : tx.update(gatewayIdempotency).set({ status: 'CHARGED' }).where(and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
     },
 
     /** Stores the answer of a call whose charge did not carry it (it was only known afterwards). */
-    async complete(userId: string, key: string, status: number, response: Record<string, unknown>): Promise<void> {
-      await db
-        .update(gatewayIdempotency)
-        .set({ status: 'COMPLETED', responseStatus: status, response, completedAt: clock.now() })
-        .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key)));
+    async complete(entry: KeyEntry, status: number, response: Record<string, unknown>): Promise<void> {
+      await db.update(gatewayIdempotency).set({ status: 'COMPLETED', responseStatus: status, response, completedAt: clock.now() }).where(entryOf(entry));
     },
 
     /** Frees the key after a failed call (nothing was charged), so the client may retry with it. */
-    async abandon(userId: string, key: string): Promise<void> {
-      await db
-        .delete(gatewayIdempotency)
-        .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
+    async abandon(entry: KeyEntry): Promise<void> {
+      await db.delete(gatewayIdempotency).where(and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
     },
+
+    /** The sweeper closed the reservation of a request that died holding the key, in `tx`: the key follows it. */
+    followReservation,
 
     async purgeExpired(): Promise<number> {
       const deleted = await db.delete(gatewayIdempotency).where(lt(gatewayIdempotency.expiresAt, clock.now())).returning({ id: gatewayIdempotency.id });

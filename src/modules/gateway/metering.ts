@@ -14,6 +14,7 @@ import type { LibraryService } from '../library/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { SweptReservation, WalletOwner, WalletService } from '../wallet/service.js';
 import { checkAccess, type Access, type AccessDeps } from './access.js';
+import type { IdempotencyStore } from './idempotency.js';
 
 /**
  * The metering pipeline every gateway call goes through: check access → reserve → (the caller runs the upstream) →
@@ -29,6 +30,8 @@ export interface MeteringDeps extends AccessDeps {
   metrics?: Metrics;
   /** Per-key budgets: held with the reservation, closed with it. */
   keys?: Pick<ApiKeysService, 'holdBudget' | 'growBudgetHold' | 'budgetSettlementParts' | 'settleBudget' | 'controlsById'>;
+  /** The Idempotency-Keys: the sweeper closing a dead request's reservation closes its key in the same transaction. */
+  idempotency?: Pick<IdempotencyStore, 'followReservation'>;
 }
 
 type ModelRef = { id: string; slug: string; providerId: string | null; providerSlug?: string };
@@ -57,6 +60,8 @@ export interface Metered {
  */
 export interface MeteringScope {
   requestId: string;
+  /** Named in the reservation's context, so the sweeper can close the key with a reservation whose process died. */
+  idempotencyKey: string;
   chargeQuery(response: Record<string, unknown> | null, tx?: DbOrTx): SQLWrapper;
   /** The charge and the key's write committed. */
   committed(response: Record<string, unknown> | null): void;
@@ -187,7 +192,13 @@ export function createMetering(deps: MeteringDeps) {
     const controls = caller.keyControls !== undefined || !caller.apiKeyId || !deps.keys ? caller.keyControls : await deps.keys.controlsById(caller.apiKeyId);
     const budget = caller.apiKeyId && deps.keys ? (controls?.budget ?? null) : null;
     metered.keyBudget = budget !== null;
-    const context = Object.assign(base(metered), { apiKeyId: metered.apiKeyId, modelSlug: call.model.slug }, budget ? { keyBudget: true } : {});
+    const scope = scopeOf(metered);
+    const context = Object.assign(
+      base(metered),
+      { apiKeyId: metered.apiKeyId, modelSlug: call.model.slug },
+      budget ? { keyBudget: true } : {},
+      scope ? { idempotencyKey: scope.idempotencyKey } : {},
+    );
     const reserve = (handle?: Tx) =>
       wallet.reserve({ tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds, ...access.owner }, handle);
     if (!budget) {
@@ -304,11 +315,13 @@ export function createMetering(deps: MeteringDeps) {
 
     /**
      * The sweeper closed a reservation a dead process left open: the usage record it would have written, so usage
-     * always agrees with the ledger. Reservations made before contexts existed have none and get no record.
+     * always agrees with the ledger, and the request's Idempotency-Key follows the reservation (charged, or freed for a
+     * retry). Reservations made before contexts existed have none and get no record.
      */
     async recordSwept(tx: Tx, swept: SweptReservation): Promise<void> {
-      const c = swept.context as (ReturnType<typeof base> & { apiKeyId?: string | null; modelSlug?: string; keyBudget?: boolean }) | null;
+      const c = swept.context as (ReturnType<typeof base> & { apiKeyId?: string | null; modelSlug?: string; keyBudget?: boolean; idempotencyKey?: string }) | null;
       if (c?.keyBudget) await deps.keys?.settleBudget(tx, swept.requestId, swept.chargedTokens);
+      if (c?.userId && c.idempotencyKey) await deps.idempotency?.followReservation(tx, { userId: c.userId, key: c.idempotencyKey, requestId: swept.requestId }, swept.outcome);
       if (!c?.userId || !c.operation) return;
       const settled = swept.outcome === 'SETTLED';
       await usage.record(

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ProviderSettings } from '../../config.js';
+import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import { createAnthropicAdapter } from './providers/anthropic.js';
 import { createLocalProvider } from './providers/local.js';
 import { createOpenAiAdapter } from './providers/openai.js';
+import type { ConnectGuard } from './providers/openai-http.js';
 import type { ProviderAdapter } from './providers/types.js';
 
 /**
@@ -60,14 +62,28 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 const fingerprint = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /**
+ * The outbound policy for the base URLs operators store through the admin API, checked again at every new connection
+ * (the address checked when the URL was saved may have changed since). The built-in defaults and `<PREFIX>_BASE_URL`
+ * are the operator's own configuration, trusted as they are: a self-hosted server on the private network is what
+ * `<PREFIX>_BASE_URL` is for, and whoever sets the environment holds the keys already.
+ */
+export function connectGuardFor(settings: Record<string, ProviderSettings>, outbound: OutboundPolicy): ConnectGuard {
+  const configured = [...Object.values(KNOWN_PROVIDERS).map((known) => known.baseUrl), ...Object.values(settings).map((config) => config.baseUrl)];
+  const trusted = new Set(configured.flatMap((baseUrl) => (baseUrl && URL.canParse(baseUrl) ? [new URL(baseUrl).origin] : [])));
+  return (url) => (trusted.has(url.origin) ? null : outbound.connectGuard(url));
+}
+
+/**
  * Builds the adapters and the configured accounts. `local` always has one built-in account; a known provider
  * gets one account per key in `<PREFIX>_API_KEY`; a keyless or unknown provider with `<PREFIX>_BASE_URL` gets one.
+ * With `outbound`, OpenAI-compatible text calls to any other address pass the outbound policy when they connect.
  */
 export function buildProviderRegistry(
   settings: Record<string, ProviderSettings>,
-  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number; mediaOnly?: Map<string, ProviderAdapter> } = {},
+  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number; mediaOnly?: Map<string, ProviderAdapter>; outbound?: OutboundPolicy } = {},
 ): Map<string, ProviderEntry> {
   const registry = new Map<string, ProviderEntry>();
+  const connectGuard = options.outbound ? connectGuardFor(settings, options.outbound) : undefined;
   const mediaOnly = options.mediaOnly ?? new Map<string, ProviderAdapter>();
   const slugs = new Set([...Object.keys(KNOWN_PROVIDERS), ...mediaOnly.keys()]);
   // Unknown prefixes with a base URL are OpenAI-compatible servers; their slug is the lower-cased prefix.
@@ -121,7 +137,7 @@ export function buildProviderRegistry(
     const adapter =
       known.adapter === 'anthropic'
         ? createAnthropicAdapter({ defaultBaseUrl: known.baseUrl, streamIdleTimeoutMs: options.streamIdleTimeoutMs })
-        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', tokenLimitParam: known.tokenLimitParam, streamIdleTimeoutMs: options.streamIdleTimeoutMs });
+        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', tokenLimitParam: known.tokenLimitParam, streamIdleTimeoutMs: options.streamIdleTimeoutMs, connectGuard });
     registry.set(slug, { slug, adapter, accounts });
   }
   return registry;

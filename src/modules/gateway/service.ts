@@ -12,12 +12,13 @@ import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { SweptReservation, WalletService } from '../wallet/service.js';
-import { createIdempotencyStore } from './idempotency.js';
+import { createIdempotencyStore, type KeyEntry } from './idempotency.js';
 import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget } from './instructions.js';
 import { createUpstreamPool } from './pool.js';
 import { createUpstreamAccounts } from './accounts.js';
 import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { ChatMessage } from './providers/types.js';
 import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
@@ -61,6 +62,8 @@ export interface GatewayServiceDeps {
   secrets: SecretBox;
   /** Cross-instance invalidation of the pool's cached accounts. */
   events?: EventBus;
+  /** Where operators' upstream base URLs may point (checked when saved and when connecting). */
+  outbound: OutboundPolicy;
 }
 
 export interface TextBody {
@@ -105,20 +108,21 @@ const ENHANCE_ROUTE = 'POST /v1/ai/enhance/prompt';
 export function createGatewayService(deps: GatewayServiceDeps) {
   const { db, clock, logger } = deps;
   const media = buildMediaProviders(clock, deps.localMedia);
-  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly });
+  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly, outbound: deps.outbound });
   const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics, secrets: deps.secrets, events: deps.events });
-  const accounts = createUpstreamAccounts({ db, clock, pool, secrets: deps.secrets, catalog: deps.catalog });
+  const accounts = createUpstreamAccounts({ db, clock, pool, secrets: deps.secrets, catalog: deps.catalog, outbound: deps.outbound });
   const idempotency = createIdempotencyStore({ db, clock, reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null });
-  const metering = createMetering(deps);
+  const metering = createMetering({ ...deps, idempotency });
   const fallbacks = createFallbacks({ db, catalog: deps.catalog });
   const text = createTextGateway({ ...deps, pool, metering, fallbacks });
 
   /** The key's record follows the charge: completed (or marked charged) in the settling transaction. */
-  function keyScope(userId: string, key: string, requestId: string) {
+  function keyScope(entry: KeyEntry) {
     let completed = false;
     const scope: MeteringScope = {
-      requestId,
-      chargeQuery: (response, tx) => idempotency.chargeQuery(userId, key, response, tx),
+      requestId: entry.requestId,
+      idempotencyKey: entry.key,
+      chargeQuery: (response, tx) => idempotency.chargeQuery(entry, response, tx),
       committed(response) {
         if (response) completed = true;
       },
@@ -137,15 +141,18 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     if (!options.idempotencyKey) return { body: await run(newId()), replayed: false };
     const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route, body });
     if (begun.kind === 'replay') return { body: begun.response as T, replayed: true };
-    const { scope, completed } = keyScope(principal.userId, options.idempotencyKey, begun.requestId);
+    const entry = { userId: principal.userId, key: options.idempotencyKey, requestId: begun.requestId };
+    const { scope, completed } = keyScope(entry);
+    let result: T;
     try {
-      const result = await withMeteringScope(scope, () => run(begun.requestId));
-      if (!completed()) await idempotency.complete(principal.userId, options.idempotencyKey, 200, result);
-      return { body: result, replayed: false };
+      result = await withMeteringScope(scope, () => run(begun.requestId));
     } catch (err) {
-      await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
+      await idempotency.abandon(entry).catch(() => undefined);
       throw err;
     }
+    // Once `run` succeeded the key is never freed here: a job it queued is charged later, under the key's request id.
+    if (!completed()) await idempotency.complete(entry, 200, result);
+    return { body: result, replayed: false };
   }
 
   const textCall = (body: TextBody) => ({
@@ -207,15 +214,16 @@ export function createGatewayService(deps: GatewayServiceDeps) {
         sse.end();
         return stored;
       }
-      const { scope, completed } = keyScope(principal.userId, options.idempotencyKey, begun.requestId);
+      const entry = { userId: principal.userId, key: options.idempotencyKey, requestId: begun.requestId };
+      const { scope, completed } = keyScope(entry);
       try {
         const answer = await withMeteringScope(scope, () => run(begun.requestId));
         // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
-        if (answer && !completed()) await idempotency.complete(principal.userId, options.idempotencyKey, 200, textResponse(answer));
-        else if (!answer) await idempotency.abandon(principal.userId, options.idempotencyKey);
+        if (answer && !completed()) await idempotency.complete(entry, 200, textResponse(answer));
+        else if (!answer) await idempotency.abandon(entry);
         return textResponseOrNull(answer);
       } catch (err) {
-        await idempotency.abandon(principal.userId, options.idempotencyKey).catch(() => undefined);
+        await idempotency.abandon(entry).catch(() => undefined);
         throw err;
       }
     },

@@ -1,16 +1,20 @@
-import { lookup } from 'node:dns/promises';
-import { classifyAddress, ipLiteral } from '../../platform/net/address-policy.js';
+import { isIPv6 } from 'node:net';
+import { createOutboundPolicy, FetchError, type ResolveAddresses } from '../../platform/net/outbound-policy.js';
 import { badRequest } from '../../platform/http/errors.js';
 
 export type ResolveHost = (hostname: string) => Promise<string[]>;
 
-export const systemResolveHost: ResolveHost = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+const addressesOf =
+  (resolve: ResolveHost): ResolveAddresses =>
+  async (hostname) =>
+    (await resolve(hostname)).map((address) => ({ address, family: isIPv6(address) ? 6 : 4 }));
 
 /**
- * Checks a webhook URL when it is registered or changed: https only, no credentials, and (unless private networking
- * is allowed) a host that is, and resolves only to, public internet addresses. Every delivery checks again through
- * the SSRF-safe fetcher, which connects only to the address it checked, so a name re-pointed later is refused then.
- * Returns the normalised URL.
+ * Checks a webhook URL when it is registered or changed, by the outbound policy every delivery passes again (the
+ * SSRF-safe fetcher, which connects only to the address it checked, so a name re-pointed later is refused then):
+ * http(s) without credentials; a host that is, and resolves only to, public internet addresses, unless private
+ * networking is allowed; https, except for a private or loopback host when private networking is allowed. Returns
+ * the normalised URL.
  */
 export async function checkWebhookUrl(input: string, options: { allowPrivateNetwork: boolean; resolve?: ResolveHost }): Promise<string> {
   let url: URL;
@@ -27,23 +31,30 @@ export async function checkWebhookUrl(input: string, options: { allowPrivateNetw
     throw badRequest('The webhook URL must not contain a user name or password; check the signature header to authenticate deliveries instead.', { field: 'url' });
   }
   url.hash = '';
-  if (options.allowPrivateNetwork) return url.href;
-  const literal = ipLiteral(url.hostname);
-  let addresses: string[];
+  const policy = createOutboundPolicy({ allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve && addressesOf(options.resolve) });
   try {
-    addresses = literal ? [literal] : await (options.resolve ?? systemResolveHost)(url.hostname);
-  } catch {
-    throw badRequest(`The host "${url.hostname}" of the webhook URL could not be found. Check the URL.`, { field: 'url', host: url.hostname });
-  }
-  if (addresses.length === 0) throw badRequest(`The host "${url.hostname}" of the webhook URL has no address. Check the URL.`, { field: 'url', host: url.hostname });
-  for (const address of addresses) {
-    const kind = classifyAddress(address);
-    if (kind !== 'public') {
-      throw badRequest(
-        `The webhook URL points to ${address}, a ${kind} address: webhooks are delivered to public internet addresses only.`,
-        { field: 'url', address, kind },
-      );
-    }
+    await policy.check(url);
+  } catch (err) {
+    throw err instanceof FetchError ? refusal(url, err) : err;
   }
   return url.href;
+}
+
+function refusal(url: URL, err: FetchError) {
+  const host = url.hostname;
+  if (err.reason === 'DNS_FAILED') {
+    return badRequest(`The host "${host}" of the webhook URL could not be found. Check the URL.`, { field: 'url', host });
+  }
+  if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address) {
+    const { address, kind } = err.address;
+    return badRequest(`The webhook URL points to ${address}, a ${kind} address: webhooks are delivered to public internet addresses only.`, { field: 'url', address, kind });
+  }
+  if (err.reason === 'PROTOCOL_NOT_ALLOWED' && err.address) {
+    const { address } = err.address;
+    return badRequest(
+      `The webhook URL must use https: "${host}" is a public address (${address}), and plain http is accepted for private and loopback hosts only.`,
+      { field: 'url', protocol: 'http', address },
+    );
+  }
+  return badRequest(`The webhook URL cannot be used: ${err.message}`, { field: 'url' });
 }

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../../db/schema/webhooks.js';
+import { checkWebhookUrl } from './destination.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 
 /** Without ALLOW_PRIVATE_NETWORK (production's default): only https URLs of public addresses are accepted. */
@@ -26,7 +27,8 @@ describe('registration refusals without private networking', () => {
       [{ url: 'https://10.1.2.3/in', events: ['job.succeeded'] }, /10\.1\.2\.3, a private address: webhooks are delivered to public internet addresses only/],
       [{ url: 'https://127.0.0.1:8443/in', events: ['*'] }, /127\.0\.0\.1, a loopback address/],
       [{ url: 'https://[::1]/in', events: ['*'] }, /::1, a loopback address/],
-      [{ url: 'https://169.254.169.254/latest', events: ['*'] }, /link-local address/],
+      [{ url: 'https://169.254.169.254/latest', events: ['*'] }, /169\.254\.169\.254, a metadata address/],
+      [{ url: 'https://169.254.10.1/latest', events: ['*'] }, /link-local address/],
       [{ url: 'https://localhost/in', events: ['*'] }, /loopback address/],
       [{ url: 'https://user:pw@hooks.example.com/in', events: ['*'] }, /must not contain a user name or password/],
       [{ url: 'ftp://hooks.example.com/in', events: ['*'] }, /must use https/],
@@ -55,6 +57,60 @@ describe('registration refusals without private networking', () => {
     expect(response.statusCode).toBe(400);
     expect(json(response).error.message).toMatch(/192\.168\.0\.10, a private address/);
     expect(json(await call(strict, accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({ url: 'https://hooks.example.com/in', status: 'ACTIVE' });
+  });
+});
+
+describe('plain http with private networking allowed: private and loopback hosts only', () => {
+  const publicHttp = /must use https: "[^"]+" is a public address \([^)]+\), and plain http is accepted for private and loopback hosts only/;
+
+  it('refuses to register a public host over http, by IP or IPv6, and stores nothing', async () => {
+    const { accessToken } = await signUp(open.app);
+    for (const url of ['http://93.184.216.34/hook', 'http://[2606:4700:4700::1111]/hook', 'http://8.8.8.8:8080/hook']) {
+      const response = await call(open, accessToken, 'POST', '/v1/webhooks', { url, events: ['*'] });
+      expect({ url, status: response.statusCode, code: json(response).error.code }).toEqual({ url, status: 400, code: 'BAD_REQUEST' });
+      expect(json(response).error.message).toMatch(publicHttp);
+      expect(json(response).error.details).toMatchObject({ field: 'url', protocol: 'http' });
+    }
+    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items).toEqual([]);
+  });
+
+  it('refuses a public name over http (its resolved addresses decide)', async () => {
+    const resolve = async () => ['93.184.216.34'];
+    const refused = await checkWebhookUrl('http://example.com/hook', { allowPrivateNetwork: true, resolve }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ statusCode: 400, message: expect.stringMatching(publicHttp) });
+    // The same name over https is fine, and a name inside the network may use http.
+    expect(await checkWebhookUrl('https://example.com/hook', { allowPrivateNetwork: true, resolve })).toBe('https://example.com/hook');
+    expect(await checkWebhookUrl('http://hooks.internal/in', { allowPrivateNetwork: true, resolve: async () => ['10.0.0.5'] })).toBe('http://hooks.internal/in');
+    // One public answer among private ones makes the host public.
+    const mixed = await checkWebhookUrl('http://mixed.example/in', { allowPrivateNetwork: true, resolve: async () => ['10.0.0.5', '93.184.216.34'] }).catch((err: unknown) => err);
+    expect(mixed).toMatchObject({ statusCode: 400, message: expect.stringMatching(publicHttp) });
+  });
+
+  it('accepts loopback over http, by address and by name', async () => {
+    const { accessToken } = await signUp(open.app);
+    for (const url of ['http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://[::1]:9/hook', 'http://10.1.2.3/hook']) {
+      const response = await call(open, accessToken, 'POST', '/v1/webhooks', { url, events: ['*'] });
+      expect({ url, status: response.statusCode }).toEqual({ url, status: 201 });
+    }
+  });
+
+  it('refuses a cloud metadata address even with private networking allowed', async () => {
+    const { accessToken } = await signUp(open.app);
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/', 'https://100.100.100.200/']) {
+      const response = await call(open, accessToken, 'POST', '/v1/webhooks', { url, events: ['*'] });
+      expect({ url, status: response.statusCode }).toEqual({ url, status: 400 });
+      expect(json(response).error.message).toMatch(/a metadata address: webhooks are delivered to public internet addresses only/);
+    }
+    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items).toEqual([]);
+  });
+
+  it('refuses a PATCH moving a webhook to a public host over http, and keeps it as it was', async () => {
+    const { accessToken } = await signUp(open.app);
+    const hook = json(await call(open, accessToken, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/mine', events: ['*'] }));
+    const response = await call(open, accessToken, 'PATCH', `/v1/webhooks/${hook.id}`, { url: 'http://93.184.216.34/steal', events: ['job.failed'] });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).error.message).toMatch(publicHttp);
+    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({ url: 'http://127.0.0.1:9/mine', events: ['*'], updatedAt: hook.updatedAt });
   });
 });
 

@@ -2,11 +2,12 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * What kind of address an IP is, for the outbound-fetch policy. Only `public` addresses are reachable
- * unless private networking is allowed (ALLOW_PRIVATE_NETWORK=true).
+ * What kind of address an IP is, for the outbound policy. Only `public` addresses are reachable unless private
+ * networking is allowed (ALLOW_PRIVATE_NETWORK=true); `metadata` (a cloud's instance metadata service) never is.
  */
 export type AddressClass =
   | 'public'
+  | 'metadata'
   | 'unspecified'
   | 'loopback'
   | 'private'
@@ -48,11 +49,21 @@ const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 /** The only IPv6 block IANA allocates for global unicast; ipaddr.js calls everything it has no name for `unicast`. */
 const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
 
+/**
+ * Cloud instance metadata services, which hand out the machine's credentials: AWS (IMDS, ECS and EKS Pod Identity
+ * agents), GCP, Azure, OpenStack, DigitalOcean and Oracle at 169.254.169.254, Alibaba at 100.100.100.200, Oracle
+ * Classic at 192.0.0.192. They are refused even when private networking is allowed.
+ */
+const METADATA_V4 = new Set(['169.254.169.254', '169.254.170.2', '169.254.170.23', '100.100.100.200', '192.0.0.192']);
+const METADATA_V6 = new Set(['fd00:ec2::254', 'fd00:ec2::23'].map((address) => ipaddr.IPv6.parse(address).parts.join(':')));
+
 const ipv4FromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 
-const classifyIPv4 = (address: ipaddr.IPv4): AddressClass => IPV4_CLASSES[address.range()] ?? 'reserved';
+const classifyIPv4 = (address: ipaddr.IPv4): AddressClass =>
+  METADATA_V4.has(address.toString()) ? 'metadata' : (IPV4_CLASSES[address.range()] ?? 'reserved');
 
 function classifyIPv6(address: ipaddr.IPv6): AddressClass {
+  if (METADATA_V6.has(address.parts.join(':'))) return 'metadata'; // the parts leave out a zone id
   const range: string = address.range();
   const [, g1, g2, , , , g6, g7] = address.parts as [number, number, number, number, number, number, number, number];
   switch (range) {

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classifyAddress } from './address-policy.js';
 import { createSafeFetcher, FetchError, unreadableRemoteFile, type SafeFetcher } from './safe-fetch.js';
 
 interface TestServer {
@@ -201,7 +202,8 @@ describe('safe fetch: SSRF protection', () => {
     ['https://10.0.0.1/a.png', 'private'],
     ['https://172.16.5.4/a.png', 'private'],
     ['https://192.168.1.1/a.png', 'private'],
-    ['https://169.254.169.254/latest/meta-data/', 'link-local'],
+    ['https://169.254.169.254/latest/meta-data/', 'metadata'],
+    ['https://169.254.10.1/', 'link-local'],
     ['https://100.64.1.1/', 'cgnat'],
     ['https://0.0.0.0/', 'unspecified'],
     ['https://224.0.0.1/', 'multicast'],
@@ -254,7 +256,8 @@ describe('safe fetch: SSRF protection', () => {
   it.each([
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:0:a00:1', 'private'],
-    ['64:ff9b::a9fe:a9fe', 'link-local'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['64:ff9b::a9fe:101', 'link-local'],
     ['2002:c0a8:101::1', 'private'],
   ])('refuses a name that resolves to %s (%s)', async (address, kind) => {
     const fetcher = createSafeFetcher({ allowPrivateNetwork: false, resolve: async () => [{ address, family: 6 }] });
@@ -288,16 +291,58 @@ describe('safe fetch: SSRF protection', () => {
     expect(err.message).toContain('nowhere.invalid');
   });
 
-  it('refuses plain http unless asked for or private networking is allowed', async () => {
+  it('refuses plain http unless asked for, or private networking is allowed and the host is private', async () => {
     const err = await failure(closed('http://example.com/a.png'));
     expect(err.reason).toBe('PROTOCOL_NOT_ALLOWED');
     // With ALLOW_PRIVATE_NETWORK=true the same loopback http URL is fetched.
     expect((await open(`http://localhost:${target.port}/image.png`)).status).toBe(200);
   });
 
+  it('with private networking allowed, still refuses plain http to a public address, without connecting', async () => {
+    const literal = await failure(open('http://93.184.216.34/a.png'));
+    expect(literal).toMatchObject({ reason: 'PROTOCOL_NOT_ALLOWED', address: { address: '93.184.216.34', kind: 'public' } });
+    expect(literal.message).toBe('Plain http reaches private and loopback hosts only, and 93.184.216.34 is a public address: use https.');
+    const publicName = createSafeFetcher({ allowPrivateNetwork: true, resolve: async () => [{ address: '93.184.216.34', family: 4 }] });
+    const byName = await failure(publicName('http://example.com/a.png'));
+    expect(byName.reason).toBe('PROTOCOL_NOT_ALLOWED');
+    expect(byName.message).toContain('"example.com" (93.184.216.34) is a public address: use https');
+    // A name with a public and a private answer is not private: the connection could go to either.
+    const mixed = createSafeFetcher({
+      allowPrivateNetwork: true,
+      resolve: async () => [
+        { address: '127.0.0.1', family: 4 },
+        { address: '93.184.216.34', family: 4 },
+      ],
+    });
+    expect((await failure(mixed(`http://mixed.example:${target.port}/image.png`))).reason).toBe('PROTOCOL_NOT_ALLOWED');
+  });
+
+  it('refuses a cloud metadata service even with private networking allowed, by address and by name', async () => {
+    const before = target.requests.length;
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/latest/', 'http://[::ffff:169.254.169.254]/', 'http://100.100.100.200/']) {
+      const err = await failure(open(url, { timeoutMs: 1000 }));
+      expect({ url, reason: err.reason, kind: err.address?.kind }).toEqual({ url, reason: 'ADDRESS_NOT_ALLOWED', kind: 'metadata' });
+      expect(err.message).toContain('a cloud metadata service is never reachable');
+    }
+    const metadataName = createSafeFetcher({ allowPrivateNetwork: true, resolve: async () => [{ address: '169.254.169.254', family: 4 }] });
+    expect((await failure(metadataName('http://metadata.google.internal/computeMetadata/v1/'))).reason).toBe('ADDRESS_NOT_ALLOWED');
+    expect(target.requests.length).toBe(before);
+  });
+
+  it('checks each fetch again: a name that moved from a private to a public address is refused over http (DNS rebinding)', async () => {
+    let answer = '127.0.0.1';
+    const fetcher = createSafeFetcher({ allowPrivateNetwork: true, resolve: async () => [{ address: answer, family: 4 }] });
+    expect((await fetcher(`http://hooks.test:${target.port}/image.png`)).status).toBe(200);
+    const served = target.requests.length;
+    answer = '93.184.216.34';
+    const err = await failure(fetcher(`http://hooks.test:${target.port}/image.png`));
+    expect(err.reason).toBe('PROTOCOL_NOT_ALLOWED');
+    expect(target.requests.length).toBe(served);
+  });
+
   describe('with a stand-in public host on 127.0.0.2', () => {
     // The policy treats 127.0.0.2 as if it were a public address, so a real server can play the remote host.
-    const asPublic = (address: string, kind: string) => address === '127.0.0.2' || kind === 'public';
+    const asPublic = (address: string) => (address === '127.0.0.2' ? 'public' : classifyAddress(address));
     let internal: TestServer;
     let publicHost: TestServer;
     beforeAll(async () => {
@@ -316,13 +361,28 @@ describe('safe fetch: SSRF protection', () => {
     });
 
     it('re-checks every redirect hop and refuses one into loopback or the metadata address', async () => {
-      const fetcher = createSafeFetcher({ allowPrivateNetwork: false, isAddressAllowed: asPublic });
+      const fetcher = createSafeFetcher({ allowPrivateNetwork: false, classify: asPublic });
       expect((await fetcher(`${publicHost.origin}/to-self`, { allowHttp: true })).body.toString()).toBe('public');
       for (const path of ['/to-loopback', '/to-localhost', '/to-metadata', '/to-mapped', '/to-decimal']) {
         const err = await failure(fetcher(`${publicHost.origin}${path}`, { allowHttp: true }));
         expect(err.reason).toBe('ADDRESS_NOT_ALLOWED');
       }
       expect(internal.requests).toEqual([]);
+    });
+
+    it('with private networking allowed, refuses plain http to the public host without connecting, and still reaches private hosts', async () => {
+      const fetcher = createSafeFetcher({ allowPrivateNetwork: true, classify: asPublic });
+      const before = publicHost.requests.length;
+      const err = await failure(fetcher(`${publicHost.origin}/ok`));
+      expect(err).toMatchObject({ reason: 'PROTOCOL_NOT_ALLOWED', address: { address: '127.0.0.2', kind: 'public' } });
+      expect(publicHost.requests.length).toBe(before);
+      // A redirect from a private host to the public one over http is refused at that hop too.
+      const hop = await startServer((_req, res) => res.writeHead(302, { location: `${publicHost.origin}/ok` }).end());
+      servers.push(hop);
+      expect((await failure(fetcher(hop.origin))).reason).toBe('PROTOCOL_NOT_ALLOWED');
+      expect(publicHost.requests.length).toBe(before);
+      expect((await fetcher(`http://127.0.0.1:${internal.port}/`)).body.toString()).toBe('internal secret');
+      expect((await fetcher(`${publicHost.origin}/ok`, { allowHttp: true })).body.toString()).toBe('public');
     });
 
     it('connects to the address it checked, not to a second answer of the resolver (no DNS rebinding)', async () => {
@@ -332,7 +392,7 @@ describe('safe fetch: SSRF protection', () => {
       let calls = 0;
       const fetcher = createSafeFetcher({
         allowPrivateNetwork: false,
-        isAddressAllowed: asPublic,
+        classify: asPublic,
         resolve: async () => [{ address: calls++ === 0 ? '127.0.0.2' : '127.0.0.3', family: 4 }],
       });
       const response = await fetcher(`http://rebind.example:${publicHost.port}/ok`, { allowHttp: true });

@@ -1,34 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { AppError } from '../http/errors.js';
-import { classifyAddress, ipLiteral, type AddressClass } from './address-policy.js';
+import { ipLiteral } from './address-policy.js';
+import { createOutboundPolicy, FetchError, type OutboundPolicySettings, type ResolvedAddress } from './outbound-policy.js';
 
-/** Why an outbound fetch failed; `message` says it in words a person can act on. */
-export type FetchFailure =
-  | 'INVALID_URL'
-  | 'PROTOCOL_NOT_ALLOWED'
-  | 'ADDRESS_NOT_ALLOWED'
-  | 'DNS_FAILED'
-  | 'CONNECTION_FAILED'
-  | 'HTTP_STATUS'
-  | 'TOO_LARGE'
-  | 'TIMEOUT'
-  | 'TOO_MANY_REDIRECTS';
-
-export class FetchError extends Error {
-  constructor(
-    readonly reason: FetchFailure,
-    message: string,
-    /** The remote's HTTP status for `HTTP_STATUS` (and a redirect loop); null otherwise. */
-    readonly status: number | null = null,
-    readonly url: string | null = null,
-  ) {
-    super(message);
-    this.name = 'FetchError';
-  }
-}
+export { FetchError, type FetchFailure, type ResolvedAddress } from './outbound-policy.js';
 
 export interface SafeFetchOptions {
   method?: 'GET' | 'HEAD' | 'POST' | 'PUT';
@@ -40,7 +17,7 @@ export interface SafeFetchOptions {
   maxBytes?: number;
   /** Redirects followed, each one re-checked (default 5; 0 refuses any redirect). */
   maxRedirects?: number;
-  /** Allow plain http to public hosts (default false: https only unless private networking is allowed). */
+  /** Allow plain http to public hosts (default false: https, or http to private hosts when private networking is allowed). */
   allowHttp?: boolean;
   /** Throw `HTTP_STATUS` for a non-2xx final answer (default true); false returns it with its body. */
   throwOnHttpError?: boolean;
@@ -55,17 +32,7 @@ export interface SafeResponse {
   body: Buffer;
 }
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
-export interface SafeFetcherOptions {
-  allowPrivateNetwork: boolean;
-  /** Name resolution (default: the system resolver, every address). */
-  resolve?: (hostname: string) => Promise<ResolvedAddress[]>;
-  /** Which addresses may be reached (default: public ones, or every one when private networking is allowed). */
-  isAddressAllowed?: (address: string, kind: AddressClass) => boolean;
+export interface SafeFetcherOptions extends OutboundPolicySettings {
   userAgent?: string;
 }
 
@@ -75,55 +42,19 @@ export const DEFAULT_FETCH_TIMEOUT_MS = 8_000;
 export const DEFAULT_FETCH_MAX_BYTES = 15 * 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-const systemResolve = async (hostname: string): Promise<ResolvedAddress[]> =>
-  (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }));
-
 export const formatBytes = (bytes: number): string =>
   bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} bytes`;
 
 /**
- * An outbound HTTP client for URLs supplied by users: it resolves the host itself, refuses addresses that are not
- * public (unless private networking is allowed), connects to exactly the address it checked (no DNS rebinding
- * between check and connect), re-checks every redirect hop, and enforces a total timeout and a byte cap.
+ * An outbound HTTP client for URLs supplied by users: every hop passes the outbound policy (`outbound-policy.ts`:
+ * public addresses only unless private networking is allowed, https unless the host is private), the connection goes
+ * to exactly the address checked (no DNS rebinding between check and connect), and a total timeout and a byte cap hold.
  */
 export function createSafeFetcher(settings: SafeFetcherOptions): SafeFetcher {
-  const resolve = settings.resolve ?? systemResolve;
-  const allowed = settings.isAddressAllowed ?? ((_address: string, kind: AddressClass) => settings.allowPrivateNetwork || kind === 'public');
+  const policy = createOutboundPolicy(settings);
   const userAgent = settings.userAgent ?? 'Storefront/1.0 (media fetcher)';
 
-  async function checkedTarget(url: URL, allowHttp: boolean): Promise<ResolvedAddress> {
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new FetchError('PROTOCOL_NOT_ALLOWED', `Only https URLs can be fetched (got "${url.protocol.replace(/:$/, '')}").`, null, url.href);
-    }
-    if (url.protocol === 'http:' && !allowHttp && !settings.allowPrivateNetwork) {
-      throw new FetchError('PROTOCOL_NOT_ALLOWED', 'Only https URLs can be fetched; plain http is not allowed.', null, url.href);
-    }
-    if (url.username || url.password) {
-      throw new FetchError('INVALID_URL', 'URLs with a user name or password cannot be fetched.', null, url.href);
-    }
-    const literal = ipLiteral(url.hostname);
-    const candidates: ResolvedAddress[] = literal
-      ? [{ address: literal, family: literal.includes(':') ? 6 : 4 }]
-      : await resolve(url.hostname).catch((err: NodeJS.ErrnoException) => {
-          throw new FetchError('DNS_FAILED', `The host "${url.hostname}" could not be found (${err.code ?? 'lookup failed'}).`, null, url.href);
-        });
-    if (candidates.length === 0) {
-      throw new FetchError('DNS_FAILED', `The host "${url.hostname}" has no address.`, null, url.href);
-    }
-    // A name that resolves to any non-public address is refused outright, so a mixed answer cannot be used to reach inside.
-    for (const candidate of candidates) {
-      const kind = classifyAddress(candidate.address);
-      if (!allowed(candidate.address, kind)) {
-        throw new FetchError(
-          'ADDRESS_NOT_ALLOWED',
-          `The address ${candidate.address} (${kind}) of "${url.hostname}" is not allowed: only public internet addresses can be fetched.`,
-          null,
-          url.href,
-        );
-      }
-    }
-    return candidates[0]!;
-  }
+  const checkedTarget = async (url: URL, allowHttp: boolean): Promise<ResolvedAddress> => (await policy.check(url, { allowHttp }))[0]!;
 
   function send(url: URL, target: ResolvedAddress, options: { method: string; headers: Record<string, string>; body?: string | Buffer }, signal: AbortSignal) {
     // The connection goes to the address checked above, whatever the resolver would answer now.

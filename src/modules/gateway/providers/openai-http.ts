@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
+import { FetchError } from '../../../platform/net/outbound-policy.js';
 import { UpstreamError, classifyStatus } from './types.js';
 
 /**
@@ -29,15 +31,22 @@ export interface OpenAiEventStream {
 const DEFAULT_CONNECTIONS_PER_ORIGIN = 1024;
 const USER_AGENT = 'Storefront-Gateway/1.0';
 
+/**
+ * The outbound policy for a base URL, applied when a connection is made (null: an address the operator configured,
+ * trusted as it is). Its `lookup` resolves and refuses at every new connection, so a name re-pointed after the URL was
+ * saved is refused then; calls on open keep-alive connections pay nothing. Throws `FetchError` to refuse at once.
+ */
+export type ConnectGuard = (url: URL) => { lookup: LookupFunction } | null;
+
 const pools = new Map<string, Pool>();
 
-function poolFor(origin: string, connections: number): Pool {
-  const key = `${connections} ${origin}`;
+function poolFor(origin: string, connections: number, connect: { lookup: LookupFunction } | null): Pool {
+  const key = `${connections} ${connect ? 'guarded ' : ''}${origin}`;
   let pool = pools.get(key);
   if (!pool) {
     // Our own timer bounds the wait for headers (an account may allow up to an hour); undici's bodyTimeout stays as
     // a backstop against a body that never ends.
-    pool = new Pool(origin, { connections, headersTimeout: 0 });
+    pool = new Pool(origin, { connections, headersTimeout: 0, ...(connect ? { connect } : {}) });
     pools.set(key, pool);
   }
   return pool;
@@ -51,14 +60,20 @@ export class OpenAiEndpoint {
   private readonly getHeaders: Record<string, string>;
   private readonly postHeaders: Record<string, string>;
 
-  constructor(baseUrl: string, apiKey: string, connections = DEFAULT_CONNECTIONS_PER_ORIGIN) {
+  constructor(baseUrl: string, apiKey: string, connections = DEFAULT_CONNECTIONS_PER_ORIGIN, guard?: ConnectGuard) {
     let url: URL;
     try {
       url = new URL(baseUrl);
     } catch {
       throw new UpstreamError('network', `The provider's base URL is not a valid URL: ${baseUrl}`, null, 'connection_error');
     }
-    this.pool = poolFor(url.origin, connections);
+    let connect: { lookup: LookupFunction } | null;
+    try {
+      connect = guard ? guard(url) : null;
+    } catch (err) {
+      throw connectionError(err);
+    }
+    this.pool = poolFor(url.origin, connections, connect);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     this.query = url.search;
     this.getHeaders = { authorization: `Bearer ${apiKey}`, accept: 'application/json', 'user-agent': USER_AGENT };
@@ -301,6 +316,11 @@ function streamedError(error: unknown): UpstreamError {
 }
 
 function connectionError(err: unknown): UpstreamError {
+  if (err instanceof FetchError) {
+    // The outbound policy refused the account's address (or could not resolve it).
+    const refused = err.reason === 'ADDRESS_NOT_ALLOWED' || err.reason === 'PROTOCOL_NOT_ALLOWED' || err.reason === 'INVALID_URL';
+    return new UpstreamError('network', `The provider's base URL cannot be used: ${err.message}`, null, refused ? 'address_not_allowed' : 'connection_error');
+  }
   const code = (err as { code?: unknown } | null)?.code;
   // The pool's bodyTimeout backstop.
   if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { OpenAiEndpoint } from './openai-http.js';
+import { OpenAiEndpoint, type ConnectGuard } from './openai-http.js';
 import { guardStream } from './stream-guard.js';
 import {
   UpstreamError,
@@ -28,6 +28,8 @@ export interface OpenAiAdapterOptions {
   streamIdleTimeoutMs?: number;
   /** Connections kept per upstream origin (default 1024). */
   connectionsPerOrigin?: number;
+  /** The outbound policy for account base URLs, applied at connection time (`registry.ts` decides which). */
+  connectGuard?: ConnectGuard;
 }
 
 /** Servers without authentication (a local Ollama) get a placeholder key: the SDK needs one, and so do some servers. */
@@ -59,7 +61,7 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     const key = `${baseUrl}\u0000${apiKey}`;
     let endpoint = endpoints.get(key);
     if (!endpoint) {
-      endpoint = new OpenAiEndpoint(baseUrl, apiKey, options.connectionsPerOrigin);
+      endpoint = new OpenAiEndpoint(baseUrl, apiKey, options.connectionsPerOrigin, options.connectGuard);
       endpoints.set(key, endpoint);
     }
     return endpoint;
