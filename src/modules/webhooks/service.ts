@@ -24,7 +24,7 @@ export interface WebhooksServiceDeps {
   fetcher: SafeFetcher;
   queue: Pick<Jobs, 'send' | 'running'>;
   logger: FastifyBaseLogger;
-  /** ALLOW_PRIVATE_NETWORK: http and private addresses are accepted at registration (the fetcher allows them too). */
+  /** ALLOW_PRIVATE_NETWORK: private and loopback addresses are accepted at registration, over http too (the fetcher agrees). */
   allowPrivateNetwork: boolean;
   /** How often the engine looks for new outbox events and due retries (default 500 ms). */
   pollIntervalMs?: number;
