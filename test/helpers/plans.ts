@@ -49,7 +49,7 @@ function literal(client: pg.Client, value: unknown): string {
     return client.escapeLiteral(`{${items.join(',')}}`);
   }
   if (typeof value === 'object') return client.escapeLiteral(JSON.stringify(value));
-  return client.escapeLiteral(String(value as string));
+  return client.escapeLiteral(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 /** A connection with the service's settings (and `extraOptions` after them), to explain statements on. */
