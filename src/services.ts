@@ -196,6 +196,8 @@ export function createServices(platform: Platform) {
     ],
     // The social graph (community, built below) drops the follows between the two users in the block's transaction.
     onUserBlocked: [async (tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId)],
+    // The author's posts and works take a new profileVisibility in the transaction that changes it.
+    onProfileVisibilityChanged: [async (tx, userId, visibility) => community.onProfileVisibilityChanged(tx, userId, visibility)],
   });
   const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
   const community = createCommunityService({
@@ -204,6 +206,7 @@ export function createServices(platform: Platform) {
     users: auth.data.users,
     generations: library.generations,
     blocks: account.blocks,
+    audience: account.profile,
     notifications,
     frontendUrl: platform.config.frontendUrl,
     metrics: platform.metrics,

@@ -8,6 +8,14 @@ import { createdAt, idColumn, tz } from './columns.js';
 const LISTED = sql`deleted_at is null and hidden_at is null`;
 
 /**
+ * Who may see an author's posts and works: the author's `profileVisibility` preference (the account module's), copied
+ * onto each of their rows so a feed filters on the row it already reads. Set at publish, and on every row of the author
+ * in the transaction that changes the preference.
+ */
+export const AUTHOR_VISIBILITIES = ['PUBLIC', 'FOLLOWERS_ONLY', 'PRIVATE'] as const;
+export type AuthorVisibility = (typeof AUTHOR_VISIBILITIES)[number];
+
+/**
  * A native social post of one generation (spec A "Post"). One post per generation: republishing updates it.
  * Counters are kept on the row, changed in the same transaction as the rows they count.
  * Indexes are declared ascending: PostgreSQL walks them backwards for `ORDER BY ... DESC` (NULLS FIRST, the default),
@@ -31,6 +39,7 @@ export const communityPosts = pgTable(
     updatedAt: tz('updated_at').notNull(),
     deletedAt: tz('deleted_at'),
     hiddenAt: tz('hidden_at'),
+    authorVisibility: text('author_visibility', { enum: AUTHOR_VISIBILITIES }).notNull().default('PUBLIC'),
   },
   (t) => [
     uniqueIndex('community_posts_generation_key').on(t.generationId),
@@ -169,6 +178,8 @@ export const communityWorks = pgTable(
     publishedAt: tz('published_at').notNull(),
     updatedAt: tz('updated_at').notNull(),
     hiddenAt: tz('hidden_at'),
+    /** The native author's audience (see `AUTHOR_VISIBILITIES`); imported works are PUBLIC. */
+    authorVisibility: text('author_visibility', { enum: AUTHOR_VISIBILITIES }).notNull().default('PUBLIC'),
   },
   (t) => [
     uniqueIndex('community_works_external_key').on(t.externalId).where(sql`source = 'IMPORTED'`),

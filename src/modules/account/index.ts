@@ -2,3 +2,4 @@
 export { createAccountService, type AccountService } from './service.js';
 export { unseenIpNotifier } from './security-alerts.js';
 export type { UserBlockedHook } from './blocks.js';
+export type { ProfileVisibility, ProfileVisibilityChangedHook } from './profile.js';

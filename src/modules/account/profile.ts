@@ -1,12 +1,19 @@
 import { eq } from 'drizzle-orm';
 import { userPreferences } from '../../db/schema/account.js';
-import type { DbOrTx } from '../../platform/db/database.js';
+import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, conflict, unauthorized } from '../../platform/http/errors.js';
 import { HANDLE_PATTERN, type ProfileChanges, type UserRow } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
 
 type PreferencesRow = typeof userPreferences.$inferSelect;
 export type Preferences = Omit<PreferencesRow, 'userId' | 'updatedAt'>;
+export type ProfileVisibility = Preferences['profileVisibility'];
+
+/**
+ * Work of other modules when a user changes `profileVisibility`, run in the transaction that changes it (the community
+ * gives the author's posts and works the new audience), so the new audience holds the moment the change answers.
+ */
+export type ProfileVisibilityChangedHook = (tx: Tx, userId: string, visibility: ProfileVisibility) => Promise<void>;
 
 export const DEFAULT_PREFERENCES: Preferences = {
   locale: 'en',
@@ -47,8 +54,19 @@ function canonicalLocale(locale: string): string | null {
   }
 }
 
-export function createProfile(deps: AccountDeps) {
+export function createProfile(deps: AccountDeps, onVisibilityChanged: ProfileVisibilityChangedHook[] = []) {
   const { db, clock, auth } = deps;
+
+  /**
+   * The user's preferences row, created with the defaults when missing, then locked (`share` or `update`) until `tx`
+   * ends. Creating it first gives a user who never saved preferences a row to lock: with none, a reader's lock would
+   * take nothing and a concurrent first change would not wait for it.
+   */
+  async function lockedRow(tx: Tx, userId: string, strength: 'share' | 'update'): Promise<PreferencesRow> {
+    await tx.insert(userPreferences).values({ ...DEFAULT_PREFERENCES, userId, updatedAt: clock.now() }).onConflictDoNothing();
+    const [row] = await tx.select().from(userPreferences).where(eq(userPreferences.userId, userId)).for(strength);
+    return row!;
+  }
 
   async function activeUser(userId: string) {
     const user = await auth.users.findActiveById(userId);
@@ -65,6 +83,20 @@ export function createProfile(deps: AccountDeps) {
 
   return {
     getPreferences,
+
+    /** Who sees the user's profile and posts (for the community). */
+    async visibilityOf(userId: string, tx: DbOrTx = db): Promise<ProfileVisibility> {
+      const [row] = await tx.select({ visibility: userPreferences.profileVisibility }).from(userPreferences).where(eq(userPreferences.userId, userId));
+      return row?.visibility ?? DEFAULT_PREFERENCES.profileVisibility;
+    },
+
+    /**
+     * The same, read for a write that must carry it (a new post): the row stays share-locked until `tx` ends, so a
+     * concurrent change of the preference waits for that write and its hooks then see it.
+     */
+    async holdVisibility(tx: Tx, userId: string): Promise<ProfileVisibility> {
+      return (await lockedRow(tx, userId, 'share')).profileVisibility;
+    },
 
     async updateProfile(userId: string, changes: { handle?: string; avatarUrl?: string | null; bio?: string | null }) {
       await activeUser(userId);
@@ -93,11 +125,12 @@ export function createProfile(deps: AccountDeps) {
         if (!locale) throw badRequest(`"${set.locale}" is not a valid language tag. Use a tag such as "en" or "pt-BR".`, { field: 'locale' });
         set.locale = locale;
       }
-      const now = clock.now();
-      await db
-        .insert(userPreferences)
-        .values({ ...DEFAULT_PREFERENCES, ...set, userId, updatedAt: now })
-        .onConflictDoUpdate({ target: userPreferences.userId, set: { ...set, updatedAt: now } });
+      await db.transaction(async (tx) => {
+        const before = await lockedRow(tx, userId, 'update');
+        await tx.update(userPreferences).set({ ...set, updatedAt: clock.now() }).where(eq(userPreferences.userId, userId));
+        const visibility = set.profileVisibility;
+        if (visibility !== undefined && visibility !== before.profileVisibility) for (const hook of onVisibilityChanged) await hook(tx, userId, visibility);
+      });
       return getPreferences(userId);
     },
   };

@@ -7,7 +7,7 @@ import type { AccountDeps, AccountServiceDeps } from './deps.js';
 import { createEmailFlows } from './email.js';
 import { composeMail } from './mail.js';
 import { createPasswordFlows, passwordResetJobs } from './password.js';
-import { createProfile } from './profile.js';
+import { createProfile, type ProfileVisibilityChangedHook } from './profile.js';
 import { createSecurityViews, toSecurityEvent, toSession } from './security.js';
 
 export interface AccountServiceOptions extends AccountServiceDeps {
@@ -15,6 +15,8 @@ export interface AccountServiceOptions extends AccountServiceDeps {
   onAccountDeleted?: AccountDeletedHook[];
   /** Run in the transaction that creates a BLOCK (the social graph drops the follows both ways). */
   onUserBlocked?: UserBlockedHook[];
+  /** Run in the transaction that changes `profileVisibility` (the community's posts and works take the new audience). */
+  onProfileVisibilityChanged?: ProfileVisibilityChangedHook[];
 }
 
 /** Account management: password and email flows, sessions and history, profile, preferences, blocks, export, deletion. */
@@ -30,7 +32,7 @@ export function createAccountService(options: AccountServiceOptions) {
     },
   };
 
-  const profile = createProfile(deps);
+  const profile = createProfile(deps, options.onProfileVisibilityChanged ?? []);
   const blocks = createBlocks(deps, options.onUserBlocked ?? []);
   const extraSections: ExportSection[] = [];
 

@@ -1,7 +1,8 @@
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Db, DbOrTx } from '../../platform/db/database.js';
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { AuthData } from '../auth/index.js';
+import type { AuthorVisibility } from '../../db/schema/community.js';
 import type { GenerationVisibility } from '../../db/schema/library.js';
 import type { Generation, GenerationView } from '../library/service.js';
 import type { NotificationsService } from '../notifications/service.js';
@@ -22,6 +23,12 @@ export interface CommunityServiceDeps {
   blocks: {
     hiddenUserIds(viewerId: string, tx?: DbOrTx): Promise<string[]>;
     blockedEitherWay(tx: DbOrTx, a: string, b: string): Promise<boolean>;
+  };
+  /** Who sees an author's profile and posts: their `profileVisibility` preference (the account module's profile). */
+  audience: {
+    visibilityOf(userId: string, tx?: DbOrTx): Promise<AuthorVisibility>;
+    /** Read in the publishing transaction, held until it ends: a concurrent change waits, then updates the new post too. */
+    holdVisibility(tx: Tx, userId: string): Promise<AuthorVisibility>;
   };
   notifications: Pick<NotificationsService, 'notify'>;
   /** The web app's address: share links point there. */

@@ -1,10 +1,11 @@
-import { and, arrayContains, desc, eq, isNull, notInArray, sql, type SQL } from 'drizzle-orm';
+import { and, arrayContains, desc, eq, notInArray, sql, type SQL } from 'drizzle-orm';
 import { communityFollows, communityPostScores, communityPosts } from '../../db/schema/community.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
+import { maySee, visibleTo } from './audience.js';
 import type { CommunityDeps } from './deps.js';
 import { createTrendingRecompute } from './trending.js';
-import { currentEpoch, currentScoreSql, likedSql, scoreColumn, type PostExtras, type PostRow, type PostView, type PostViews } from './views.js';
+import { LISTED, currentEpoch, currentScoreSql, likedSql, scoreColumn, type PostExtras, type PostRow, type PostView, type PostViews } from './views.js';
 
 export interface FeedQuery {
   limit: number;
@@ -17,10 +18,11 @@ export interface FeedPage {
   nextCursor: string | null;
 }
 
-const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
-
 export function createFeeds(deps: CommunityDeps, views: PostViews) {
-  const { db, blocks } = deps;
+  const { db, blocks, audience } = deps;
+
+  /** Posts whose author's audience includes the viewer (see audience.ts). */
+  const seenBy = (viewerId: string | null) => visibleTo(viewerId, communityPosts.authorVisibility, communityPosts.authorId);
 
   /** Authors the viewer must not see (blocked or muted by them, or blocking them). */
   const hiddenFor = async (viewerId: string | null): Promise<string[]> => (viewerId ? blocks.hiddenUserIds(viewerId) : []);
@@ -32,7 +34,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
       .select({ post: communityPosts, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
       .from(communityPosts)
       .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
-      .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, where)))
+      .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, where, seenBy(viewerId))))
       .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
       .limit(query.limit + 1);
     return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
@@ -68,10 +70,14 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
      * author index alone (index-only), then the newest of those, then those posts by primary key. The cost grows with
      * the number of followees, never with the size of the whole feed (the planner's own choice, a walk of the recent
      * index probing the follows, read ~10k rows for a viewer following 200 of 100k authors; fetching whole rows per
-     * followee cost ~2,000 random heap reads).
+     * followee cost ~2,000 random heap reads). A PRIVATE followee's posts are left out by followee, not by row: every
+     * listed post of an author carries the author's current audience (set at publish, updated with the preference), so
+     * one probe of the author index tells, where a row filter in the per-author page would read every post of a PRIVATE
+     * followee to find none. FOLLOWERS_ONLY followees are shown: the viewer follows them.
      */
     async following(query: FeedQuery, viewerId: string): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
+      const followeeAudience = sql`(select ${communityPosts.authorVisibility} from ${communityPosts} where ${communityPosts.authorId} = ${communityFollows.followeeId} and ${LISTED} limit 1)`;
       const perAuthor = db
         .select({ id: communityPosts.id, publishedAt: communityPosts.publishedAt })
         .from(communityPosts)
@@ -83,7 +89,13 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
         .select({ id: perAuthor.id })
         .from(communityFollows)
         .innerJoinLateral(perAuthor, sql`true`)
-        .where(and(eq(communityFollows.followerId, viewerId), hidden.length > 0 ? notInArray(communityFollows.followeeId, hidden) : undefined))
+        .where(
+          and(
+            eq(communityFollows.followerId, viewerId),
+            hidden.length > 0 ? notInArray(communityFollows.followeeId, hidden) : undefined,
+            sql`${followeeAudience} <> 'PRIVATE'`,
+          ),
+        )
         .orderBy(desc(perAuthor.publishedAt), desc(perAuthor.id))
         .limit(query.limit + 1)
         .as('newest');
@@ -96,10 +108,13 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
       return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
     },
 
-    /** One user's posts (404 for an unknown handle; empty when the viewer blocked or muted them). */
+    /**
+     * One user's posts (404 for an unknown handle; empty when the viewer blocked or muted them, or is not in the
+     * author's audience: decided once here, so the author index is not walked for rows the filter would all drop).
+     */
     async byAuthor(authorId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
-      const hidden = await hiddenFor(viewerId);
-      if (hidden.includes(authorId)) return { items: [], nextCursor: null };
+      const [hidden, visibility] = await Promise.all([hiddenFor(viewerId), audience.visibilityOf(authorId)]);
+      if (hidden.includes(authorId) || !(await maySee(db, viewerId, { id: authorId, visibility }))) return { items: [], nextCursor: null };
       return newestFirst(eq(communityPosts.authorId, authorId), query, viewerId, hidden);
     },
 
@@ -133,7 +148,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
         .select({ post: communityPosts, ordered: column, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
         .from(communityPostScores)
         .innerJoin(communityPosts, eq(communityPosts.id, communityPostScores.postId))
-        .where(and(LISTED, hidden.length > 0 ? notInArray(communityPostScores.authorId, hidden) : undefined, after))
+        .where(and(LISTED, hidden.length > 0 ? notInArray(communityPostScores.authorId, hidden) : undefined, seenBy(viewerId), after))
         .orderBy(desc(column), desc(communityPostScores.postId))
         .limit(query.limit + 1);
       // The cursor carries the score the page was ordered by (its epoch's); the Post shows the current epoch's.

@@ -1,9 +1,10 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPostScores, communityPosts } from '../../db/schema/community.js';
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPostScores, communityPosts, type AuthorVisibility } from '../../db/schema/community.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+import { maySee } from './audience.js';
 import { UUID, type CommunityDeps } from './deps.js';
-import type { PostRow, PostViews, PostView } from './views.js';
+import { LISTED, type PostRow, type PostViews, type PostView } from './views.js';
 import type { Works } from './works.js';
 
 export interface PublishInput {
@@ -13,7 +14,6 @@ export interface PublishInput {
   remixOfPostId?: string;
 }
 
-const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
 const noSuchPost = () => notFound('No such post. It may have been deleted.');
 
 /** `#Sunset ` and `sunset` are the same tag: trimmed, without a leading `#`, lower-cased, each once. */
@@ -23,13 +23,17 @@ export const normaliseTags = (tags: string[]) => [...new Set(tags.map((t) => t.t
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 export function createPosts(deps: CommunityDeps, views: PostViews, works: Works) {
-  const { db, clock, users, generations, blocks, notifications } = deps;
+  const { db, clock, users, generations, blocks, audience, notifications } = deps;
 
-  /** A listed post the viewer may see (not deleted, not hidden, no block either way), or 404. */
+  /**
+   * A listed post the viewer may see (not deleted, not hidden, its author's audience includes the viewer, no block
+   * either way), or 404: a post the viewer may not see answers exactly like a deleted one.
+   */
   async function visiblePost(postId: string, viewerId: string | null, tx: DbOrTx = db): Promise<PostRow> {
     if (!UUID.test(postId)) throw noSuchPost();
     const [row] = await tx.select().from(communityPosts).where(and(eq(communityPosts.id, postId), LISTED));
     if (!row) throw noSuchPost();
+    if (!(await maySee(tx, viewerId, { id: row.authorId, visibility: row.authorVisibility }))) throw noSuchPost();
     if (viewerId && viewerId !== row.authorId && (await blocks.blockedEitherWay(tx, viewerId, row.authorId))) throw noSuchPost();
     return row;
   }
@@ -52,9 +56,24 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
     },
 
     /**
+     * The account module's hook, in the transaction that changes the author's `profileVisibility`: their listed posts
+     * and works take the new audience (through the author index). A post leaves the lists when deleted or hidden and
+     * comes back only by publishing again, which sets the audience then.
+     */
+    async setAuthorVisibility(tx: Tx, authorId: string, visibility: AuthorVisibility): Promise<void> {
+      await tx
+        .update(communityPosts)
+        .set({ authorVisibility: visibility })
+        .where(and(eq(communityPosts.authorId, authorId), LISTED, ne(communityPosts.authorVisibility, visibility)));
+      await works.setAuthorVisibility(tx, authorId, visibility);
+    },
+
+    /**
      * Publishes a generation of the caller's library, or republishes it (same post, same mirrored work; a deleted
      * post comes back). The generation becomes PUBLIC. `remixOfPostId` credits the original once, on the first
-     * publication that names one; later republications keep that credit and never count it again.
+     * publication that names one; later republications keep that credit and never count it again. The post takes
+     * its author's audience, read under a share lock of the preference held to the commit: a concurrent change of the
+     * preference waits for this post, and its hook then updates it too, so no post keeps an audience the author left.
      */
     async publish(userId: string, input: PublishInput): Promise<PostView> {
       const user = await users.findActiveById(userId);
@@ -69,9 +88,10 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
       const tags = input.tags === undefined ? undefined : normaliseTags(input.tags);
       const now = clock.now();
       const post = await db.transaction(async (tx) => {
+        const authorVisibility = await audience.holdVisibility(tx, userId);
         await tx
           .insert(communityPosts)
-          .values({ authorId: userId, generationId: generation.id, caption: input.caption ?? '', tags: tags ?? [], publishedAt: now, updatedAt: now })
+          .values({ authorId: userId, generationId: generation.id, caption: input.caption ?? '', tags: tags ?? [], publishedAt: now, updatedAt: now, authorVisibility })
           .onConflictDoNothing({ target: communityPosts.generationId });
         const [current] = await tx.select().from(communityPosts).where(eq(communityPosts.generationId, generation.id)).for('update');
         const credit = current!.remixOfPostId === null && input.remixOfPostId !== undefined;
@@ -81,6 +101,7 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
             ...(input.caption !== undefined ? { caption: input.caption } : {}),
             ...(tags !== undefined ? { tags } : {}),
             ...(credit ? { remixOfPostId: input.remixOfPostId } : {}),
+            authorVisibility,
             deletedAt: null,
             updatedAt: now,
           })

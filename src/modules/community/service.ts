@@ -42,6 +42,8 @@ export function createCommunityService(deps: CommunityServiceDeps) {
     exportSection: createCommunityExport(deps),
     /** Imports an external feed of works (see `createWorkImporter`). */
     importer: createWorkImporter(deps),
+    /** The account module's hook when an author changes `profileVisibility`: their posts and works take the new audience. */
+    onProfileVisibilityChanged: (...args: Parameters<typeof posts.setAuthorVisibility>) => posts.setAuthorVisibility(...args),
     /** The account module's block hook (see `UserBlockedHook`). */
     onUserBlocked: async (...args: Parameters<typeof social.dropFollowsBetween>) => void (await social.dropFollowsBetween(...args)),
     /** The account module's deletion hook: the account's posts and works are hidden and its follows dropped. */

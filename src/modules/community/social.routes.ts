@@ -24,7 +24,7 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
       schema: { tags, summary: "A user's posts, newest first; optional auth fills likedByMe", params: HandleParams, querystring: PageQuery, response: { 200: PostsPage, ...errorResponses(400, 404) } },
     },
     async (request) => {
-      const user = await community.social.userByHandle(request.params.handle);
+      const user = await community.social.userByHandle(request.params.handle, viewerOf(request));
       return community.feeds.byAuthor(user.id, { limit: request.query.limit ?? COMMUNITY_LIMITS.feedDefault, cursor: request.query.cursor }, viewerOf(request));
     },
   );

@@ -9,11 +9,15 @@ const unknownHandle = (handle: string) => notFound(`No user has the handle @${ha
 
 /** Profiles, follows and reports. */
 export function createSocial(deps: CommunityDeps, posts: Posts) {
-  const { db, clock, users, blocks, notifications } = deps;
+  const { db, clock, users, blocks, audience, notifications } = deps;
 
-  async function userByHandle(handle: string) {
+  /** Whether the account is PRIVATE to this viewer (anyone but itself): then it is unknown to them, like a wrong id. */
+  const privateTo = async (userId: string, viewerId: string | null) => userId !== viewerId && (await audience.visibilityOf(userId)) === 'PRIVATE';
+
+  /** The active user with this handle as `viewerId` may know them: a PRIVATE account is an unknown handle to others. */
+  async function userByHandle(handle: string, viewerId: string | null) {
     const user = await users.findActiveByHandle(handle);
-    if (!user) throw unknownHandle(handle);
+    if (!user || (await privateTo(user.id, viewerId))) throw unknownHandle(handle);
     return user;
   }
 
@@ -22,7 +26,7 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
 
     /** The public profile: counts of listed posts, followers and followings; `followingThem` for a signed-in viewer. */
     async profile(handle: string, viewerId: string | null) {
-      const user = await userByHandle(handle);
+      const user = await userByHandle(handle, viewerId);
       const [[postCount], [followers], [following], followingThem] = await Promise.all([
         db.select({ n: count() }).from(communityPosts).where(and(eq(communityPosts.authorId, user.id), isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt))),
         db.select({ n: count() }).from(communityFollows).where(eq(communityFollows.followeeId, user.id)),
@@ -49,7 +53,7 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
 
     /** Idempotent. A new follow notifies the followee (`NEW_FOLLOWER`). Yourself: 400; a block either way: 403. */
     async follow(userId: string, handle: string): Promise<void> {
-      const target = await userByHandle(handle);
+      const target = await userByHandle(handle, userId);
       if (target.id === userId) throw badRequest('You cannot follow yourself.', { field: 'handle' });
       await db.transaction(async (tx) => {
         if (await blocks.blockedEitherWay(tx, userId, target.id)) throw forbidden(`You cannot follow @${target.handle}: one of you blocked the other.`);
@@ -69,10 +73,18 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
       });
     },
 
-    /** Idempotent. */
+    /**
+     * Idempotent. A follower of an account that went PRIVATE may still leave it; to anyone else that account stays an
+     * unknown handle (404), so unfollowing cannot tell whether it exists.
+     */
     async unfollow(userId: string, handle: string): Promise<void> {
-      const target = await userByHandle(handle);
-      await db.delete(communityFollows).where(and(eq(communityFollows.followerId, userId), eq(communityFollows.followeeId, target.id)));
+      const target = await users.findActiveByHandle(handle);
+      if (!target) throw unknownHandle(handle);
+      const removed = await db
+        .delete(communityFollows)
+        .where(and(eq(communityFollows.followerId, userId), eq(communityFollows.followeeId, target.id)))
+        .returning({ id: communityFollows.followeeId });
+      if (removed.length === 0 && (await privateTo(target.id, userId))) throw unknownHandle(handle);
     },
 
     /** The account module's block hook: a BLOCK removes the follows between the two users, both ways, in its transaction. */
@@ -126,7 +138,7 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
       return comment.id;
     }
     const user = UUID.test(id) ? await users.findActiveById(id) : await users.findActiveByHandle(id.replace(/^@/, ''));
-    if (!user) throw notFound('No such user to report.');
+    if (!user || (await privateTo(user.id, userId))) throw notFound('No such user to report.');
     if (user.id === userId) throw badRequest('You cannot report yourself.', { field: 'targetId' });
     return user.id;
   }

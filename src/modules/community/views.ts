@@ -1,11 +1,15 @@
-import { eq, inArray, sql, type AnyColumn } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
 import { communityPostLikes, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { PublicUser } from '../auth/index.js';
 import type { GenerationView } from '../library/service.js';
+import { authorsSeenBy } from './audience.js';
 import type { CommunityDeps } from './deps.js';
 
 export type PostRow = typeof communityPosts.$inferSelect;
+
+/** A post is listed while it is neither deleted by its author nor hidden by moderation (the partial indexes' predicate). */
+export const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
 
 export interface AuthorView {
   id: string;
@@ -84,7 +88,8 @@ export function createPostViews(deps: CommunityDeps) {
 
   /**
    * `extras`: listings select score and like state with the page; single posts read them here. `hidden`: the authors the
-   * viewer does not see (a listing has them already); a remix of one of their posts shows no original author.
+   * viewer does not see (a listing has them already); a remix of one of their posts shows no original author, nor does
+   * a remix of a post whose author's audience leaves the viewer out.
    */
   return async function toViews(
     rows: PostRow[],
@@ -99,16 +104,21 @@ export function createPostViews(deps: CommunityDeps) {
       options.extras ?? extrasOf(ids, viewerId, tx),
       generations.viewsOf(rows.map((r) => r.generationId), tx),
       originalIds.length > 0
-        ? tx.select({ id: communityPosts.id, authorId: communityPosts.authorId }).from(communityPosts).where(inArray(communityPosts.id, originalIds))
+        ? tx
+            .select({ id: communityPosts.id, authorId: communityPosts.authorId, visibility: communityPosts.authorVisibility })
+            .from(communityPosts)
+            .where(inArray(communityPosts.id, originalIds))
         : [],
       users.publicProfilesOf(rows.map((r) => r.authorId), tx),
       options.hidden ?? (viewerId && originalIds.length > 0 ? blocks.hiddenUserIds(viewerId, tx) : []),
     ]);
-    // Authors of remixed originals that are not on the page already: one more round trip, only when there are any.
-    const missing = originals.map((o) => o.authorId).filter((id) => !authors.has(id));
-    const people = missing.length > 0 ? new Map([...authors, ...(await users.publicProfilesOf(missing, tx))]) : authors;
     const hiddenAuthors = new Set(hidden);
-    const originalAuthor = new Map(originals.filter((o) => !hiddenAuthors.has(o.authorId)).map((o) => [o.id, o.authorId]));
+    const audiences = await authorsSeenBy(tx, viewerId, originals.map((o) => ({ id: o.authorId, visibility: o.visibility })));
+    const shown = originals.filter((o) => !hiddenAuthors.has(o.authorId) && audiences.has(o.authorId));
+    // Authors of remixed originals that are not on the page already: one more round trip, only when there are any.
+    const missing = shown.map((o) => o.authorId).filter((id) => !authors.has(id));
+    const people = missing.length > 0 ? new Map([...authors, ...(await users.publicProfilesOf(missing, tx))]) : authors;
+    const originalAuthor = new Map(shown.map((o) => [o.id, o.authorId]));
     return rows.map((row) => {
       const gen = gens.get(row.generationId)!;
       const author = people.get(row.authorId)!;

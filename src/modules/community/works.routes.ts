@@ -25,8 +25,11 @@ export const communityWorkRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.post(
     '/v1/community/works/:id/view',
-    { schema: { tags, summary: 'Count a view (best-effort, not deduplicated)', params: WorkIdParams, response: { 200: WorkViewResponse, ...errorResponses(404) } } },
-    async (request) => community.works.view(request.params.id),
+    {
+      config: { auth: 'optional' },
+      schema: { tags, summary: 'Count a view (best-effort, not deduplicated); optional auth', params: WorkIdParams, response: { 200: WorkViewResponse, ...errorResponses(404) } },
+    },
+    async (request) => community.works.view(request.params.id, viewerOf(request)),
   );
 
   app.post(

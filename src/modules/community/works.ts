@@ -1,11 +1,12 @@
-import { and, desc, eq, inArray, isNull, notInArray, or, sql, type SQL } from 'drizzle-orm';
-import { communityPosts, communityWorkLikes, communityWorks, nativeWorkIds, type WorkContentType, type WorkSource, type WorkType } from '../../db/schema/community.js';
+import { and, desc, eq, inArray, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
+import { communityPosts, communityWorkLikes, communityWorks, nativeWorkIds, type AuthorVisibility, type WorkContentType, type WorkSource, type WorkType } from '../../db/schema/community.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { Generation } from '../library/service.js';
+import { maySee, visibleTo } from './audience.js';
 import { UUID, type CommunityDeps } from './deps.js';
-import type { PostRow } from './views.js';
+import { LISTED, type PostRow } from './views.js';
 
 type WorkRow = typeof communityWorks.$inferSelect;
 
@@ -92,11 +93,15 @@ export function createWorks(deps: CommunityDeps) {
     });
   }
 
-  /** A shown work by `_platform.id` or the source's `externalId`, or 404 (hidden works and blocked authors too). */
+  /**
+   * A shown work by `_platform.id` or the source's `externalId`, or 404 (hidden works, works of an author whose audience
+   * leaves the viewer out, and blocked authors too).
+   */
   async function shownWork(idOrExternal: string, viewerId: string | null, tx: DbOrTx = db): Promise<WorkRow> {
     const match = UUID.test(idOrExternal) ? or(eq(communityWorks.id, idOrExternal), eq(communityWorks.externalId, idOrExternal)) : eq(communityWorks.externalId, idOrExternal);
     const [row] = await tx.select().from(communityWorks).where(and(match, isNull(communityWorks.hiddenAt))).limit(1);
     if (!row) throw noSuchWork();
+    if (row.userId && !(await maySee(tx, viewerId, { id: row.userId, visibility: row.authorVisibility }))) throw noSuchWork();
     if (viewerId && row.userId && row.userId !== viewerId && (await blocks.blockedEitherWay(tx, viewerId, row.userId))) throw noSuchWork();
     return row;
   }
@@ -124,12 +129,18 @@ export function createWorks(deps: CommunityDeps) {
   }
 
   return {
-    /** Creates or refreshes the NATIVE work of a published post (same work on every republication). */
+    /** Creates or refreshes the NATIVE work of a published post (same work on every republication), with its audience. */
     async mirrorPost(tx: Tx, post: PostRow, gen: Generation): Promise<void> {
       const media = mediaOf(gen);
       if (!media) return;
       const now = clock.now();
-      const shown = { contentType: media.contentType, resourceUrl: media.url, durationMs: media.durationMs, coverUrl: gen.thumbnailUrl ?? (media.contentType === 'image' ? media.url : null) };
+      const shown = {
+        contentType: media.contentType,
+        resourceUrl: media.url,
+        durationMs: media.durationMs,
+        coverUrl: gen.thumbnailUrl ?? (media.contentType === 'image' ? media.url : null),
+        authorVisibility: post.authorVisibility,
+      };
       await tx
         .insert(communityWorks)
         .values({ source: 'NATIVE', type: 'WORK', workId: sql`nextval('${sql.raw(nativeWorkIds.seqName!)}')`, postId: post.id, userId: post.authorId, ...shown, publishedAt: post.publishedAt, updatedAt: now, hiddenAt: post.hiddenAt })
@@ -139,6 +150,18 @@ export function createWorks(deps: CommunityDeps) {
     /** A deleted account's native works leave the gallery. */
     async hideAllOf(tx: Tx, userId: string, at: Date): Promise<void> {
       await tx.update(communityWorks).set({ hiddenAt: at, updatedAt: at }).where(and(eq(communityWorks.userId, userId), isNull(communityWorks.hiddenAt)));
+    },
+
+    /** The works mirroring the author's listed posts take the author's new audience (see `posts.setAuthorVisibility`). */
+    async setAuthorVisibility(tx: Tx, authorId: string, visibility: AuthorVisibility): Promise<void> {
+      const listedPosts = tx
+        .select({ id: communityPosts.id })
+        .from(communityPosts)
+        .where(and(eq(communityPosts.authorId, authorId), LISTED));
+      await tx
+        .update(communityWorks)
+        .set({ authorVisibility: visibility })
+        .where(and(inArray(communityWorks.postId, listedPosts), ne(communityWorks.authorVisibility, visibility)));
     },
 
     /** Hides the mirrored work of a deleted (or moderated) post. */
@@ -153,6 +176,8 @@ export function createWorks(deps: CommunityDeps) {
         query.contentType ? eq(communityWorks.contentType, query.contentType) : undefined,
         query.source ? eq(communityWorks.source, query.source) : undefined,
         hidden.length > 0 ? or(isNull(communityWorks.userId), notInArray(communityWorks.userId, hidden)) : undefined,
+        // Imported works are PUBLIC (no user), so the filter lets them all through.
+        visibleTo(viewerId, communityWorks.authorVisibility, communityWorks.userId),
       ];
       const sortColumn = query.sort === 'top' ? communityWorks.starNum : communityWorks.publishedAt;
       const rows = await db
@@ -170,9 +195,9 @@ export function createWorks(deps: CommunityDeps) {
       return envelope!;
     },
 
-    /** Best-effort view counter: every call counts (not deduplicated). */
-    async view(idOrExternal: string) {
-      const work = await shownWork(idOrExternal, null);
+    /** Best-effort view counter: every call counts (not deduplicated); a work the viewer may not see is a 404. */
+    async view(idOrExternal: string, viewerId: string | null) {
+      const work = await shownWork(idOrExternal, viewerId);
       const [row] = await db
         .update(communityWorks)
         .set({ localViewCount: sql`${communityWorks.localViewCount} + 1` })
