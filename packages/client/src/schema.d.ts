@@ -719,7 +719,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Carrier billing callback (unsigned GET), believed only for an in-flight payment's order_tracking_id */
+        /** Carrier billing callback (unsigned GET): whatever it reports is believed only when the carrier's status query for its order_tracking_id says the same */
         get: operations["getPaymentsWebhookByProvider"];
         put?: never;
         /** Gateway callback (card, wallet and bank-style gateways), verified by the channel's own method */
@@ -2563,7 +2563,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Lift a suspension: the account can sign in again and its API keys work again */
+        /** Lift a suspension: the account can sign in again and its API keys work again (ADMIN lifts USERs; SUPER_ADMIN also ADMINs) */
         post: operations["postAdminUsersByIdUnsuspend"];
         delete?: never;
         options?: never;
@@ -2582,7 +2582,7 @@ export interface paths {
         put?: never;
         /**
          * Act as a USER for 10 minutes: a token marked with you (act claim), recorded as IMPERSONATED_BY_ADMIN in the user's security events
-         * @description The token cannot change the password, email or two-factor settings, end sessions, delete the account, manage API keys, request a data export, or use admin routes (403). Operator accounts cannot be impersonated (409).
+         * @description The token only reads the user's profile, settings, notifications, catalog, credits, plan, library, jobs, files, usage and creator analytics; every other route refuses it (403 IMPERSONATION_NOT_ALLOWED). Operator accounts cannot be impersonated (409).
          */
         post: operations["postAdminUsersByIdImpersonate"];
         delete?: never;
@@ -3047,7 +3047,7 @@ export interface paths {
         delete: operations["deleteAdminProvidersBySlugAccountsById"];
         options?: never;
         head?: never;
-        /** Change an upstream account: enable or disable it, its budget, label, base URL or key (environment accounts: enabled only) */
+        /** Change an upstream account: enable or disable it, its budget, label, base URL (with the key again) or key (environment accounts: enabled only) */
         patch: operations["patchAdminProvidersBySlugAccountsById"];
         trace?: never;
     };
@@ -3441,7 +3441,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Count a view (best-effort, not deduplicated) */
+        /** Count a view (best-effort, not deduplicated); optional auth */
         post: operations["postCommunityWorksByIdView"];
         delete?: never;
         options?: never;
@@ -7224,7 +7224,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: Carrier billing callback (unsigned GET), believed only for an in-flight payment's order_tracking_id */
+            /** @description OK: Carrier billing callback (unsigned GET): whatever it reports is believed only when the carrier's status query for its order_tracking_id says the same */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -18623,7 +18623,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: Lift a suspension: the account can sign in again and its API keys work again */
+            /** @description OK: Lift a suspension: the account can sign in again and its API keys work again (ADMIN lifts USERs; SUPER_ADMIN also ADMINs) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -22784,7 +22784,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: Change an upstream account: enable or disable it, its budget, label, base URL or key (environment accounts: enabled only) */
+            /** @description OK: Change an upstream account: enable or disable it, its budget, label, base URL (with the key again) or key (environment accounts: enabled only) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -26139,7 +26139,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: Count a view (best-effort, not deduplicated) */
+            /** @description OK: Count a view (best-effort, not deduplicated); optional auth */
             200: {
                 headers: {
                     [name: string]: unknown;
