@@ -22,5 +22,11 @@ export const adminAuditLog = pgTable(
     requestId: text('request_id'),
     createdAt: createdAt(),
   },
-  (t) => [index('admin_audit_log_target_idx').on(t.targetType, t.targetId, t.id), index('admin_audit_log_action_idx').on(t.action, t.id), index('admin_audit_log_actor_idx').on(t.actorId, t.id)],
+  // The log is read newest first, whole or by target, action or operator: each walk is one of these indexes.
+  (t) => [
+    index('admin_audit_log_created_idx').on(t.createdAt, t.id),
+    index('admin_audit_log_target_idx').on(t.targetType, t.targetId, t.createdAt, t.id),
+    index('admin_audit_log_action_idx').on(t.action, t.createdAt, t.id),
+    index('admin_audit_log_actor_idx').on(t.actorId, t.createdAt, t.id),
+  ],
 );

@@ -37,6 +37,8 @@ export const users = pgTable(
     uniqueIndex('users_email_active_key').on(t.email).where(sql`${t.status} <> 'DELETED'`),
     uniqueIndex('users_handle_lower_key').on(sql`lower(${t.handle})`),
     uniqueIndex('users_internal_kind_key').on(t.internalKind).where(sql`${t.internalKind} IS NOT NULL`),
+    // The admin list, newest accounts first.
+    index('users_created_idx').on(t.createdAt, t.id),
     check('users_internal_no_password', sql`${t.internalKind} IS NULL OR ${t.passwordHash} = ${sql.raw(`'${NO_PASSWORD}'`)}`),
   ],
 );
@@ -102,7 +104,7 @@ export const securityEvents = pgTable(
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
   },
-  (t) => [index('security_events_user_idx').on(t.userId, t.createdAt)],
+  (t) => [index('security_events_user_idx').on(t.userId, t.createdAt, t.id)],
 );
 
 /** TOTP two-factor of a user: the row exists from setup on; `enabledAt` set means two-factor is on. */

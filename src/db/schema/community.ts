@@ -121,7 +121,7 @@ export const communityComments = pgTable(
     /** Hidden by moderation: left out of listings like a deleted comment, kept for the record. */
     hiddenAt: tz('hidden_at'),
   },
-  (t) => [index('community_comments_post_idx').on(t.postId, t.createdAt, t.id), index('community_comments_parent_idx').on(t.parentId)],
+  (t) => [index('community_comments_post_idx').on(t.postId, t.createdAt, t.id), index('community_comments_parent_idx').on(t.parentId, t.createdAt, t.id)],
 );
 
 export const communityFollows = pgTable(
@@ -222,6 +222,7 @@ export const communityReports = pgTable(
   },
   (t) => [
     uniqueIndex('community_reports_open_key').on(t.reporterId, t.targetType, t.targetId).where(sql`status = 'OPEN'`),
-    index('community_reports_queue_idx').on(t.status, t.createdAt),
+    index('community_reports_queue_idx').on(t.status, t.createdAt, t.id),
+    index('community_reports_created_idx').on(t.createdAt, t.id),
   ],
 );

@@ -75,7 +75,8 @@ export const payments = pgTable(
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    index('payments_user_idx').on(t.userId, t.createdAt),
+    index('payments_user_idx').on(t.userId, t.createdAt, t.id),
+    index('payments_created_idx').on(t.createdAt, t.id),
     index('payments_pending_idx').on(t.status, t.expiresAt),
     uniqueIndex('payments_gateway_ref_key').on(t.channel, t.gatewayRef),
     uniqueIndex('payments_gateway_txn_key').on(t.channel, t.gatewayTxnId),

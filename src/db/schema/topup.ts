@@ -106,5 +106,5 @@ export const topUpOrders = pgTable(
     grantedAt: tz('granted_at'),
     createdAt: createdAt(),
   },
-  (t) => [index('topup_orders_user_idx').on(t.userId, t.createdAt, t.id), check('topup_orders_amount_positive', sql`${t.amountCents} > 0`)],
+  (t) => [index('topup_orders_user_idx').on(t.userId, t.createdAt, t.id), index('topup_orders_created_idx').on(t.createdAt, t.id), check('topup_orders_amount_positive', sql`${t.amountCents} > 0`)],
 );

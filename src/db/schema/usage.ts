@@ -41,5 +41,7 @@ export const usageRecords = pgTable(
       sql`"user_id", "created_at", "id") INCLUDE ("operation", "status", "model_id", "input_units", "output_units", "credits_consumed", "latency_ms", "api_key_id"`,
     ),
     index('usage_records_request_idx').on(t.requestId),
+    // The feed of one API key's calls (`GET /v1/usage?apiKeyId=`).
+    index('usage_records_key_feed_idx').on(t.userId, t.apiKeyId, t.createdAt, t.id).where(sql`${t.apiKeyId} is not null`),
   ],
 );

@@ -51,6 +51,8 @@ export const walletLedger = pgTable(
   (t) => [
     uniqueIndex('wallet_ledger_idempotency_key').on(t.idempotencyKey),
     index('wallet_ledger_wallet_idx').on(t.walletId, t.createdAt, t.id),
+    // What a payment credited (a top-up order's page reads it per paid order).
+    index('wallet_ledger_payment_idx').on(t.paymentId).where(sql`${t.paymentId} is not null`),
   ],
 );
 

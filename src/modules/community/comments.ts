@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import { communityComments, communityPosts } from '../../db/schema/community.js';
 import { forbidden, notFound } from '../../platform/http/errors.js';
 import { UUID, type CommunityDeps } from './deps.js';
@@ -7,6 +8,7 @@ import type { Posts } from './posts.js';
 export const COMMENTS_MAX = 100;
 
 type CommentRow = typeof communityComments.$inferSelect;
+type ReplyRow = Pick<CommentRow, 'id' | 'parentId' | 'authorId' | 'body' | 'createdAt'>;
 
 export interface CommentView {
   id: string;
@@ -37,21 +39,36 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
         .where(and(eq(communityComments.postId, post.id), isNull(communityComments.parentId), shown))
         .orderBy(asc(communityComments.createdAt), asc(communityComments.id))
         .limit(COMMENTS_MAX);
-      const replies: CommentRow[] =
+      // Each comment's first replies, read per comment from the (parent, created_at, id) index: never more than 100 each.
+      const parent = alias(communityComments, 'parent');
+      const firstReplies = db
+        .select()
+        .from(communityComments)
+        .where(and(eq(communityComments.parentId, parent.id), shown))
+        .orderBy(asc(communityComments.createdAt), asc(communityComments.id))
+        .limit(COMMENTS_MAX)
+        .as('reply');
+      const replies: ReplyRow[] =
         top.length > 0
           ? await db
-              .select()
-              .from(communityComments)
-              .where(and(inArray(communityComments.parentId, top.map((c) => c.id)), shown))
-              .orderBy(asc(communityComments.createdAt), asc(communityComments.id))
+              .select({ id: firstReplies.id, parentId: firstReplies.parentId, authorId: firstReplies.authorId, body: firstReplies.body, createdAt: firstReplies.createdAt })
+              .from(parent)
+              .innerJoinLateral(firstReplies, sql`true`)
+              .where(
+                inArray(
+                  parent.id,
+                  top.map((c) => c.id),
+                ),
+              )
+              .orderBy(asc(firstReplies.createdAt), asc(firstReplies.id))
           : [];
       const people = await users.publicProfilesOf([...top, ...replies].map((c) => c.authorId));
-      const view = (c: CommentRow, children: CommentView[]): CommentView => {
+      const view = (c: ReplyRow, children: CommentView[]): CommentView => {
         const p = people.get(c.authorId)!;
         return { id: c.id, body: c.body, author: { name: p.name, handle: p.handle, avatarUrl: p.avatarUrl }, replies: children, createdAt: c.createdAt.toISOString() };
       };
       return {
-        items: top.map((c) => view(c, replies.filter((r) => r.parentId === c.id).slice(0, COMMENTS_MAX).map((r) => view(r, [])))),
+        items: top.map((c) => view(c, replies.filter((r) => r.parentId === c.id).map((r) => view(r, [])))),
       };
     },
 
