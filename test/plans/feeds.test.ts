@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { member, type Member } from '../helpers/community.js';
 import { seedCommunity } from '../helpers/community-scale.js';
 import { testDatabaseUrl } from '../helpers/pg-admin.js';
-import { planConnection, planProblems, selectsSentDuring, tablesRead } from '../helpers/plans.js';
-import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
+import { openPlanGuard, type PlanGuard } from '../helpers/plan-guard.js';
+import { planConnection, planProblems, selectsSentDuring } from '../helpers/plans.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 const LARGE_TABLES = new Set(['users', 'generations', 'community_posts', 'community_post_scores', 'community_works', 'community_post_likes', 'community_follows']);
 const POSTS = 100_000;
@@ -15,7 +16,7 @@ const POSTS = 100_000;
 describe.runIf(testDatabaseUrl())('feed statements at 100k posts are index-served (PostgreSQL)', () => {
   let t: TestApp;
   let viewer: Member;
-  let plans: Awaited<ReturnType<typeof planConnection>>;
+  let guard: PlanGuard;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -23,39 +24,15 @@ describe.runIf(testDatabaseUrl())('feed statements at 100k posts are index-serve
     await seedCommunity(t.platform.database, { posts: POSTS, users: 20_000, viewerIds: [viewer.id], followsPerViewer: 200 });
     await t.services.community.feeds.recomputeTrending();
     await t.platform.database.query('analyze community_post_scores');
-    plans = await planConnection(t.platform.config.databaseUrl!);
+    guard = await openPlanGuard(t, LARGE_TABLES);
   }, 180_000);
 
   afterAll(async () => {
-    await plans?.close();
+    await guard?.close();
     await t?.close();
   });
 
-  /** Requests `url`, then explains every SELECT it sent; returns the problems found, each with its statement. */
-  async function problemsOf(url: string, headers: Record<string, string>, maxSortRows?: number): Promise<{ problems: string[]; page: { items: unknown[]; nextCursor: string | null } }> {
-    let response!: Awaited<ReturnType<TestApp['app']['inject']>>;
-    const sent = await selectsSentDuring(t.platform.database, async () => {
-      response = await t.app.inject({ method: 'GET', url, headers });
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    expect(sent.length).toBeGreaterThan(0);
-    const problems: string[] = [];
-    for (const statement of sent) {
-      const plan = await plans.explain(statement);
-      for (const problem of planProblems(plan, LARGE_TABLES, maxSortRows)) problems.push(`${problem}\n  in: ${statement.text.slice(0, 400)}\n  reads: ${tablesRead(plan).join(', ')}`);
-    }
-    return { problems, page: json(response) };
-  }
-
-  /** The first page and the page after it: both index-served, both full. */
-  async function expectIndexServed(url: string, headers: Record<string, string> = {}, maxSortRows?: number) {
-    const first = await problemsOf(`${url}${url.includes('?') ? '&' : '?'}limit=20`, headers, maxSortRows);
-    expect(first.problems).toEqual([]);
-    expect(first.page.items).toHaveLength(20);
-    const next = await problemsOf(`${url}${url.includes('?') ? '&' : '?'}limit=20&cursor=${first.page.nextCursor}`, headers, maxSortRows);
-    expect(next.problems).toEqual([]);
-    expect(next.page.items).toHaveLength(20);
-  }
+  const expectIndexServed = (url: string, headers: Record<string, string> = {}, maxSortRows?: number) => guard.expectIndexServed(url, headers, { maxSortRows });
 
   it('recent, signed in (hidden authors left out, likes read)', () => expectIndexServed('/v1/community/feed/recent', viewer.headers));
   it('recent, anonymous', () => expectIndexServed('/v1/community/feed/recent'));
