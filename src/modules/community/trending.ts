@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
 import { metricsOrPrivate } from '../../platform/metrics/metrics.js';
 import type { CommunityDeps } from './deps.js';
@@ -22,7 +22,7 @@ const rowsWritten = (result: unknown): number => {
   return rowCount ?? affectedRows ?? 0;
 };
 
-/** Score rows written per transaction: each chunk commits by itself, so no lock is held for the whole recompute. */
+/** Posts scored per transaction: each chunk commits by itself, so no lock is held for the whole recompute. */
 export const TRENDING_CHUNK_ROWS = 5_000;
 
 /**
@@ -45,31 +45,42 @@ export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock'
   });
   const scored = metrics.gauge({ name: 'storefront_community_trending_posts_scored', help: 'Score rows the last finished recompute wrote' });
 
-  /** Scores the chunk of score rows after `after` (by post id) into `column`; the chunk's last post id, or null at the end. */
-  async function scoreChunk(epoch: number, column: string, after: string | null, now: Date, chunkRows: number): Promise<{ last: string | null; written: number } | 'moved'> {
+  /** Where a chunk ends: the position of its oldest post in the recent index (newest first). */
+  interface Position {
+    publishedAt: string;
+    id: string;
+  }
+  const before = (p: Position) => sql`(${communityPosts.publishedAt}, ${communityPosts.id}) < (${p.publishedAt}::timestamptz, ${p.id}::uuid)`;
+  const atOrAfter = (p: Position) => sql`(${communityPosts.publishedAt}, ${communityPosts.id}) >= (${p.publishedAt}::timestamptz, ${p.id}::uuid)`;
+  const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
+
+  /**
+   * Scores the listed posts after `after`, newest first, `chunkRows` of them, into `column`; the chunk's last position,
+   * or null at the end. Chunks follow the recent index: posts (and their score rows) are written in publishing order,
+   * so a chunk reads neighbouring pages instead of one random page per post.
+   */
+  async function scoreChunk(epoch: number, column: string, after: Position | null, now: Date, chunkRows: number): Promise<{ last: Position | null; written: number } | 'moved'> {
     return db.transaction(async (tx) => {
       const [state] = await tx.select({ epoch: communityTrendingState.epoch }).from(communityTrendingState).where(eq(communityTrendingState.id, 1)).for('share');
       if ((state?.epoch ?? 0) !== epoch) return 'moved';
       const [bound] = await tx
-        .select({ postId: communityPostScores.postId })
-        .from(communityPostScores)
-        .where(after ? gt(communityPostScores.postId, after) : undefined)
-        .orderBy(communityPostScores.postId)
+        .select({ publishedAt: sql<string>`${communityPosts.publishedAt}::text`, id: communityPosts.id })
+        .from(communityPosts)
+        .where(and(LISTED, after ? before(after) : undefined))
+        .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
         .offset(chunkRows - 1)
         .limit(1);
-      const inChunk = sql`${after ? sql`${communityPostScores.postId} > ${after} and` : sql``} ${bound ? sql`${communityPostScores.postId} <= ${bound.postId}` : sql`true`}`;
       // A post without any engagement scores 0: its row is written only when the column still holds a score to clear.
       const written = await tx.execute(sql`
         update ${communityPostScores} set ${sql.identifier(column)} = ${trendingScoreSql(now)}
         from ${communityPosts}
-        where ${communityPosts.id} = ${communityPostScores.postId} and ${inChunk}
-          and ${and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt))}
+        where ${communityPosts.id} = ${communityPostScores.postId} and ${and(LISTED, after ? before(after) : undefined, bound ? atOrAfter(bound) : undefined)}
           and (${engagementSql} > 0 or ${communityPostScores}.${sql.identifier(column)} <> 0)`);
-      return { last: bound?.postId ?? null, written: rowsWritten(written) };
+      return { last: bound ?? null, written: rowsWritten(written) };
     });
   }
 
-  /** `chunkRows`: score rows a transaction writes; `onChunk`: called after each chunk commits, with the rows written so far. */
+  /** `chunkRows`: posts a transaction scores; `onChunk`: called after each chunk commits, with the rows written so far. */
   return async function recomputeTrending(options: { chunkRows?: number; onChunk?: (written: number) => Promise<void> } = {}): Promise<{ epoch: number; moved: boolean }> {
     const chunkRows = options.chunkRows ?? TRENDING_CHUNK_ROWS;
     const started = performance.now();
@@ -78,7 +89,7 @@ export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock'
     const epoch = await currentEpoch(db);
     const next = epoch + 1;
     const column = next % 2 === 0 ? 'score_even' : 'score_odd';
-    let after: string | null = null;
+    let after: Position | null = null;
     let written = 0;
     for (;;) {
       const chunk = await scoreChunk(epoch, column, after, now, chunkRows);
