@@ -113,7 +113,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
-  // An API key's own requests-per-minute (issue 19), in the rate-limit store shared by the instances.
+  // An API key's own requests-per-minute, in the rate-limit store shared by the instances.
   registerCredentialRateLimit(app, (request) => {
     const perMinute = request.principal?.keyControls?.requestsPerMinute;
     return perMinute && request.principal?.apiKeyId ? { key: `api-key:${request.principal.apiKeyId}`, perMinute } : null;

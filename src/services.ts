@@ -239,11 +239,11 @@ export function createServices(platform: Platform) {
   });
   // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
-  // The OpenAI- and Anthropic-compatible surfaces over the gateway (issue 17).
+  // The OpenAI- and Anthropic-compatible surfaces over the gateway.
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
-  // The admin playground: runs through the gateway as its internal identity (issue 16).
+  // The admin playground: runs through the gateway as its internal identity.
   const playground = createPlaygroundService({ db, clock, auth, plans, subscriptions, wallet, catalog, gateway, media, jobs, files, library });
-  // Feature flags evaluated per viewer (issue 16): targeting by plan reads the plan the viewer meters against.
+  // Feature flags evaluated per viewer: targeting by plan reads the plan the viewer meters against.
   const planSlugOf = async (userId: string) => {
     const planId = await subscriptions.activePlanId(userId);
     return planId ? ((await plans.getById(planId))?.slug ?? null) : null;

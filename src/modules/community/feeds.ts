@@ -2,7 +2,7 @@ import { and, arrayContains, desc, eq, notInArray, sql, type SQL } from 'drizzle
 import { communityFollows, communityPostScores, communityPosts } from '../../db/schema/community.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
-import { maySee, visibleTo } from './audience.js';
+import { maySee, visibleTo, type Author } from './audience.js';
 import type { CommunityDeps } from './deps.js';
 import { createTrendingRecompute } from './trending.js';
 import { LISTED, currentEpoch, currentScoreSql, likedSql, scoreColumn, type PostExtras, type PostRow, type PostView, type PostViews } from './views.js';
@@ -19,7 +19,7 @@ export interface FeedPage {
 }
 
 export function createFeeds(deps: CommunityDeps, views: PostViews) {
-  const { db, blocks, audience } = deps;
+  const { db, blocks } = deps;
 
   /** Posts whose author's audience includes the viewer (see audience.ts). */
   const seenBy = (viewerId: string | null) => visibleTo(viewerId, communityPosts.authorVisibility, communityPosts.authorId);
@@ -112,10 +112,10 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
      * One user's posts (404 for an unknown handle; empty when the viewer blocked or muted them, or is not in the
      * author's audience: decided once here, so the author index is not walked for rows the filter would all drop).
      */
-    async byAuthor(authorId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
-      const [hidden, visibility] = await Promise.all([hiddenFor(viewerId), audience.visibilityOf(authorId)]);
-      if (hidden.includes(authorId) || !(await maySee(db, viewerId, { id: authorId, visibility }))) return { items: [], nextCursor: null };
-      return newestFirst(eq(communityPosts.authorId, authorId), query, viewerId, hidden);
+    async byAuthor(author: Author, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
+      const hidden = await hiddenFor(viewerId);
+      if (hidden.includes(author.id) || !(await maySee(db, viewerId, author))) return { items: [], nextCursor: null };
+      return newestFirst(eq(communityPosts.authorId, author.id), query, viewerId, hidden);
     },
 
     /** Posts made from this one, newest first. */

@@ -25,7 +25,7 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
     },
     async (request) => {
       const user = await community.social.userByHandle(request.params.handle, viewerOf(request));
-      return community.feeds.byAuthor(user.id, { limit: request.query.limit ?? COMMUNITY_LIMITS.feedDefault, cursor: request.query.cursor }, viewerOf(request));
+      return community.feeds.byAuthor(user, { limit: request.query.limit ?? COMMUNITY_LIMITS.feedDefault, cursor: request.query.cursor }, viewerOf(request));
     },
   );
 

@@ -14,11 +14,16 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
   /** Whether the account is PRIVATE to this viewer (anyone but itself): then it is unknown to them, like a wrong id. */
   const privateTo = async (userId: string, viewerId: string | null) => userId !== viewerId && (await audience.visibilityOf(userId)) === 'PRIVATE';
 
-  /** The active user with this handle as `viewerId` may know them: a PRIVATE account is an unknown handle to others. */
+  /**
+   * The active user with this handle as `viewerId` may know them, with their audience: a PRIVATE account is an unknown
+   * handle to others.
+   */
   async function userByHandle(handle: string, viewerId: string | null) {
     const user = await users.findActiveByHandle(handle);
-    if (!user || (await privateTo(user.id, viewerId))) throw unknownHandle(handle);
-    return user;
+    if (!user) throw unknownHandle(handle);
+    const visibility = await audience.visibilityOf(user.id);
+    if (visibility === 'PRIVATE' && user.id !== viewerId) throw unknownHandle(handle);
+    return { ...user, visibility };
   }
 
   return {

@@ -15,7 +15,7 @@ export interface Principal {
   apiKeyId: string | null;
   /** The operator acting as this user through an impersonation token (`act.sub`); absent or null otherwise. */
   impersonatorId?: string | null;
-  /** An API key's own controls (issue 19); absent or null for access tokens and keys without any. */
+  /** An API key's own controls; absent or null for access tokens and keys without any. */
   keyControls?: KeyControls | null;
 }
 
