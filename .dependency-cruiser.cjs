@@ -1,10 +1,11 @@
+// The layers and table owners below are drawn and explained in docs/architecture.md.
 // Module boundaries of Storefront, checked by dependency-cruiser (`npm run lint`; docs/decisions.md, "Module
 // boundaries and lint", explains the rules). Type-only imports count everywhere (tsPreCompilationDeps), so a
 // type-only cycle or a type import of another module's internals is refused like any other.
 
 /**
- * The layers of ARCHITECTURE.md ("Module dependencies"): a module imports modules of its own layer or lower ones,
- * never higher ones. A new module gets its line here (the check refuses a module that has none).
+ * The module layers of docs/architecture.md ("Layers and what each may import"): a module imports modules of its own
+ * layer or lower ones, never higher ones. A new module gets its line here (the check refuses a module that has none).
  */
 const LAYERS = [
   ['audit', 'auth', 'wallet', 'catalog', 'plans', 'files', 'notifications', 'usage', 'flags', 'announcements'],

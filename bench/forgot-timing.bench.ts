@@ -1,6 +1,6 @@
 // POST /v1/account/password/forgot: does a known email answer measurably slower than an unknown one?
 // Interleaves requests for fresh known and unknown emails one at a time and compares the median latencies;
-// a ratio near 1.00 means response time does not tell which emails have accounts (issue 8, item 5).
+// a ratio near 1.00 means response time does not tell which emails have accounts.
 import { performance } from 'node:perf_hooks';
 import { signUpForBench, startServer } from './lib.js';
 

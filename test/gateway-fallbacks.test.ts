@@ -7,7 +7,7 @@ import { createApiKey, ledgerOf, parseSse, providerEnv, setPlan, walletState } f
 import { bearer, createTestApp, json, signUp, signUpAs, type TestApp } from './helpers/test-app.js';
 
 /**
- * Fallbacks across providers (issue 19): when every upstream account of a model's provider fails with a retryable
+ * Fallbacks across providers: when every upstream account of a model's provider fails with a retryable
  * error, the call moves to the operator's next fallback the caller may use, priced at the model that served it.
  */
 let openai: FakeUpstream;

@@ -10,7 +10,7 @@ import { createApiKey, providerEnv, setBalance, setPlan, walletState } from './h
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';
 
 /**
- * Per-key controls (issue 19): a token budget per period held inside the reservation (exact under parallel load),
+ * Per-key controls: a token budget per period held inside the reservation (exact under parallel load),
  * a request rate, an allow-list of models; and spend by key in the usage feed.
  */
 let fake: FakeUpstream;

@@ -4,7 +4,7 @@ import { createApiKey, setPlan } from './helpers/gateway.js';
 import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
 import { bearer, json, signUp } from './helpers/test-app.js';
 
-/** An API key's requestsPerMinute (issue 19) counted once across two instances sharing Redis and the database. */
+/** An API key's requestsPerMinute counted once across two instances sharing Redis and the database. */
 const redisUrl = process.env.TEST_REDIS_URL?.trim();
 
 let shared: SharedDatabase | undefined;

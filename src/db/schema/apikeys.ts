@@ -20,7 +20,7 @@ export const apiKeys = pgTable(
     lastUsedAt: tz('last_used_at'),
     createdAt: createdAt(),
     revokedAt: tz('revoked_at'),
-    /** Per-key controls (issue 19); null = none. */
+    /** Per-key controls (budget, rate limit, allowed models); null = none. */
     budgetTokens: bigint('budget_tokens', { mode: 'number' }),
     budgetPeriod: text('budget_period', { enum: KEY_BUDGET_PERIODS }),
     rateLimitPerMinute: integer('rate_limit_per_minute'),

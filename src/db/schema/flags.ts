@@ -2,7 +2,7 @@ import { boolean, integer, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/
 import { createdAt, idColumn, tz } from './columns.js';
 
 /**
- * Feature flags (issue 16): a switch per key with per-viewer targeting. `enabled` off serves false to every viewer;
+ * Feature flags: a switch per key with per-viewer targeting. `enabled` off serves false to every viewer;
  * on, a viewer gets true when any rule picks them out (everyone, a listed user, a listed plan, the percentage rollout).
  * A statement trigger (migration `flags_announcements`) announces every write on `cache_feature_flags`.
  */

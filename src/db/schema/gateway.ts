@@ -74,7 +74,7 @@ export const gatewayIdempotency = pgTable(
 );
 
 /**
- * An operator's ordered fallbacks of a model (issue 19): when every upstream account of the model's provider fails
+ * An operator's ordered fallbacks of a model: when every upstream account of the model's provider fails
  * with a retryable error, the call moves to the first fallback the caller may use. Position 0 is tried first.
  */
 export const modelFallbacks = pgTable(

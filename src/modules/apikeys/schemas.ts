@@ -12,7 +12,7 @@ export const MAX_ALLOWED_MODELS = 100;
 
 const Label = Type.String({ minLength: 1, maxLength: MAX_LABEL_LENGTH, pattern: '\\S', description: '1-80 characters' });
 
-/** Per-key controls (issue 19), optional on creation and in PATCH; null removes one. */
+/** Per-key controls (budget, rate limit, allowed models), optional on creation and in PATCH; null removes one. */
 const controlFields = {
   budget: Type.Optional(
     Nullable(

@@ -5,7 +5,7 @@ import { auditWriterFor, type AuditService } from '../audit/service.js';
 import type { Fallbacks } from './fallbacks.js';
 import { ModelFallbacks, ModelIdParams, SetFallbacksBody } from './fallbacks.schemas.js';
 
-/** Operator routes of model fallbacks (issue 19): read by admins, changed by super admins, every change audited. */
+/** Operator routes of model fallbacks: read by admins, changed by super admins, every change audited. */
 export const fallbackAdminRoutes: FastifyPluginAsyncTypebox<{ fallbacks: Fallbacks; audit: Pick<AuditService, 'record'> }> = async (app, { fallbacks, audit }) => {
   const tags = ['admin'];
   app.get(

@@ -19,7 +19,7 @@ export interface FallbackView {
   slug: string | null;
 }
 
-/** Operators' ordered fallback models per model (issue 19), read by the text gateway when a provider is down. */
+/** Operators' ordered fallback models per model, read by the text gateway when a provider is down. */
 export function createFallbacks(deps: FallbacksDeps) {
   const { db, catalog } = deps;
 

@@ -33,7 +33,7 @@ export interface WalletServiceDeps {
   onBackgroundError?: (err: unknown) => void;
   /** Where the token movements and the sweeper's actions are counted (the service's registry). */
   metrics?: Metrics;
-  /** What the wallet's answers point at in the top-up builder (issue 13), wired from src/services.ts. */
+  /** What the wallet's answers point at in the top-up builder, wired from src/services.ts. */
   topUp?: TopUpHints;
 }
 

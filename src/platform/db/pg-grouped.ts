@@ -61,7 +61,7 @@ const STALLED_MS = 50;
 const LANE_DEPTH = 2;
 /**
  * The fewest statements sent behind a group in flight: below it they wait for the lane to empty, as a group's commit
- * and round trip would cost more than the wait (measured at 50 connections in stop 31: 6 waiting did worse than 16).
+ * and round trip would cost more than the wait (measured at 50 connections: 6 waiting did worse than 16).
  */
 const PIPELINED_GROUP = 16;
 

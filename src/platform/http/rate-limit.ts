@@ -27,7 +27,7 @@ export async function registerRateLimit(app: FastifyInstance, options: { perMinu
 }
 
 /**
- * A per-credential limit on top of the per-IP one (an API key's `rateLimit.requestsPerMinute`, issue 19), counted in
+ * A per-credential limit on top of the per-IP one (an API key's `rateLimit.requestsPerMinute`), counted in
  * the same store (Redis when available, so it holds across instances). `limitOf` names the bucket and its limit, or
  * null for a request it does not cover (nothing is counted then).
  */
