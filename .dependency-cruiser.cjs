@@ -27,6 +27,7 @@ const TABLE_OWNERS = {
   'auth.ts': ['auth'],
   'catalog.ts': ['catalog'],
   'community.ts': ['community'],
+  'coupons.ts': ['subscriptions'],
   'files.ts': ['files'],
   'flags.ts': ['flags'],
   'gateway.ts': ['gateway'],

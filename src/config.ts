@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import type { S3Settings } from './platform/storage/s3-storage.js';
 
 export interface Config {
   env: 'development' | 'production' | 'test';
@@ -26,7 +27,7 @@ export interface Config {
   rateLimitPerMinute: number;
   allowPrivateNetwork: boolean;
   /** S3-compatible file storage; null keeps files under DATA_DIR/files. */
-  s3: S3Config | null;
+  s3: S3Settings | null;
   /**
    * Where file bytes live (FILE_STORAGE): `s3` when S3_BUCKET is set; otherwise `database` with DATABASE_URL (every
    * instance serves every file) and `local` (DATA_DIR/files) in embedded mode.
@@ -99,15 +100,6 @@ function fileStorageKind(chosen: string | null, hasS3: boolean, hasDatabaseUrl: 
     problems.push(hasS3 ? `FILE_STORAGE=${chosen} contradicts S3_BUCKET: unset one of them` : 'FILE_STORAGE=s3 needs S3_BUCKET (and the other S3_* settings)');
   }
   return chosen as FileStorageKind;
-}
-
-export interface S3Config {
-  bucket: string;
-  region: string;
-  endpoint: string | null;
-  accessKeyId: string | null;
-  secretAccessKey: string | null;
-  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {
@@ -244,7 +236,7 @@ function s3Config(
   url: (name: string, protocols: string[]) => string | null,
   bool: (name: string, fallback: boolean) => boolean,
   problems: string[],
-): S3Config | null {
+): S3Settings | null {
   const bucket = str('S3_BUCKET');
   const endpoint = url('S3_ENDPOINT', ['http:', 'https:']);
   const region = str('S3_REGION');

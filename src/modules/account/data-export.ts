@@ -3,10 +3,10 @@ import { dataExports } from '../../db/schema/account.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
 import { AppError, notFound } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
+import { composeMail } from '../../platform/mail/compose.js';
 import { keyedHash, sameDigest } from '../../platform/crypto/secrets.js';
 import { writeArchive, type ExportSection } from './archive.js';
 import type { AccountDeps } from './deps.js';
-import { composeMail } from './mail.js';
 
 declare module '../../platform/jobs/jobs.js' {
   interface JobPayloads {

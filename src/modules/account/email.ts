@@ -4,9 +4,9 @@ import { HOUR_MS } from '../../platform/clock/clock.js';
 import { hashToken, randomToken } from '../../platform/crypto/secrets.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, conflict, unauthorized } from '../../platform/http/errors.js';
+import { composeMail } from '../../platform/mail/compose.js';
 import { assertAssignableEmail, normalizeEmail } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
-import { composeMail } from './mail.js';
 
 export const EMAIL_LINK_TTL_MS = 24 * HOUR_MS;
 /** A second verification mail within this time is not sent (the first is still on its way). */

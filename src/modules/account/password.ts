@@ -5,8 +5,8 @@ import { hashToken, keyedHash, randomDigits, randomToken, sameDigest } from '../
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, unauthorized } from '../../platform/http/errors.js';
 import { defineJob } from '../../platform/jobs/jobs.js';
+import { composeMail } from '../../platform/mail/compose.js';
 import { hashPassword, isInternalAccount, verifyPassword } from '../auth/index.js';
-import { composeMail } from './mail.js';
 import type { AccountDeps } from './deps.js';
 
 declare module '../../platform/jobs/jobs.js' {

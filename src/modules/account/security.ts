@@ -1,6 +1,6 @@
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { notFound } from '../../platform/http/errors.js';
-import type { SecurityEventRow, SessionRow } from '../auth/index.js';
+import { toSecurityEvent, type SessionRow } from '../auth/index.js';
 import type { AccountDeps } from './deps.js';
 
 export const toSession = (s: SessionRow, currentSessionId: string | null) => ({
@@ -12,15 +12,6 @@ export const toSession = (s: SessionRow, currentSessionId: string | null) => ({
   lastSeenAt: s.lastSeenAt.toISOString(),
   createdAt: s.createdAt.toISOString(),
   current: s.id === currentSessionId,
-});
-
-export const toSecurityEvent = (e: SecurityEventRow) => ({
-  id: e.id,
-  kind: e.kind,
-  ipAddress: e.ipAddress,
-  userAgent: e.userAgent,
-  metadata: e.metadata,
-  createdAt: e.createdAt.toISOString(),
 });
 
 /** Signed-in devices and the security history of an account. */

@@ -1,14 +1,14 @@
-import { toMeUser, type TwoFactor } from '../auth/index.js';
+import { composeMail } from '../../platform/mail/compose.js';
+import { toMeUser, toSecurityEvent, type TwoFactor } from '../auth/index.js';
 import { jsonFile, type ExportSection } from './archive.js';
 import { createBlocks, type UserBlockedHook } from './blocks.js';
 import { createDataExports, dataExportJobs } from './data-export.js';
 import { createDeletion, type AccountDeletedHook } from './deletion.js';
 import type { AccountDeps, AccountServiceDeps } from './deps.js';
 import { createEmailFlows } from './email.js';
-import { composeMail } from './mail.js';
 import { createPasswordFlows, passwordResetJobs } from './password.js';
 import { createProfile, type ProfileVisibilityChangedHook } from './profile.js';
-import { createSecurityViews, toSecurityEvent, toSession } from './security.js';
+import { createSecurityViews, toSession } from './security.js';
 
 export interface AccountServiceOptions extends AccountServiceDeps {
   twoFactor: Pick<TwoFactor, 'exportFor'>;

@@ -6,7 +6,7 @@ import { notFound } from '../../platform/http/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import type { ApiKeysService } from '../apikeys/service.js';
 import { auditWriterFor, type AuditService } from '../audit/service.js';
-import type { AuthService, UserRow } from '../auth/index.js';
+import { toSecurityEvent, type AuthService, type UserRow } from '../auth/index.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import {
@@ -100,14 +100,7 @@ export const adminUserRoutes: FastifyPluginAsyncTypebox<AdminUsersOptions> = asy
         bio: user.bio,
         subscription,
         wallet: { tokens: balance.tokens, credits: balance.credits, unpaidOverrunTokens: balance.unpaidOverrunTokens, totals: balance.totals },
-        recentSecurityEvents: events.items.map((e) => ({
-          id: e.id,
-          kind: e.kind,
-          ipAddress: e.ipAddress,
-          userAgent: e.userAgent,
-          metadata: e.metadata,
-          createdAt: e.createdAt.toISOString(),
-        })),
+        recentSecurityEvents: events.items.map(toSecurityEvent),
       };
     },
   );

@@ -1,11 +1,11 @@
-import { and, desc, eq, ilike, isNull, or, type SQL } from 'drizzle-orm';
+import { and, eq, ilike, isNull, or, type SQL } from 'drizzle-orm';
 import { mfaChallenges, sessions, users } from '../../db/schema/auth.js';
 import type { AccessTokens } from '../../platform/auth/access-tokens.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
@@ -77,13 +77,7 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
       }
       if (query.role) filters.push(eq(users.role, query.role));
       if (query.status) filters.push(eq(users.status, query.status));
-      const rows = await db
-        .select()
-        .from(users)
-        .where(afterCursor(users.createdAt, users.id, query.cursor, filters.length ? and(...filters) : undefined))
-        .orderBy(desc(users.createdAt), desc(users.id))
-        .limit(query.limit + 1);
-      return toPage(rows, query.limit, (u) => ({ sort: u.createdAt.toISOString(), id: u.id }));
+      return newestFirstPage(db, users, 'createdAt', filters.length ? and(...filters) : undefined, query);
     },
 
     /** Any account by id, deleted ones included (operators look at history too); 404 when none has it. */

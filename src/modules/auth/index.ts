@@ -3,11 +3,11 @@
  * Other modules read and write users, sessions and the security history through `AuthService['data']`.
  */
 export { createAuthService, type AuthService, type SignInHook, type SignInMethod, type UserCreatedHook } from './service.js';
-export type { AuthData, ProfileChanges, PublicUser, RevokeReason, SecurityEventRow, SessionRow } from './data.js';
+export type { AuthData, ProfileChanges, PublicUser, RevokeReason, SessionRow } from './data.js';
 export { createIdentityProvider } from './idp.js';
 export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';
 export { DisplayName } from './schemas.js';
-export type { SecurityEventKind } from './security-events.js';
+export { toSecurityEvent, type SecurityEventKind, type SecurityEventRow } from './security-events.js';
 export type { TwoFactor } from './two-factor.js';
 export {
   HANDLE_PATTERN,

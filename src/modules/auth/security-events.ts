@@ -3,6 +3,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import type { ClientInfo } from '../../platform/http/client-info.js';
 
 export type SecurityEventKind = (typeof securityEvents.$inferInsert)['kind'];
+export type SecurityEventRow = typeof securityEvents.$inferSelect;
 
 export interface SecurityEventInput {
   userId: string;
@@ -22,3 +23,13 @@ export async function recordSecurityEvent(db: DbOrTx, event: SecurityEventInput)
     createdAt: event.at,
   });
 }
+
+/** A security event as the account's history, its data export and the admin view show it. */
+export const toSecurityEvent = (e: SecurityEventRow) => ({
+  id: e.id,
+  kind: e.kind,
+  ipAddress: e.ipAddress,
+  userAgent: e.userAgent,
+  metadata: e.metadata,
+  createdAt: e.createdAt.toISOString(),
+});

@@ -1,9 +1,9 @@
-import { and, desc, eq, gt, lt, lte, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gt, lt, lte, isNull, ne, or, sql, type SQL } from 'drizzle-orm';
 import { couponRedemptions, coupons } from '../../db/schema/coupons.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { AuditWriter } from '../audit/service.js';
 import { formatMoney, toSafeCents } from './money.js';
 
@@ -205,13 +205,7 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
           or(isNull(coupons.maxRedemptions), lt(coupons.redeemedCount, coupons.maxRedemptions))!,
         );
       }
-      const rows = await db
-        .select()
-        .from(coupons)
-        .where(afterCursor(coupons.createdAt, coupons.id, query.cursor, filters.length > 0 ? and(...filters) : undefined))
-        .orderBy(desc(coupons.createdAt), desc(coupons.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+      const page = await newestFirstPage(db, coupons, 'createdAt', filters.length > 0 ? and(...filters) : undefined, query);
       return { items: page.items.map((r) => couponView(r, now)), nextCursor: page.nextCursor };
     },
 

@@ -7,6 +7,7 @@ import { createInvalidatingCache } from '../../platform/events/invalidating-cach
 import type { UserRow } from '../auth/index.js';
 import type { PlanRow, PlansService } from '../plans/service.js';
 import type { WalletService } from '../wallet/service.js';
+import { subscriptionResource } from './resource.js';
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
@@ -159,25 +160,15 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
         wallet.usageSince(owner, { cycle: s.startsAt, today: startOfUtcDay(now), month: startOfUtcMonth(now) }),
         deps.storageMbUsed ? deps.storageMbUsed({ userId, workspaceId: s.workspaceId }) : Promise.resolve(0),
       ]);
-      return {
-        id: s.id,
-        status: s.status,
-        startsAt: s.startsAt.toISOString(),
-        endsAt: s.endsAt?.toISOString() ?? null,
-        autoRenew: s.autoRenew,
-        nextPlanId: s.nextPlanId,
-        usage: {
-          tokensUsed: cycle.tokensSpent,
-          storageMbUsed: storageMb,
-          // The per-bucket image and video credits were replaced by the token wallet: nothing is drawn from them.
-          imageCreditsUsed: 0,
-          videoCreditsUsed: 0,
-          dailyRequestsUsed: today.requests,
-          monthlyRequestsUsed: month.requests,
-        },
-        plan: { slug: plan.slug, name: plan.name, interval: plan.interval, priceCents: plan.priceCents, currency: plan.currency },
-        ...(s.workspaceId ? { workspaceId: s.workspaceId } : {}),
-      };
+      return subscriptionResource(s, plan, {
+        tokensUsed: cycle.tokensSpent,
+        storageMbUsed: storageMb,
+        // The per-bucket image and video credits were replaced by the token wallet: nothing is drawn from them.
+        imageCreditsUsed: 0,
+        videoCreditsUsed: 0,
+        dailyRequestsUsed: today.requests,
+        monthlyRequestsUsed: month.requests,
+      });
     },
   };
   return service;

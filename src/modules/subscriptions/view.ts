@@ -2,24 +2,20 @@ import { and, desc, eq, inArray } from 'drizzle-orm';
 import { subscriptionChanges, subscriptions } from '../../db/schema/subscriptions.js';
 import type { PlanRow } from '../plans/service.js';
 import type { BillingContext } from './context.js';
+import { subscriptionResource, type SubscriptionUsage } from './resource.js';
 import type { SubscriptionRow } from './service.js';
 import { OPEN_CHANGE_STATUSES, type ChangeRow } from './store.js';
 
-const NO_USAGE = { tokensUsed: 0, storageMbUsed: 0, imageCreditsUsed: 0, videoCreditsUsed: 0, dailyRequestsUsed: 0, monthlyRequestsUsed: 0 };
+const NO_USAGE: SubscriptionUsage = { tokensUsed: 0, storageMbUsed: 0, imageCreditsUsed: 0, videoCreditsUsed: 0, dailyRequestsUsed: 0, monthlyRequestsUsed: 0 };
+/** Shown for a subscription whose plan no longer exists. */
+const UNKNOWN_PLAN = { slug: 'unknown', name: 'Unknown plan', interval: 'MONTHLY', priceCents: 0, currency: 'BDT' } as const;
 const LIST_LIMIT = 100;
 
 /** The spec's Subscription resource, plus what the billing screens need (`planId`, the pending change, grace end). */
 export function subscriptionView(s: SubscriptionRow, plan: PlanRow | undefined, pending: ChangeRow | undefined) {
   return {
-    id: s.id,
-    status: s.status,
-    startsAt: s.startsAt.toISOString(),
-    endsAt: s.endsAt?.toISOString() ?? null,
-    autoRenew: s.autoRenew,
-    nextPlanId: s.nextPlanId,
+    ...subscriptionResource(s, plan ?? UNKNOWN_PLAN, NO_USAGE),
     planId: s.planId,
-    usage: NO_USAGE,
-    plan: { slug: plan?.slug ?? 'unknown', name: plan?.name ?? 'Unknown plan', interval: plan?.interval ?? 'MONTHLY', priceCents: plan?.priceCents ?? 0, currency: plan?.currency ?? 'BDT' },
     graceEndsAt: s.graceEndsAt?.toISOString() ?? null,
     pendingChange: pending
       ? {
@@ -32,7 +28,6 @@ export function subscriptionView(s: SubscriptionRow, plan: PlanRow | undefined, 
           effectiveAt: pending.effectiveAt?.toISOString() ?? null,
         }
       : null,
-    ...(s.workspaceId ? { workspaceId: s.workspaceId } : {}),
   };
 }
 

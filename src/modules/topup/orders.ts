@@ -1,9 +1,9 @@
-import { and, desc, eq, isNotNull, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import { topUpOrders } from '../../db/schema/topup.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import { formatMoney, type AppliedRule, type Quote, type QuoteLine, type RuleUsage } from './engine/index.js';
 
 export type OrderRow = typeof topUpOrders.$inferSelect;
@@ -161,13 +161,7 @@ export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; qu
     },
 
     async list(userId: string, page: { limit: number; cursor?: string | undefined }) {
-      const rows = await db
-        .select()
-        .from(topUpOrders)
-        .where(afterCursor(topUpOrders.createdAt, topUpOrders.id, page.cursor, eq(topUpOrders.userId, userId)))
-        .orderBy(desc(topUpOrders.createdAt), desc(topUpOrders.id))
-        .limit(page.limit + 1);
-      const cut = toPage(rows, page.limit, (row) => ({ sort: row.createdAt.toISOString(), id: row.id }));
+      const cut = await newestFirstPage(db, topUpOrders, 'createdAt', eq(topUpOrders.userId, userId), page);
       return { items: await Promise.all(cut.items.map(view)), nextCursor: cut.nextCursor };
     },
 

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { Type } from 'typebox';
-import { desc } from 'drizzle-orm';
 import { mailOutbox } from '../../db/schema/platform.js';
 import type { Database } from '../db/database.js';
 import { openTestDatabase } from '../../../test/helpers/test-database.js';
 import { registerErrorHandling } from './error-handler.js';
 import { registerValidation } from './validation.js';
 import { StrictObject, pageQuery } from './schemas.js';
-import { afterCursor, decodeCursor, encodeCursor, toPage } from './pagination.js';
+import { decodeCursor, encodeCursor, newestFirstPage } from './pagination.js';
 import { AppError } from './errors.js';
 
 // A small app built from the platform's own HTTP pieces, listing real rows of a real table.
@@ -28,13 +27,7 @@ beforeAll(async () => {
   registerErrorHandling(app);
   app.get('/items', { schema: { querystring: StrictObject({ ...pageQuery(10, 20), subject: Type.Optional(Type.String({ maxLength: 5 })) }) } }, async (request) => {
     const { limit = 10, cursor } = request.query as { limit?: number; cursor?: string };
-    const rows = await database.db
-      .select()
-      .from(mailOutbox)
-      .where(afterCursor(mailOutbox.createdAt, mailOutbox.id, cursor))
-      .orderBy(desc(mailOutbox.createdAt), desc(mailOutbox.id))
-      .limit(limit + 1);
-    return toPage(rows, limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+    return newestFirstPage(database.db, mailOutbox, 'createdAt', undefined, { limit, cursor });
   });
   app.get('/boom', async () => {
     throw new Error('secret internal detail: password=hunter2');

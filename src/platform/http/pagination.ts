@@ -1,4 +1,6 @@
-import { and, sql, type SQL, type AnyColumn } from 'drizzle-orm';
+import { and, desc, getTableColumns, sql, type AnyColumn, type InferSelectModel, type SQL } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import type { DbOrTx } from '../db/database.js';
 import { badRequest } from './errors.js';
 
 /** A keyset position: the sort value of the last row returned and its id (the tie-breaker). */
@@ -45,4 +47,41 @@ export function toPage<T>(rows: T[], limit: number, positionOf: (row: T) => Curs
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(positionOf(last)) : null };
+}
+
+export interface PageQuery {
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/** The columns of `table` a newest-first listing can sort by: its dates and numbers. */
+type SortKey<TTable extends PgTable> = {
+  [K in keyof InferSelectModel<TTable> & string]: InferSelectModel<TTable>[K] extends Date | number ? K : never;
+}[keyof InferSelectModel<TTable> & string];
+
+/**
+ * One page of the rows of `table` that match `where`, newest first by (`sortBy` desc, `id` desc): every column of
+ * each row, read as `limit + 1` rows after the cursor.
+ */
+export async function newestFirstPage<TTable extends PgTable & { id: AnyColumn }>(
+  db: DbOrTx,
+  table: TTable,
+  sortBy: SortKey<TTable>,
+  where: SQL | undefined,
+  query: PageQuery,
+): Promise<{ items: InferSelectModel<TTable>[]; nextCursor: string | null }> {
+  const sortColumn = (getTableColumns(table) as Record<string, AnyColumn>)[sortBy]!;
+  const idColumn = table.id;
+  const source: PgTable = table; // drizzle's `from` cannot check a generic table
+  const rows = (await db
+    .select()
+    .from(source)
+    .where(afterCursor(sortColumn, idColumn, query.cursor, where))
+    .orderBy(desc(sortColumn), desc(idColumn))
+    .limit(query.limit + 1)) as InferSelectModel<TTable>[];
+  return toPage(rows, query.limit, (row) => {
+    const fields = row as Record<string, unknown>;
+    const sort = fields[sortBy] as Date | number;
+    return { sort: sort instanceof Date ? sort.toISOString() : sort, id: fields.id as string };
+  });
 }

@@ -3,6 +3,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { Upload } from '@aws-sdk/lib-storage';
 import { assertSafeKey, StoredObjectMissing, type Storage } from './storage.js';
 
+/** The bucket and how to reach it; `loadConfig` reads them from the S3_* variables. */
 export interface S3Settings {
   bucket: string;
   region: string;
