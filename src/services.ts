@@ -127,16 +127,10 @@ export function createServices(platform: Platform) {
     // The account service is built below; this runs only when a generation is saved.
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
+  // What the text and media gateways both meter with: the model, the caller's plan, the wallet, the usage record and the library item.
+  const meteringDeps = { db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library };
   const gateway = createGatewayService({
-    db,
-    clock,
-    logger: platform.logger,
-    catalog,
-    subscriptions,
-    plans,
-    wallet,
-    usage,
-    library,
+    ...meteringDeps,
     keys: apiKeys,
     metrics: platform.metrics,
     providers: platform.config.providers,
@@ -146,15 +140,7 @@ export function createServices(platform: Platform) {
   });
   const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet, metrics: platform.metrics });
   const media = createMediaGateway({
-    db,
-    clock,
-    logger: platform.logger,
-    catalog,
-    subscriptions,
-    plans,
-    wallet,
-    usage,
-    library,
+    ...meteringDeps,
     files,
     notifications,
     jobs,
@@ -185,6 +171,7 @@ export function createServices(platform: Platform) {
     publicBaseUrl: platform.config.publicBaseUrl,
     notifications,
     auth: auth.data,
+    events: platform.events,
     twoFactor: auth.twoFactor,
     // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled,
     // its workspace memberships ended (refused while it owns a workspace that others share), its posts and works hidden.
@@ -203,6 +190,7 @@ export function createServices(platform: Platform) {
   const community = createCommunityService({
     db,
     clock,
+    events: platform.events,
     users: auth.data.users,
     generations: library.generations,
     blocks: account.blocks,

@@ -1,8 +1,9 @@
-import { and, desc, eq, or } from 'drizzle-orm';
+import { and, eq, or } from 'drizzle-orm';
 import { userBlocks } from '../../db/schema/account.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { AccountDeps } from './deps.js';
 
 export type BlockKind = (typeof userBlocks.$inferSelect)['kind'];
@@ -19,6 +20,24 @@ const unknownHandle = (handle: string) => notFound(`No user has the handle @${ha
 export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = []) {
   const { db, clock, auth } = deps;
 
+  const hiddenFrom = async (viewerId: string, tx: DbOrTx): Promise<string[]> => {
+    const rows = await tx
+      .select({ userId: userBlocks.userId, blockedUserId: userBlocks.blockedUserId })
+      .from(userBlocks)
+      .where(or(eq(userBlocks.userId, viewerId), and(eq(userBlocks.blockedUserId, viewerId), eq(userBlocks.kind, 'BLOCK'))));
+    return [...new Set(rows.map((r) => (r.userId === viewerId ? r.blockedUserId : r.userId)))];
+  };
+  /**
+   * Every listing a signed-in viewer reads asks for their hidden authors first; they change only when the viewer or
+   * someone blocking them changes a block, so each instance keeps them, and a change drops both users' entries on every
+   * instance when its transaction commits.
+   */
+  const hiddenCache = createInvalidatingCache<readonly string[]>({ name: 'hidden_authors', bus: deps.events, load: (viewerId) => hiddenFrom(viewerId, db) });
+  const blocksChanged = async (tx: Tx, a: string, b: string) => {
+    await hiddenCache.changed(a, tx);
+    await hiddenCache.changed(b, tx);
+  };
+
   const userByHandle = (handle: string) => auth.users.findActiveByHandle(handle);
 
   const toBlock = (row: { handle: string; kind: BlockKind; reason: string | null; createdAt: Date }) => ({
@@ -30,13 +49,7 @@ export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = [
 
   return {
     async list(userId: string, query: { limit: number; cursor?: string }) {
-      const rows = await db
-        .select()
-        .from(userBlocks)
-        .where(afterCursor(userBlocks.createdAt, userBlocks.id, query.cursor, eq(userBlocks.userId, userId)))
-        .orderBy(desc(userBlocks.createdAt), desc(userBlocks.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (b) => ({ sort: b.createdAt.toISOString(), id: b.id }));
+      const page = await newestFirstPage(db, userBlocks, 'createdAt', eq(userBlocks.userId, userId), query);
       const handles = await auth.users.handlesOf(page.items.map((b) => b.blockedUserId));
       // A user row is never removed (deletion is soft), so every blocked user has a handle.
       return { items: page.items.map((b) => toBlock({ ...b, handle: handles.get(b.blockedUserId)! })), nextCursor: page.nextCursor };
@@ -61,6 +74,7 @@ export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = [
           .onConflictDoUpdate({ target: [userBlocks.userId, userBlocks.blockedUserId], set: { kind, reason } })
           .returning();
         if (kind === 'BLOCK') for (const hook of onBlocked) await hook(tx, userId, target.id);
+        await blocksChanged(tx, userId, target.id);
         return { created: !existing, block: toBlock({ handle: target.handle, kind: row!.kind, reason: row!.reason, createdAt: row!.createdAt }) };
       });
     },
@@ -73,18 +87,16 @@ export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = [
         .where(and(eq(userBlocks.userId, userId), eq(userBlocks.blockedUserId, target.id)))
         .returning({ id: userBlocks.id });
       if (removed.length === 0) throw notFound(`You have not blocked or muted @${target.handle}.`);
+      await hiddenCache.changed(userId);
+      await hiddenCache.changed(target.id);
     },
 
     /**
      * For other modules' listings: the users whose content `viewerId` must not see: those the viewer blocked or
-     * muted, and those who blocked the viewer.
+     * muted, and those who blocked the viewer. Inside a transaction (`tx`) read from it; otherwise from the cache.
      */
-    async hiddenUserIds(viewerId: string, tx: DbOrTx = db): Promise<string[]> {
-      const rows = await tx
-        .select({ userId: userBlocks.userId, blockedUserId: userBlocks.blockedUserId })
-        .from(userBlocks)
-        .where(or(eq(userBlocks.userId, viewerId), and(eq(userBlocks.blockedUserId, viewerId), eq(userBlocks.kind, 'BLOCK'))));
-      return [...new Set(rows.map((r) => (r.userId === viewerId ? r.blockedUserId : r.userId)))];
+    async hiddenUserIds(viewerId: string, tx?: DbOrTx): Promise<string[]> {
+      return tx ? hiddenFrom(viewerId, tx) : [...(await hiddenCache.get(viewerId))];
     },
 
     /** For other modules (feeds, comments, follows): true when either user BLOCKed the other. */

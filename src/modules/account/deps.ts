@@ -1,11 +1,12 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Jobs } from '../../platform/jobs/jobs.js';
+import type { MailContent } from '../../platform/mail/compose.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import type { Storage } from '../../platform/storage/storage.js';
 import type { AuthData } from '../auth/index.js';
 import type { NotificationsService } from '../notifications/service.js';
-import type { MailContent } from './mail.js';
 
 /** What the account service is built from (see `createAccountService`). */
 export interface AccountServiceDeps {
@@ -23,6 +24,8 @@ export interface AccountServiceDeps {
   notifications: NotificationsService;
   /** Users, sessions and the security history (the auth module's tables). */
   auth: AuthData;
+  /** Tells every instance when a user's blocks change (their cached hidden authors); without it, this instance only. */
+  events?: EventBus;
 }
 
 /** The dependencies every part of the account module shares. */

@@ -1,20 +1,24 @@
 import { and, asc, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, securityEvents, sessions, userIdentities, users } from '../../db/schema/auth.js';
+import { bound, runBound } from '../../platform/db/bound.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import { unlock } from './lockout.js';
 import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
-import { recordSecurityEvent, type SecurityEventInput } from './security-events.js';
+import { recordSecurityEvent, type SecurityEventInput, type SecurityEventRow } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
 import { findActiveUserByEmail, findActiveUserById, findInternalUser, isHandleTaken, type InternalAccountKind, type UserRow } from './users.js';
 
-export type SecurityEventRow = typeof securityEvents.$inferSelect;
 export type { RevokeReason, SessionRow };
 
 /** What other modules may show of a user (authors, public profiles). */
 export type PublicUser = Pick<UserRow, 'id' | 'name' | 'handle' | 'avatarUrl' | 'bio' | 'status' | 'createdAt'>;
+
+/** Profiles shown with every page of posts: a named statement, no query building (columns aliased as `PublicUser`). */
+const PUBLIC_PROFILES_OF = `select id, name, handle, avatar_url as "avatarUrl", bio, status, created_at as "createdAt"
+  from users where id = any($1::text[]::uuid[])`;
 
 /** What other modules may change on a user's profile. */
 export type ProfileChanges = Partial<Pick<UserRow, 'handle' | 'avatarUrl' | 'bio'>>;
@@ -72,10 +76,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
     /** Public facts of these users, by id (deleted users included, with their status), for showing authors. */
     async publicProfilesOf(userIds: string[], tx: DbOrTx = db): Promise<Map<string, PublicUser>> {
       if (userIds.length === 0) return new Map();
-      const rows = await tx
-        .select({ id: users.id, name: users.name, handle: users.handle, avatarUrl: users.avatarUrl, bio: users.bio, status: users.status, createdAt: users.createdAt })
-        .from(users)
-        .where(inArray(users.id, [...new Set(userIds)]));
+      const { rows } = await runBound<PublicUser>(tx, bound(PUBLIC_PROFILES_OF, [[...new Set(userIds)]]));
       return new Map(rows.map((r) => [r.id, r]));
     },
 
@@ -204,13 +205,7 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
 
     /** One page of the user's security history, newest first. */
     async page(userId: string, query: { limit: number; cursor?: string }, tx: DbOrTx = db): Promise<{ items: SecurityEventRow[]; nextCursor: string | null }> {
-      const rows = await tx
-        .select()
-        .from(securityEvents)
-        .where(afterCursor(securityEvents.createdAt, securityEvents.id, query.cursor, eq(securityEvents.userId, userId)))
-        .orderBy(desc(securityEvents.createdAt), desc(securityEvents.id))
-        .limit(query.limit + 1);
-      return toPage(rows, query.limit, (e) => ({ sort: e.createdAt.toISOString(), id: e.id }));
+      return newestFirstPage(tx, securityEvents, 'createdAt', eq(securityEvents.userId, userId), query);
     },
 
     /** The whole history, newest first (for the data export). */

@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { AuthData } from '../auth/index.js';
 import type { AuthorVisibility } from '../../db/schema/community.js';
@@ -33,6 +34,8 @@ export interface CommunityServiceDeps {
   notifications: Pick<NotificationsService, 'notify'>;
   /** The web app's address: share links point there. */
   frontendUrl: string;
+  /** Tells every instance when the trending epoch moves (each keeps the current one); without it, this instance only. */
+  events?: EventBus;
   /** Where the trending recompute reports its duration; a private registry when absent. */
   metrics?: Metrics;
 }

@@ -1,11 +1,12 @@
-import { and, arrayContains, desc, eq, notInArray, sql, type SQL } from 'drizzle-orm';
-import { communityFollows, communityPostScores, communityPosts } from '../../db/schema/community.js';
+import { runBound, type NamedStatement } from '../../platform/db/bound.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { badRequest } from '../../platform/http/errors.js';
-import { afterCursor, decodeCursor, toPage } from '../../platform/http/pagination.js';
-import { maySee, visibleTo, type Author } from './audience.js';
+import { decodeCursor, toPage } from '../../platform/http/pagination.js';
+import { maySee, type Author } from './audience.js';
 import type { CommunityDeps } from './deps.js';
+import { followingStatement, newestFirstStatement, toPageRow, trendingStatement, type NewestFilter, type PageRow, type PostRow } from './post-statements.js';
 import { createTrendingRecompute } from './trending.js';
-import { LISTED, currentEpoch, currentScoreSql, likedSql, scoreColumn, type PostExtras, type PostRow, type PostView, type PostViews } from './views.js';
+import { currentEpoch, type PostView, type PostViews } from './views.js';
 
 export interface FeedQuery {
   limit: number;
@@ -21,32 +22,40 @@ export interface FeedPage {
 export function createFeeds(deps: CommunityDeps, views: PostViews) {
   const { db, blocks } = deps;
 
-  /** Posts whose author's audience includes the viewer (see audience.ts). */
-  const seenBy = (viewerId: string | null) => visibleTo(viewerId, communityPosts.authorVisibility, communityPosts.authorId);
+  /**
+   * The trending epoch in force, kept by each instance: it moves once per recompute, which tells every instance. One
+   * that hears late orders by the previous epoch's column, which stays intact until the next recompute.
+   */
+  const epochs = createInvalidatingCache<number>({ name: 'trending_epoch', bus: deps.events, load: () => currentEpoch(db) });
+  const trendingEpoch = { current: () => epochs.get('current'), moved: () => epochs.changed('current') };
 
   /** Authors the viewer must not see (blocked or muted by them, or blocking them). */
   const hiddenFor = async (viewerId: string | null): Promise<string[]> => (viewerId ? blocks.hiddenUserIds(viewerId) : []);
-  const withoutHidden = (hidden: string[]): SQL | undefined => (hidden.length > 0 ? notInArray(communityPosts.authorId, hidden) : undefined);
 
-  /** A newest-first page of listed posts matching `where`, with each post's current score and the viewer's like. */
-  async function newestFirst(where: SQL | undefined, query: FeedQuery, viewerId: string | null, hidden: string[]): Promise<FeedPage> {
-    const found = await db
-      .select({ post: communityPosts, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
-      .from(communityPosts)
-      .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
-      .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, where, seenBy(viewerId))))
-      .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
-      .limit(query.limit + 1);
+  const pageRows = async (statement: NamedStatement, values: Record<string, unknown>): Promise<PageRow[]> =>
+    (await runBound(db, statement.bind(values))).rows.map(toPageRow);
+
+  /** The viewer's part of a page statement's values, and the keyset position after the cursor (newest first). */
+  const viewerValues = (viewerId: string | null, hidden: string[], limit: number) => (viewerId ? { viewer: viewerId, hidden, limit: limit + 1 } : { limit: limit + 1 });
+  const newestCursor = (cursor: string | undefined) => {
+    if (!cursor) return {};
+    const position = decodeCursor(cursor);
+    const at = new Date(String(position.sort));
+    if (Number.isNaN(at.getTime())) throw badRequest('The cursor is not valid.');
+    return { cursorAt: at.toISOString(), cursorId: position.id };
+  };
+
+  /** A newest-first page of listed posts kept by `filter` (its value in `filterValue`), with scores and the viewer's likes. */
+  async function newestFirst(filter: NewestFilter, filterValue: Record<string, unknown>, query: FeedQuery, viewerId: string | null, hidden: string[]): Promise<FeedPage> {
+    const found = await pageRows(newestFirstStatement(filter, viewerId !== null, query.cursor !== undefined), {
+      ...viewerValues(viewerId, hidden, query.limit),
+      ...filterValue,
+      ...newestCursor(query.cursor),
+    });
     return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
   }
 
-  async function render(
-    found: Array<PostExtras & { post: PostRow }>,
-    limit: number,
-    viewerId: string | null,
-    hidden: string[],
-    positionOf: (p: PostRow) => { sort: string | number; id: string },
-  ) {
+  async function render(found: PageRow[], limit: number, viewerId: string | null, hidden: string[], positionOf: (p: PostRow) => { sort: string | number; id: string }) {
     const page = toPage(
       found.map((f) => f.post),
       limit,
@@ -61,7 +70,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     async recent(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
       const tag = query.tag?.trim().replace(/^#+/, '').toLowerCase();
       const hidden = await hiddenFor(viewerId);
-      return newestFirst(and(withoutHidden(hidden), tag ? arrayContains(communityPosts.tags, [tag]) : undefined), query, viewerId, hidden);
+      return tag ? newestFirst('tag', { tag }, query, viewerId, hidden) : newestFirst('all', {}, query, viewerId, hidden);
     },
 
     /**
@@ -77,34 +86,7 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
      */
     async following(query: FeedQuery, viewerId: string): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
-      const followeeAudience = sql`(select ${communityPosts.authorVisibility} from ${communityPosts} where ${communityPosts.authorId} = ${communityFollows.followeeId} and ${LISTED} limit 1)`;
-      const perAuthor = db
-        .select({ id: communityPosts.id, publishedAt: communityPosts.publishedAt })
-        .from(communityPosts)
-        .where(afterCursor(communityPosts.publishedAt, communityPosts.id, query.cursor, and(LISTED, eq(communityPosts.authorId, communityFollows.followeeId))))
-        .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id))
-        .limit(query.limit + 1)
-        .as('candidates');
-      const newest = db
-        .select({ id: perAuthor.id })
-        .from(communityFollows)
-        .innerJoinLateral(perAuthor, sql`true`)
-        .where(
-          and(
-            eq(communityFollows.followerId, viewerId),
-            hidden.length > 0 ? notInArray(communityFollows.followeeId, hidden) : undefined,
-            sql`${followeeAudience} <> 'PRIVATE'`,
-          ),
-        )
-        .orderBy(desc(perAuthor.publishedAt), desc(perAuthor.id))
-        .limit(query.limit + 1)
-        .as('newest');
-      const found = await db
-        .select({ post: communityPosts, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
-        .from(newest)
-        .innerJoin(communityPosts, eq(communityPosts.id, newest.id))
-        .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
-        .orderBy(desc(communityPosts.publishedAt), desc(communityPosts.id));
+      const found = await pageRows(followingStatement(query.cursor !== undefined), { ...viewerValues(viewerId, hidden, query.limit), ...newestCursor(query.cursor) });
       return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
     },
 
@@ -115,13 +97,13 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     async byAuthor(author: Author, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
       if (hidden.includes(author.id) || !(await maySee(db, viewerId, author))) return { items: [], nextCursor: null };
-      return newestFirst(eq(communityPosts.authorId, author.id), query, viewerId, hidden);
+      return newestFirst('author', { author: author.id }, query, viewerId, hidden);
     },
 
     /** Posts made from this one, newest first. */
     async remixesOf(postId: string, query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
-      return newestFirst(and(eq(communityPosts.remixOfPostId, postId), withoutHidden(hidden)), query, viewerId, hidden);
+      return newestFirst('remixes', { original: postId }, query, viewerId, hidden);
     },
 
     /**
@@ -129,9 +111,9 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
      * intact until the next recompute, so a reader paging across one recompute still sees every row exactly once.
      */
     async trending(query: FeedQuery, viewerId: string | null): Promise<FeedPage> {
-      const [epochNow, hidden] = await Promise.all([currentEpoch(db), hiddenFor(viewerId)]);
+      const [epochNow, hidden] = await Promise.all([trendingEpoch.current(), hiddenFor(viewerId)]);
       let epoch = epochNow;
-      let after: SQL | undefined;
+      let cursor = {};
       if (query.cursor) {
         const position = decodeCursor(query.cursor);
         const [cursorEpoch, score] = String(position.sort).split('|').map(Number) as [number, number];
@@ -140,24 +122,17 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
           throw badRequest('The trending feed was recomputed twice since this cursor was issued. Start again without a cursor.', { field: 'query.cursor' });
         }
         epoch = cursorEpoch;
-        after = sql`(${scoreColumn(epoch)}, ${communityPostScores.postId}) < (${score}::double precision, ${position.id}::uuid)`;
+        cursor = { cursorScore: score, cursorId: position.id };
       }
-      const column = scoreColumn(epoch);
-      // Walk the score index (hidden authors left out on the narrow table), join each candidate to its post.
-      const found = await db
-        .select({ post: communityPosts, ordered: column, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
-        .from(communityPostScores)
-        .innerJoin(communityPosts, eq(communityPosts.id, communityPostScores.postId))
-        .where(and(LISTED, hidden.length > 0 ? notInArray(communityPostScores.authorId, hidden) : undefined, seenBy(viewerId), after))
-        .orderBy(desc(column), desc(communityPostScores.postId))
-        .limit(query.limit + 1);
+      const column = epoch % 2 === 0 ? 'score_even' : 'score_odd';
+      const found = await pageRows(trendingStatement(column, viewerId !== null, query.cursor !== undefined), { ...viewerValues(viewerId, hidden, query.limit), ...cursor });
       // The cursor carries the score the page was ordered by (its epoch's); the Post shows the current epoch's.
       const ordered = new Map(found.map((r) => [r.post.id, r.ordered]));
       return render(found, query.limit, viewerId, hidden, (p) => ({ sort: `${epoch}|${ordered.get(p.id)}`, id: p.id }));
     },
 
     /** Recomputes the trending scores into the next epoch (see trending.ts). */
-    recomputeTrending: createTrendingRecompute(deps),
+    recomputeTrending: createTrendingRecompute(deps, trendingEpoch),
   };
 }
 

@@ -4,7 +4,8 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import { maySee } from './audience.js';
 import { UUID, type CommunityDeps } from './deps.js';
-import { LISTED, type PostRow, type PostViews, type PostView } from './views.js';
+import type { PostRow } from './post-statements.js';
+import { LISTED, type PostViews, type PostView } from './views.js';
 import type { Works } from './works.js';
 
 export interface PublishInput {

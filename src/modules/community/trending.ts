@@ -34,7 +34,7 @@ export const TRENDING_CHUNK_ROWS = 5_000;
  * Runs every 15 minutes (`community.trending`); its duration is the `storefront_community_trending_recompute_seconds`
  * histogram.
  */
-export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock' | 'metrics'>) {
+export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock' | 'metrics'>, epochCache: { moved(): Promise<void> }) {
   const { db, clock } = deps;
   const metrics = metricsOrPrivate(deps.metrics);
   const duration = metrics.histogram({
@@ -113,6 +113,7 @@ export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock'
       .returning({ epoch: communityTrendingState.epoch });
     duration.observe({ outcome: moved.length > 0 ? 'done' : 'overtaken' }, (performance.now() - started) / 1000);
     if (moved.length === 0) return { epoch: await currentEpoch(db), moved: false };
+    await epochCache.moved();
     scored.set(written);
     return { epoch: next, moved: true };
   };

@@ -1,12 +1,12 @@
-import { and, eq, inArray, isNull, sql, type AnyColumn } from 'drizzle-orm';
-import { communityPostLikes, communityPostScores, communityPosts, communityTrendingState } from '../../db/schema/community.js';
+import { and, eq, isNull } from 'drizzle-orm';
+import { communityPosts, communityTrendingState, type AuthorVisibility } from '../../db/schema/community.js';
+import { runBound } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import type { PublicUser } from '../auth/index.js';
 import type { GenerationView } from '../library/service.js';
 import { authorsSeenBy } from './audience.js';
+import { extrasStatement, postAuthorsStatement, type PostExtras, type PostRow } from './post-statements.js';
 import type { CommunityDeps } from './deps.js';
-
-export type PostRow = typeof communityPosts.$inferSelect;
 
 /** A post is listed while it is neither deleted by its author nor hidden by moderation (the partial indexes' predicate). */
 export const LISTED = and(isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt));
@@ -49,26 +49,6 @@ export async function currentEpoch(tx: DbOrTx): Promise<number> {
   return row?.epoch ?? 0;
 }
 
-export const scoreColumn = (epoch: number) => (epoch % 2 === 0 ? communityPostScores.scoreEven : communityPostScores.scoreOdd);
-
-const EPOCH = sql`coalesce((select ${communityTrendingState.epoch} from ${communityTrendingState} where ${communityTrendingState.id} = 1), 0)`;
-
-/** The current epoch's score of the joined `community_post_scores` row (0 when none), for a listing's select. */
-export const currentScoreSql = () =>
-  sql<number>`coalesce(case when ${EPOCH} % 2 = 0 then ${communityPostScores.scoreEven} else ${communityPostScores.scoreOdd} end, 0)`.mapWith(Number);
-
-/** Whether the viewer likes the post whose id is `postId`, for a listing's select (false when anonymous). */
-export const likedSql = (viewerId: string | null, postId: AnyColumn) =>
-  viewerId
-    ? sql<boolean>`exists (select 1 from ${communityPostLikes} where ${communityPostLikes.postId} = ${postId} and ${communityPostLikes.userId} = ${viewerId})`.mapWith(Boolean)
-    : sql<boolean>`false`.mapWith(Boolean);
-
-/** What a listing query selects besides the post, so a page needs no extra round trip for them. */
-export interface PostExtras {
-  score: number;
-  likedByMe: boolean;
-}
-
 /**
  * Turns post rows into Post views with a fixed number of queries per page (authors, generations, the viewer's likes,
  * remixed originals), run side by side.
@@ -78,12 +58,13 @@ export function createPostViews(deps: CommunityDeps) {
 
   /** The current epoch's stored scores of these posts and whether the viewer likes them (one round trip). */
   async function extrasOf(ids: string[], viewerId: string | null, tx: DbOrTx): Promise<Map<string, PostExtras>> {
-    const rows = await tx
-      .select({ id: communityPosts.id, score: currentScoreSql(), likedByMe: likedSql(viewerId, communityPosts.id) })
-      .from(communityPosts)
-      .leftJoin(communityPostScores, eq(communityPostScores.postId, communityPosts.id))
-      .where(inArray(communityPosts.id, ids));
-    return new Map(rows.map((r) => [r.id, { score: r.score, likedByMe: r.likedByMe }]));
+    const { rows } = await runBound<{ id: string; score: number; liked_by_me: boolean }>(tx, extrasStatement(viewerId !== null).bind({ ids, viewer: viewerId }));
+    return new Map(rows.map((r) => [r.id, { score: Number(r.score), likedByMe: r.liked_by_me }]));
+  }
+
+  async function authorsOfPosts(ids: string[], tx: DbOrTx): Promise<Array<{ id: string; authorId: string; visibility: AuthorVisibility }>> {
+    const { rows } = await runBound<{ id: string; author_id: string; author_visibility: AuthorVisibility }>(tx, postAuthorsStatement.bind({ ids }));
+    return rows.map((r) => ({ id: r.id, authorId: r.author_id, visibility: r.author_visibility }));
   }
 
   /**
@@ -103,14 +84,9 @@ export function createPostViews(deps: CommunityDeps) {
     const [extras, gens, originals, authors, hidden] = await Promise.all([
       options.extras ?? extrasOf(ids, viewerId, tx),
       generations.viewsOf(rows.map((r) => r.generationId), tx),
-      originalIds.length > 0
-        ? tx
-            .select({ id: communityPosts.id, authorId: communityPosts.authorId, visibility: communityPosts.authorVisibility })
-            .from(communityPosts)
-            .where(inArray(communityPosts.id, originalIds))
-        : [],
+      originalIds.length > 0 ? authorsOfPosts(originalIds, tx) : [],
       users.publicProfilesOf(rows.map((r) => r.authorId), tx),
-      options.hidden ?? (viewerId && originalIds.length > 0 ? blocks.hiddenUserIds(viewerId, tx) : []),
+      options.hidden ?? (viewerId && originalIds.length > 0 ? blocks.hiddenUserIds(viewerId, options.tx) : []),
     ]);
     const hiddenAuthors = new Set(hidden);
     const audiences = await authorsSeenBy(tx, viewerId, originals.map((o) => ({ id: o.authorId, visibility: o.visibility })));

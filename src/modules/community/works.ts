@@ -6,7 +6,8 @@ import { notFound } from '../../platform/http/errors.js';
 import type { Generation } from '../library/service.js';
 import { maySee, visibleTo } from './audience.js';
 import { UUID, type CommunityDeps } from './deps.js';
-import { LISTED, type PostRow } from './views.js';
+import type { PostRow } from './post-statements.js';
+import { LISTED } from './views.js';
 
 type WorkRow = typeof communityWorks.$inferSelect;
 

@@ -1,10 +1,10 @@
 import { newId } from '../../platform/ids.js';
-import { and, arrayContains, desc, eq, ilike, inArray, ne, type SQL } from 'drizzle-orm';
+import { and, arrayContains, desc, eq, ilike, ne, type SQL } from 'drizzle-orm';
 import { generations, type GenerationKind, type GenerationVisibility } from '../../db/schema/library.js';
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { bound } from '../../platform/db/bound.js';
+import { bound, runBound } from '../../platform/db/bound.js';
 import { domainEventInsert, domainEventPart } from '../../platform/events/outbox.js';
 import type { StatementPart } from '../../platform/db/one-statement.js';
 import { notFound } from '../../platform/http/errors.js';
@@ -74,10 +74,26 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `%`, `_` and `\` match literally inside the search text. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** What a view of an item shows, for many items at once (posts show their generations): a named statement, no query building. */
+const VIEWS_OF = `select id, kind, prompt, thumbnail_url, output, model_id, visibility, tags, favorite, created_at
+  from generations where id = any($1::text[]::uuid[])`;
+interface ViewColumns {
+  id: string;
+  kind: Generation['kind'];
+  prompt: string;
+  thumbnail_url: string | null;
+  output: Record<string, unknown>;
+  model_id: string | null;
+  visibility: Generation['visibility'];
+  tags: string[];
+  favorite: boolean;
+  created_at: Date;
+}
+
 export function createGenerations(deps: GenerationsDeps) {
   const { db, clock, catalog, preferences } = deps;
 
-  async function toView(row: Generation): Promise<GenerationView> {
+  async function toView(row: Pick<Generation, 'id' | 'kind' | 'prompt' | 'thumbnailUrl' | 'output' | 'modelId' | 'visibility' | 'tags' | 'favorite' | 'createdAt'>): Promise<GenerationView> {
     const model = row.modelId ? (await catalog.getById(row.modelId))?.row : undefined;
     return {
       id: row.id,
@@ -187,8 +203,15 @@ export function createGenerations(deps: GenerationsDeps) {
     /** Views of these items by id, whoever owns them (for modules that show published generations, e.g. posts). */
     async viewsOf(ids: string[], tx: DbOrTx = db): Promise<Map<string, GenerationView>> {
       if (ids.length === 0) return new Map();
-      const rows = await tx.select().from(generations).where(inArray(generations.id, [...new Set(ids)]));
-      return new Map(await Promise.all(rows.map(async (row) => [row.id, await toView(row)] as const)));
+      const { rows } = await runBound<ViewColumns>(tx, bound(VIEWS_OF, [[...new Set(ids)]]));
+      return new Map(
+        await Promise.all(
+          rows.map(async (row) => {
+            const { id, kind, prompt, output, visibility, tags, favorite } = row;
+            return [id, await toView({ id, kind, prompt, output, visibility, tags, favorite, thumbnailUrl: row.thumbnail_url, modelId: row.model_id, createdAt: row.created_at })] as const;
+          }),
+        ),
+      );
     },
 
     /** The owner's row itself (for modules that build on a generation, e.g. publishing). */

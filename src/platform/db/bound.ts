@@ -105,3 +105,25 @@ export function toBound(handle: DbOrTx, query: SQLWrapper): BoundSql {
 /** The text with every placeholder $n moved up by `offset` (to join several bound statements into one). */
 export const shiftPlaceholders = (text: string, offset: number): string =>
   offset === 0 ? text : text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+
+/** Bound SQL whose placeholders were given names while its text was built (`namedStatement`). */
+export interface NamedStatement {
+  readonly text: string;
+  /** The statement with these values, taken by placeholder name (a missing one is sent as null). */
+  bind(values: Readonly<Record<string, unknown>>): BoundSql;
+}
+
+/**
+ * Builds a statement's text once, naming its placeholders as it goes: `param('viewer', '::uuid')` is `$1::uuid` the
+ * first time and the same number every later time, so a value used in several places is sent once. For statements
+ * with a few shapes (a listing with or without a cursor, say): build each shape once and keep it.
+ */
+export function namedStatement(build: (param: (name: string, cast?: string) => string) => string): NamedStatement {
+  const names: string[] = [];
+  const text = build((name, cast = '') => {
+    let index = names.indexOf(name);
+    if (index < 0) index = names.push(name) - 1;
+    return `$${index + 1}${cast}`;
+  });
+  return { text, bind: (values) => bound(text, names.map((name) => values[name] ?? null)) };
+}
