@@ -83,6 +83,24 @@ describe('following feed and follows', () => {
     expect((await req('POST', '/v1/community/users/nobody_here/follow', dan)).statusCode).toBe(404);
     expect((await req('GET', '/v1/community/users/nobody_here')).statusCode).toBe(404);
   });
+
+  it('pages exactly the followed authors\' posts of the recent feed, at every page size, whoever posted a page alone', async () => {
+    const reader = await member(t, 'Reader');
+    const authors = [await member(t, 'F1'), await member(t, 'F2'), await member(t, 'F3'), await member(t, 'Unfollowed')];
+    for (const followed of authors.slice(0, 3)) expect((await req('POST', `/v1/community/users/${followed.handle}/follow`, reader)).statusCode).toBe(200);
+    // A fixed mix: runs by one author longer than a page, interleavings, and posts sharing a publishing time.
+    const order = [0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 1, 3, 2, 2, 0, 1, 1, 1, 1, 1, 1, 3, 3, 0, 2];
+    for (const [i, who] of order.entries()) {
+      await publish(t, authors[who]!);
+      if (i % 3 !== 0) t.clock.advance(1000);
+    }
+    const followed = new Set(authors.slice(0, 3).map((a) => a.id));
+    const expected = (await allPages(t, '/v1/community/feed/recent', reader.headers, 50)).filter((p) => followed.has(p.author.id)).map((p) => p.id);
+    expect(expected.length).toBeGreaterThanOrEqual(order.filter((who) => who < 3).length);
+    for (const limit of [1, 2, 3, 5, 7, 20]) {
+      expect((await allPages(t, '/v1/community/feed/following', reader.headers, limit)).map((p) => p.id), `limit ${limit}`).toEqual(expected);
+    }
+  });
 });
 
 describe('blocks and mutes', () => {

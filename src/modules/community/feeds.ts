@@ -74,15 +74,16 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     },
 
     /**
-     * Posts of the accounts the viewer follows (empty when following nobody). Planned as a merge of per-author pages:
-     * for each followee, the keys (published_at, id) of its newest `limit + 1` posts after the cursor, read from the
-     * author index alone (index-only), then the newest of those, then those posts by primary key. The cost grows with
-     * the number of followees, never with the size of the whole feed (the planner's own choice, a walk of the recent
-     * index probing the follows, read ~10k rows for a viewer following 200 of 100k authors; fetching whole rows per
-     * followee cost ~2,000 random heap reads). A PRIVATE followee's posts are left out by followee, not by row: every
-     * listed post of an author carries the author's current audience (set at publish, updated with the preference), so
-     * one probe of the author index tells, where a row filter in the per-author page would read every post of a PRIVATE
-     * followee to find none. FOLLOWERS_ONLY followees are shown: the viewer follows them.
+     * Posts of the accounts the viewer follows (empty when following nobody), as a merge of per-author pages whose cost
+     * grows with the number of followees, never with the size of the whole feed. The newest `limit` posts after the
+     * cursor come from at most `limit` followees: those whose own newest post after the cursor is among the `limit`
+     * newest such posts (every followee ranked above one that contributes has a newer post, and fewer than `limit`
+     * posts are newer than any post on the page). So: one probe of the author index per followee for its newest post
+     * after the cursor, then the `limit` newest posts of only those `limit` followees (index-only), the newest of those,
+     * then their rows by primary key. The planner's own choice, a walk of the recent index probing the follows, read
+     * ~10k rows for a viewer following 200 of 100k authors; a page of every followee read 21 entries each. A PRIVATE
+     * followee is left out by that first probe: every listed post of an author carries the author's current audience
+     * (set at publish, updated with the preference). FOLLOWERS_ONLY followees are shown: the viewer follows them.
      */
     async following(query: FeedQuery, viewerId: string): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);

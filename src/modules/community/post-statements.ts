@@ -90,21 +90,27 @@ export const trendingStatement = (column: 'score_even' | 'score_odd', signedIn: 
   );
 
 /**
- * The following feed (see `feeds.following` for the plan): for each followee not hidden and not PRIVATE, the keys of
- * its newest `limit` posts after the cursor from the author index, the newest `limit` of those, then their rows.
+ * The following feed (see `feeds.following` for the plan): the newest post after the cursor of each followee not hidden
+ * and not PRIVATE (one probe of the author index each), the `limit` followees whose newest is newest, the keys of each
+ * one's newest `limit` posts (index-only), the newest `limit` of those, then their rows.
  */
 export const followingStatement = (withCursor: boolean): NamedStatement =>
   shape(`following:${withCursor}`, (param) => {
     const cursor = withCursor ? `and (c.published_at, c.id) < (${param('cursorAt', '::timestamptz')}, ${param('cursorId', '::uuid')})` : '';
+    const limit = param('limit', '::int');
     return [
-      `${selectPost(param, true)} from (`,
-      `  select k.id, k.published_at from community_follows f cross join lateral (`,
-      `    select c.id, c.published_at from community_posts c where ${listed('c')} and c.author_id = f.followee_id ${cursor}`,
-      `    order by c.published_at desc, c.id desc limit ${param('limit', '::int')}) k`,
-      `  where f.follower_id = ${param('viewer', '::uuid')} and ${notHidden(param, 'f.followee_id')}`,
-      `    and (select a.author_visibility from community_posts a where a.author_id = f.followee_id and ${listed('a')} limit 1) <> 'PRIVATE'`,
-      `  order by k.published_at desc, k.id desc limit ${param('limit', '::int')}) newest`,
-      `join community_posts p on p.id = newest.id left join community_post_scores s on s.post_id = p.id`,
+      `with heads as (`,
+      `  select f.followee_id, h.published_at, h.id from community_follows f cross join lateral (`,
+      `    select c.id, c.published_at, c.author_visibility from community_posts c where ${listed('c')} and c.author_id = f.followee_id ${cursor}`,
+      `    order by c.published_at desc, c.id desc limit 1) h`,
+      `  where f.follower_id = ${param('viewer', '::uuid')} and ${notHidden(param, 'f.followee_id')} and h.author_visibility <> 'PRIVATE'`,
+      `  order by h.published_at desc, h.id desc limit ${limit}`,
+      `), newest as (`,
+      `  select k.id, k.published_at from heads cross join lateral (`,
+      `    select c.id, c.published_at from community_posts c where ${listed('c')} and c.author_id = heads.followee_id ${cursor}`,
+      `    order by c.published_at desc, c.id desc limit ${limit}) k`,
+      `  order by k.published_at desc, k.id desc limit ${limit})`,
+      `${selectPost(param, true)} from newest join community_posts p on p.id = newest.id left join community_post_scores s on s.post_id = p.id`,
       `order by p.published_at desc, p.id desc`,
     ].join('\n');
   });
