@@ -7,10 +7,13 @@ import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
-import { FetchError, type OutboundPolicy } from '../../platform/net/outbound-policy.js';
+import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { CatalogService } from '../catalog/service.js';
+import { checkBaseUrl } from './account-base-url.js';
+import { accountView, type AccountView } from './account-view.js';
 import type { UpstreamPool } from './pool.js';
+import { overBudget, periodOf, spendCentsOf } from './pool-spend.js';
 
 type AccountRow = typeof providerAccounts.$inferSelect;
 
@@ -39,43 +42,7 @@ export interface ProviderHealth {
   lastError: { code: string | null; message: string | null; at: string } | null;
 }
 
-const periodOf = (date: Date) => date.toISOString().slice(0, 7);
-const spendCentsOf = (row: AccountRow, now: Date) => (row.spendPeriod === periodOf(now) ? Math.ceil(row.spendMicros / 1_000_000) : 0);
-const overBudget = (row: AccountRow, now: Date) =>
-  row.monthlyBudgetCents !== null && row.spendPeriod === periodOf(now) && row.spendMicros >= row.monthlyBudgetCents * 1_000_000;
 const fingerprintOf = (apiKey: string) => createHash('sha256').update(apiKey).digest('hex');
-
-const BASE_URL_EXAMPLE = 'e.g. https://api.openai.com/v1';
-
-/**
- * A base URL an operator stores is where the account's key will be sent: it passes the outbound policy (public
- * addresses only unless ALLOW_PRIVATE_NETWORK, never a metadata service, https unless the host is private). The
- * OpenAI-compatible client checks again at every new connection (`registry.ts`).
- */
-async function checkBaseUrl(outbound: Pick<OutboundPolicy, 'check'>, baseUrl: string | null | undefined): Promise<void> {
-  if (baseUrl === null || baseUrl === undefined) return;
-  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : null;
-  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password) {
-    throw badRequest(`baseUrl must be an http(s) URL without credentials, ${BASE_URL_EXAMPLE}.`, { field: 'baseUrl' });
-  }
-  try {
-    await outbound.check(url);
-  } catch (err) {
-    if (!(err instanceof FetchError)) throw err;
-    const details = { field: 'baseUrl', reason: err.reason, ...(err.address ?? {}) };
-    const ownNetwork = 'For a server on your own network, set <PROVIDER>_BASE_URL in the environment instead (or ALLOW_PRIVATE_NETWORK=true).';
-    if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address?.kind === 'metadata') {
-      throw badRequest(`baseUrl points to ${err.address.address}, a cloud metadata service: the account's key is never sent there.`, details);
-    }
-    if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address) {
-      throw badRequest(`baseUrl points to ${err.address.address}, a ${err.address.kind} address: the account's key is sent to public internet addresses only. ${ownNetwork}`, details);
-    }
-    if (err.reason === 'PROTOCOL_NOT_ALLOWED') {
-      throw badRequest(`baseUrl must use https (${BASE_URL_EXAMPLE}): over plain http the account's key would cross the network in clear. ${err.message}`, details);
-    }
-    throw badRequest(`baseUrl cannot be used: ${err.message} Check the URL.`, details);
-  }
-}
 
 /**
  * Upstream accounts as operators manage them: the ones from the environment (enable/disable only: the rest lives in
@@ -93,29 +60,7 @@ export function createUpstreamAccounts(deps: {
 }) {
   const { db, clock, pool, secrets, catalog, outbound } = deps;
 
-  function view(row: AccountRow) {
-    const now = clock.now();
-    return {
-      id: row.id,
-      providerSlug: row.providerSlug,
-      label: row.label,
-      source: row.source,
-      enabled: row.enabled,
-      status: row.status,
-      keyHint: row.keyHint,
-      baseUrl: row.baseUrl,
-      monthlyBudgetCents: row.monthlyBudgetCents,
-      spendCents: spendCentsOf(row, now),
-      overBudget: overBudget(row, now),
-      consecutiveFailures: row.consecutiveFailures,
-      lastError: row.lastFailureAt ? { code: row.lastErrorCode, message: row.lastErrorMessage, at: row.lastFailureAt.toISOString() } : null,
-      lastSuccessAt: row.lastSuccessAt?.toISOString() ?? null,
-      usable: pool.usable(row),
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
-    };
-  }
-  type AccountView = ReturnType<typeof view>;
+  const view = (row: AccountRow) => accountView(row, clock.now(), pool.usable(row));
 
   async function providerOf(providerSlug: string) {
     const provider = (await catalog.snapshot()).providersBySlug.get(providerSlug);

@@ -1,4 +1,4 @@
-import { meteredRequestId } from './metering.js';
+import { meteredRequestId } from './metering-scope.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';

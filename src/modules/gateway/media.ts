@@ -4,7 +4,8 @@ import { createAudioGateway } from './audio.js';
 import { createEnhanceImage } from './enhance-image.js';
 import { createImageGateway, MEDIA_RUN_QUEUE } from './image.js';
 import { asAppError, failJob, type MediaGatewayDeps } from './media-common.js';
-import { createVideoGateway, MEDIA_POLL_QUEUE } from './video.js';
+import { createVideoGateway } from './video.js';
+import { MEDIA_POLL_QUEUE } from './video-job.js';
 
 declare module '../../platform/jobs/jobs.js' {
   interface JobPayloads {

@@ -12,7 +12,8 @@ import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { SweptReservation, WalletService } from '../wallet/service.js';
-import { createIdempotencyStore, type KeyEntry } from './idempotency.js';
+import { createIdempotencyStore } from './idempotency.js';
+import { runWithIdempotencyKey } from './idempotent-call.js';
 import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget } from './instructions.js';
 import { createUpstreamPool } from './pool.js';
 import { createUpstreamAccounts } from './accounts.js';
@@ -24,9 +25,11 @@ import { buildProviderRegistry } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
 import type { LocalMediaOptions } from './providers/media/local-media.js';
 import { createFallbacks } from './fallbacks.js';
-import { createMetering, withMeteringScope, type MeteringDeps, type MeteringScope } from './metering.js';
+import { createMetering } from './metering.js';
+import type { MeteringDeps } from './metering-types.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
-import { createTextGateway, textResponse, type TextAnswer } from './text.js';
+import { createTextGateway, textResponse } from './text.js';
+import type { TextAnswer } from './text-types.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
 
@@ -116,20 +119,6 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   const fallbacks = createFallbacks({ db, catalog: deps.catalog });
   const text = createTextGateway({ ...deps, pool, metering, fallbacks });
 
-  /** The key's record follows the charge: completed (or marked charged) in the settling transaction. */
-  function keyScope(entry: KeyEntry) {
-    let completed = false;
-    const scope: MeteringScope = {
-      requestId: entry.requestId,
-      idempotencyKey: entry.key,
-      chargeQuery: (response, tx) => idempotency.chargeQuery(entry, response, tx),
-      committed(response) {
-        if (response) completed = true;
-      },
-    };
-    return { scope, completed: () => completed };
-  }
-
   /** Runs `run` once per Idempotency-Key: a repeat with the same body gets the stored answer. */
   async function once<T extends Record<string, unknown>>(
     principal: Principal,
@@ -139,20 +128,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     run: (requestId: string) => Promise<T>,
   ): Promise<Replayable<T>> {
     if (!options.idempotencyKey) return { body: await run(newId()), replayed: false };
-    const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route, body });
-    if (begun.kind === 'replay') return { body: begun.response as T, replayed: true };
-    const entry = { userId: principal.userId, key: options.idempotencyKey, requestId: begun.requestId };
-    const { scope, completed } = keyScope(entry);
-    let result: T;
-    try {
-      result = await withMeteringScope(scope, () => run(begun.requestId));
-    } catch (err) {
-      await idempotency.abandon(entry).catch(() => undefined);
-      throw err;
-    }
-    // Once `run` succeeded the key is never freed here: a job it queued is charged later, under the key's request id.
-    if (!completed()) await idempotency.complete(entry, 200, result);
-    return { body: result, replayed: false };
+    const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route, body }, run, (result: T) => result);
+    return keyed.replayed ? { body: keyed.response, replayed: true } : { body: keyed.result, replayed: false };
   }
 
   const textCall = (body: TextBody) => ({
@@ -204,28 +181,16 @@ export function createGatewayService(deps: GatewayServiceDeps) {
       // The request id travels as a header: the stream's events carry none.
       const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, () => options.open({ 'x-ai-request-id': requestId }))).answer;
       if (!options.idempotencyKey) return textResponseOrNull(await run(newId()));
-      const begun = await idempotency.begin({ userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body });
-      if (begun.kind === 'replay') {
-        const stored = begun.response as TextAnswerBody;
-        const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
-        if (stored.text) await sse.send({ type: 'text', delta: stored.text });
-        await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
-        await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
-        sse.end();
-        return stored;
-      }
-      const entry = { userId: principal.userId, key: options.idempotencyKey, requestId: begun.requestId };
-      const { scope, completed } = keyScope(entry);
-      try {
-        const answer = await withMeteringScope(scope, () => run(begun.requestId));
-        // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
-        if (answer && !completed()) await idempotency.complete(entry, 200, textResponse(answer));
-        else if (!answer) await idempotency.abandon(entry);
-        return textResponseOrNull(answer);
-      } catch (err) {
-        await idempotency.abandon(entry).catch(() => undefined);
-        throw err;
-      }
+      // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
+      const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body }, run, textResponseOrNull);
+      if (!keyed.replayed) return textResponseOrNull(keyed.result);
+      const stored = keyed.response;
+      const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
+      if (stored.text) await sse.send({ type: 'text', delta: stored.text });
+      await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
+      await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
+      sse.end();
+      return stored;
     },
 
     async enhancePrompt(principal: Principal, body: EnhanceBody, options: CallOptions = {}) {

@@ -1,24 +1,17 @@
-import { meteredRequestId } from './metering.js';
+import { meteredRequestId } from './metering-scope.js';
 import type { JobKind } from '../../db/schema/jobs.js';
 import type { Principal } from '../../platform/auth/plugin.js';
-import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
+import { badRequest, notFound } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
 import { checkAccess } from './access.js';
-import { asAppError, failJob, keepOutput, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDelivered, succeedJob, type MediaGatewayDeps } from './media-common.js';
+import { negativePromptOf, requireCapability, resolveMediaModel, type MediaGatewayDeps } from './media-common.js';
 import { wavDurationSeconds } from './providers/media/audio.js';
-import { seedFrom } from './providers/media/local-media.js';
-import { VIDEO_ASPECT_RATIOS, type MediaAdapter, type MediaFile, type UpstreamCredential, type VideoAspectRatio, type VideoStatus, type VideoSubmission } from './providers/media/media-types.js';
+import { VIDEO_ASPECT_RATIOS, type MediaAdapter, type MediaFile, type VideoAspectRatio } from './providers/media/media-types.js';
 import { checkControl, checkExtra, controlDefault } from './controls.js';
 import { MEDIA_RUN_QUEUE } from './image.js';
-
-export const MEDIA_POLL_QUEUE = 'media.job-poll';
-/** A video job still unfinished this long after it started is failed (TIMEOUT) and refunded. */
-export const MAX_VIDEO_JOB_MS = 60 * 60 * 1000;
-/** Polls that fail in a row before the job is given up. */
-const MAX_POLL_FAILURES = 10;
-/** A running job's reservation lease, renewed on every poll, so the crash sweeper never takes a live job. */
-const JOB_LEASE_SECONDS = 2 * 60 * 60;
+import { JOB_LEASE_SECONDS, readStoredMedia, type VideoInput, type VideoOp } from './video-common.js';
+import { pollVideoJob, runVideoJob, stopVideoUpstream } from './video-job.js';
 
 export interface VideoBody {
   model: string;
@@ -49,18 +42,6 @@ export interface ExtendBody {
   durationSeconds?: number;
 }
 
-type VideoOp = {
-  prompt: string;
-  durationSeconds: number;
-  aspectRatio: VideoAspectRatio;
-} & (
-  | { op: 'generate'; negativePrompt: string | null; seed: number | null; seedImageUrl: string | null; endImageUrl: string | null; extra: Record<string, unknown> }
-  | { op: 'lipSync'; videoUrl: string; audioUrl: string | null; text: string | null; voice: string | null }
-  | { op: 'extend'; videoUrl: string }
-);
-
-type VideoInput = VideoOp & { owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null };
-
 /** Video operations beyond plain generation, per adapter kind (the built-in provider renders them offline). */
 const VIDEO_OPERATIONS: Record<string, ReadonlySet<'lipSync' | 'extend'>> = { local: new Set(['lipSync', 'extend']) };
 
@@ -70,10 +51,12 @@ export interface VideoHandle {
   creditsReserved: number;
 }
 
-const pollDelaySeconds = (estimatedSeconds: number | null) => Math.min(15, Math.max(1, Math.ceil((estimatedSeconds ?? 8) / 4)));
-
+/**
+ * The video routes (generate, lip-sync, extend): checks, the sources kept, the price reserved and the job queued. The
+ * queued job runs in video-job.ts.
+ */
 export function createVideoGateway(deps: MediaGatewayDeps) {
-  const { db, clock, logger, catalog, pool, files, wallet, jobs, queue } = deps;
+  const { db, catalog, files, jobs, queue } = deps;
 
   async function keepSource(url: string, ownerId: string, accept: 'image' | 'audio' | 'video', what: string): Promise<string> {
     const source = await files.readSource(url, { accept: [accept], what, ...(accept === 'video' ? { maxBytes: 200 * 1024 * 1024, timeoutMs: 60_000 } : {}) });
@@ -83,10 +66,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     return saved.url;
   }
 
-  const readOwn = async (url: string, accept: 'image' | 'audio' | 'video'): Promise<MediaFile> => {
-    const source = await files.readSource(url, { accept: [accept], what: `the stored ${accept}`, maxBytes: 200 * 1024 * 1024 });
-    return { bytes: source.bytes, mimeType: source.contentType };
-  };
+  const readOwn = (url: string, accept: 'image' | 'audio' | 'video'): Promise<MediaFile> => readStoredMedia(deps, url, accept);
 
   /** The video of one of the caller's finished video jobs. */
   async function videoOfJob(userId: string, jobId: string): Promise<{ url: string; aspectRatio: VideoAspectRatio | null; prompt: string | null }> {
@@ -141,57 +121,6 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     const fallback = controlDefault(model, 'durationSeconds');
     return asked ?? (typeof fallback === 'number' ? fallback : 5);
   };
-
-  async function submitUpstream(job: JobRow, input: VideoInput, model: GatewayModel, adapter: MediaAdapter, credential: UpstreamCredential): Promise<VideoSubmission> {
-    const submit = requireCapability(adapter, 'submitVideo', model, 'make videos');
-    const base = { model: model.upstreamModel, durationSeconds: input.durationSeconds, aspectRatio: input.aspectRatio, extra: {} as Record<string, unknown>, negativePrompt: null, seed: null };
-    switch (input.op) {
-      case 'generate':
-        return submit(credential, {
-          ...base,
-          prompt: input.prompt,
-          negativePrompt: input.negativePrompt,
-          seed: input.seed,
-          extra: input.extra,
-          seedImage: input.seedImageUrl ? await readOwn(input.seedImageUrl, 'image') : undefined,
-          endImage: input.endImageUrl ? await readOwn(input.endImageUrl, 'image') : undefined,
-        });
-      case 'lipSync': {
-        const video = await readOwn(input.videoUrl, 'video');
-        let audio: Buffer;
-        if (input.audioUrl) audio = (await readOwn(input.audioUrl, 'audio')).bytes;
-        else {
-          const speak = requireCapability(adapter, 'generateSpeech', model, 'speak text for lip-sync');
-          audio = (await speak(credential, { model: model.upstreamModel, text: input.text ?? '', voice: input.voice })).bytes;
-        }
-        // The built-in provider renders a clip seeded by both sources: same inputs, same clip.
-        return submit(credential, { ...base, prompt: input.prompt, seed: seedFrom('lip-sync', video.bytes, audio) });
-      }
-      case 'extend': {
-        const video = await readOwn(input.videoUrl, 'video');
-        return submit(credential, { ...base, prompt: input.prompt, seed: seedFrom('extend', video.bytes, input.prompt) });
-      }
-    }
-  }
-
-  async function fail(job: JobRow, error: AppError, started = performance.now()) {
-    const input = job.input as unknown as VideoInput;
-    await failJob(deps, job.id, error, (tx) =>
-      refundFailed(deps, tx, {
-        userId: job.userId,
-        subscriptionId: job.subscriptionId,
-        model: { id: job.modelId, slug: job.modelSlug, providerId: input.providerId },
-        requestId: job.requestId,
-        jobId: job.id,
-        operation: `video.${input.op}`,
-        error,
-        latencyMs: performance.now() - started,
-      }),
-    );
-  }
-
-  const schedulePoll = (job: { id: string; estimatedSeconds: number | null }) =>
-    queue.send(MEDIA_POLL_QUEUE, { jobId: job.id }, { startAfterSeconds: pollDelaySeconds(job.estimatedSeconds) });
 
   return {
     async submit(principal: Principal, body: VideoBody): Promise<VideoHandle> {
@@ -267,131 +196,13 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     },
 
     /** The run queue: submits the task upstream once (an external id already stored means it was), then schedules polls. */
-    async runJob(job: JobRow): Promise<void> {
-      if (job.externalId) {
-        await schedulePoll(job);
-        return;
-      }
-      const input = job.input as unknown as VideoInput;
-      let submitted: { value: VideoSubmission; accountId: string };
-      try {
-        const model = await catalog.resolveForGateway(job.modelSlug);
-        const adapter = deps.adapters.get(model.providerSlug);
-        if (!adapter) throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" has no media connection here.`);
-        submitted = await pool.run(model.providerSlug, (_text, credential) => submitUpstream(job, input, model, adapter, credential));
-      } catch (err) {
-        await fail(job, asAppError(err, job.modelSlug));
-        return;
-      }
-      const updated = await jobs.update(job.id, {
-        status: 'RUNNING',
-        startedAt: clock.now(),
-        externalId: submitted.value.externalId,
-        providerAccountId: submitted.accountId,
-        estimatedSeconds: submitted.value.estimatedSeconds,
-        progress: 0,
-      });
-      if (!updated) return; // cancelled meanwhile (the cancel handler stops the upstream task)
-      await wallet.markInFlight({ requestId: job.requestId, leaseSeconds: JOB_LEASE_SECONDS });
-      await schedulePoll(updated);
-    },
+    runJob: (job: JobRow): Promise<void> => runVideoJob(deps, job),
 
     /** The poll queue: asks the provider, stores progress, and on the result copies, settles and ends the job. */
-    async pollJob(job: JobRow): Promise<void> {
-      const input = job.input as unknown as VideoInput;
-      if (!job.externalId) return;
-      const started = performance.now();
-      let model: GatewayModel;
-      let adapter: MediaAdapter;
-      try {
-        model = await catalog.resolveForGateway(job.modelSlug);
-        adapter = deps.adapters.get(model.providerSlug)!;
-        if (!adapter?.pollVideo) throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" has no video connection here.`);
-      } catch (err) {
-        await fail(job, asAppError(err, job.modelSlug));
-        return;
-      }
-      if (job.startedAt && clock.now().getTime() - job.startedAt.getTime() > MAX_VIDEO_JOB_MS) {
-        await fail(job, new AppError(504, 'TIMEOUT', `The provider did not finish the video within ${MAX_VIDEO_JOB_MS / 60_000} minutes; the reserved credits were refunded.`));
-        await this.stopUpstream(job);
-        return;
-      }
-      const credential = (job.providerAccountId && pool.credentialById(job.providerAccountId)) || null;
-      let status: VideoStatus;
-      try {
-        status = credential
-          ? await adapter.pollVideo(credential, job.externalId)
-          : (await pool.run(model.providerSlug, (_text, c) => adapter.pollVideo!(c, job.externalId!))).value;
-      } catch (err) {
-        const failures = job.pollFailures + 1;
-        logger.warn({ err, jobId: job.id, failures }, 'polling a video job failed');
-        if (failures >= MAX_POLL_FAILURES) {
-          await fail(job, asAppError(err, job.modelSlug));
-          return;
-        }
-        const updated = await jobs.update(job.id, { pollFailures: failures });
-        if (updated) await queue.send(MEDIA_POLL_QUEUE, { jobId: job.id }, { startAfterSeconds: pollDelaySeconds(job.estimatedSeconds) * 2 ** Math.min(failures, 4) });
-        return;
-      }
-      if (status.status === 'QUEUED' || status.status === 'RUNNING') {
-        const progress = status.progress ?? job.progress;
-        const changed = progress !== job.progress || job.pollFailures !== 0;
-        const updated = changed ? await jobs.update(job.id, { progress: Math.min(0.99, Math.max(0, progress)), pollFailures: 0 }) : job;
-        if (!updated) return;
-        await wallet.markInFlight({ requestId: job.requestId, leaseSeconds: JOB_LEASE_SECONDS });
-        await schedulePoll(job);
-        return;
-      }
-      if (status.status === 'FAILED') {
-        const moderation = /moderat|safety|content|policy/i.test(`${status.error.code} ${status.error.message}`);
-        const error = moderation
-          ? new AppError(400, 'BAD_REQUEST', `The provider refused the video: ${status.error.message}`, { upstream: status.error })
-          : new AppError(503, 'PROVIDER_UNAVAILABLE', `The provider failed to make the video: ${status.error.message}`, { upstream: status.error });
-        await fail(job, error, started);
-        return;
-      }
-      const finished = status as Extract<VideoStatus, { status: 'SUCCEEDED' }>;
-      let kept: { url: string; mimeType: string };
-      try {
-        kept = await keepOutput(deps, job.userId, finished.video, 'VIDEO', 'video/mp4');
-      } catch (err) {
-        await fail(job, asAppError(err, job.modelSlug), started);
-        return;
-      }
-      const seconds = finished.durationSeconds ?? input.durationSeconds;
-      const cost = await catalog.priceUsage(model, { seconds: input.durationSeconds }).catch(() => ({ providerCostCents: 0 }));
-      const videos = [{ url: kept.url, mimeType: kept.mimeType, durationSeconds: seconds }];
-      await succeedJob(deps, job.id, async (tx) => {
-        // The price was fixed at submit: the reservation is what the job costs.
-        const settled = await settleDelivered(deps, tx, {
-          userId: job.userId,
-          subscriptionId: job.subscriptionId,
-          model: { id: job.modelId, slug: job.modelSlug, providerId: input.providerId },
-          requestId: job.requestId,
-          jobId: job.id,
-          operation: `video.${input.op}`,
-          status: 'SUCCESS',
-          chargeTokens: job.tokensReserved,
-          providerCostCents: cost.providerCostCents,
-          inputUnits: input.durationSeconds,
-          outputUnits: Math.round(seconds),
-          latencyMs: job.startedAt ? clock.now().getTime() - job.startedAt.getTime() : 0,
-          accountId: job.providerAccountId,
-          metadata: { op: input.op, durationSeconds: input.durationSeconds, aspectRatio: input.aspectRatio, externalId: job.externalId, ...(input.apiKeyId ? { apiKeyId: input.apiKeyId } : {}) },
-          generation: { kind: 'VIDEO', prompt: input.prompt, output: { videos }, thumbnailUrl: null, tags: input.op === 'generate' ? [] : [input.op === 'lipSync' ? 'lip-sync' : 'extended'] },
-        });
-        return { output: { videos, usage: { durationSeconds: seconds, creditsConsumed: settled.chargedTokens } }, tokensConsumed: settled.chargedTokens };
-      });
-    },
+    pollJob: (job: JobRow): Promise<void> => pollVideoJob(deps, job),
 
     /** Best effort: tells the provider to stop a task nobody wants any more. */
-    async stopUpstream(job: JobRow): Promise<void> {
-      if (!job.externalId || !job.providerAccountId) return;
-      const model = await catalog.resolveForGateway(job.modelSlug).catch(() => null);
-      const adapter = model ? deps.adapters.get(model.providerSlug) : undefined;
-      const credential = pool.credentialById(job.providerAccountId);
-      if (adapter?.cancelVideo && credential) await adapter.cancelVideo(credential, job.externalId);
-    },
+    stopUpstream: (job: JobRow): Promise<void> => stopVideoUpstream(deps, job),
   };
 }
 

@@ -7,7 +7,10 @@ import { emitDomainEvent } from '../../platform/events/outbox.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import type { NotificationsService } from '../notifications/service.js';
 import type { WalletService } from '../wallet/service.js';
+import { saveAgreement } from './agreements.js';
+import { refundBooks as refundPaymentBooks } from './refund-books.js';
 import type { FulfilmentHandler, PaymentRow, VerifiedCallback } from './types.js';
+import { money, publicKind } from './wording.js';
 
 export type PaymentEventRow = typeof paymentEvents.$inferSelect;
 
@@ -29,9 +32,6 @@ export type ApplyResult =
   | { status: 'unchanged' }
   | { status: 'failed' | 'cancelled' | 'refunded' | 'unsubscribed' };
 
-export const publicKind = (purposeKind: string) => (purposeKind === 'subscription' ? 'plan' : purposeKind);
-const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
-
 /**
  * A verified gateway message is recorded first (its own statement, committed), then applied in one transaction:
  * the payment is locked, marked with the gateway's transaction id (unique per channel) and the charged amount, the
@@ -47,6 +47,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
     help: 'Gateway messages applied to payments, by channel and outcome (succeeded, failed, cancelled, refunded, review, unsubscribed)',
     labelNames: ['channel', 'outcome'],
   });
+  const refundBooks = (tx: Tx, payment: PaymentRow, why: string): Promise<boolean> => refundPaymentBooks(deps, tx, payment, why);
 
   async function record(channel: string, payment: PaymentRow, verified: VerifiedCallback, source: 'callback' | 'requery' | 'pin'): Promise<PaymentEventRow> {
     const [inserted] = await db
@@ -189,44 +190,8 @@ export function createConfirmation(deps: ConfirmationDeps) {
       body: `We received ${money(paid, payment.currency)} for ${payment.description}.`,
       payload: { paymentId: payment.id, kind: data.kind, tokensGranted },
     });
-    if (payment.recurring && event.gatewayTxnId && payment.purpose.renewal !== true) await saveAgreement(tx, payment, event.agreementId);
+    if (payment.recurring && event.gatewayTxnId && payment.purpose.renewal !== true) await saveAgreement(clock, tx, payment, event.agreementId);
     return { status: 'succeeded', fulfilment };
-  }
-
-  async function saveAgreement(tx: Tx, payment: PaymentRow, agreementId: string | null) {
-    const label = payment.extra.msisdn ? `${payment.extra.paymentProvider ?? ''} ••••${payment.extra.msisdn.slice(-4)}`.trim() : `${payment.channel} account`;
-    await tx
-      .insert(paymentAgreements)
-      .values({
-        userId: payment.userId,
-        channel: payment.channel,
-        label,
-        gatewayAgreementId: agreementId ?? payment.gatewayRef ?? payment.id,
-        subscriptionId: typeof payment.purpose.subscriptionId === 'string' ? payment.purpose.subscriptionId : null,
-        createdAt: clock.now(),
-      })
-      .onConflictDoNothing();
-  }
-
-  /** The books of a refund: tokens taken back as far as the balance allows, the rest recorded; the plan is untouched. */
-  async function refundBooks(tx: Tx, payment: PaymentRow, why: string): Promise<boolean> {
-    if (payment.status !== 'SUCCEEDED') return false;
-    const now = clock.now();
-    const { takenTokens, unrecoveredTokens } = await deps.wallet.reversePayment(
-      { paymentId: payment.id, idempotencyKey: `payment-refund:${payment.id}`, note: `Refund of payment ${payment.id} (${why})` },
-      tx,
-    );
-    await tx
-      .update(payments)
-      .set({ status: 'REFUNDED', refundedAt: now, tokensTakenBack: takenTokens, tokensUnrecovered: unrecoveredTokens, updatedAt: now })
-      .where(eq(payments.id, payment.id));
-    await emitDomainEvent(
-      tx,
-      'payment.refunded',
-      { paymentId: payment.id, kind: publicKind(payment.purposeKind), amountCents: payment.paidAmountCents, currency: payment.currency, tokensTakenBack: takenTokens, tokensUnrecovered: unrecoveredTokens },
-      { userId: payment.userId, at: now },
-    );
-    return true;
   }
 
   return {

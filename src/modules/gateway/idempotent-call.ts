@@ -1,0 +1,48 @@
+import type { IdempotencyStore, KeyEntry } from './idempotency.js';
+import { withMeteringScope, type MeteringScope } from './metering-scope.js';
+
+export type KeyedRun<R, T> = { replayed: true; response: T } | { replayed: false; result: R };
+
+/** The key's record follows the charge: completed (or marked charged) in the settling transaction. */
+function keyScope(idempotency: Pick<IdempotencyStore, 'chargeQuery'>, entry: KeyEntry) {
+  let completed = false;
+  const scope: MeteringScope = {
+    requestId: entry.requestId,
+    idempotencyKey: entry.key,
+    chargeQuery: (response, tx) => idempotency.chargeQuery(entry, response, tx),
+    committed(response) {
+      if (response) completed = true;
+    },
+  };
+  return { scope, completed: () => completed };
+}
+
+/**
+ * Runs `run` once per Idempotency-Key (the JSON calls and the streamed text alike): a repeat with the same body gets
+ * the stored answer (`replayed`), and `run` runs under the key's request id as one metered request. A failure frees
+ * the key for a retry. `answerOf` gives the answer to store from what `run` returned, or null when there is none (a
+ * stream that broke midway): the key is freed then, unless the charge marked it. Otherwise, once `run` succeeded, the
+ * key is never freed here: a job it queued is charged later, under the key's request id.
+ */
+export async function runWithIdempotencyKey<R, T extends Record<string, unknown>>(
+  idempotency: Pick<IdempotencyStore, 'begin' | 'chargeQuery' | 'complete' | 'abandon'>,
+  request: { userId: string; key: string; route: string; body: unknown },
+  run: (requestId: string) => Promise<R>,
+  answerOf: (result: R) => T | null,
+): Promise<KeyedRun<R, T>> {
+  const begun = await idempotency.begin(request);
+  if (begun.kind === 'replay') return { replayed: true, response: begun.response as T };
+  const entry = { userId: request.userId, key: request.key, requestId: begun.requestId };
+  const { scope, completed } = keyScope(idempotency, entry);
+  let result: R;
+  try {
+    result = await withMeteringScope(scope, () => run(begun.requestId));
+  } catch (err) {
+    await idempotency.abandon(entry).catch(() => undefined);
+    throw err;
+  }
+  const answer = answerOf(result);
+  if (answer === null) await idempotency.abandon(entry);
+  else if (!completed()) await idempotency.complete(entry, 200, answer);
+  return { replayed: false, result };
+}

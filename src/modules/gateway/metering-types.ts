@@ -1,0 +1,81 @@
+import type { GenerationKind } from '../../db/schema/library.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
+import type { ApiKeysService } from '../apikeys/service.js';
+import type { LibraryService } from '../library/service.js';
+import type { UsageService } from '../usage/service.js';
+import type { WalletOwner, WalletService } from '../wallet/service.js';
+import type { AccessDeps } from './access.js';
+import type { IdempotencyStore } from './idempotency.js';
+
+/**
+ * The metering pipeline every gateway call goes through: check access → reserve → (the caller runs the upstream) →
+ * settle (charge, usage record, library item and its `generation.persisted`, idempotency completion: one transaction)
+ * or refund (release and a FAILED usage record: one transaction). Written once; text, media and jobs use it.
+ */
+export interface MeteringDeps extends AccessDeps {
+  db: Db;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'grow'>;
+  usage: Pick<UsageService, 'record' | 'recordPart'>;
+  library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
+  /** Where the gateway's calls are counted (the service's registry). */
+  metrics?: Metrics;
+  /** Per-key budgets: held with the reservation, closed with it. */
+  keys?: Pick<ApiKeysService, 'holdBudget' | 'growBudgetHold' | 'budgetSettlementParts' | 'settleBudget' | 'controlsById'>;
+  /** The Idempotency-Keys: the sweeper closing a dead request's reservation closes its key in the same transaction. */
+  idempotency?: Pick<IdempotencyStore, 'followReservation'>;
+}
+
+export type ModelRef = { id: string; slug: string; providerId: string | null; providerSlug?: string };
+
+/** One metered request once its tokens are held. */
+export interface Metered {
+  userId: string;
+  subscriptionId: string | null;
+  apiKeyId: string | null;
+  model: ModelRef;
+  requestId: string;
+  jobId: string | null;
+  operation: string;
+  /** null when the caller records its reservation facts itself (media calls). */
+  reservedTokens: number | null;
+  started: number;
+  /** The call holds tokens of its key's budget (closed with the reservation). */
+  keyBudget?: boolean;
+  /** Whose wallet holds the tokens; unknown to media calls settled from their stored facts (not grouped then). */
+  walletOwner?: WalletOwner;
+}
+
+export interface ReserveCall {
+  model: ModelRef;
+  operation: string;
+  tokens: number;
+  requestId: string;
+  jobId?: string | null;
+  /** A lease of its own (jobs); without it the reservation is held by this process's heartbeat. */
+  leaseSeconds?: number;
+  /** When the request began (latency is measured from it); default now. */
+  started?: number;
+}
+
+export interface SettleCall {
+  status: 'SUCCESS' | 'PARTIAL';
+  chargeTokens: number;
+  providerCostCents: number;
+  inputUnits: number;
+  outputUnits: number;
+  accountId: string | null;
+  metadata: Record<string, unknown>;
+  generation: { kind: GenerationKind; prompt: string; output: Record<string, unknown>; thumbnailUrl?: string | null; tags?: string[] } | null;
+  /** The answer, when it is known before the charge; completes the Idempotency-Key in the same transaction. */
+  response?: (charged: { chargedTokens: number }) => Record<string, unknown>;
+}
+
+export interface Settled {
+  chargedTokens: number;
+  shortfallTokens: number;
+  generationId: string | null;
+}
+
+/** Counts one metered call by its outcome (success, partial, or the error code of a refunded call). */
+export type CountCall = (m: Metered, outcome: string) => void;

@@ -1,0 +1,89 @@
+import { AppError } from '../../platform/http/errors.js';
+import { upstreamToAppError } from './errors.js';
+import { UpstreamError, type ChatMessage, type TokenUsage } from './providers/types.js';
+import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
+import { countTextTokens } from './tokens.js';
+
+type BillingDeps = Pick<TextGatewayDeps, 'db' | 'logger' | 'catalog' | 'metering' | 'pool'>;
+
+const lastUserText = (messages: ChatMessage[]) => [...messages].reverse().find((m) => m.role === 'user')?.content ?? messages.at(-1)?.content ?? '';
+
+const baseMetadata = (p: Prepared, extra: Record<string, unknown>) => ({
+  modelSlug: p.model.slug,
+  reservedTokens: p.reservedTokens,
+  maxTokens: p.maxTokens,
+  ...(p.trimmedMessages > 0 ? { trimmedMessages: p.trimmedMessages } : {}),
+  ...(p.principal.apiKeyId ? { apiKeyId: p.principal.apiKeyId } : {}),
+  ...(p.fallbackFrom ? { fallbackFrom: p.fallbackFrom.model, fallbackReason: upstreamToAppError(p.fallbackFrom.error, p.fallbackFrom.model).message } : {}),
+  ...extra,
+});
+
+/**
+ * Bills the real usage: settle, usage record and history item in one transaction, so the charge happens
+ * exactly once with its records. A usage the provider did not report is counted from the delivered text.
+ */
+export async function finalize(
+  deps: BillingDeps,
+  p: Prepared,
+  outcome: {
+    text: string;
+    usage: TokenUsage | null;
+    finishReason: string;
+    accountId: string | null;
+    status: 'SUCCESS' | 'PARTIAL';
+    extra?: Record<string, unknown>;
+  },
+): Promise<TextAnswer> {
+  const { logger, catalog, metering, pool } = deps;
+  const measured = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countTextTokens(outcome.text) };
+  let price: { tokens: number; providerCostCents: number; providerCostMicros: number; currency: string };
+  try {
+    price = await catalog.priceUsage(p.model, measured);
+  } catch (err) {
+    // The model lost its price mid-call: charge what was reserved rather than nothing.
+    logger.error({ err, model: p.model.slug, requestId: p.requestId }, 'pricing the usage failed; charging the reservation');
+    price = { tokens: p.reservedTokens, providerCostCents: 0, providerCostMicros: 0, currency: 'USD' };
+  }
+  const answerOf = (chargedTokens: number): TextAnswer => ({
+    text: outcome.text,
+    usage: { inputTokens: measured.inputTokens, outputTokens: measured.outputTokens, creditsConsumed: chargedTokens },
+    model: p.model.slug,
+    requestId: p.requestId,
+    finishReason: outcome.finishReason,
+  });
+  // One statement charges the answer with its records, so there is no moment when a delivered answer is known only
+  // to this process (a crash before it leaves the reservation open and refunded, as for a call never answered).
+  const { chargedTokens } = await metering.settleNow(p.metered, {
+    status: outcome.status,
+    chargeTokens: price.tokens,
+    providerCostCents: price.providerCostCents,
+    inputUnits: measured.inputTokens,
+    outputUnits: measured.outputTokens,
+    accountId: outcome.accountId,
+    metadata: baseMetadata(p, {
+      usageSource: outcome.usage ? 'provider' : 'counted',
+      finishReason: outcome.finishReason,
+      providerCostMicros: price.providerCostMicros,
+      currency: price.currency,
+      ...outcome.extra,
+    }),
+    generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: { text: outcome.text } } : null,
+    response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
+  });
+  if (outcome.accountId) pool.recordSpend(outcome.accountId, price.providerCostMicros);
+  return answerOf(chargedTokens);
+}
+
+/** A call that produced nothing billable: full refund and a FAILED (or TIMEOUT) usage record. */
+export async function fail(deps: BillingDeps, p: Prepared, err: unknown): Promise<unknown> {
+  // Upstream outcomes become the spec's answers; anything else is our own failure (500, details logged only).
+  const known = err instanceof UpstreamError || err instanceof AppError;
+  const appError = known ? upstreamToAppError(err, p.model.slug) : new AppError(500, 'INTERNAL', 'The generation failed on our side.');
+  try {
+    await deps.db.transaction((tx) => deps.metering.refund(tx, p.metered, appError, baseMetadata(p, {})));
+  } catch (releaseError) {
+    // The sweeper refunds an open reservation later; the caller still gets the real error.
+    deps.logger.error({ err: releaseError, requestId: p.requestId }, 'releasing a failed reservation failed');
+  }
+  return known ? appError : err;
+}

@@ -1,0 +1,69 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Principal } from '../../platform/auth/plugin.js';
+import type { Db } from '../../platform/db/database.js';
+import type { CatalogService, GatewayModel } from '../catalog/service.js';
+import type { PlansService } from '../plans/service.js';
+import type { SubscriptionsService } from '../subscriptions/service.js';
+import type { WalletService } from '../wallet/service.js';
+import type { Access } from './access.js';
+import type { Fallbacks } from './fallbacks.js';
+import type { Metering } from './metering.js';
+import type { Metered } from './metering-types.js';
+import type { UpstreamPool } from './pool.js';
+import type { ChatMessage } from './providers/types.js';
+
+export interface TextGatewayDeps {
+  db: Db;
+  logger: FastifyBaseLogger;
+  catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'getById'>;
+  subscriptions: Pick<SubscriptionsService, 'activeFor'>;
+  plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
+  wallet: Pick<WalletService, 'markInFlight'>;
+  metering: Metering;
+  pool: UpstreamPool;
+  /** Operators' fallback models: tried in order when every account of the model's provider failed. */
+  fallbacks?: Pick<Fallbacks, 'idsOf'>;
+}
+
+export interface TextCall {
+  operation: 'text.generate' | 'prompt.enhance';
+  modelSlug: string;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+  /** Which model types the route accepts, and the 400 to give otherwise. */
+  accepts: (model: GatewayModel) => string | null;
+  /** The instruction placed first (default: the per-type server instruction). */
+  instruction?: string;
+  /** Save the answer to the caller's text history. */
+  saveToHistory: boolean;
+  /** The route's JSON answer: stored for the Idempotency-Key in the settling transaction. */
+  answerBody?: (answer: TextAnswer) => Record<string, unknown>;
+}
+
+export interface TextAnswer {
+  text: string;
+  usage: { inputTokens: number; outputTokens: number; creditsConsumed: number };
+  model: string;
+  requestId: string;
+  finishReason: string;
+}
+
+/** A text call checked, sized and reserved: what the upstream call and its billing work from. */
+export interface Prepared {
+  call: TextCall;
+  principal: Principal;
+  model: GatewayModel;
+  metered: Metered;
+  requestId: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  inputTokens: number;
+  trimmedMessages: number;
+  reservedTokens: number;
+  started: number;
+  /** The model the caller asked for, when a fallback serves the call instead. */
+  fallbackFrom?: { model: string; error: unknown };
+}
+
+export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens'> & { access: Access };
