@@ -62,7 +62,8 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
       positionOf,
     );
     const extras = new Map(found.map((f) => [f.post.id, { score: f.score, likedByMe: f.likedByMe }]));
-    return { items: await views(page.items, viewerId, { extras, hidden }), nextCursor: page.nextCursor };
+    const originals = new Map(found.flatMap((f) => (f.original && f.post.remixOfPostId ? [[f.post.remixOfPostId, f.original] as const] : [])));
+    return { items: await views(page.items, viewerId, { extras, originals, hidden }), nextCursor: page.nextCursor };
   }
 
   return {

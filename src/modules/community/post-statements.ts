@@ -36,7 +36,12 @@ const seenBy = (param: Param, signedIn: boolean) =>
 /** Leaves the viewer's hidden authors out; an array parameter, so one shape serves any number of them. */
 const notHidden = (param: Param, column: string) => `${column} <> all(${param('hidden', '::text[]')}::uuid[])`;
 
-const selectPost = (param: Param, signedIn: boolean) => `select ${POST_COLUMNS}, ${CURRENT_SCORE} as score, ${likedBy(param, signedIn)} as liked_by_me`;
+const selectPost = (param: Param, signedIn: boolean) =>
+  `select ${POST_COLUMNS}, ${CURRENT_SCORE} as score, ${likedBy(param, signedIn)} as liked_by_me,
+    o.author_id as original_author_id, o.author_visibility as original_visibility`;
+
+/** The remixed original `o` of post `p` (its author and audience, for the remix's credit), and its score row `s`. */
+const JOIN_ORIGINAL_AND_SCORE = 'left join community_posts o on o.id = p.remix_of_post_id left join community_post_scores s on s.post_id = p.id';
 
 /** Which posts a newest-first page keeps besides the listing rules. */
 export type NewestFilter = 'all' | 'tag' | 'author' | 'remixes';
@@ -65,7 +70,7 @@ const shape = (key: string, build: (param: Param) => string): NamedStatement => 
 export const newestFirstStatement = (filter: NewestFilter, signedIn: boolean, withCursor: boolean): NamedStatement =>
   shape(`newest:${filter}:${signedIn}:${withCursor}`, (param) =>
     [
-      `${selectPost(param, signedIn)} from community_posts p left join community_post_scores s on s.post_id = p.id`,
+      `${selectPost(param, signedIn)} from community_posts p ${JOIN_ORIGINAL_AND_SCORE}`,
       `where ${listed('p')} and ${FILTERS[filter](param)} and ${seenBy(param, signedIn)}`,
       signedIn ? `and ${notHidden(param, 'p.author_id')}` : '',
       withCursor ? `and (p.published_at, p.id) < (${param('cursorAt', '::timestamptz')}, ${param('cursorId', '::uuid')})` : '',
@@ -81,7 +86,7 @@ export const trendingStatement = (column: 'score_even' | 'score_odd', signedIn: 
   shape(`trending:${column}:${signedIn}:${withCursor}`, (param) =>
     [
       `${selectPost(param, signedIn)}, s.${column} as ordered`,
-      `from community_post_scores s join community_posts p on p.id = s.post_id`,
+      `from community_post_scores s join community_posts p on p.id = s.post_id left join community_posts o on o.id = p.remix_of_post_id`,
       `where ${listed('p')} and ${seenBy(param, signedIn)}`,
       signedIn ? `and ${notHidden(param, 's.author_id')}` : '',
       withCursor ? `and (s.${column}, s.post_id) < (${param('cursorScore', '::double precision')}, ${param('cursorId', '::uuid')})` : '',
@@ -110,7 +115,7 @@ export const followingStatement = (withCursor: boolean): NamedStatement =>
       `    select c.id, c.published_at from community_posts c where ${listed('c')} and c.author_id = heads.followee_id ${cursor}`,
       `    order by c.published_at desc, c.id desc limit ${limit}) k`,
       `  order by k.published_at desc, k.id desc limit ${limit})`,
-      `${selectPost(param, true)} from newest join community_posts p on p.id = newest.id left join community_post_scores s on s.post_id = p.id`,
+      `${selectPost(param, true)} from newest join community_posts p on p.id = newest.id ${JOIN_ORIGINAL_AND_SCORE}`,
       `order by p.published_at desc, p.id desc`,
     ].join('\n');
   });
@@ -135,8 +140,14 @@ export interface PostExtras {
   likedByMe: boolean;
 }
 
-/** A row of a page statement as the post row Drizzle would give, with its score and like state. */
-export type PageRow = PostExtras & { post: PostRow; ordered?: number };
+/** The author and audience of a remixed original. */
+export interface OriginalAuthor {
+  authorId: string;
+  visibility: AuthorVisibility;
+}
+
+/** A row of a page statement as the post row Drizzle would give, with its score, like state and original's author. */
+export type PageRow = PostExtras & { post: PostRow; original: OriginalAuthor | null; ordered?: number };
 
 export function toPageRow(raw: Record<string, unknown>): PageRow {
   return {
@@ -160,6 +171,7 @@ export function toPageRow(raw: Record<string, unknown>): PageRow {
     },
     score: Number(raw.score),
     likedByMe: raw.liked_by_me === true,
+    original: raw.original_author_id ? { authorId: raw.original_author_id as string, visibility: raw.original_visibility as AuthorVisibility } : null,
     ...(raw.ordered === undefined ? {} : { ordered: Number(raw.ordered) }),
   };
 }

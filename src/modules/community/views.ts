@@ -5,7 +5,7 @@ import type { DbOrTx } from '../../platform/db/database.js';
 import type { PublicUser } from '../auth/index.js';
 import type { GenerationView } from '../library/service.js';
 import { authorsSeenBy } from './audience.js';
-import { extrasStatement, postAuthorsStatement, type PostExtras, type PostRow } from './post-statements.js';
+import { extrasStatement, postAuthorsStatement, type OriginalAuthor, type PostExtras, type PostRow } from './post-statements.js';
 import type { CommunityDeps } from './deps.js';
 
 /** A post is listed while it is neither deleted by its author nor hidden by moderation (the partial indexes' predicate). */
@@ -62,39 +62,40 @@ export function createPostViews(deps: CommunityDeps) {
     return new Map(rows.map((r) => [r.id, { score: Number(r.score), likedByMe: r.liked_by_me }]));
   }
 
-  async function authorsOfPosts(ids: string[], tx: DbOrTx): Promise<Array<{ id: string; authorId: string; visibility: AuthorVisibility }>> {
+  async function authorsOfPosts(ids: string[], tx: DbOrTx): Promise<Array<{ id: string } & OriginalAuthor>> {
     const { rows } = await runBound<{ id: string; author_id: string; author_visibility: AuthorVisibility }>(tx, postAuthorsStatement.bind({ ids }));
     return rows.map((r) => ({ id: r.id, authorId: r.author_id, visibility: r.author_visibility }));
   }
 
   /**
-   * `extras`: listings select score and like state with the page; single posts read them here. `hidden`: the authors the
-   * viewer does not see (a listing has them already); a remix of one of their posts shows no original author, nor does
-   * a remix of a post whose author's audience leaves the viewer out.
+   * `extras`: listings select score and like state with the page; single posts read them here. `originals`: the author
+   * and audience of each remixed original, by id (listings select them with the page). `hidden`: the authors the viewer
+   * does not see (a listing has them already); a remix of one of their posts shows no original author, nor does a remix
+   * of a post whose author's audience leaves the viewer out.
    */
   return async function toViews(
     rows: PostRow[],
     viewerId: string | null,
-    options: { extras?: Map<string, PostExtras>; tx?: DbOrTx; hidden?: readonly string[] } = {},
+    options: { extras?: Map<string, PostExtras>; originals?: Map<string, OriginalAuthor>; tx?: DbOrTx; hidden?: readonly string[] } = {},
   ): Promise<PostView[]> {
     if (rows.length === 0) return [];
     const tx = options.tx ?? db;
-    const ids = rows.map((r) => r.id);
     const originalIds = [...new Set(rows.map((r) => r.remixOfPostId).filter((id): id is string => id !== null))];
-    const [extras, gens, originals, authors, hidden] = await Promise.all([
-      options.extras ?? extrasOf(ids, viewerId, tx),
-      generations.viewsOf(rows.map((r) => r.generationId), tx),
-      originalIds.length > 0 ? authorsOfPosts(originalIds, tx) : [],
-      users.publicProfilesOf(rows.map((r) => r.authorId), tx),
+    const known = options.originals;
+    const [originals, hidden] = await Promise.all([
+      known ? originalIds.flatMap((id) => (known.has(id) ? [{ id, ...known.get(id)! }] : [])) : originalIds.length > 0 ? authorsOfPosts(originalIds, tx) : [],
       options.hidden ?? (viewerId && originalIds.length > 0 ? blocks.hiddenUserIds(viewerId, options.tx) : []),
     ]);
     const hiddenAuthors = new Set(hidden);
-    const audiences = await authorsSeenBy(tx, viewerId, originals.map((o) => ({ id: o.authorId, visibility: o.visibility })));
-    const shown = originals.filter((o) => !hiddenAuthors.has(o.authorId) && audiences.has(o.authorId));
-    // Authors of remixed originals that are not on the page already: one more round trip, only when there are any.
-    const missing = shown.map((o) => o.authorId).filter((id) => !authors.has(id));
-    const people = missing.length > 0 ? new Map([...authors, ...(await users.publicProfilesOf(missing, tx))]) : authors;
-    const originalAuthor = new Map(shown.map((o) => [o.id, o.authorId]));
+    const candidates = originals.filter((o) => !hiddenAuthors.has(o.authorId));
+    // The originals' authors are read with the page's (one round trip), before it is known which the viewer may see.
+    const [extras, gens, people, audiences] = await Promise.all([
+      options.extras ?? extrasOf(rows.map((r) => r.id), viewerId, tx),
+      generations.viewsOf(rows.map((r) => r.generationId), tx),
+      users.publicProfilesOf([...rows.map((r) => r.authorId), ...candidates.map((o) => o.authorId)], tx),
+      authorsSeenBy(tx, viewerId, candidates.map((o) => ({ id: o.authorId, visibility: o.visibility }))),
+    ]);
+    const originalAuthor = new Map(candidates.filter((o) => audiences.has(o.authorId)).map((o) => [o.id, o.authorId]));
     return rows.map((row) => {
       const gen = gens.get(row.generationId)!;
       const author = people.get(row.authorId)!;
