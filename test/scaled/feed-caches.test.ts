@@ -61,6 +61,27 @@ describe('the feeds follow blocks and recomputes made on another instance', () =
     expect(await recentAuthors(a, viewer)).toContain(author.id);
   });
 
+  it("an author's new name and handle show on both instances' feeds", async () => {
+    const viewer = await member(a, 'Reader of names');
+    const author = await member(a, 'Old name');
+    await publish(a, author);
+    const shownAuthor = async (on: TestApp) => {
+      const response = await on.app.inject({ method: 'GET', url: '/v1/community/feed/recent?limit=50', headers: viewer.headers });
+      return response.json<{ items: Array<{ author: { id: string; name: string | null; handle: string } }> }>().items.find((p) => p.author.id === author.id)!.author;
+    };
+    expect(await shownAuthor(a)).toMatchObject({ name: 'Old name', handle: author.handle });
+    expect(await shownAuthor(b)).toMatchObject({ name: 'Old name', handle: author.handle });
+
+    expect((await a.app.inject({ method: 'PATCH', url: '/v1/users/me', headers: author.headers, payload: { name: 'New name' } })).statusCode).toBe(200);
+    expect(await shownAuthor(a)).toMatchObject({ name: 'New name' });
+    expect(await within(async () => (await shownAuthor(b)).name === 'New name', 1000)).toBeLessThan(1000);
+
+    const handle = `renamed_${author.id.slice(-8)}`;
+    expect((await b.app.inject({ method: 'PATCH', url: '/v1/account/profile', headers: author.headers, payload: { handle } })).statusCode).toBe(200);
+    expect(await shownAuthor(b)).toMatchObject({ handle });
+    expect(await within(async () => (await shownAuthor(a)).handle === handle, 1000)).toBeLessThan(1000);
+  });
+
   it("a recompute on one instance moves the other's trending epoch", async () => {
     const author = await member(a, 'Trending author');
     await publish(a, author);

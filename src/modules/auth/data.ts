@@ -1,6 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import { mfaChallenges, securityEvents, sessions, userIdentities, users } from '../../db/schema/auth.js';
-import { bound, runBound } from '../../platform/db/bound.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { newestFirstPage } from '../../platform/http/pagination.js';
@@ -9,16 +8,9 @@ import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
 import { recordSecurityEvent, type SecurityEventInput, type SecurityEventRow } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
-import { findActiveUserByEmail, findActiveUserById, findInternalUser, isHandleTaken, type InternalAccountKind, type UserRow } from './users.js';
+import { findActiveUserByEmail, findActiveUserById, findInternalUser, isHandleTaken, readPublicProfiles, type InternalAccountKind, type PublicUser, type UserRow } from './users.js';
 
-export type { RevokeReason, SessionRow };
-
-/** What other modules may show of a user (authors, public profiles). */
-export type PublicUser = Pick<UserRow, 'id' | 'name' | 'handle' | 'avatarUrl' | 'bio' | 'status' | 'createdAt'>;
-
-/** Profiles shown with every page of posts: a named statement, no query building (columns aliased as `PublicUser`). */
-const PUBLIC_PROFILES_OF = `select id, name, handle, avatar_url as "avatarUrl", bio, status, created_at as "createdAt"
-  from users where id = any($1::text[]::uuid[])`;
+export type { PublicUser, RevokeReason, SessionRow };
 
 /** What other modules may change on a user's profile. */
 export type ProfileChanges = Partial<Pick<UserRow, 'handle' | 'avatarUrl' | 'bio'>>;
@@ -28,7 +20,7 @@ export type ProfileChanges = Partial<Pick<UserRow, 'handle' | 'avatarUrl' | 'bio
  * instead of touching the auth tables. Every method takes an optional transaction, so a caller composes them
  * atomically with its own writes.
  */
-export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 'ended'>; activeUsers: Pick<ActiveUsers, 'changed'> }) {
+export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 'ended'>; activeUsers: Pick<ActiveUsers, 'changed' | 'profilesOf'> }) {
   const { db, openSessions, activeUsers } = deps;
   const forgetEnded = (ids: string[]) => {
     openSessions.ended(ids);
@@ -74,10 +66,10 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
     },
 
     /** Public facts of these users, by id (deleted users included, with their status), for showing authors. */
-    async publicProfilesOf(userIds: string[], tx: DbOrTx = db): Promise<Map<string, PublicUser>> {
+    /** Inside a transaction (`tx`) read from it; otherwise through each instance's cache of profiles. */
+    async publicProfilesOf(userIds: string[], tx?: DbOrTx): Promise<Map<string, PublicUser>> {
       if (userIds.length === 0) return new Map();
-      const { rows } = await runBound<PublicUser>(tx, bound(PUBLIC_PROFILES_OF, [[...new Set(userIds)]]));
-      return new Map(rows.map((r) => [r.id, r]));
+      return tx ? readPublicProfiles(tx, userIds) : activeUsers.profilesOf(userIds);
     },
 
     /** Active accounts (people: the service's own accounts left out) in id order, after `afterId`: a broadcast walks them in batches. */

@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import { NO_PASSWORD, users, type InternalAccountKind } from '../../db/schema/auth.js';
+import { bound, runBound } from '../../platform/db/bound.js';
 import type { DbOrTx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { badRequest, conflict } from '../../platform/http/errors.js';
@@ -9,6 +10,9 @@ import { badRequest, conflict } from '../../platform/http/errors.js';
 export { NO_PASSWORD, type InternalAccountKind };
 
 export type UserRow = typeof users.$inferSelect;
+
+/** What other modules may show of a user (authors, public profiles). */
+export type PublicUser = Pick<UserRow, 'id' | 'name' | 'handle' | 'avatarUrl' | 'bio' | 'status' | 'createdAt'>;
 export type Role = UserRow['role'];
 
 /** The domain of the service's own accounts: no sign-up, identity-provider sign-in or email change may take an address in it. */
@@ -185,3 +189,13 @@ export async function ensureInternalUser(db: DbOrTx, spec: InternalAccountSpec, 
 }
 
 export const emailTaken = () => conflict('An account with this email already exists. Sign in instead, or use another email.');
+
+/** Profiles shown with every page of posts: a named statement, no query building (columns aliased as `PublicUser`). */
+const PUBLIC_PROFILES_OF = `select id, name, handle, avatar_url as "avatarUrl", bio, status, created_at as "createdAt"
+  from users where id = any($1::text[]::uuid[])`;
+
+/** The public profiles of these users, by id (deleted users included, with their status). */
+export async function readPublicProfiles(tx: DbOrTx, userIds: readonly string[]): Promise<Map<string, PublicUser>> {
+  const { rows } = await runBound<PublicUser>(tx, bound(PUBLIC_PROFILES_OF, [[...new Set(userIds)]]));
+  return new Map(rows.map((r) => [r.id, r]));
+}

@@ -92,7 +92,8 @@ export function createPostViews(deps: CommunityDeps) {
     const [extras, gens, people, audiences] = await Promise.all([
       options.extras ?? extrasOf(rows.map((r) => r.id), viewerId, tx),
       generations.viewsOf(rows.map((r) => r.generationId), tx),
-      users.publicProfilesOf([...rows.map((r) => r.authorId), ...candidates.map((o) => o.authorId)], tx),
+      // Outside a transaction the profiles come through the auth module's cache (`options.tx` undefined).
+      users.publicProfilesOf([...rows.map((r) => r.authorId), ...candidates.map((o) => o.authorId)], options.tx),
       authorsSeenBy(tx, viewerId, candidates.map((o) => ({ id: o.authorId, visibility: o.visibility }))),
     ]);
     const originalAuthor = new Map(candidates.filter((o) => audiences.has(o.authorId)).map((o) => [o.id, o.authorId]));

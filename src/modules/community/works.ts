@@ -38,8 +38,10 @@ function mediaOf(gen: Generation): { contentType: WorkContentType; url: string; 
 export function createWorks(deps: CommunityDeps) {
   const { db, clock, users, blocks } = deps;
 
-  async function toEnvelopes(rows: WorkRow[], viewerId: string | null, tx: DbOrTx = db) {
+  /** Outside a transaction (`inTx` absent) the authors' profiles come through the auth module's cache. */
+  async function toEnvelopes(rows: WorkRow[], viewerId: string | null, inTx?: DbOrTx) {
     if (rows.length === 0) return [];
+    const tx = inTx ?? db;
     const ids = rows.map((r) => r.id);
     const postIds = rows.map((r) => r.postId).filter((id): id is string => id !== null);
     const [liked, posts, people] = await Promise.all([
@@ -57,7 +59,7 @@ export function createWorks(deps: CommunityDeps) {
             .where(inArray(communityPosts.id, postIds))
             .then((r) => new Map(r.map((p) => [p.id, p])))
         : new Map<string, { shareCount: number; remixCount: number }>(),
-      users.publicProfilesOf(rows.map((r) => r.userId).filter((id): id is string => id !== null), tx),
+      users.publicProfilesOf(rows.map((r) => r.userId).filter((id): id is string => id !== null), inTx),
     ]);
     return rows.map((row) => {
       const favored = liked.has(row.id);

@@ -91,6 +91,35 @@ describe('invalidating cache', () => {
     await until(() => remote.size === 0);
   });
 
+  it('getMany: hits from the cache, the misses in one load, unknown keys neither returned nor kept', async () => {
+    const batches: string[][] = [];
+    const values = new Map([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    const loadMany = async (missing: string[]) => {
+      batches.push(missing);
+      return new Map(missing.filter((k) => values.has(k)).map((k) => [k, values.get(k)!]));
+    };
+    const cache = createInvalidatingCache<string>({ name: 'unit_many', load: async (k) => values.get(k) ?? 'missing' });
+    expect(await cache.get('a')).toBe('A');
+    expect([...(await cache.getMany(['a', 'b', 'b', 'x', 'c'], loadMany))].sort()).toEqual([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    expect(batches).toEqual([['b', 'x', 'c']]);
+    expect([...(await cache.getMany(['c', 'a', 'b'], loadMany))].sort()).toEqual([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    expect(batches).toHaveLength(1);
+    expect(cache.size).toBe(3);
+    // A change while a batch is read: the batch answers its callers but keeps nothing.
+    cache.forget('b');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = cache.getMany(['b'], async (missing) => {
+      await gate;
+      return loadMany(missing);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await cache.changed('c');
+    release();
+    expect([...(await slow)]).toEqual([['b', 'B']]);
+    expect(cache.size).toBe(1);
+  });
+
   it('never stores an answer whose load started before an invalidation', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));

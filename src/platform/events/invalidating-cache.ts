@@ -19,6 +19,11 @@ export interface InvalidatingCacheOptions<V> {
 export interface InvalidatingCache<V> {
   get(key: string): Promise<V>;
   /**
+   * The values of many keys: hits from the cache, every miss read by one call of `loadMany` (a key it leaves out is
+   * neither returned nor kept). A miss's value is kept unless an invalidation came while it was read.
+   */
+  getMany(keys: readonly string[], loadMany: (missing: string[]) => Promise<Map<string, V>>): Promise<Map<string, V>>;
+  /**
    * Announces that `key` changed: dropped here at once and, through NOTIFY, on every instance. Inside a transaction
    * the notification is delivered when it commits (and dropped on rollback), so no instance reloads before the
    * change is visible.
@@ -76,16 +81,18 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
     return subscription;
   }
 
+  function keep(key: string, value: V): void {
+    const expires = options.expiresAt?.(value) ?? null;
+    const until = Math.min(now() + ttlMs, expires ?? Number.POSITIVE_INFINITY);
+    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+    entries.set(key, { value, until });
+  }
+
   async function fill(key: string): Promise<V> {
     const started = generation;
     await subscribe().catch(() => undefined);
     const value = await load(key);
-    if (generation === started) {
-      const expires = options.expiresAt?.(value) ?? null;
-      const until = Math.min(now() + ttlMs, expires ?? Number.POSITIVE_INFINITY);
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      entries.set(key, { value, until });
-    }
+    if (generation === started) keep(key, value);
     return value;
   }
 
@@ -107,6 +114,26 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
       });
       loading.set(key, promise);
       return promise;
+    },
+    async getMany(keys, loadMany) {
+      const found = new Map<string, V>();
+      const missing: string[] = [];
+      const at = now();
+      for (const key of keys) {
+        const hit = entries.get(key);
+        if (hit && hit.until > at) found.set(key, hit.value);
+        else if (!found.has(key) && !missing.includes(key)) missing.push(key);
+      }
+      if (missing.length === 0) return found;
+      const started = generation;
+      await subscribe().catch(() => undefined);
+      const loaded = await loadMany(missing);
+      const current = generation === started;
+      for (const [key, value] of loaded) {
+        found.set(key, value);
+        if (current) keep(key, value);
+      }
+      return found;
     },
     changed: (key, tx) => announce(key, tx),
     forget: (key) => drop(key),
