@@ -127,6 +127,9 @@ export const extrasStatement = (signedIn: boolean): NamedStatement =>
      from community_posts p left join community_post_scores s on s.post_id = p.id where p.id = any(${param('ids', '::text[]')}::uuid[])`,
   );
 
+/** A listed post by id: value `id`. */
+export const listedPostStatement: NamedStatement = namedStatement((param) => `select ${POST_COLUMNS} from community_posts p where p.id = ${param('id', '::uuid')} and ${listed('p')}`);
+
 /** The author and audience of these (remixed) posts: value `ids`. */
 export const postAuthorsStatement: NamedStatement = namedStatement(
   (param) => `select p.id, p.author_id, p.author_visibility from community_posts p where p.id = any(${param('ids', '::text[]')}::uuid[])`,
@@ -151,7 +154,17 @@ export type PageRow = PostExtras & { post: PostRow; original: OriginalAuthor | n
 
 export function toPageRow(raw: Record<string, unknown>): PageRow {
   return {
-    post: {
+    post: toPostRow(raw),
+    score: Number(raw.score),
+    likedByMe: raw.liked_by_me === true,
+    original: raw.original_author_id ? { authorId: raw.original_author_id as string, visibility: raw.original_visibility as AuthorVisibility } : null,
+    ...(raw.ordered === undefined ? {} : { ordered: Number(raw.ordered) }),
+  };
+}
+
+/** A row of `POST_COLUMNS` as the post row Drizzle would give. */
+export function toPostRow(raw: Record<string, unknown>): PostRow {
+  return {
       id: raw.id as string,
       authorId: raw.author_id as string,
       generationId: raw.generation_id as string,
@@ -168,10 +181,5 @@ export function toPageRow(raw: Record<string, unknown>): PageRow {
       deletedAt: raw.deleted_at as Date | null,
       hiddenAt: raw.hidden_at as Date | null,
       authorVisibility: raw.author_visibility as AuthorVisibility,
-    },
-    score: Number(raw.score),
-    likedByMe: raw.liked_by_me === true,
-    original: raw.original_author_id ? { authorId: raw.original_author_id as string, visibility: raw.original_visibility as AuthorVisibility } : null,
-    ...(raw.ordered === undefined ? {} : { ordered: Number(raw.ordered) }),
   };
 }
