@@ -1,7 +1,6 @@
 import { chat, embedding, image, speech, video, type SeedModel, type SeedProvider } from './seed-helpers.js';
 import { VENDOR_MEDIA_MODELS, VENDOR_TEXT_MODELS } from './seed-vendors.js';
 
-export type { SeedModel, SeedProvider } from './seed-helpers.js';
 
 /** Providers: `local` is built in and ACTIVE; the others start INACTIVE until a working credential activates them. */
 export const SEED_PROVIDERS: SeedProvider[] = [

@@ -14,7 +14,6 @@ declare module '../../platform/jobs/jobs.js' {
   }
 }
 
-export type { MediaGatewayDeps } from './media-common.js';
 
 /**
  * The media half of the gateway: images (sync, or as a job), video jobs (generate, lip-sync, extend), audio and image

@@ -6,7 +6,8 @@ import type { Db } from '../../platform/db/database.js';
 import { claimUndispatchedEvents } from '../../platform/events/outbox.js';
 import type { Jobs } from '../../platform/jobs/jobs.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
-import { FetchError, type SafeFetcher } from '../../platform/net/safe-fetch.js';
+import { FetchError } from '../../platform/net/outbound-policy.js';
+import type { SafeFetcher } from '../../platform/net/safe-fetch.js';
 import { failPendingDeliveries, fanOut } from './deliveries.js';
 import { deliveryHeaders } from './signing.js';
 

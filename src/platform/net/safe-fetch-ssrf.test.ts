@@ -2,7 +2,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress } from './address-policy.js';
-import { createSafeFetcher, FetchError, type SafeFetcher } from './safe-fetch.js';
+import { FetchError } from './outbound-policy.js';
+import { createSafeFetcher, type SafeFetcher } from './safe-fetch.js';
 
 // The safe fetcher's SSRF protection: private, loopback and metadata addresses refused by address, by name and on
 // every redirect hop, and the address checked being the one connected to.

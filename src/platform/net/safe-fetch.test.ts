@@ -1,7 +1,8 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSafeFetcher, FetchError, unreadableRemoteFile, type SafeFetcher } from './safe-fetch.js';
+import { FetchError } from './outbound-policy.js';
+import { createSafeFetcher, unreadableRemoteFile, type SafeFetcher } from './safe-fetch.js';
 
 // Reading remote files through the safe fetcher: statuses, caps, timeouts and redirects. Its SSRF protection is
 // tested in safe-fetch-ssrf.test.ts.

@@ -5,7 +5,6 @@ import { AppError } from '../http/errors.js';
 import { ipLiteral } from './address-policy.js';
 import { createOutboundPolicy, FetchError, type OutboundPolicySettings, type ResolvedAddress } from './outbound-policy.js';
 
-export { FetchError, type FetchFailure, type ResolvedAddress } from './outbound-policy.js';
 
 export interface SafeFetchOptions {
   method?: 'GET' | 'HEAD' | 'POST' | 'PUT';

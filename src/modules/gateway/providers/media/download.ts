@@ -1,5 +1,6 @@
 import { FORMAT_CONTENT_TYPE, baseContentType, sniffFormat } from '../../../../platform/media/sniff.js';
-import { FetchError, type SafeFetcher } from '../../../../platform/net/safe-fetch.js';
+import { FetchError } from '../../../../platform/net/outbound-policy.js';
+import type { SafeFetcher } from '../../../../platform/net/safe-fetch.js';
 import { UpstreamError } from '../types.js';
 import type { MediaFile, MediaOutput } from './media-types.js';
 
