@@ -1,8 +1,8 @@
-import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { adminAuditLog } from '../../db/schema/audit.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 
 /** Who made an admin change: the operator's principal, or the CLI (no account). */
 export interface AuditActor {
@@ -61,13 +61,7 @@ export function createAuditService({ db, clock }: { db: Db; clock: Clock }) {
       if (query.targetType) filters.push(eq(adminAuditLog.targetType, query.targetType));
       if (query.targetId) filters.push(eq(adminAuditLog.targetId, query.targetId));
       if (query.actorId) filters.push(eq(adminAuditLog.actorId, query.actorId));
-      const rows = await db
-        .select()
-        .from(adminAuditLog)
-        .where(afterCursor(adminAuditLog.createdAt, adminAuditLog.id, query.cursor, filters.length ? and(...filters) : undefined))
-        .orderBy(desc(adminAuditLog.createdAt), desc(adminAuditLog.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+      const page = await newestFirstPage(db, adminAuditLog, 'createdAt', filters.length ? and(...filters) : undefined, query);
       return { items: page.items.map(toAuditView), nextCursor: page.nextCursor };
     },
   };

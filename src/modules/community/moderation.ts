@@ -1,8 +1,8 @@
-import { and, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { REPORT_STATUSES, communityComments, communityPosts, communityReports, type ReportTarget } from '../../db/schema/community.js';
 import type { Tx } from '../../platform/db/database.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { CommunityDeps } from './deps.js';
 import type { Works } from './works.js';
@@ -65,13 +65,7 @@ export function createModeration(deps: CommunityDeps, works: Works) {
       const filters: SQL[] = [];
       if (query.status) filters.push(eq(communityReports.status, query.status));
       if (query.targetType) filters.push(eq(communityReports.targetType, query.targetType));
-      const rows = await db
-        .select()
-        .from(communityReports)
-        .where(afterCursor(communityReports.createdAt, communityReports.id, query.cursor, filters.length ? and(...filters) : undefined))
-        .orderBy(desc(communityReports.createdAt), desc(communityReports.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+      const page = await newestFirstPage(db, communityReports, 'createdAt', filters.length ? and(...filters) : undefined, query);
       return { items: page.items.map(toReportView), nextCursor: page.nextCursor };
     },
 

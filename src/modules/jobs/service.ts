@@ -1,11 +1,11 @@
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { FINAL_JOB_STATUSES, jobs, type JobKind, type JobStatus } from '../../db/schema/jobs.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { conflict, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { WalletService } from '../wallet/service.js';
 import { createJobLeases } from './leases.js';
@@ -147,13 +147,7 @@ export function createJobsService(deps: JobsServiceDeps) {
 
     async list(userId: string, query: JobListQuery): Promise<{ items: JobView[]; nextCursor: string | null }> {
       const filters = and(eq(jobs.userId, userId), query.status ? eq(jobs.status, query.status) : undefined, query.kind ? eq(jobs.kind, query.kind) : undefined);
-      const rows = await db
-        .select()
-        .from(jobs)
-        .where(afterCursor(jobs.createdAt, jobs.id, query.cursor, filters))
-        .orderBy(desc(jobs.createdAt), desc(jobs.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (row) => ({ sort: row.createdAt.toISOString(), id: row.id }));
+      const page = await newestFirstPage(db, jobs, 'createdAt', filters, query);
       return { items: page.items.map(toJobView), nextCursor: page.nextCursor };
     },
 

@@ -1,5 +1,5 @@
 import { newId } from '../../platform/ids.js';
-import { and, arrayContains, desc, eq, ilike, ne, type SQL } from 'drizzle-orm';
+import { and, arrayContains, eq, ilike, ne, type SQL } from 'drizzle-orm';
 import { generations, type GenerationKind, type GenerationVisibility } from '../../db/schema/library.js';
 import type { ModelType } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -8,7 +8,7 @@ import { bound, runBound } from '../../platform/db/bound.js';
 import { domainEventInsert, domainEventPart } from '../../platform/events/outbox.js';
 import type { StatementPart } from '../../platform/db/one-statement.js';
 import { notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import { normaliseTags } from './tags.js';
 
 export type Generation = typeof generations.$inferSelect;
@@ -185,13 +185,7 @@ export function createGenerations(deps: GenerationsDeps) {
         query.search ? ilike(generations.prompt, likePattern(query.search)) : undefined,
         query.tag ? arrayContains(generations.tags, [query.tag]) : undefined,
       ];
-      const rows = await db
-        .select()
-        .from(generations)
-        .where(afterCursor(generations.createdAt, generations.id, query.cursor, and(...conditions)))
-        .orderBy(desc(generations.createdAt), desc(generations.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (row) => ({ sort: row.createdAt.toISOString(), id: row.id }));
+      const page = await newestFirstPage(db, generations, 'createdAt', and(...conditions), query);
       return { items: await Promise.all(page.items.map(toView)), nextCursor: page.nextCursor };
     },
 

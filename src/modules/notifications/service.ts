@@ -2,7 +2,7 @@ import { and, count, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { NOTIFICATION_TYPES, notificationPreferences, notifications } from '../../db/schema/notifications.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 export type NotificationRow = typeof notifications.$inferSelect;
@@ -116,13 +116,7 @@ export function createNotificationsService(deps: { db: Db; clock: Clock }) {
 
     async list(userId: string, query: { limit: number; cursor?: string; unreadOnly: boolean }) {
       const own = and(eq(notifications.userId, userId), query.unreadOnly ? isNull(notifications.readAt) : undefined);
-      const rows = await db
-        .select()
-        .from(notifications)
-        .where(afterCursor(notifications.createdAt, notifications.id, query.cursor, own))
-        .orderBy(desc(notifications.createdAt), desc(notifications.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (n) => ({ sort: n.createdAt.toISOString(), id: n.id }));
+      const page = await newestFirstPage(db, notifications, 'createdAt', own, query);
       const [unread] = await db
         .select({ n: count() })
         .from(notifications)

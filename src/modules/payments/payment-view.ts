@@ -1,8 +1,8 @@
-import { and, desc, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, type SQL } from 'drizzle-orm';
 import { payments, type PaymentStatus } from '../../db/schema/payments.js';
 import type { Db } from '../../platform/db/database.js';
 import { notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import { isUuid } from './sandbox.js';
 import type { PaymentRow } from './types.js';
 import { publicKind } from './wording.js';
@@ -37,13 +37,7 @@ export async function adminList(db: Db, query: { limit: number; cursor?: string 
   if (query.status) filters.push(eq(payments.status, query.status));
   if (query.channel) filters.push(eq(payments.channel, query.channel));
   if (query.userId) filters.push(eq(payments.userId, query.userId));
-  const rows = await db
-    .select()
-    .from(payments)
-    .where(afterCursor(payments.createdAt, payments.id, query.cursor, filters.length ? and(...filters) : undefined))
-    .orderBy(desc(payments.createdAt), desc(payments.id))
-    .limit(query.limit + 1);
-  const page = toPage(rows, query.limit, (p) => ({ sort: p.createdAt.toISOString(), id: p.id }));
+  const page = await newestFirstPage(db, payments, 'createdAt', filters.length ? and(...filters) : undefined, query);
   return { items: page.items.map((p) => ({ ...view(p), userId: p.userId })), nextCursor: page.nextCursor };
 }
 

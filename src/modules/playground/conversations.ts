@@ -1,9 +1,9 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { playgroundConversations, type PlaygroundMessage } from '../../db/schema/playground.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 
 export type ConversationRow = typeof playgroundConversations.$inferSelect;
 
@@ -64,13 +64,7 @@ export function createPlaygroundConversations(deps: { db: Db; clock: Clock }) {
 
     /** The operator's conversations, most recently changed first. */
     async list(adminId: string, query: { limit: number; cursor?: string }) {
-      const rows = await db
-        .select()
-        .from(playgroundConversations)
-        .where(afterCursor(playgroundConversations.updatedAt, playgroundConversations.id, query.cursor, eq(playgroundConversations.adminId, adminId)))
-        .orderBy(desc(playgroundConversations.updatedAt), desc(playgroundConversations.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (row) => ({ sort: row.updatedAt.toISOString(), id: row.id }));
+      const page = await newestFirstPage(db, playgroundConversations, 'updatedAt', eq(playgroundConversations.adminId, adminId), query);
       return { items: page.items.map(toConversationView), nextCursor: page.nextCursor };
     },
 

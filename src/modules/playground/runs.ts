@@ -1,9 +1,9 @@
-import { and, desc, eq, gte, sql } from 'drizzle-orm';
+import { and, eq, gte, sql } from 'drizzle-orm';
 import { playgroundRuns, type PlaygroundRunKind, type PlaygroundRunStatus } from '../../db/schema/playground.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 
 export type PlaygroundRunRow = typeof playgroundRuns.$inferSelect;
 
@@ -101,13 +101,7 @@ export function createPlaygroundRuns(deps: { db: Db; clock: Clock }) {
     /** Every operator's runs, newest first, optionally one operator's or one kind's. */
     async history(query: HistoryQuery) {
       const filters = and(query.adminId ? eq(playgroundRuns.adminId, query.adminId) : undefined, query.kind ? eq(playgroundRuns.kind, query.kind) : undefined);
-      const rows = await db
-        .select()
-        .from(playgroundRuns)
-        .where(afterCursor(playgroundRuns.createdAt, playgroundRuns.id, query.cursor, filters))
-        .orderBy(desc(playgroundRuns.createdAt), desc(playgroundRuns.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (row) => ({ sort: row.createdAt.toISOString(), id: row.id }));
+      const page = await newestFirstPage(db, playgroundRuns, 'createdAt', filters, query);
       return { items: page.items.map(toRunView), nextCursor: page.nextCursor };
     },
 

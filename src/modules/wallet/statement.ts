@@ -1,7 +1,7 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { walletLedger, wallets, type LedgerKind } from '../../db/schema/wallet.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { afterCursor, newestFirstPage } from '../../platform/http/pagination.js';
 import { ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledger.js';
 
 // What the ledger answers to readers: the balance with its totals, the entries page, and the imbalance audit.
@@ -47,13 +47,7 @@ export async function ledgerPage(db: Db, owner: WalletOwner, page: { limit: numb
     if (page.cursor) afterCursor(walletLedger.createdAt, walletLedger.id, page.cursor); // still validates the cursor
     return { items: [], nextCursor: null };
   }
-  const rows = await db
-    .select()
-    .from(walletLedger)
-    .where(afterCursor(walletLedger.createdAt, walletLedger.id, page.cursor, eq(walletLedger.walletId, wallet.id)))
-    .orderBy(desc(walletLedger.createdAt), desc(walletLedger.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit, (r) => ({ sort: r.createdAt.toISOString(), id: r.id }));
+  return newestFirstPage(db, walletLedger, 'createdAt', eq(walletLedger.walletId, wallet.id), page);
 }
 
 /** Wallets whose balance differs from the sum of their ledger rows (must always be empty; an audit check). */
