@@ -27,7 +27,7 @@ export interface PoolDeps {
   events?: EventBus;
 }
 
-/** The accounts cache; its NOTIFY channel (`cache_<name>`) is the one the `provider_accounts` trigger announces a provider slug on (migration 0018). */
+/** The accounts cache; its NOTIFY channel (`cache_<name>`) is the one the `provider_accounts` trigger announces a provider slug on (migration 0026). */
 const ACCOUNTS_CACHE = 'provider_accounts';
 export const ACCOUNTS_CACHE_CHANNEL = `cache_${ACCOUNTS_CACHE}`;
 
