@@ -73,7 +73,7 @@ export default defineConfig(
       'src/modules/wallet/quick-settle.ts',
       'src/modules/usage/service.ts',
       'src/modules/library/generations.ts',
-      'src/modules/apikeys/service.ts',
+      'src/modules/apikeys/{service,verification,key-controls,key-listing}.ts',
       'src/platform/auth/**/*.ts',
       'src/platform/db/**/*.ts',
       'src/platform/events/**/*.ts',

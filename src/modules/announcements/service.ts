@@ -1,27 +1,18 @@
-import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { announcements, type ANNOUNCEMENT_AUDIENCES, type ANNOUNCEMENT_LEVELS } from '../../db/schema/announcements.js';
+import { desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { announcements } from '../../db/schema/announcements.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { defineJob, type JobDefinition, type Jobs } from '../../platform/jobs/jobs.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
-import { afterCursor, toPage } from '../../platform/http/pagination.js';
+import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { AuditActor, AuditService } from '../audit/service.js';
 import type { NotificationsService } from '../notifications/index.js';
-
-export const NOTIFY_QUEUE = 'announcements.notify';
-
-declare module '../../platform/jobs/jobs.js' {
-  interface JobPayloads {
-    /** Sends an announcement's ANNOUNCEMENT notifications to its audience, in batches (resumes where it stopped). */
-    'announcements.notify': { announcementId: string };
-  }
-}
-
-export type AnnouncementRow = typeof announcements.$inferSelect;
-export type AnnouncementLevel = (typeof ANNOUNCEMENT_LEVELS)[number];
-export type AnnouncementAudience = (typeof ANNOUNCEMENT_AUDIENCES)[number];
+import { checkAnnouncement } from './checks.js';
+import { findAnnouncement } from './lookup.js';
+import { createNotificationRound, NOTIFY_QUEUE } from './notification-round.js';
+import type { AnnouncementAudience, AnnouncementLevel, AnnouncementRow } from './types.js';
 
 export interface AnnouncementInput {
   title: string;
@@ -104,39 +95,16 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
         .orderBy(desc(announcements.startsAt), desc(announcements.id)),
   });
 
-  async function find(id: string, tx: DbOrTx = db, lock = false): Promise<AnnouncementRow> {
-    const rows = UUID.test(id)
-      ? await (lock ? tx.select().from(announcements).where(eq(announcements.id, id)).for('update') : tx.select().from(announcements).where(eq(announcements.id, id)))
-      : [];
-    if (!rows[0]) throw notFound('There is no announcement with this id.');
-    return rows[0];
-  }
-
-  /** The stored shape of a whole announcement, checked: plans exist and go with the PLANS audience, the window is ordered. */
-  async function checked(merged: { audience: AnnouncementAudience; plans: string[]; startsAt: Date; endsAt: Date | null }) {
-    if (merged.audience === 'PLANS' && merged.plans.length === 0) {
-      throw badRequest('Name at least one plan (by slug) for the PLANS audience.', { field: 'plans' });
-    }
-    if (merged.audience !== 'PLANS' && merged.plans.length > 0) {
-      throw badRequest('Plans go with the PLANS audience only; set audience to PLANS or leave plans out.', { field: 'plans' });
-    }
-    for (const slug of merged.plans) {
-      if (!(await deps.planExists(slug))) throw badRequest(`There is no plan "${slug}". Name plans by their slug, as GET /v1/plans lists them.`, { field: 'plans' });
-    }
-    if (merged.endsAt && merged.endsAt <= merged.startsAt) throw badRequest('endsAt must be after startsAt.', { field: 'endsAt' });
-  }
-
-  /** Marks the round requested (once) and queues it with the change; false when it was requested before. */
-  async function requestNotification(tx: Tx, id: string): Promise<boolean> {
-    const [marked] = await tx
-      .update(announcements)
-      .set({ notifyRequestedAt: clock.now() })
-      .where(and(eq(announcements.id, id), isNull(announcements.notifyRequestedAt)))
-      .returning({ id: announcements.id });
-    if (!marked) return false;
-    await queue.send(NOTIFY_QUEUE, { announcementId: id }, { tx, singletonKey: id });
-    return true;
-  }
+  const find = (id: string, tx: DbOrTx = db, lock = false) => findAnnouncement(tx, id, lock);
+  const { requestNotification, sendBatch } = createNotificationRound({
+    db,
+    clock,
+    notifications,
+    queue,
+    planOf: deps.planOf,
+    userIdsAfter: deps.userIdsAfter,
+    batchSize,
+  });
 
   async function change<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     try {
@@ -145,46 +113,6 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
       cache.forget(ALL); // this instance reads its own write at once; the trigger tells the others on commit
     }
   }
-
-  /**
-   * One batch of the notification round: the next users after the stored cursor, narrowed to the audience, notified
-   * in the transaction that moves the cursor, so a crash or a retry resumes after the last committed batch and nobody
-   * is notified twice. Returns true when the round is over.
-   */
-  async function sendBatch(id: string): Promise<boolean> {
-    const [a] = await db.select().from(announcements).where(eq(announcements.id, id));
-    if (!a || !a.notifyRequestedAt || a.notifiedAt) return true;
-    const ids = await deps.userIdsAfter(a.notifyCursor, batchSize);
-    // Plans are read outside the transaction (the embedded database has a single connection).
-    const recipients = a.audience === 'PLANS' ? (await Promise.all(ids.map(async (userId) => ((await planMatches(a, userId)) ? userId : null)))).filter((u) => u !== null) : ids;
-    return db.transaction(async (tx) => {
-      const current = await find(id, tx, true).catch(() => null);
-      // Deleted meanwhile, or another worker moved the round on: read again.
-      if (!current || current.notifiedAt) return true;
-      if (current.notifyCursor !== a.notifyCursor) return false;
-      const sent = await notifications.notifyMany(
-        tx,
-        recipients,
-        { type: 'ANNOUNCEMENT', title: current.title, body: current.body, payload: { announcementId: id, level: current.level, link: current.link } },
-        { mandatory: current.level === 'CRITICAL' },
-      );
-      const finished = ids.length < batchSize;
-      await tx
-        .update(announcements)
-        .set({
-          notifyCursor: ids.at(-1) ?? current.notifyCursor,
-          notifiedCount: sql`${announcements.notifiedCount} + ${sent}`,
-          ...(finished ? { notifiedAt: clock.now() } : {}),
-        })
-        .where(eq(announcements.id, id));
-      return finished;
-    });
-  }
-
-  const planMatches = async (a: AnnouncementRow, userId: string) => {
-    const plan = await deps.planOf(userId);
-    return plan !== null && a.plans.includes(plan);
-  };
 
   const service = {
     /** The banners showing now for the viewer (null: anonymous), the most severe first, then the newest. */
@@ -206,13 +134,7 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
 
     /** Every announcement, newest first, cursor-paged. */
     async list(query: { limit: number; cursor?: string }) {
-      const rows = await db
-        .select()
-        .from(announcements)
-        .where(afterCursor(announcements.createdAt, announcements.id, query.cursor))
-        .orderBy(desc(announcements.createdAt), desc(announcements.id))
-        .limit(query.limit + 1);
-      const page = toPage(rows, query.limit, (a) => ({ sort: a.createdAt.toISOString(), id: a.id }));
+      const page = await newestFirstPage(db, announcements, 'createdAt', undefined, query);
       return { items: page.items.map(toAdminView), nextCursor: page.nextCursor };
     },
 
@@ -230,7 +152,7 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
         startsAt: input.startsAt ? new Date(input.startsAt) : now,
         endsAt: input.endsAt ? new Date(input.endsAt) : null,
       };
-      await checked(values);
+      await checkAnnouncement(deps, values);
       if (input.notify && values.endsAt && values.endsAt <= now) throw badRequest('This announcement has already ended: there is nothing to notify about.', { field: 'notify' });
       return change(async (tx) => {
         const [row] = await tx
@@ -259,7 +181,7 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
         startsAt: changes.startsAt ? new Date(changes.startsAt) : before.startsAt,
         endsAt: changes.endsAt !== undefined ? (changes.endsAt ? new Date(changes.endsAt) : null) : before.endsAt,
       };
-      await checked(merged);
+      await checkAnnouncement(deps, merged);
       return change(async (tx) => {
         const locked = await find(id, tx, true);
         const [row] = await tx
@@ -316,7 +238,5 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
   };
   return service;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type AnnouncementsService = ReturnType<typeof createAnnouncementsService>;

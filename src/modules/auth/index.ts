@@ -2,7 +2,8 @@
  * The auth module's public entry: what other modules may import from it (the boundary check refuses the rest).
  * Other modules read and write users, sessions and the security history through `AuthService['data']`.
  */
-export { createAuthService, type AuthService, type SignInHook, type SignInMethod, type UserCreatedHook } from './service.js';
+export { createAuthService, type AuthService, type UserCreatedHook } from './service.js';
+export type { SignInHook, SignInMethod } from './session-start.js';
 export type { AuthData, ProfileChanges, PublicUser, RevokeReason, SessionRow } from './data.js';
 export { createIdentityProvider } from './idp.js';
 export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hashPassword, verifyPassword } from './passwords.js';

@@ -14,7 +14,7 @@ import { createRegistrations, ownWebhook, type NewWebhook, type WebhookChanges }
 import type { Metrics } from '../../platform/metrics/metrics.js';
 
 export { WEBHOOK_EVENTS, WEBHOOK_EVENT_CHOICES } from './events.js';
-export { MAX_ATTEMPTS, RETRY_DELAYS_MS, DELIVERY_TIMEOUT_MS } from './engine.js';
+export { MAX_ATTEMPTS, RETRY_DELAYS_MS, DELIVERY_TIMEOUT_MS } from './delivery-policy.js';
 export type { NewWebhook, WebhookChanges } from './registrations.js';
 
 export interface WebhooksServiceDeps {

@@ -1,0 +1,69 @@
+import { sql } from 'drizzle-orm';
+import type { Clock } from '../../platform/clock/clock.js';
+import type { Db } from '../../platform/db/database.js';
+
+/** How long a claimed delivery waits for its job before another instance may claim it again (the job expires too). */
+const LEASE_MS = 60_000;
+const CLAIMS_PER_BATCH = 200;
+
+export interface ClaimedDelivery {
+  id: string;
+  claim: string;
+}
+
+/**
+ * Claims due deliveries (PENDING and due, or SENDING with a lapsed lease) of active webhooks that have no attempt in
+ * flight, one per webhook, and returns them. One instance claims at a time (advisory lock).
+ */
+export async function claimDueDeliveries({ db, clock }: { db: Db; clock: Clock }): Promise<ClaimedDelivery[]> {
+  return db.transaction(async (tx) => {
+    const lock = await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext('webhooks:claim')) as locked`);
+    if (!(lock as { rows: Array<{ locked: boolean }> }).rows[0]?.locked) return [];
+    const now = clock.now().toISOString();
+    const leaseUntil = new Date(clock.now().getTime() + LEASE_MS).toISOString();
+    const result = await tx.execute(sql`
+      with due as (
+        select distinct on (d.webhook_id) d.id
+        from webhook_deliveries d
+        join webhook_endpoints w on w.id = d.webhook_id and w.status = 'ACTIVE'
+        where d.status in ('PENDING', 'SENDING') and d.due_at <= ${now}::timestamptz
+          and not exists (
+            select 1 from webhook_deliveries busy
+            where busy.webhook_id = d.webhook_id and busy.status = 'SENDING' and busy.due_at > ${now}::timestamptz)
+        order by d.webhook_id, d.due_at, d.id
+      )
+      update webhook_deliveries d
+      set status = 'SENDING', claim = gen_random_uuid()::text, due_at = ${leaseUntil}::timestamptz, updated_at = ${now}::timestamptz
+      from (select id from due limit ${CLAIMS_PER_BATCH}) c
+      where d.id = c.id and d.status in ('PENDING', 'SENDING') and d.due_at <= ${now}::timestamptz
+      returning d.id, d.claim`);
+    return (result as { rows: Array<{ id: string; claim: string }> }).rows;
+  });
+}
+
+/**
+ * Claims the next due delivery of one webhook, unless it has an attempt out or a round is claiming (then the
+ * round takes it). Lets the worker that just delivered go on with the same webhook without a queue round trip.
+ */
+export async function claimNextDelivery({ db, clock }: { db: Db; clock: Clock }, webhookId: string): Promise<ClaimedDelivery | null> {
+  return db.transaction(async (tx) => {
+    const lock = await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext('webhooks:claim')) as locked`);
+    if (!(lock as { rows: Array<{ locked: boolean }> }).rows[0]?.locked) return null;
+    const now = clock.now().toISOString();
+    const leaseUntil = new Date(clock.now().getTime() + LEASE_MS).toISOString();
+    const result = await tx.execute(sql`
+      update webhook_deliveries d
+      set status = 'SENDING', claim = gen_random_uuid()::text, due_at = ${leaseUntil}::timestamptz, updated_at = ${now}::timestamptz
+      where d.id = (
+          select n.id from webhook_deliveries n
+          where n.webhook_id = ${webhookId} and n.status = 'PENDING' and n.due_at <= ${now}::timestamptz
+          order by n.due_at, n.id limit 1)
+        and d.status = 'PENDING'
+        and not exists (
+          select 1 from webhook_deliveries busy
+          where busy.webhook_id = ${webhookId} and busy.status = 'SENDING' and busy.due_at > ${now}::timestamptz)
+        and exists (select 1 from webhook_endpoints w where w.id = ${webhookId} and w.status = 'ACTIVE')
+      returning d.id, d.claim`);
+    return (result as { rows: Array<{ id: string; claim: string }> }).rows[0] ?? null;
+  });
+}
