@@ -1,11 +1,9 @@
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPostScores, communityPosts, type AuthorVisibility } from '../../db/schema/community.js';
-import { runBound } from '../../platform/db/bound.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
-import { maySee } from './audience.js';
-import { UUID, type CommunityDeps } from './deps.js';
-import { listedPostStatement, toPostRow, type PostRow } from './post-statements.js';
+import type { CommunityDeps } from './deps.js';
+import { createVisiblePost } from './visible-post.js';
 import { LISTED, type PostViews, type PostView } from './views.js';
 import type { Works } from './works.js';
 
@@ -16,7 +14,6 @@ export interface PublishInput {
   remixOfPostId?: string;
 }
 
-const noSuchPost = () => notFound('No such post. It may have been deleted.');
 
 /** `#Sunset ` and `sunset` are the same tag: trimmed, without a leading `#`, lower-cased, each once. */
 export const normaliseTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim().replace(/^#+/, '').toLowerCase()).filter((t) => t.length > 0))];
@@ -25,31 +22,9 @@ export const normaliseTags = (tags: string[]) => [...new Set(tags.map((t) => t.t
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 export function createPosts(deps: CommunityDeps, views: PostViews, works: Works) {
-  const { db, clock, users, generations, blocks, audience, notifications } = deps;
+  const { db, clock, users, generations, audience, notifications } = deps;
 
-  /**
-   * A listed post the viewer may see (not deleted, not hidden, its author's audience includes the viewer, no block
-   * either way), or 404: a post the viewer may not see answers exactly like a deleted one.
-   */
-  /** A listed post the viewer may see, or 404; inside `tx` when given (a write's transaction), read from it. */
-  async function visiblePost(postId: string, viewerId: string | null, tx?: DbOrTx): Promise<PostRow> {
-    if (!UUID.test(postId)) throw noSuchPost();
-    const [raw] = (await runBound(tx ?? db, listedPostStatement.bind({ id: postId }))).rows;
-    if (!raw) throw noSuchPost();
-    const row = toPostRow(raw);
-    if (!(await maySee(tx ?? db, viewerId, { id: row.authorId, visibility: row.authorVisibility }))) throw noSuchPost();
-    if (viewerId && viewerId !== row.authorId && (await blockedBetween(viewerId, row.authorId, tx))) throw noSuchPost();
-    return row;
-  }
-
-  /**
-   * Whether either user BLOCKed the other. Outside a transaction the viewer's hidden authors (kept by each instance; a
-   * superset of the blocks either way) answer "no" for almost every author without a read.
-   */
-  async function blockedBetween(viewerId: string, authorId: string, tx?: DbOrTx): Promise<boolean> {
-    if (!tx && !(await blocks.hiddenUserIds(viewerId)).includes(authorId)) return false;
-    return blocks.blockedEitherWay(tx ?? db, viewerId, authorId);
-  }
+  const visiblePost = createVisiblePost(deps);
 
   async function bumpDaily(tx: DbOrTx, postId: string, column: 'views' | 'shares') {
     const day = utcDay(clock.now());
