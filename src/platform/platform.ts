@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { createAccessTokens, type AccessTokens } from './auth/access-tokens.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { openDatabase, type Database, type Db } from './db/database.js';
 import { registerGroupMetrics } from './db/group-metrics.js';
-import { readEmbeddedSnapshot } from './db/embedded-snapshot.js';
+import { unpackEmbeddedSnapshot } from './db/embedded-snapshot.js';
 import { runMigrations } from './db/migrate.js';
 import { sharedSecret } from './db/shared-secrets.js';
 import { createEventBus, type EventBus } from './events/event-bus.js';
@@ -52,7 +52,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
     (await openDatabase(
       config.databaseUrl
         ? { url: config.databaseUrl, onError: (err) => logger.error({ err }, 'database pool error') }
-        : await embeddedDatabaseOptions(path.join(config.dataDir, 'db'), logger),
+        : embeddedDatabaseOptions(path.join(config.dataDir, 'db'), logger),
     ));
   await runMigrations(database);
   if (!config.jwtSecret) {
@@ -71,7 +71,8 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
   registerGroupMetrics(metrics, database.db);
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });
   jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
+  // Imported only when configured: ioredis is a few MB of heap that the embedded default never uses.
+  const redis = config.redisUrl ? new (await import('ioredis')).Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
 
   return {
@@ -104,9 +105,9 @@ function openStorage(config: Config, database: Database): Storage {
 }
 
 /** A new embedded database starts from the migrated snapshot `npm run build` made, when there is one. */
-async function embeddedDatabaseOptions(dataDir: string, logger: FastifyBaseLogger): Promise<{ dataDir: string; loadDataDir?: Blob }> {
+function embeddedDatabaseOptions(dataDir: string, logger: FastifyBaseLogger): { dataDir: string } {
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) return { dataDir };
-  const snapshot = await readEmbeddedSnapshot();
-  logger.info({ dataDir, fromSnapshot: snapshot !== null }, 'creating the embedded database');
-  return snapshot ? { dataDir, loadDataDir: snapshot } : { dataDir };
+  const fromSnapshot = unpackEmbeddedSnapshot(dataDir);
+  logger.info({ dataDir, fromSnapshot }, 'creating the embedded database');
+  return { dataDir };
 }

@@ -1,5 +1,14 @@
-import { countTokens, decode, decodeGenerator, encode } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
+import type * as GptTokenizer from 'gpt-tokenizer';
 import type { ChatMessage } from './providers/types.js';
+
+/**
+ * gpt-tokenizer's tables hold ~20 MB of heap (~40 MB resident), so they are loaded by the first count rather than at
+ * start: a service that never meters text (or has not yet) does not carry them. A synchronous `require` (its CommonJS
+ * build), so the counting functions stay synchronous; the first call pays the load once (~170 ms).
+ */
+let tokenizer: typeof GptTokenizer | undefined;
+const loadTokenizer = (): typeof GptTokenizer => (tokenizer ??= createRequire(import.meta.url)('gpt-tokenizer') as typeof GptTokenizer);
 
 /**
  * Real token counts (o200k_base, the encoding of current OpenAI models). Used to estimate before a call and to
@@ -12,7 +21,7 @@ const TOKENS_PER_MESSAGE = 3;
 const REPLY_PRIMING_TOKENS = 3;
 
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text, PLAIN);
+  return text.length === 0 ? 0 : (tokenizer ?? loadTokenizer()).countTokens(text, PLAIN);
 }
 
 const roleTokens = new Map<string, number>();
@@ -63,6 +72,7 @@ export function messageTokensAtMost(messages: readonly ChatMessage[]): number {
 
 /** The text cut to at most `maxTokens` tokens (whole tokens, so the cut never splits a multi-byte character badly). */
 export function truncateToTokens(text: string, maxTokens: number): { text: string; tokens: number; truncated: boolean } {
+  const { encode, decode } = tokenizer ?? loadTokenizer();
   const tokens = encode(text, PLAIN);
   if (tokens.length <= maxTokens) return { text, tokens: tokens.length, truncated: false };
   return { text: decode(tokens.slice(0, maxTokens)), tokens: maxTokens, truncated: true };
@@ -70,5 +80,6 @@ export function truncateToTokens(text: string, maxTokens: number): { text: strin
 
 /** Splits text into its tokens' strings, for streaming token by token (a character split across tokens stays whole). */
 export function tokenPieces(text: string): string[] {
+  const { encode, decodeGenerator } = tokenizer ?? loadTokenizer();
   return [...decodeGenerator(encode(text, PLAIN))].filter((piece) => piece.length > 0);
 }

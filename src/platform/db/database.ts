@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
@@ -87,7 +87,10 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
   const unlock = options.dataDir ? lockEmbeddedDatabase(options.dataDir) : () => undefined;
   let client: PGlite;
   try {
-    client = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS });
+    const pgliteOptions: PGliteOptions = { dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS };
+    client = await PGlite.create(pgliteOptions);
+    // PGlite keeps its options object for good (its output hooks close over it): the snapshot would stay with it.
+    pgliteOptions.loadDataDir = undefined;
   } catch (err) {
     unlock();
     throw err;

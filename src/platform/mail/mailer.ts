@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
 import { mailOutbox } from '../../db/schema/platform.js';
 import type { Db } from '../db/database.js';
@@ -59,20 +59,22 @@ export function createMailer(deps: MailerDeps): Mailer {
  * always has its handler; without SMTP nothing is queued, and a mail queued before SMTP was switched off stays stored.
  */
 export function mailDeliveryJob(deps: { db: Db; smtpUrl: string | null; logger: FastifyBaseLogger }) {
-  const transport = deps.smtpUrl ? nodemailer.createTransport(deps.smtpUrl) : null;
+  // nodemailer (a few MB of heap) is loaded by the first delivery: a service without SMTP never needs it.
+  let transport: Promise<Transporter> | undefined;
+  const transportOf = (smtpUrl: string) => (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl)));
   return defineJob({
     name: 'mail.deliver',
     options: { retryLimit: 5, retryDelaySeconds: 10, retryBackoff: true },
     handler: async ({ mailId }) => {
       const [mail] = await deps.db.select().from(mailOutbox).where(eq(mailOutbox.id, mailId));
       if (!mail || mail.status === 'SENT') return;
-      if (!transport) {
+      if (!deps.smtpUrl) {
         await deps.db.update(mailOutbox).set({ status: 'STORED' }).where(eq(mailOutbox.id, mailId));
         deps.logger.warn({ mailId }, 'mail kept in the outbox: SMTP_URL is not set any more');
         return;
       }
       try {
-        await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? undefined });
+        await (await transportOf(deps.smtpUrl)).sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? undefined });
         await deps.db.update(mailOutbox).set({ status: 'SENT', sentAt: new Date(), attempts: sql`${mailOutbox.attempts} + 1` }).where(eq(mailOutbox.id, mailId));
       } catch (err) {
         const lastError = err instanceof Error ? err.message : String(err);

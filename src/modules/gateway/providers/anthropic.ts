@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { guardStream } from './stream-guard.js';
 import {
   UpstreamError,
@@ -16,18 +16,26 @@ export interface AnthropicAdapterOptions {
   streamIdleTimeoutMs?: number;
 }
 
+/**
+ * The official SDK (~5 MB of heap) is loaded by the first call to an Anthropic account, not at start; until then
+ * no error can be one of its classes.
+ */
+let anthropicSdk: typeof Anthropic | undefined;
+const loadAnthropicSdk = async (): Promise<typeof Anthropic> => (anthropicSdk ??= (await import('@anthropic-ai/sdk')).default);
+
 const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop', tool_use: 'tool_calls' };
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): ProviderAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? 'https://api.anthropic.com';
   const clients = new Map<string, Anthropic>();
 
-  const clientFor = (credential: UpstreamCredential): Anthropic => {
+  const clientFor = async (credential: UpstreamCredential): Promise<Anthropic> => {
     const baseURL = credential.baseUrl ?? defaultBaseUrl;
     const key = `${credential.accountId}\u0000${credential.apiKey}\u0000${baseURL}\u0000${credential.timeoutMs}`;
     let client = clients.get(key);
     if (!client) {
-      client = new Anthropic({ apiKey: credential.apiKey ?? '', baseURL, maxRetries: 0, timeout: credential.timeoutMs });
+      const AnthropicClient = anthropicSdk ?? (await loadAnthropicSdk());
+      client = clients.get(key) ?? new AnthropicClient({ apiKey: credential.apiKey ?? '', baseURL, maxRetries: 0, timeout: credential.timeoutMs });
       clients.set(key, client);
     }
     return client;
@@ -50,7 +58,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
 
     async generateText(credential, request) {
       try {
-        const message = await clientFor(credential).messages.create(Object.assign(body(request), { stream: false as const }), { signal: request.signal });
+        const message = await (await clientFor(credential)).messages.create(Object.assign(body(request), { stream: false as const }), { signal: request.signal });
         const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
         return {
           text,
@@ -64,7 +72,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
 
     async streamText(credential, request) {
       let upstream: Awaited<ReturnType<typeof openStream>>;
-      const openStream = () => clientFor(credential).messages.create(Object.assign(body(request), { stream: true as const }), { signal: request.signal });
+      const openStream = async () => (await clientFor(credential)).messages.create(Object.assign(body(request), { stream: true as const }), { signal: request.signal });
       try {
         upstream = await openStream();
       } catch (err) {
@@ -109,7 +117,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
 
     async checkCredential(credential) {
       try {
-        await clientFor(credential).models.list({ limit: 1 });
+        await (await clientFor(credential)).models.list({ limit: 1 });
       } catch (err) {
         throw mapAnthropicError(err, '');
       }
@@ -132,10 +140,19 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): { system:
 
 export function mapAnthropicError(err: unknown, model: string): UpstreamError {
   if (err instanceof UpstreamError) return err;
-  if (err instanceof Anthropic.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
-  if (err instanceof Anthropic.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
-  if (err instanceof Anthropic.APIConnectionError) return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
-  if (err instanceof Anthropic.APIError) {
+  const fromSdk = anthropicSdk ? mapSdkError(anthropicSdk, err, model) : null;
+  if (fromSdk) return fromSdk;
+  if (err instanceof SyntaxError) return new UpstreamError('server', 'The provider sent a malformed stream.', null, 'malformed_stream');
+  const message = err instanceof Error ? err.message : String(err);
+  return new UpstreamError('network', `The connection to the provider failed: ${message}`, null, 'connection_error');
+}
+
+/** An error of the SDK's own classes as an UpstreamError; null for any other error. */
+function mapSdkError(AnthropicClient: typeof Anthropic, err: unknown, model: string): UpstreamError | null {
+  if (err instanceof AnthropicClient.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
+  if (err instanceof AnthropicClient.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
+  if (err instanceof AnthropicClient.APIConnectionError) return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
+  if (err instanceof AnthropicClient.APIError) {
     const body = (err.error ?? {}) as { error?: { type?: unknown; message?: unknown } };
     const message = typeof body.error?.message === 'string' && body.error.message ? body.error.message : err.message;
     const type = typeof body.error?.type === 'string' ? body.error.type : null;
@@ -147,7 +164,5 @@ export function mapAnthropicError(err: unknown, model: string): UpstreamError {
     const status = err.status as number; // the SDK types it loosely; a response error always has one
     return new UpstreamError(classifyStatus(status, type, message, model), message, status, type ?? `http_${status}`);
   }
-  if (err instanceof SyntaxError) return new UpstreamError('server', 'The provider sent a malformed stream.', null, 'malformed_stream');
-  const message = err instanceof Error ? err.message : String(err);
-  return new UpstreamError('network', `The connection to the provider failed: ${message}`, null, 'connection_error');
+  return null;
 }

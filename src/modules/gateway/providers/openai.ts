@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import type * as OpenAiSdk from 'openai';
 import { OpenAiEndpoint, type ConnectGuard } from './openai-http.js';
 import { guardStream } from './stream-guard.js';
 import {
@@ -35,16 +36,24 @@ export interface OpenAiAdapterOptions {
 /** Servers without authentication (a local Ollama) get a placeholder key: the SDK needs one, and so do some servers. */
 const NO_KEY = 'no-key-required';
 
+/**
+ * The official SDK (~2 MB of heap) serves media accounts only, so it is loaded by their first call, not at start;
+ * until then no error can be one of its classes.
+ */
+let openAiSdk: typeof OpenAiSdk | undefined;
+export const loadOpenAiSdk = async (): Promise<typeof OpenAiSdk> => (openAiSdk ??= await import('openai'));
+
 /** One SDK client per upstream account (and base URL and timeout), made on first use and kept (media only). */
-export function openAiClients(defaultBaseUrl: string | undefined): (credential: UpstreamCredential) => OpenAI {
+export function openAiClients(defaultBaseUrl: string | undefined): (credential: UpstreamCredential) => Promise<OpenAI> {
   const clients = new Map<string, OpenAI>();
-  return (credential) => {
+  return async (credential) => {
     const baseURL = credential.baseUrl ?? defaultBaseUrl;
     const key = `${credential.accountId}\u0000${credential.apiKey}\u0000${baseURL}\u0000${credential.timeoutMs}`;
     let client = clients.get(key);
     if (!client) {
+      const { default: OpenAiClient } = openAiSdk ?? (await loadOpenAiSdk());
       // The pool fails over across accounts itself, so the SDK must not retry on its own.
-      client = new OpenAI({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs });
+      client = clients.get(key) ?? new OpenAiClient({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs });
       clients.set(key, client);
     }
     return client;
@@ -148,10 +157,19 @@ function toUsage(usage: WireUsage | null | undefined): TokenUsage | null {
 
 export function mapOpenAiError(err: unknown, model: string): UpstreamError {
   if (err instanceof UpstreamError) return err;
-  if (err instanceof OpenAI.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
-  if (err instanceof OpenAI.APIConnectionError) return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
-  if (err instanceof OpenAI.APIError) {
+  const fromSdk = openAiSdk ? mapSdkError(openAiSdk.default, err, model) : null;
+  if (fromSdk) return fromSdk;
+  if (err instanceof SyntaxError) return new UpstreamError('server', 'The provider sent a malformed stream.', null, 'malformed_stream');
+  const message = err instanceof Error ? err.message : String(err);
+  return new UpstreamError('network', `The connection to the provider failed: ${message}`, null, 'connection_error');
+}
+
+/** An error of the SDK's own classes as an UpstreamError; null for any other error. */
+function mapSdkError(OpenAiClient: typeof OpenAiSdk.default, err: unknown, model: string): UpstreamError | null {
+  if (err instanceof OpenAiClient.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
+  if (err instanceof OpenAiClient.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
+  if (err instanceof OpenAiClient.APIConnectionError) return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
+  if (err instanceof OpenAiClient.APIError) {
     const body = (err.error ?? {}) as { message?: unknown; code?: unknown; type?: unknown };
     const message = typeof body.message === 'string' && body.message ? body.message : err.message;
     const code = typeof body.code === 'string' ? body.code : typeof body.type === 'string' ? body.type : null;
@@ -163,7 +181,5 @@ export function mapOpenAiError(err: unknown, model: string): UpstreamError {
     const status = err.status as number; // the SDK types it loosely; a response error always has one
     return new UpstreamError(classifyStatus(status, code, message, model), message, status, code ?? `http_${status}`);
   }
-  if (err instanceof SyntaxError) return new UpstreamError('server', 'The provider sent a malformed stream.', null, 'malformed_stream');
-  const message = err instanceof Error ? err.message : String(err);
-  return new UpstreamError('network', `The connection to the provider failed: ${message}`, null, 'connection_error');
+  return null;
 }

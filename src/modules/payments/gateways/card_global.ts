@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { Clock } from '../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
 import {
@@ -20,6 +20,10 @@ import {
  * with a 5-minute tolerance measured on our clock.
  */
 const SLUG = 'card_global';
+
+/** The `stripe` package (a few MB of heap) only signs and checks events, so it is loaded by the first one. */
+let stripe: Promise<typeof Stripe> | undefined;
+const loadStripe = (): Promise<typeof Stripe> => (stripe ??= import('stripe').then((loaded) => loaded.default));
 export const CARD_GLOBAL_TOLERANCE_SECONDS = 300;
 
 export interface CardGlobalSettings {
@@ -70,9 +74,10 @@ export function createCardGlobal(settings: CardGlobalSettings, deps: { transport
     async verifyCallback(input: CallbackInput) {
       const signature = header(input, 'stripe-signature');
       if (!signature) throw invalidCallback(SLUG, 'the Stripe-Signature header is missing');
+      const { webhooks } = await loadStripe();
       let event: StripeObject;
       try {
-        event = Stripe.webhooks.constructEvent(input.rawBody, signature, settings.webhookSecret, CARD_GLOBAL_TOLERANCE_SECONDS, undefined, deps.clock.now().getTime());
+        event = webhooks.constructEvent(input.rawBody, signature, settings.webhookSecret, CARD_GLOBAL_TOLERANCE_SECONDS, undefined, deps.clock.now().getTime());
       } catch (err) {
         throw invalidCallback(SLUG, (err as Error).message);
       }
@@ -131,10 +136,11 @@ export function simulateCardGlobal(settings: CardGlobalSettings, ctx: SimContext
     metadata: { paymentId: state.paymentId },
     url: ctx.pageUrl(state.paymentId),
   });
-  const signed = (event: Record<string, unknown>): CallbackInput => {
+  const signed = async (event: Record<string, unknown>): Promise<CallbackInput> => {
+    const { webhooks } = await loadStripe();
     const rawBody = JSON.stringify(event);
     const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: rawBody, secret: settings.webhookSecret, timestamp });
+    const signature = webhooks.generateTestHeaderString({ payload: rawBody, secret: settings.webhookSecret, timestamp });
     return { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, rawBody, query: {} };
   };
   const event = (type: string, object: unknown) => ({ id: gatewayId('evt_'), object: 'event', type, created: Math.floor(ctx.clock.now().getTime() / 1000), data: { object } });
@@ -168,7 +174,7 @@ export function simulateCardGlobal(settings: CardGlobalSettings, ctx: SimContext
         if (!state || state.txnId !== fields.get('payment_intent') || state.status !== 'paid') return json({ error: { message: 'No such payment_intent' } }, 400);
         state.status = 'refunded';
         await ctx.store.save(state.paymentId, state);
-        await ctx.deliver(signed(event('charge.refunded', { id: gatewayId('ch_'), object: 'charge', payment_intent: state.txnId, amount_refunded: state.amount, currency: state.currency, metadata: { paymentId: state.paymentId } })));
+        await ctx.deliver(await signed(event('charge.refunded', { id: gatewayId('ch_'), object: 'charge', payment_intent: state.txnId, amount_refunded: state.amount, currency: state.currency, metadata: { paymentId: state.paymentId } })));
         return json({ id: gatewayId('re_'), object: 'refund', status: 'succeeded' });
       }
       return json({ error: { message: 'Unrecognized request URL' } }, 404);

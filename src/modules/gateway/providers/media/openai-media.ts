@@ -1,5 +1,5 @@
-import OpenAI, { toFile } from 'openai';
-import { mapOpenAiError, openAiClients } from '../openai.js';
+import type OpenAI from 'openai';
+import { loadOpenAiSdk, mapOpenAiError, openAiClients } from '../openai.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { wavDurationSeconds } from './audio.js';
 import { mediaTypeOf } from './download.js';
@@ -31,7 +31,7 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
   const clientFor = openAiClients(options.defaultBaseUrl);
 
   async function images(credential: UpstreamCredential, request: ImageRequest, width: number, height: number): Promise<OpenAI.ImagesResponse> {
-    const client = clientFor(credential);
+    const client = await clientFor(credential);
     const n = Math.min(request.count, openAiMaxPerCall(request.model));
     const size = `${width}x${height}`;
     // GPT Image models always return base64 and refuse `response_format`; DALL·E defaults to expiring URLs.
@@ -40,6 +40,7 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
       if (request.model.toLowerCase() === 'dall-e-3') {
         throw new UpstreamError('bad_request', 'DALL·E 3 cannot edit images; use a model that takes a source image.', 400, 'edit_not_supported');
       }
+      const { toFile } = await loadOpenAiSdk();
       const image = await toFile(request.initImage.bytes, `source.${SOURCE_EXTENSION[request.initImage.mimeType] ?? 'png'}`, { type: request.initImage.mimeType });
       return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size, ...format }, { signal: request.signal });
     }
@@ -75,7 +76,7 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
     async generateSpeech(credential, request) {
       let bytes: Buffer;
       try {
-        const response = await clientFor(credential).audio.speech.create(
+        const response = await (await clientFor(credential)).audio.speech.create(
           {
             model: request.model,
             input: request.text,
@@ -96,7 +97,7 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
 
     async checkCredential(credential) {
       try {
-        await clientFor(credential).models.list();
+        await (await clientFor(credential)).models.list();
       } catch (err) {
         throw mapOpenAiError(err, '');
       }
