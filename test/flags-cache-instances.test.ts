@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../src/app.js';
+import { within } from './helpers/eventually.js';
 import { twoInstances } from './helpers/shared-database.js';
 import { bearer, signUpAs } from './helpers/test-app.js';
 
@@ -14,17 +15,6 @@ let b: BuiltApp;
 beforeAll(() => {
   ({ a, b } = instances);
 });
-
-/** Asks until `check` holds, within `ms`; returns how long that took. */
-async function within(ask: () => Promise<boolean>, ms: number): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await ask()) return performance.now() - started;
-    const elapsed = performance.now() - started;
-    if (elapsed > ms) throw new Error(`still stale after ${Math.round(elapsed)} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 const flagOn = async (on: BuiltApp, key: string) => (await on.app.inject({ method: 'GET', url: '/v1/flags' })).json<{ flags: Record<string, boolean> }>().flags[key];
 const bannerTitles = async (on: BuiltApp) => (await on.app.inject({ method: 'GET', url: '/v1/announcements' })).json<{ items: Array<{ title: string }> }>().items.map((i) => i.title);

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../../src/app.js';
 import { member, publish, type Member } from '../helpers/community.js';
+import { within } from '../helpers/eventually.js';
 import { twoInstances } from '../helpers/shared-database.js';
 import type { TestApp } from '../helpers/test-app.js';
 
@@ -17,17 +18,6 @@ beforeAll(() => {
   a = asTestApp(instances.a);
   b = asTestApp(instances.b);
 });
-
-/** Asks until `check` holds, within `ms`; returns how long that took. */
-async function within(check: () => Promise<boolean>, ms: number): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - started;
-    const elapsed = performance.now() - started;
-    if (elapsed > ms) throw new Error(`still stale after ${Math.round(elapsed)} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 const recentAuthors = async (on: TestApp, viewer: Member): Promise<string[]> => {
   const response = await on.app.inject({ method: 'GET', url: '/v1/community/feed/recent?limit=50', headers: viewer.headers });

@@ -50,16 +50,21 @@ async function submitUpstream(deps: MediaGatewayDeps, input: VideoInput, model: 
   }
 }
 
+/** Who and what a video job's charge or refund is for. */
+const jobCall = (job: JobRow, input: VideoInput) => ({
+  userId: job.userId,
+  subscriptionId: job.subscriptionId,
+  model: { id: job.modelId, slug: job.modelSlug, providerId: input.providerId },
+  requestId: job.requestId,
+  jobId: job.id,
+  operation: `video.${input.op}`,
+});
+
 async function fail(deps: MediaGatewayDeps, job: JobRow, error: AppError, started = performance.now()) {
   const input = job.input as unknown as VideoInput;
   await failJob(deps, job.id, error, (tx) =>
     refundFailed(deps, tx, {
-      userId: job.userId,
-      subscriptionId: job.subscriptionId,
-      model: { id: job.modelId, slug: job.modelSlug, providerId: input.providerId },
-      requestId: job.requestId,
-      jobId: job.id,
-      operation: `video.${input.op}`,
+      ...jobCall(job, input),
       error,
       latencyMs: performance.now() - started,
     }),
@@ -166,12 +171,7 @@ export async function pollVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise
   await succeedJob(deps, job.id, async (tx) => {
     // The price was fixed at submit: the reservation is what the job costs.
     const settled = await settleDelivered(deps, tx, {
-      userId: job.userId,
-      subscriptionId: job.subscriptionId,
-      model: { id: job.modelId, slug: job.modelSlug, providerId: input.providerId },
-      requestId: job.requestId,
-      jobId: job.id,
-      operation: `video.${input.op}`,
+      ...jobCall(job, input),
       status: 'SUCCESS',
       chargeTokens: job.tokensReserved,
       providerCostCents: cost.providerCostCents,

@@ -1,53 +1,14 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../../../test/helpers/plain-http-server.js';
+import { rejection } from '../../../test/helpers/rejection.js';
 import { FetchError } from './outbound-policy.js';
 import { createSafeFetcher, unreadableRemoteFile, type SafeFetcher } from './safe-fetch.js';
 
 // Reading remote files through the safe fetcher: statuses, caps, timeouts and redirects. Its SSRF protection is
 // tested in safe-fetch-ssrf.test.ts.
 
-interface TestServer {
-  host: string;
-  port: number;
-  origin: string;
-  requests: string[];
-  close(): Promise<void>;
-}
-
-async function startServer(handler: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1', port = 0): Promise<TestServer> {
-  const requests: string[] = [];
-  const server = http.createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    handler(req, res);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const actual = (server.address() as AddressInfo).port;
-  return {
-    host,
-    port: actual,
-    origin: `http://${host}:${actual}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 /** Fails with the FetchError the promise rejects with. */
-async function failure(promise: Promise<unknown>): Promise<FetchError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(FetchError);
-  return err as FetchError;
-}
+const failure = (promise: Promise<unknown>) => rejection(promise, FetchError);
 
 const servers: TestServer[] = [];
 let origin: string;

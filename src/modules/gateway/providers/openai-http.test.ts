@@ -2,43 +2,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../test/helpers/rejection.js';
+import { collect, collectUntilError, messages, textOf } from '../../../../test/helpers/text-streams.js';
 import { createOpenAiAdapter } from './openai.js';
 import { SseDecoder } from './openai-http.js';
-import { UpstreamError, type ProviderAdapter, type TextStream, type TextStreamEvent, type UpstreamCredential } from './types.js';
+import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './types.js';
 
 // The OpenAI-compatible client's HTTP and SSE handling (openai-http.ts) against a bare server written byte for byte.
 
-const messages = [
-  { role: 'system' as const, content: 'Be brief.' },
-  { role: 'user' as const, content: 'Tell me about lighthouses and their keepers' },
-];
-
-async function collect(stream: TextStream): Promise<TextStreamEvent[]> {
-  const events: TextStreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
-async function collectUntilError(stream: TextStream): Promise<{ events: TextStreamEvent[]; error: unknown }> {
-  const events: TextStreamEvent[] = [];
-  try {
-    for await (const event of stream) events.push(event);
-  } catch (error) {
-    return { events, error };
-  }
-  return { events, error: null };
-}
-
-const textOf = (events: TextStreamEvent[]) => events.map((e) => (e.type === 'text' ? e.delta : '')).join('');
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 /** A bare local server whose answers each test writes byte for byte: what the SDK used to handle for us. */
 interface RawUpstream {

@@ -1,45 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../test/helpers/rejection.js';
+import { collect, collectUntilError, messages, textOf } from '../../../../test/helpers/text-streams.js';
 import { startFakeAnthropic, startFakeOpenAi, type FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
 import { countMessageTokens, countTextTokens } from '../tokens.js';
 import { createAnthropicAdapter, toAnthropicMessages } from './anthropic.js';
 import { createLocalProvider } from './local.js';
 import { createOpenAiAdapter } from './openai.js';
-import { UpstreamError, type ProviderAdapter, type TextStream, type TextStreamEvent, type UpstreamCredential } from './types.js';
+import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './types.js';
 
 // The provider adapters end to end: the built-in local provider, and the OpenAI-compatible and Anthropic adapters
 // against fake upstreams. The OpenAI-compatible client's own HTTP and SSE handling is tested in openai-http.test.ts.
 
-const messages = [
-  { role: 'system' as const, content: 'Be brief.' },
-  { role: 'user' as const, content: 'Tell me about lighthouses and their keepers' },
-];
-
-async function collect(stream: TextStream): Promise<TextStreamEvent[]> {
-  const events: TextStreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
-
-async function collectUntilError(stream: TextStream): Promise<{ events: TextStreamEvent[]; error: unknown }> {
-  const events: TextStreamEvent[] = [];
-  try {
-    for await (const event of stream) events.push(event);
-  } catch (error) {
-    return { events, error };
-  }
-  return { events, error: null };
-}
-
-const textOf = (events: TextStreamEvent[]) => events.map((e) => (e.type === 'text' ? e.delta : '')).join('');
-
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => null,
-    (err: unknown) => err,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('local provider', () => {
   const local = createLocalProvider();
