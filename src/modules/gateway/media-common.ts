@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { FileKind } from '../../db/schema/files.js';
-import type { GenerationKind } from '../../db/schema/library.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { emitDomainEvent } from '../../platform/events/outbox.js';
@@ -108,22 +107,15 @@ export async function keepOutput(
   return { url: saved.url, mimeType: saved.contentType, bytes: file.bytes };
 }
 
-export interface SettleInput {
+/** A media call's settlement: who and what it is for, and the charge the metering pipeline settles (`SettleCall`). */
+export interface SettleInput extends Omit<SettleCall, 'response'> {
   userId: string;
   subscriptionId: string | null;
   model: GatewayModel | { id: string; slug: string; providerId: string | null };
   requestId: string;
   jobId?: string | null;
   operation: string;
-  status: 'SUCCESS' | 'PARTIAL';
-  chargeTokens: number;
-  providerCostCents: number;
-  inputUnits: number;
-  outputUnits: number;
   latencyMs: number;
-  accountId: string | null;
-  metadata: Record<string, unknown>;
-  generation: { kind: GenerationKind; prompt: string; output: Record<string, unknown>; thumbnailUrl?: string | null; tags?: string[] } | null;
 }
 
 /** A media call as the metering pipeline sees it (media calls carry their own reservation facts in `metadata`). */
