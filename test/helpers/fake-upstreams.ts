@@ -4,8 +4,8 @@ import { countTokens } from 'gpt-tokenizer';
 
 /**
  * Local stand-ins for real AI providers, speaking their wire formats: OpenAI chat completions (JSON and SSE with
- * `data: [DONE]`, usage only when `stream_options.include_usage` is asked for) and Anthropic messages (JSON and
- * named SSE events). Each request's behaviour is decided per call, so tests can fail one account and not another.
+ * `data: [DONE]`, usage only when `stream_options.include_usage` is asked for); Anthropic's messages are in
+ * `fake-anthropic.ts`. Each request's behaviour is decided per call, so tests can fail one account and not another.
  */
 
 export interface FakeRequest {
@@ -31,6 +31,8 @@ export type FakeBehavior =
       /** `none` omits usage even when asked (servers that never send it). */
       usage?: 'real' | 'none' | { inputTokens: number; outputTokens: number };
       finishReason?: string;
+      /** Tool calls the model makes (after the text, if any); the finish reason becomes the provider's tool-call reason. */
+      toolCalls?: { id: string; name: string; arguments: string }[];
       /** Streams only: stop after this many chunks until `until` resolves. */
       pauseAfter?: { chunks: number; until: Promise<unknown> };
     }
@@ -59,34 +61,34 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-const defaultText = (body: any): string => {
+export const defaultText = (body: any): string => {
   const messages: { role: string; content: unknown }[] = body?.messages ?? [];
   const last = [...messages].reverse().find((m) => m.role === 'user');
   const content = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
   return `Echo: ${content}`;
 };
 
-const tokensOf = (text: string) => (text ? countTokens(text, { disallowedSpecial: new Set() }) : 0);
-const promptTokens = (body: any): number =>
+export const tokensOf = (text: string) => (text ? countTokens(text, { disallowedSpecial: new Set() }) : 0);
+export const promptTokens = (body: any): number =>
   (body?.messages ?? []).reduce((sum: number, m: any) => sum + 4 + tokensOf(typeof m.content === 'string' ? m.content : JSON.stringify(m.content)), 3) +
   (typeof body?.system === 'string' ? tokensOf(body.system) : 0);
 
 /** Splits text into about `n` pieces of whole words. */
-function chunks(text: string): string[] {
+export function chunks(text: string): string[] {
   const parts = text.match(/\S+\s*|\s+/g) ?? [];
   return parts.length > 0 ? parts : [''];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function readJson(request: IncomingMessage): Promise<any> {
+export async function readJson(request: IncomingMessage): Promise<any> {
   const parts: Buffer[] = [];
   for await (const part of request) parts.push(part as Buffer);
   const raw = Buffer.concat(parts).toString('utf8');
   return raw ? JSON.parse(raw) : null;
 }
 
-async function start(handler: (req: IncomingMessage, res: ServerResponse, state: { decide: Decide; requests: FakeRequest[] }) => Promise<void>, basePath: string, defaultDecide: Decide): Promise<FakeUpstream> {
+export async function start(handler: (req: IncomingMessage, res: ServerResponse, state: { decide: Decide; requests: FakeRequest[] }) => Promise<void>, basePath: string, defaultDecide: Decide): Promise<FakeUpstream> {
   const state = { decide: defaultDecide, requests: [] as FakeRequest[] };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => {
@@ -163,12 +165,13 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
       const id = `chatcmpl-${Math.random().toString(36).slice(2, 12)}`;
       const created = Math.floor(Date.now() / 1000);
       const model = body.model;
-      const text = behavior.text ?? defaultText(body);
+      const toolCalls = behavior.kind === 'ok' ? behavior.toolCalls : undefined;
+      const text = behavior.text ?? (toolCalls ? '' : defaultText(body));
       const limit = body.max_completion_tokens ?? body.max_tokens;
       const usage =
         behavior.kind === 'ok' && typeof behavior.usage === 'object'
           ? { prompt_tokens: behavior.usage.inputTokens, completion_tokens: behavior.usage.outputTokens }
-          : { prompt_tokens: promptTokens(body), completion_tokens: tokensOf(text) };
+          : { prompt_tokens: promptTokens(body), completion_tokens: tokensOf(text) + (toolCalls ?? []).reduce((sum, c) => sum + tokensOf(c.name) + tokensOf(c.arguments), 0) };
       const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
       const sendUsage = behavior.kind === 'ok' && behavior.usage !== 'none';
 
@@ -186,7 +189,19 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
             object: 'chat.completion',
             created,
             model,
-            choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: behavior.finishReason ?? (limit && usage.completion_tokens >= limit ? 'length' : 'stop') }],
+            choices: [
+              {
+                index: 0,
+                message: {
+                  role: 'assistant',
+                  content: toolCalls && !text ? null : text,
+                  refusal: null,
+                  ...(toolCalls ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+                },
+                logprobs: null,
+                finish_reason: behavior.finishReason ?? (toolCalls ? 'tool_calls' : limit && usage.completion_tokens >= limit ? 'length' : 'stop'),
+              },
+            ],
             ...(sendUsage ? { usage: usageBlock } : {}),
             system_fingerprint: 'fp_fake',
           }),
@@ -199,7 +214,7 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
       const chunk = (delta: Record<string, unknown>, finish: string | null) =>
         send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
       chunk({ role: 'assistant', content: '' }, null);
-      const pieces = chunks(text);
+      const pieces = text ? chunks(text) : [];
       const delay = behavior.chunkDelayMs ?? 0;
       for (let i = 0; i < pieces.length; i++) {
         if (behavior.kind === 'midway' && i === behavior.afterChunks) {
@@ -217,7 +232,13 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
         if (delay) await sleep(delay);
         if (res.destroyed) return;
       }
-      chunk({}, behavior.kind === 'ok' ? (behavior.finishReason ?? 'stop') : 'stop');
+      // Tool calls as OpenAI streams them: a first chunk with id, type and name per call, then argument pieces by index.
+      for (const [index, call] of (toolCalls ?? []).entries()) {
+        chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null);
+        const half = Math.ceil(call.arguments.length / 2);
+        for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)]) if (piece) chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
+      }
+      chunk({}, behavior.kind === 'ok' ? (behavior.finishReason ?? (toolCalls ? 'tool_calls' : 'stop')) : 'stop');
       if (sendUsage && body.stream_options?.include_usage) {
         send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [], usage: usageBlock });
       }
@@ -225,107 +246,6 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
       res.end();
     },
     '/v1',
-    decide,
-  );
-}
-
-// ---------------------------------------------------------------- Anthropic
-
-const ANTHROPIC_ERRORS: Record<number, { type: string; message: string }> = {
-  400: { type: 'invalid_request_error', message: 'messages: roles must alternate between "user" and "assistant"' },
-  401: { type: 'authentication_error', message: 'invalid x-api-key' },
-  403: { type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' },
-  404: { type: 'not_found_error', message: 'model: claude-fake' },
-  429: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.' },
-  500: { type: 'api_error', message: 'Internal server error' },
-  529: { type: 'overloaded_error', message: 'Overloaded' },
-};
-
-export function startFakeAnthropic(decide: Decide = () => ({ kind: 'ok' })): Promise<FakeUpstream> {
-  return start(
-    async (req, res, state) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      const bearerKey = req.headers.authorization?.startsWith('Bearer ') ? req.headers.authorization.slice(7) : null;
-      const apiKey = (req.headers['x-api-key'] as string | undefined) ?? bearerKey;
-      const body = req.method === 'POST' ? await readJson(req) : null;
-      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, apiKey, body };
-      state.requests.push(request);
-      const behavior = await state.decide(request);
-      const error = (status: number, override?: unknown, message?: string) => {
-        const known = ANTHROPIC_ERRORS[status] ?? { type: 'api_error', message: `Error ${status}` };
-        res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' });
-        res.end(JSON.stringify(override ?? { type: 'error', error: { type: known.type, message: message ?? known.message } }));
-      };
-
-      if (!req.headers['anthropic-version']) return error(400, undefined, 'anthropic-version: header is required');
-      if (req.method === 'GET' && url.pathname === '/v1/models') {
-        if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ data: [{ type: 'model', id: 'claude-fake', display_name: 'Claude Fake', created_at: '2025-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-fake', last_id: 'claude-fake' }));
-        return;
-      }
-      if (req.method !== 'POST' || url.pathname !== '/v1/messages') return error(404, undefined, `Not found: ${url.pathname}`);
-      if (behavior.kind === 'hang') return;
-      if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
-      if (behavior.kind === 'ok') {
-        if (behavior.waitFor) await behavior.waitFor;
-        if (behavior.delayMs) await sleep(behavior.delayMs);
-      }
-
-      const id = `msg_${Math.random().toString(36).slice(2, 14)}`;
-      const text = behavior.text ?? defaultText(body);
-      const input = behavior.kind === 'ok' && typeof behavior.usage === 'object' ? behavior.usage.inputTokens : promptTokens(body);
-      const output = behavior.kind === 'ok' && typeof behavior.usage === 'object' ? behavior.usage.outputTokens : tokensOf(text);
-      const stopReason = behavior.kind === 'ok' && behavior.finishReason ? behavior.finishReason : output >= body.max_tokens ? 'max_tokens' : 'end_turn';
-
-      if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' });
-        res.end(
-          JSON.stringify({
-            id,
-            type: 'message',
-            role: 'assistant',
-            model: body.model,
-            content: [{ type: 'text', text }],
-            stop_reason: stopReason,
-            stop_sequence: null,
-            usage: { input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-          }),
-        );
-        return;
-      }
-
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' });
-      const event = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-      event('message_start', {
-        type: 'message_start',
-        message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 } },
-      });
-      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-      event('ping', { type: 'ping' });
-      const pieces = chunks(text);
-      const delay = behavior.kind === 'ok' || behavior.kind === 'midway' ? (behavior.chunkDelayMs ?? 0) : 0;
-      for (let i = 0; i < pieces.length; i++) {
-        if (behavior.kind === 'midway' && i === behavior.afterChunks) {
-          if (behavior.how === 'disconnect') {
-            await sleep(30); // let what was written reach the client before the connection drops
-            res.socket?.destroy();
-            return;
-          }
-          if (behavior.how === 'error-event') event('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-          res.end();
-          return;
-        }
-        event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: pieces[i] } });
-        if (delay) await sleep(delay);
-        if (res.destroyed) return;
-      }
-      event('content_block_stop', { type: 'content_block_stop', index: 0 });
-      event('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: output } });
-      event('message_stop', { type: 'message_stop' });
-      res.end();
-    },
-    '',
     decide,
   );
 }

@@ -8433,15 +8433,86 @@ export interface operations {
                     /** @description A model slug from GET /v1/models */
                     model: string;
                     messages: {
-                        /** @enum {unknown} */
-                        role: "system" | "user" | "assistant";
-                        content: string;
+                        /**
+                         * @description `tool` (extension): the result of the tool call named by toolCallId
+                         * @enum {unknown}
+                         */
+                        role: "system" | "user" | "assistant" | "tool";
+                        content: string | ({
+                            /** @enum {string} */
+                            type: "text";
+                            text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "image";
+                            /** @description An https URL (the provider fetches it) or a data:image/...;base64 URL (PNG, JPEG, GIF or WebP, at most 5 MB) */
+                            url: string;
+                            /**
+                             * @description OpenAI's detail level (other providers ignore it)
+                             * @enum {unknown}
+                             */
+                            detail?: "auto" | "low" | "high";
+                        })[];
+                        /** @description Extension: the tool calls of an earlier assistant answer */
+                        toolCalls?: {
+                            id: string;
+                            name: string;
+                            /** @description The arguments as JSON text, as the model wrote them */
+                            arguments: string;
+                        }[];
+                        /** @description Extension: on a tool message, the call it answers */
+                        toolCallId?: string;
                     }[];
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
+                    /** @description Extension: functions the model may call (needs a TOOLS model) */
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        /** @description A JSON schema (object) */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        strict?: boolean;
+                    }[];
+                    /** @description Extension: auto, none, required, or { name } of one tool */
+                    toolChoice?: ("auto" | "none" | "required") | {
+                        name: string;
+                    };
+                    /** @description Extension: whether the model may call several tools at once */
+                    parallelToolCalls?: boolean;
+                    /** @description Extension: text, a JSON object, or an answer following a JSON schema */
+                    responseFormat?: {
+                        /** @enum {unknown} */
+                        type: "text" | "json_object";
+                    } | {
+                        /** @enum {string} */
+                        type: "json_schema";
+                        name: string;
+                        /** @description A JSON schema (object) */
+                        schema: {
+                            [key: string]: unknown;
+                        };
+                        strict?: boolean;
+                        description?: string;
+                    };
+                    /** @description Extension: nucleus sampling */
+                    topP?: number;
+                    /** @description Extension: top-k sampling (Anthropic's models) */
+                    topK?: number;
+                    /** @description Extension: stop sequences */
+                    stop?: string[];
+                    /** @description Extension: best-effort deterministic sampling */
+                    seed?: number;
+                    /** @description Extension */
+                    presencePenalty?: number;
+                    /** @description Extension */
+                    frequencyPenalty?: number;
+                    /** @description Extension: your end user's id, passed to the provider for abuse monitoring */
+                    user?: string;
                 };
             };
         };
@@ -8462,6 +8533,12 @@ export interface operations {
                         };
                         model: string;
                         requestId: string;
+                        /** @description Extension: the tools the model called (present only when it called some; run them and send the results as tool messages) */
+                        toolCalls?: {
+                            id: string;
+                            name: string;
+                            arguments: string;
+                        }[];
                     };
                     "text/event-stream": string;
                 };
@@ -9348,24 +9425,87 @@ export interface operations {
                          * @description `developer` is read as `system`
                          * @enum {unknown}
                          */
-                        role: "system" | "developer" | "user" | "assistant";
-                        content: string | {
+                        role: "system" | "developer" | "user" | "assistant" | "tool";
+                        content?: (string | ({
                             /** @enum {string} */
                             type: "text";
                             text: string;
-                        }[];
+                        } | {
+                            /** @enum {string} */
+                            type: "image_url";
+                            image_url: {
+                                /** @description https URL, or data:image/...;base64 (PNG, JPEG, GIF or WebP, at most 5 MB) */
+                                url: string;
+                                /** @enum {unknown} */
+                                detail?: "auto" | "low" | "high";
+                            };
+                        })[]) | null;
                         name?: string;
+                        /** @description On assistant messages */
+                        tool_calls?: {
+                            id: string;
+                            /** @enum {string} */
+                            type: "function";
+                            function: {
+                                name: string;
+                                arguments: string;
+                            };
+                        }[];
+                        /** @description On tool messages: the call answered */
+                        tool_call_id?: string;
                     }[];
                     max_tokens?: number | null;
                     max_completion_tokens?: number | null;
                     temperature?: number | null;
+                    top_p?: number | null;
+                    stop?: (string | string[]) | null;
+                    seed?: number | null;
+                    presence_penalty?: number | null;
+                    frequency_penalty?: number | null;
+                    user?: string | null;
                     n?: 1 | null;
                     stream?: boolean | null;
                     stream_options?: {
                         include_usage?: boolean;
                     } | null;
-                    /** @description Tool calls are not supported yet */
-                    tools?: unknown[];
+                    tools?: {
+                        /**
+                         * @description Function tools only (built-in tools are not served)
+                         * @enum {string}
+                         */
+                        type: "function";
+                        function: {
+                            name: string;
+                            description?: string;
+                            parameters?: {
+                                [key: string]: unknown;
+                            };
+                            strict?: boolean | null;
+                        };
+                    }[];
+                    tool_choice?: (("auto" | "none" | "required") | {
+                        /** @enum {string} */
+                        type: "function";
+                        function: {
+                            name: string;
+                        };
+                    }) | null;
+                    parallel_tool_calls?: boolean | null;
+                    response_format?: ({
+                        /** @enum {unknown} */
+                        type: "text" | "json_object";
+                    } | {
+                        /** @enum {string} */
+                        type: "json_schema";
+                        json_schema: {
+                            name: string;
+                            schema?: {
+                                [key: string]: unknown;
+                            };
+                            strict?: boolean | null;
+                            description?: string;
+                        };
+                    }) | null;
                 };
             };
         };
@@ -9387,8 +9527,17 @@ export interface operations {
                             message: {
                                 /** @enum {string} */
                                 role: "assistant";
-                                content: string;
+                                content: string | null;
                                 refusal: null;
+                                tool_calls?: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    type: "function";
+                                    function: {
+                                        name: string;
+                                        arguments: string;
+                                    };
+                                }[];
                             };
                             finish_reason: string;
                             logprobs: null;
@@ -9934,23 +10083,131 @@ export interface operations {
                     model: string;
                     max_tokens: number;
                     messages: {
-                        /** @enum {unknown} */
-                        role: "user" | "assistant";
+                        /**
+                         * @description `system` messages join the system prompt
+                         * @enum {unknown}
+                         */
+                        role: "user" | "assistant" | "system";
                         content: string | {
-                            /** @enum {string} */
-                            type: "text";
-                            text: string;
+                            /** @description `text`, `image`, `tool_use` (assistant) or `tool_result` (user); other types are refused with a 400 */
+                            type: string;
+                            /** @description text */
+                            text?: string;
+                            /** @description An image: PNG, JPEG, GIF or WebP, at most 5 MB, as base64 or an https URL */
+                            source?: {
+                                /** @description `base64` (with media_type and data) or `url` */
+                                type: string;
+                                media_type?: string;
+                                data?: string;
+                                url?: string;
+                            };
+                            /** @description tool_use: the call id */
+                            id?: string;
+                            /** @description tool_use: the tool called */
+                            name?: string;
+                            /** @description tool_use: the arguments (an object) */
+                            input?: unknown;
+                            /** @description tool_result: the tool_use it answers */
+                            tool_use_id?: string;
+                            /** @description tool_result: the result */
+                            content?: string | {
+                                /** @description `text` or `image` */
+                                type: string;
+                                text?: string;
+                                /** @description An image: PNG, JPEG, GIF or WebP, at most 5 MB, as base64 or an https URL */
+                                source?: {
+                                    /** @description `base64` (with media_type and data) or `url` */
+                                    type: string;
+                                    media_type?: string;
+                                    data?: string;
+                                    url?: string;
+                                };
+                                cache_control?: {
+                                    /** @enum {string} */
+                                    type: "ephemeral";
+                                    /** @enum {unknown} */
+                                    ttl?: "5m" | "1h";
+                                } | null;
+                            }[];
+                            /** @description tool_result: the call failed */
+                            is_error?: boolean;
+                            cache_control?: {
+                                /** @enum {string} */
+                                type: "ephemeral";
+                                /** @enum {unknown} */
+                                ttl?: "5m" | "1h";
+                            } | null;
                         }[];
                     }[];
                     system?: string | {
                         /** @enum {string} */
                         type: "text";
                         text: string;
+                        cache_control?: {
+                            /** @enum {string} */
+                            type: "ephemeral";
+                            /** @enum {unknown} */
+                            ttl?: "5m" | "1h";
+                        } | null;
                     }[];
                     temperature?: number | null;
+                    top_p?: number | null;
+                    top_k?: number | null;
+                    stop_sequences?: string[];
                     stream?: boolean | null;
-                    /** @description Tool use is not supported yet */
-                    tools?: unknown[];
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        /** @description JSON schema of the arguments */
+                        input_schema?: {
+                            /** @enum {string} */
+                            type: "object";
+                        };
+                        type?: string | null;
+                        strict?: boolean;
+                        cache_control?: {
+                            /** @enum {string} */
+                            type: "ephemeral";
+                            /** @enum {unknown} */
+                            ttl?: "5m" | "1h";
+                        } | null;
+                    }[];
+                    tool_choice?: {
+                        /** @enum {unknown} */
+                        type: "auto" | "any" | "tool" | "none";
+                        /** @description type tool: the tool to call */
+                        name?: string;
+                        disable_parallel_tool_use?: boolean;
+                    };
+                    metadata?: {
+                        user_id?: string | null;
+                    };
+                    cache_control?: {
+                        /** @enum {string} */
+                        type: "ephemeral";
+                        /** @enum {unknown} */
+                        ttl?: "5m" | "1h";
+                    } | null;
+                    output_config?: {
+                        format?: {
+                            /** @enum {string} */
+                            type: "json_schema";
+                            /** @description JSON schema the answer follows */
+                            schema: Record<string, never>;
+                        } | null;
+                        /** @description effort: not supported, refused with a 400 */
+                        effort?: unknown;
+                    };
+                    /** @description Extended thinking is not carried yet: only `{ "type": "disabled" }` is accepted */
+                    thinking?: {
+                        type: string;
+                    };
+                    /** @description Code-execution containers: not supported, refused with a 400 */
+                    container?: unknown;
+                    /** @description MCP servers: not supported, refused with a 400 */
+                    mcp_servers?: unknown;
+                    /** @description Context management: not supported, refused with a 400 */
+                    context_management?: unknown;
                 };
             };
         };
@@ -9968,13 +10225,22 @@ export interface operations {
                         /** @enum {string} */
                         role: "assistant";
                         model: string;
-                        content: {
+                        content: ({
                             /** @enum {string} */
                             type: "text";
                             text: string;
-                        }[];
+                        } | {
+                            /** @enum {string} */
+                            type: "tool_use";
+                            id: string;
+                            name: string;
+                            /** @description The arguments the model wrote, parsed */
+                            input: unknown;
+                            /** @description Only when the model's arguments were not a JSON object: its text as written (input is then {}) */
+                            raw_input?: string;
+                        })[];
                         stop_reason: string;
-                        stop_sequence: null;
+                        stop_sequence: string | null;
                         usage: {
                             input_tokens: number;
                             output_tokens: number;
@@ -10023,6 +10289,15 @@ export interface operations {
             };
             /** @description Anthropic's error shape */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16373,15 +16648,86 @@ export interface operations {
                     /** @description A model slug from GET /v1/models */
                     model: string;
                     messages: {
-                        /** @enum {unknown} */
-                        role: "system" | "user" | "assistant";
-                        content: string;
+                        /**
+                         * @description `tool` (extension): the result of the tool call named by toolCallId
+                         * @enum {unknown}
+                         */
+                        role: "system" | "user" | "assistant" | "tool";
+                        content: string | ({
+                            /** @enum {string} */
+                            type: "text";
+                            text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "image";
+                            /** @description An https URL (the provider fetches it) or a data:image/...;base64 URL (PNG, JPEG, GIF or WebP, at most 5 MB) */
+                            url: string;
+                            /**
+                             * @description OpenAI's detail level (other providers ignore it)
+                             * @enum {unknown}
+                             */
+                            detail?: "auto" | "low" | "high";
+                        })[];
+                        /** @description Extension: the tool calls of an earlier assistant answer */
+                        toolCalls?: {
+                            id: string;
+                            name: string;
+                            /** @description The arguments as JSON text, as the model wrote them */
+                            arguments: string;
+                        }[];
+                        /** @description Extension: on a tool message, the call it answers */
+                        toolCallId?: string;
                     }[];
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
+                    /** @description Extension: functions the model may call (needs a TOOLS model) */
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        /** @description A JSON schema (object) */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        strict?: boolean;
+                    }[];
+                    /** @description Extension: auto, none, required, or { name } of one tool */
+                    toolChoice?: ("auto" | "none" | "required") | {
+                        name: string;
+                    };
+                    /** @description Extension: whether the model may call several tools at once */
+                    parallelToolCalls?: boolean;
+                    /** @description Extension: text, a JSON object, or an answer following a JSON schema */
+                    responseFormat?: {
+                        /** @enum {unknown} */
+                        type: "text" | "json_object";
+                    } | {
+                        /** @enum {string} */
+                        type: "json_schema";
+                        name: string;
+                        /** @description A JSON schema (object) */
+                        schema: {
+                            [key: string]: unknown;
+                        };
+                        strict?: boolean;
+                        description?: string;
+                    };
+                    /** @description Extension: nucleus sampling */
+                    topP?: number;
+                    /** @description Extension: top-k sampling (Anthropic's models) */
+                    topK?: number;
+                    /** @description Extension: stop sequences */
+                    stop?: string[];
+                    /** @description Extension: best-effort deterministic sampling */
+                    seed?: number;
+                    /** @description Extension */
+                    presencePenalty?: number;
+                    /** @description Extension */
+                    frequencyPenalty?: number;
+                    /** @description Extension: your end user's id, passed to the provider for abuse monitoring */
+                    user?: string;
                 };
             };
         };
@@ -16402,6 +16748,12 @@ export interface operations {
                         };
                         model: string;
                         requestId: string;
+                        /** @description Extension: the tools the model called (present only when it called some; run them and send the results as tool messages) */
+                        toolCalls?: {
+                            id: string;
+                            name: string;
+                            arguments: string;
+                        }[];
                     };
                     "text/event-stream": string;
                 };
@@ -16493,15 +16845,86 @@ export interface operations {
                     /** @description A model slug from GET /v1/models */
                     model: string;
                     messages: {
-                        /** @enum {unknown} */
-                        role: "system" | "user" | "assistant";
-                        content: string;
+                        /**
+                         * @description `tool` (extension): the result of the tool call named by toolCallId
+                         * @enum {unknown}
+                         */
+                        role: "system" | "user" | "assistant" | "tool";
+                        content: string | ({
+                            /** @enum {string} */
+                            type: "text";
+                            text: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "image";
+                            /** @description An https URL (the provider fetches it) or a data:image/...;base64 URL (PNG, JPEG, GIF or WebP, at most 5 MB) */
+                            url: string;
+                            /**
+                             * @description OpenAI's detail level (other providers ignore it)
+                             * @enum {unknown}
+                             */
+                            detail?: "auto" | "low" | "high";
+                        })[];
+                        /** @description Extension: the tool calls of an earlier assistant answer */
+                        toolCalls?: {
+                            id: string;
+                            name: string;
+                            /** @description The arguments as JSON text, as the model wrote them */
+                            arguments: string;
+                        }[];
+                        /** @description Extension: on a tool message, the call it answers */
+                        toolCallId?: string;
                     }[];
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
+                    /** @description Extension: functions the model may call (needs a TOOLS model) */
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        /** @description A JSON schema (object) */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        strict?: boolean;
+                    }[];
+                    /** @description Extension: auto, none, required, or { name } of one tool */
+                    toolChoice?: ("auto" | "none" | "required") | {
+                        name: string;
+                    };
+                    /** @description Extension: whether the model may call several tools at once */
+                    parallelToolCalls?: boolean;
+                    /** @description Extension: text, a JSON object, or an answer following a JSON schema */
+                    responseFormat?: {
+                        /** @enum {unknown} */
+                        type: "text" | "json_object";
+                    } | {
+                        /** @enum {string} */
+                        type: "json_schema";
+                        name: string;
+                        /** @description A JSON schema (object) */
+                        schema: {
+                            [key: string]: unknown;
+                        };
+                        strict?: boolean;
+                        description?: string;
+                    };
+                    /** @description Extension: nucleus sampling */
+                    topP?: number;
+                    /** @description Extension: top-k sampling (Anthropic's models) */
+                    topK?: number;
+                    /** @description Extension: stop sequences */
+                    stop?: string[];
+                    /** @description Extension: best-effort deterministic sampling */
+                    seed?: number;
+                    /** @description Extension */
+                    presencePenalty?: number;
+                    /** @description Extension */
+                    frequencyPenalty?: number;
+                    /** @description Extension: your end user's id, passed to the provider for abuse monitoring */
+                    user?: string;
                 };
             };
         };
@@ -18088,6 +18511,12 @@ export interface operations {
                             };
                             model: string;
                             requestId: string;
+                            /** @description Extension: the tools the model called (present only when it called some; run them and send the results as tool messages) */
+                            toolCalls?: {
+                                id: string;
+                                name: string;
+                                arguments: string;
+                            }[];
                         };
                     };
                 };

@@ -103,9 +103,9 @@ describe('GET /v1/models', () => {
       maxContextTokens: 8192,
       maxOutputTokens: 4096,
       description: expect.any(String),
-      inputModalities: ['text'],
+      inputModalities: ['text', 'image'],
       outputModalities: ['text'],
-      features: ['TEXT'],
+      features: ['TEXT', 'VISION', 'TOOLS'],
       availability: 'AVAILABLE',
       provider: { slug: 'local', name: 'Local (built in)', status: 'ACTIVE' },
       allowed: null,
@@ -156,7 +156,7 @@ describe('GET /v1/models', () => {
   it('filters by type, provider and capability', async () => {
     expect(slugs(await get('/v1/models?type=AUDIO'))).toEqual(['local/music', 'local/speech']);
     expect(slugs(await get('/v1/models?capability=TTS'))).toEqual(['local/speech']);
-    expect(slugs(await get('/v1/models?capability=VISION'))).toEqual(['local/vision']);
+    expect(slugs(await get('/v1/models?capability=VISION'))).toEqual(['local/text', 'local/vision']);
     expect(slugs(await get('/v1/models?provider=local&type=EMBEDDING'))).toEqual(['local/embedding']);
     expect(slugs(await get('/v1/models?provider=nobody'))).toEqual([]);
     await withProvider('google', 'ACTIVE', async () => {
@@ -260,7 +260,7 @@ describe('catalog service for the gateway', () => {
       providerSlug: 'local',
       providerStatus: 'ACTIVE',
       upstreamModel: 'local-text',
-      features: ['TEXT'],
+      features: ['TEXT', 'VISION', 'TOOLS'],
       maxContextTokens: 8192,
       maxOutputTokens: 4096,
       capabilities: { controls: expect.any(Object), extra: {} },

@@ -28,11 +28,14 @@ const LOCAL_NOTE = 'Built-in offline provider; priced like a small hosted model 
 /** The built-in offline provider: one model of every type, so the product works with no credentials. */
 const LOCAL_MODELS: SeedModel[] = [
   {
-    ...chat('local', 'text', 'Local Text', { upstream: 'local-text', in: 10, out: 40, ctx: 8192, maxOut: 4096, tools: false, description: 'Deterministic offline text generation for development and demos.' }),
+    ...chat('local', 'text', 'Local Text', { upstream: 'local-text', in: 10, out: 40, ctx: 8192, maxOut: 4096, description: 'Deterministic offline text generation for development and demos: calls tools, reads images, answers JSON schemas.' }),
+    // A TEXT model (the spec's one of every type) that also reads images, so tools and vision work offline.
+    features: ['TEXT', 'VISION', 'TOOLS'],
+    inputModalities: ['text', 'image'],
     pricing: { currency: 'USD', note: LOCAL_NOTE, '1m_input_tokens': 10, '1m_output_tokens': 40 },
   },
   {
-    ...chat('local', 'vision', 'Local Vision', { upstream: 'local-vision', in: 15, out: 60, ctx: 32_768, maxOut: 4096, vision: true, tools: false, description: 'Offline multimodal model: reads text and images, writes text (also used to enhance prompts).' }),
+    ...chat('local', 'vision', 'Local Vision', { upstream: 'local-vision', in: 15, out: 60, ctx: 32_768, maxOut: 4096, vision: true, description: 'Offline multimodal model: reads text and images, calls tools, writes text (also used to enhance prompts).' }),
     pricing: { currency: 'USD', note: LOCAL_NOTE, '1m_input_tokens': 15, '1m_output_tokens': 60 },
   },
   { ...image('local', 'image', 'Local Image', 1, 'Deterministic offline PNG images.', { upstream: 'local-image' }), pricing: { currency: 'USD', note: LOCAL_NOTE, image: 1 } },
@@ -53,7 +56,8 @@ const LOCAL_MODELS: SeedModel[] = [
     outputModalities: ['audio'],
     pricing: { currency: 'USD', note: LOCAL_NOTE, generation: 5 },
   },
-  { ...embedding('local', 'embedding', 'Local Embedding', 2, 8192, 'Deterministic offline text embeddings.'), upstreamModel: 'local-embedding', pricing: { currency: 'USD', note: LOCAL_NOTE, '1m_input_tokens': 2 } },
+  // Listed (the built-in provider has a model of every type) although no route calls embeddings yet.
+  { ...embedding('local', 'embedding', 'Local Embedding', 2, 8192, 'Deterministic offline text embeddings.'), status: 'ACTIVE', upstreamModel: 'local-embedding', pricing: { currency: 'USD', note: LOCAL_NOTE, '1m_input_tokens': 2 } },
 ];
 
 export const SEED_MODELS: SeedModel[] = [...LOCAL_MODELS, ...VENDOR_TEXT_MODELS, ...VENDOR_MEDIA_MODELS];

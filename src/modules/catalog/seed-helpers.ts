@@ -78,6 +78,8 @@ export function embedding(provider: string, name: string, displayName: string, p
     displayName,
     description,
     type: 'EMBEDDING',
+    // No route serves embeddings yet: listed as disabled, so the catalog never offers a model nothing can call.
+    status: 'DISABLED',
     features: ['EMBEDDING'],
     inputModalities: ['text'],
     outputModalities: ['embedding'],

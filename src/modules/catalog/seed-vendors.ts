@@ -97,16 +97,16 @@ export const VENDOR_MEDIA_MODELS: SeedModel[] = [
   image('ideogram', 'v3', 'Ideogram 3.0', 6, 'Ideogram 3.0, strong at text in images.', { upstream: 'V_3' }),
   image('ideogram', 'v3-quality', 'Ideogram 3.0 Quality', 9, 'Ideogram 3.0 at quality speed.', { upstream: 'V_3_QUALITY' }),
   image('recraft', 'recraftv3', 'Recraft V3', 4, 'Recraft V3 raster images.'),
-  image('recraft', 'recraftv3-vector', 'Recraft V3 Vector', 8, 'Recraft V3 vector illustrations.', { upstream: 'recraftv3' }),
+  image('recraft', 'recraftv3-vector', 'Recraft V3 Vector', 8, 'Recraft V3 vector illustrations (SVG).', { upstream: 'recraftv3-vector' }),
 
   // Video (per second of output)
-  video('openai', 'sora-2', 'Sora 2', 10, 'OpenAI Sora 2 video with synchronised audio (720p).'),
-  video('openai', 'sora-2-pro', 'Sora 2 Pro', 30, 'Higher-quality Sora 2 (720p).'),
+  video('openai', 'sora-2', 'Sora 2', 10, 'OpenAI Sora 2 video with synchronised audio (720p); disabled until a Sora adapter exists.', { status: 'DISABLED' }),
+  video('openai', 'sora-2-pro', 'Sora 2 Pro', 30, 'Higher-quality Sora 2 (720p); disabled until a Sora adapter exists.', { status: 'DISABLED' }),
   video('google', 'veo-3', 'Veo 3', 40, 'Google Veo 3 with native audio.', { upstream: 'veo-3.0-generate-001' }),
   video('google', 'veo-3-fast', 'Veo 3 Fast', 15, 'Faster, cheaper Veo 3.', { upstream: 'veo-3.0-fast-generate-001' }),
   video('google', 'veo-2', 'Veo 2', 35, 'Google Veo 2 (silent).', { upstream: 'veo-2.0-generate-001', override: { extra: { resolution: null } } }),
   video('kling', 'kling-v2-1-master', 'Kling 2.1 Master', 28, 'Kling 2.1 Master: top motion quality.', { override: MODE_FIXED }),
-  video('kling', 'kling-v2-1', 'Kling 2.1 Standard', 5.6, 'Kling 2.1 in standard mode (720p).', { override: MODE_FIXED }),
+  video('kling', 'kling-v2-1', 'Kling 2.1 Standard', 5.6, 'Kling 2.1 in standard mode (720p).', { override: { ...MODE_FIXED, flags: { upstreamParams: { mode: 'std' } } } }),
   video('kling', 'kling-v2-1-pro', 'Kling 2.1 Pro', 9.8, 'Kling 2.1 in professional mode (1080p).', {
     upstream: 'kling-v2-1',
     override: { extra: { mode: null }, flags: { upstreamParams: { mode: 'pro' } } },
@@ -123,7 +123,7 @@ export const VENDOR_MEDIA_MODELS: SeedModel[] = [
   speech('elevenlabs', 'eleven_flash_v2_5', 'Eleven Flash v2.5', { '1k_chars': 6 }, 'Ultra-low-latency speech in 32 languages.'),
   speech('elevenlabs', 'eleven_turbo_v2_5', 'Eleven Turbo v2.5', { '1k_chars': 6 }, 'Balanced quality and latency.'),
   speech('elevenlabs', 'eleven_v3', 'Eleven v3', { '1k_chars': 12 }, 'Most expressive ElevenLabs voice model.', { status: 'BETA' }),
-  speech('groq', 'playai-tts', 'PlayAI TTS (Groq)', { '1k_chars': 5 }, 'PlayAI Dialog text to speech on Groq.'),
+  speech('groq', 'playai-tts', 'PlayAI TTS (Groq)', { '1k_chars': 5 }, 'PlayAI Dialog text to speech on Groq; disabled until a Groq speech adapter exists.', { status: 'DISABLED' }),
   {
     provider: 'stability',
     name: 'stable-audio-2.5',

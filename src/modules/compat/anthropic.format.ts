@@ -1,35 +1,156 @@
 import type { Static } from 'typebox';
 import type { DescribedError } from '../../platform/http/error-handler.js';
-import type { TextAnswerBody, TextBody } from '../gateway/index.js';
+import type { ChatMessage, ContentPart, TextAnswerBody, TextBody, ToolCall, ToolChoice, ToolDefinition } from '../gateway/index.js';
+import { contentOf, refuse, toChatMessages } from './anthropic.content.js';
 import type { Message, MessagesBody } from './anthropic.schemas.js';
 
+/**
+ * Anthropic's Messages API (https://docs.claude.com/en/api/messages, streaming in
+ * https://docs.claude.com/en/docs/build-with-claude/streaming; shapes as in `@anthropic-ai/sdk` 1.13.0) to and from the
+ * gateway's text call.
+ */
+
 export type MessagesRequest = Static<typeof MessagesBody>;
+type Tools = NonNullable<MessagesRequest['tools']>;
 
-const textOf = (content: MessagesRequest['system']) => (content === undefined ? '' : typeof content === 'string' ? content : content.map((b) => b.text).join('\n'));
-
-/** An Anthropic Messages request as the gateway's text call (`system` becomes the first message). */
+/**
+ * An Anthropic Messages request as the gateway's text call: `system` first, the conversation as it is (no server
+ * instruction), and the parameters under the gateway's names. What cannot be honoured is refused with a 400 naming it.
+ */
 export function toTextBody(body: MessagesRequest): TextBody {
-  const system = textOf(body.system);
+  refuseUnsupported(body);
+  const system = systemMessage(body.system);
+  const messages = [...(system ? [system] : []), ...toChatMessages(body.messages)];
+  if (body.cache_control) markLastText(messages, body.cache_control);
+  const tools = toolsOf(body.tools);
+  const choice = toolChoiceOf(body.tool_choice, tools);
+  const format = body.output_config?.format;
   return {
     model: body.model,
-    messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...body.messages.map((m) => ({ role: m.role, content: textOf(m.content) }))],
+    messages,
     maxTokens: body.max_tokens,
+    serverInstruction: false,
+    // Left undefined when not sent: the gateway passes on (and checks against the provider) only the ones set.
     temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    topK: body.top_k ?? undefined,
+    stop: body.stop_sequences?.length ? body.stop_sequences : undefined,
+    user: body.metadata?.user_id ?? undefined,
+    tools,
+    toolChoice: choice.toolChoice,
+    parallelToolCalls: choice.parallelToolCalls,
+    responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema as Record<string, unknown> } : undefined,
   };
 }
 
+function refuseUnsupported(body: MessagesRequest): void {
+  if (body.thinking && body.thinking.type !== 'disabled') refuse('thinking', 'is not supported yet: leave it out (or send { "type": "disabled" }) and the model answers without extended thinking.');
+  if (body.output_config?.effort != null) refuse('output_config.effort', 'is not supported yet: leave it out.');
+  for (const field of ['container', 'mcp_servers', 'context_management'] as const) {
+    if (body[field] != null) refuse(field, "is not supported: this service runs no Anthropic-side tools or context editing. Leave it out.");
+  }
+}
+
+function systemMessage(system: MessagesRequest['system']): ChatMessage | null {
+  if (system === undefined || system === '') return null;
+  if (typeof system === 'string') return { role: 'system', content: system };
+  if (system.length === 0) return null;
+  return { role: 'system', content: contentOf(system.map((b) => ({ type: 'text' as const, text: b.text, ...(b.cache_control ? { cacheControl: b.cache_control } : {}) }))) };
+}
+
+/** The top-level `cache_control`: Anthropic puts it on the last cacheable block, here the last message's last text. */
+function markLastText(messages: ChatMessage[], cacheControl: Record<string, unknown>): void {
+  const last = messages.at(-1);
+  if (!last) return;
+  if (typeof last.content === 'string') {
+    if (last.content) last.content = [{ type: 'text', text: last.content, cacheControl }];
+    return;
+  }
+  const parts: ContentPart[] = last.content;
+  const index = parts.findLastIndex((part) => part.type === 'text');
+  if (index >= 0) parts[index] = { ...(parts[index] as Extract<ContentPart, { type: 'text' }>), cacheControl };
+}
+
+function toolsOf(tools: Tools | undefined): ToolDefinition[] | undefined {
+  if (!tools?.length) return undefined;
+  const names = new Set<string>();
+  return tools.map((tool, i) => {
+    if (tool.type && tool.type !== 'custom') {
+      refuse(`tools.${i}`, `is Anthropic's server tool "${tool.type}", which this service does not run; define your own tool (name, description, input_schema) and run it yourself.`);
+    }
+    if (!tool.input_schema) refuse(`tools.${i}.input_schema`, 'is required: the JSON schema of the tool\'s arguments.');
+    if (names.has(tool.name)) refuse(`tools.${i}.name`, `repeats the tool name "${tool.name}"; tool names must be unique.`);
+    names.add(tool.name);
+    return {
+      name: tool.name,
+      parameters: tool.input_schema,
+      ...(tool.description ? { description: tool.description } : {}),
+      ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
+      ...(tool.cache_control ? { cacheControl: tool.cache_control } : {}),
+    };
+  });
+}
+
+/**
+ * `auto` is what the gateway does when tools are given, so it is left out (a provider without tool_choice still
+ * answers); `any` is the gateway's `required`; `disable_parallel_tool_use: true` turns parallel calls off.
+ */
+function toolChoiceOf(choice: MessagesRequest['tool_choice'], tools: ToolDefinition[] | undefined): { toolChoice?: ToolChoice; parallelToolCalls?: boolean } {
+  if (!choice) return {};
+  const parallel = choice.disable_parallel_tool_use === true && tools ? { parallelToolCalls: false } : {};
+  if (choice.type === 'auto') return parallel;
+  if (!tools) {
+    if (choice.type === 'none') return {};
+    refuse('tool_choice', `is "${choice.type}" but the request defines no tools; add them to tools.`);
+  }
+  if (choice.type === 'none') return { toolChoice: 'none' };
+  if (choice.type === 'any') return { toolChoice: 'required', ...parallel };
+  if (!choice.name) refuse('tool_choice.name', 'is required when tool_choice.type is "tool".');
+  if (!tools.some((tool) => tool.name === choice.name)) refuse('tool_choice.name', `is "${choice.name}", which is not one of the request's tools.`);
+  return { toolChoice: { name: choice.name }, ...parallel };
+}
+
 export const messageId = (requestId: string) => `msg_${requestId}`;
-export const stopReason = (finishReason: string | undefined) => (finishReason === 'length' ? 'max_tokens' : 'end_turn');
+
+/** Anthropic's stop reason for the gateway's finish reason. */
+export function stopReason(finishReason: string | undefined): string {
+  if (finishReason === 'tool_calls') return 'tool_use';
+  if (finishReason === 'length') return 'max_tokens';
+  if (finishReason === 'content_filter') return 'refusal';
+  if (finishReason === 'stop_sequence') return 'stop_sequence';
+  return 'end_turn';
+}
 
 export const anthropicUsage = (answer: TextAnswerBody) => ({ input_tokens: answer.usage.inputTokens, output_tokens: answer.usage.outputTokens, tokens_charged: answer.usage.creditsConsumed });
 
+/**
+ * A tool call as a `tool_use` block. Anthropic's `input` is always an object, so arguments that are not a JSON object
+ * (a model's broken JSON) give `input: {}` with the text as written in `raw_input`, rather than failing the answer.
+ */
+export function toolUseBlock(call: ToolCall) {
+  const input = parseObject(call.arguments);
+  return { type: 'tool_use' as const, id: call.id, name: call.name, input: input ?? {}, ...(input ? {} : { raw_input: call.arguments }) };
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  if (text.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The answer's blocks: its text (always one block when it called no tool), then its tool calls. */
 export function toMessage(answer: TextAnswerBody): Static<typeof Message> {
+  const calls = answer.toolCalls ?? [];
   return {
     id: messageId(answer.requestId),
     type: 'message',
     role: 'assistant',
     model: answer.model,
-    content: [{ type: 'text', text: answer.text }],
+    content: [...(answer.text || calls.length === 0 ? [{ type: 'text' as const, text: answer.text }] : []), ...calls.map(toolUseBlock)],
     stop_reason: stopReason(answer.finishReason),
     stop_sequence: null,
     usage: anthropicUsage(answer),
@@ -41,6 +162,7 @@ export function anthropicErrorType(status: number): string {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
+  if (status === 413) return 'request_too_large';
   if (status === 429) return 'rate_limit_error';
   if (status === 503) return 'overloaded_error';
   if (status >= 500) return 'api_error';

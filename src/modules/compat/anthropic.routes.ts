@@ -3,7 +3,7 @@ import { principalOf } from '../../platform/auth/plugin.js';
 import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toAnthropicError } from './anthropic.format.js';
-import { MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
+import { MESSAGES_BODY_LIMIT_BYTES, MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
 import { IdempotencyHeaders } from '../gateway/index.js';
 import type { CompatService } from './service.js';
 
@@ -17,13 +17,15 @@ export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService 
   app.post(
     '/messages',
     {
+      // Images travel inline as base64: Anthropic's own request limit rather than the service's default.
+      bodyLimit: MESSAGES_BODY_LIMIT_BYTES,
       config: { auth: 'required', scope: 'ai:text', apiKeyHeader: 'x-api-key', openapi: { stream: 'optional' } },
       schema: {
         tags: ['anthropic'],
         summary: "A message in Anthropic's shape (or its named stream events with stream: true), metered like POST /v1/ai/text; the key may come as x-api-key",
         body: MessagesBody,
         headers: IdempotencyHeaders,
-        response: { 200: Message, ...anthropicErrors(400, 401, 403, 404, 409, 429, 500, 503) },
+        response: { 200: Message, ...anthropicErrors(400, 401, 403, 404, 409, 413, 429, 500, 503) },
       },
     },
     async (request, reply) => {

@@ -2,19 +2,113 @@ import { Type } from 'typebox';
 import { Nullable } from '../../platform/http/schemas.js';
 import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../gateway/index.js';
 
-/** Anthropic's Messages API shapes for `/anthropic/v1` (fields the official SDK may add and this service ignores pass). */
+/**
+ * Anthropic's Messages API shapes for `/anthropic/v1`, after https://docs.claude.com/en/api/messages and the types of
+ * `@anthropic-ai/sdk` 1.13.0 (`resources/messages/messages.ts`). Fields the official SDK may add and this service
+ * ignores pass; fields it cannot honour are refused with a 400 naming them (see `anthropic.format.ts`).
+ *
+ * Content blocks are checked by type in code rather than as a schema union: a union's validation errors list every
+ * branch, while the caller needs one sentence naming the block (`messages.2.content.0 is a "document" block ...`).
+ */
 
-const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }) });
-const Content = Type.Union([Type.String({ minLength: 1, maxLength: MAX_MESSAGE_CHARS }), Type.Array(TextBlock, { minItems: 1, maxItems: 100 })]);
+/** Anthropic's own request limit for the Messages API; images travel inline as base64. */
+export const MESSAGES_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
+
+const CacheControl = Type.Optional(
+  Nullable(Type.Object({ type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) }, { description: 'Prompt-caching marker, passed to providers that take it' })),
+);
+
+const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }), cache_control: CacheControl });
+
+const ImageSource = Type.Object(
+  {
+    type: Type.String({ description: '`base64` (with media_type and data) or `url`' }),
+    media_type: Type.Optional(Type.String({ maxLength: 100 })),
+    data: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String({ maxLength: 8192 })),
+  },
+  { description: 'An image: PNG, JPEG, GIF or WebP, at most 5 MB, as base64 or an https URL' },
+);
+
+/** A block inside a tool_result: text or image. */
+const ToolResultPart = Type.Object({
+  type: Type.String({ description: '`text` or `image`' }),
+  text: Type.Optional(Type.String({ maxLength: MAX_MESSAGE_CHARS })),
+  source: Type.Optional(ImageSource),
+  cache_control: CacheControl,
+});
+
+export const ContentBlock = Type.Object(
+  {
+    type: Type.String({ description: '`text`, `image`, `tool_use` (assistant) or `tool_result` (user); other types are refused with a 400' }),
+    text: Type.Optional(Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'text' })),
+    source: Type.Optional(ImageSource),
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'tool_use: the call id' })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'tool_use: the tool called' })),
+    input: Type.Optional(Type.Unknown({ description: 'tool_use: the arguments (an object)' })),
+    tool_use_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'tool_result: the tool_use it answers' })),
+    content: Type.Optional(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(ToolResultPart, { maxItems: 100 })], { description: 'tool_result: the result' })),
+    is_error: Type.Optional(Type.Boolean({ description: 'tool_result: the call failed' })),
+    cache_control: CacheControl,
+  },
+  { description: 'A content block (text, image, tool_use or tool_result)' },
+);
+
+const ToolDefinition = Type.Object({
+  name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,128}$' }),
+  description: Type.Optional(Type.String({ maxLength: MAX_MESSAGE_CHARS })),
+  input_schema: Type.Optional(Type.Object({ type: Type.Literal('object') }, { description: 'JSON schema of the arguments' })),
+  type: Type.Optional(Nullable(Type.String({ description: '`custom` or left out; server tools (web_search_..., bash_..., ...) are refused' }))),
+  strict: Type.Optional(Type.Boolean()),
+  cache_control: CacheControl,
+});
+
+const NotSupported = (what: string) => Type.Optional(Type.Unknown({ description: `${what}: not supported, refused with a 400` }));
 
 export const MessagesBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 200, description: 'A model id from GET /openai/v1/models' }),
   max_tokens: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
-  messages: Type.Array(Type.Object({ role: Type.Enum(['user', 'assistant']), content: Content }), { minItems: 1, maxItems: MAX_MESSAGES }),
-  system: Type.Optional(Content),
+  messages: Type.Array(
+    Type.Object({
+      role: Type.Enum(['user', 'assistant', 'system'], { description: '`system` messages join the system prompt' }),
+      content: Type.Union([Type.String({ minLength: 1, maxLength: MAX_MESSAGE_CHARS }), Type.Array(ContentBlock, { minItems: 1, maxItems: 100 })]),
+    }),
+    { minItems: 1, maxItems: MAX_MESSAGES },
+  ),
+  system: Type.Optional(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(TextBlock, { maxItems: 100 })])),
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  top_k: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1000 }))),
+  stop_sequences: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 16 })),
   stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with message_start … message_stop events' }))),
-  tools: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 0, description: 'Tool use is not supported yet' })),
+  tools: Type.Optional(Type.Array(ToolDefinition, { maxItems: 128 })),
+  tool_choice: Type.Optional(
+    Type.Object({
+      type: Type.Enum(['auto', 'any', 'tool', 'none']),
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'type tool: the tool to call' })),
+      disable_parallel_tool_use: Type.Optional(Type.Boolean()),
+    }),
+  ),
+  metadata: Type.Optional(Type.Object({ user_id: Type.Optional(Nullable(Type.String({ maxLength: 256, description: 'Passed to the provider as the end user' }))) })),
+  cache_control: CacheControl,
+  output_config: Type.Optional(
+    Type.Object({
+      format: Type.Optional(Nullable(Type.Object({ type: Type.Literal('json_schema'), schema: Type.Object({}, { description: 'JSON schema the answer follows' }) }))),
+      effort: NotSupported('effort'),
+    }),
+  ),
+  thinking: Type.Optional(Type.Object({ type: Type.String() }, { description: 'Extended thinking is not carried yet: only `{ "type": "disabled" }` is accepted' })),
+  container: NotSupported('Code-execution containers'),
+  mcp_servers: NotSupported('MCP servers'),
+  context_management: NotSupported('Context management'),
+});
+
+const ToolUseBlock = Type.Object({
+  type: Type.Literal('tool_use'),
+  id: Type.String(),
+  name: Type.String(),
+  input: Type.Unknown({ description: 'The arguments the model wrote, parsed' }),
+  raw_input: Type.Optional(Type.String({ description: "Only when the model's arguments were not a JSON object: its text as written (input is then {})" })),
 });
 
 export const Message = Type.Object({
@@ -22,9 +116,9 @@ export const Message = Type.Object({
   type: Type.Literal('message'),
   role: Type.Literal('assistant'),
   model: Type.String(),
-  content: Type.Array(TextBlock),
+  content: Type.Array(Type.Union([Type.Object({ type: Type.Literal('text'), text: Type.String() }), ToolUseBlock])),
   stop_reason: Type.String(),
-  stop_sequence: Type.Null(),
+  stop_sequence: Nullable(Type.String()),
   usage: Type.Object({
     input_tokens: Type.Integer(),
     output_tokens: Type.Integer(),

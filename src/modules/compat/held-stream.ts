@@ -1,10 +1,15 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import type { TextAnswerBody } from '../gateway/index.js';
 
-/** One event the gateway's text stream writes (`text`, `usage`, `finish`, `error`). */
+/** One event the gateway's text stream writes (`text`, `tool_call`, `usage`, `finish`, `error`). */
 export interface GatewayEvent {
   type: string;
   delta?: string;
+  /** `tool_call`: which call (0-based), its id and name on its first piece, then pieces of its JSON arguments. */
+  index?: number;
+  id?: string;
+  name?: string;
+  argumentsDelta?: string;
   finishReason?: string;
   error?: { code: string; message: string };
 }

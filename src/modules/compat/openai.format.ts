@@ -1,24 +1,94 @@
-import type { TextAnswerBody, TextBody } from '../gateway/index.js';
-import { badRequest } from '../../platform/http/errors.js';
 import type { Static } from 'typebox';
+import { badRequest } from '../../platform/http/errors.js';
+import { imagePartFromUrl, type ChatMessage, type ContentPart, type ResponseFormat, type TextAnswerBody, type TextBody, type ToolChoice } from '../gateway/index.js';
 import type { ChatCompletion, ChatCompletionBody } from './openai.schemas.js';
 
 export type ChatCompletionRequest = Static<typeof ChatCompletionBody>;
+type WireMessage = ChatCompletionRequest['messages'][number];
 
-/** An OpenAI chat request as the gateway's text call (`developer` is a system message; text parts are joined). */
+/**
+ * OpenAI parameters this gateway does not carry to any provider: refused with a 400 naming them rather than dropped
+ * (`store` and `metadata`, OpenAI's own dashboard features, are harmless and ignored).
+ */
+const NOT_CARRIED = ['logprobs', 'top_logprobs', 'logit_bias', 'audio', 'modalities', 'prediction', 'web_search_options', 'reasoning_effort', 'functions', 'function_call', 'service_tier'];
+
+function refuseUncarried(body: ChatCompletionRequest): void {
+  const raw = body as Record<string, unknown>;
+  const sent = NOT_CARRIED.filter((key) => raw[key] !== undefined && raw[key] !== null && raw[key] !== false && !(key === 'modalities' && isTextOnly(raw[key])));
+  if (sent.length > 0) {
+    throw badRequest(`${sent.join(', ')} ${sent.length === 1 ? 'is' : 'are'} not supported by this gateway; leave ${sent.length === 1 ? 'it' : 'them'} out.`, sent.map((field) => ({ field, message: 'is not supported' })));
+  }
+}
+const isTextOnly = (value: unknown) => Array.isArray(value) && value.every((m) => m === 'text');
+
+function contentOf(message: WireMessage, index: number, imagesAllowed: boolean): ChatMessage['content'] {
+  const content = message.content;
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  const parts = content.map((part, p): ContentPart => {
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    if (!imagesAllowed) throw badRequest(`messages[${index}] is a ${message.role} message with an image; images go in user messages.`, [{ field: `messages.${index}.content`, message: 'image parts belong in user messages' }]);
+    return imagePartFromUrl(part.image_url.url, `messages.${index}.content.${p}.image_url.url`, part.image_url.detail);
+  });
+  // A text-only message stays a plain string, as most providers and the token counter read it fastest.
+  return parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n') : parts;
+}
+
+function toMessage(message: WireMessage, index: number): ChatMessage {
+  const role = message.role === 'developer' ? 'system' : message.role;
+  const content = contentOf(message, index, role === 'user');
+  if (role === 'tool' && !message.tool_call_id) {
+    throw badRequest(`messages[${index}] is a tool message without tool_call_id.`, [{ field: `messages.${index}.tool_call_id`, message: 'is required on tool messages' }]);
+  }
+  const toolCalls = role === 'assistant' && message.tool_calls ? message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) : undefined;
+  if (content === '' && !toolCalls) throw badRequest(`messages[${index}] has no text.`, [{ field: `messages.${index}.content`, message: 'must not be empty' }]);
+  return { role, content, ...(toolCalls ? { toolCalls } : {}), ...(role === 'tool' ? { toolCallId: message.tool_call_id } : {}) };
+}
+
+function toolChoiceOf(choice: NonNullable<ChatCompletionRequest['tool_choice']>): ToolChoice {
+  return typeof choice === 'string' ? choice : { name: choice.function.name };
+}
+
+function responseFormatOf(format: NonNullable<ChatCompletionRequest['response_format']>): ResponseFormat {
+  if (format.type !== 'json_schema') return { type: format.type };
+  const { name, schema, strict, description } = format.json_schema;
+  return { type: 'json_schema', name, schema: schema ?? {}, ...(strict == null ? {} : { strict }), ...(description ? { description } : {}) };
+}
+
+/**
+ * An OpenAI chat request as the gateway's text call: messages as the caller sent them (no server instruction added;
+ * `developer` is a system message), tools, tool results, images and the sampling parameters.
+ */
 export function toTextBody(body: ChatCompletionRequest): TextBody {
-  const messages = body.messages.map((m) => ({
-    role: m.role === 'developer' ? ('system' as const) : m.role,
-    content: typeof m.content === 'string' ? m.content : m.content.map((part) => part.text).join('\n'),
-  }));
-  const empty = messages.findIndex((m) => !m.content);
-  if (empty >= 0) throw badRequest(`messages[${empty}] has no text.`, [{ field: `messages.${empty}.content`, message: 'must not be empty' }]);
+  refuseUncarried(body);
+  const messages = body.messages.map(toMessage);
   if (!messages.some((m) => m.role === 'user')) throw badRequest('messages must include at least one user message.', [{ field: 'messages', message: 'must include a user message' }]);
+  const stop = body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop.length > 0 ? body.stop : undefined;
   return {
     model: body.model,
     messages,
+    serverInstruction: false,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: body.temperature ?? undefined,
+    ...(body.tools?.length
+      ? {
+          tools: body.tools.map(({ function: f }) => ({
+            name: f.name,
+            ...(f.description ? { description: f.description } : {}),
+            parameters: f.parameters ?? { type: 'object', properties: {} },
+            ...(f.strict == null ? {} : { strict: f.strict }),
+          })),
+        }
+      : {}),
+    ...(body.tool_choice == null ? {} : { toolChoice: toolChoiceOf(body.tool_choice) }),
+    ...(body.parallel_tool_calls == null ? {} : { parallelToolCalls: body.parallel_tool_calls }),
+    ...(body.response_format == null ? {} : { responseFormat: responseFormatOf(body.response_format) }),
+    ...(body.top_p == null ? {} : { topP: body.top_p }),
+    ...(stop ? { stop } : {}),
+    ...(body.seed == null ? {} : { seed: body.seed }),
+    ...(body.presence_penalty == null ? {} : { presencePenalty: body.presence_penalty }),
+    ...(body.frequency_penalty == null ? {} : { frequencyPenalty: body.frequency_penalty }),
+    ...(body.user ? { user: body.user } : {}),
   };
 }
 
@@ -31,14 +101,24 @@ export const openAiUsage = (answer: TextAnswerBody) => ({
   tokens_charged: answer.usage.creditsConsumed,
 });
 
-/** The gateway's answer as OpenAI's `chat.completion`. */
+export const wireToolCalls = (calls: NonNullable<TextAnswerBody['toolCalls']>) => calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+
+/** The gateway's answer as OpenAI's `chat.completion` (content null when the model only called tools, as OpenAI answers). */
 export function toChatCompletion(answer: TextAnswerBody, created: number): Static<typeof ChatCompletion> {
+  const toolCalls = answer.toolCalls?.length ? wireToolCalls(answer.toolCalls) : undefined;
   return {
     id: completionId(answer.requestId),
     object: 'chat.completion',
     created,
     model: answer.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null }, finish_reason: answer.finishReason ?? 'stop', logprobs: null }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: toolCalls && !answer.text ? null : answer.text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+        finish_reason: answer.finishReason ?? 'stop',
+        logprobs: null,
+      },
+    ],
     usage: openAiUsage(answer),
   };
 }

@@ -5,7 +5,7 @@ import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { StrictObject } from '../../platform/http/schemas.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toOpenAiError } from './openai.errors.js';
-import { IdempotencyHeaders } from '../gateway/index.js';
+import { IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
 import { ChatCompletion, ChatCompletionBody, ImageGenerationBody, ImagesResponse, KeyInfo, OpenAiModel, OpenAiModelList, SpeechAudio, SpeechBody, openAiErrors } from './openai.schemas.js';
 import type { CompatService } from './service.js';
 
@@ -20,6 +20,7 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
   app.post(
     '/chat/completions',
     {
+      bodyLimit: TEXT_BODY_LIMIT_BYTES,
       config: { auth: 'required', scope: 'ai:text', openapi: { stream: 'optional' } },
       schema: {
         tags,

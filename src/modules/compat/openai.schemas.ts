@@ -8,14 +8,32 @@ import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../gateway/index.js';
  */
 
 const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }) });
+const ImageUrlPart = Type.Object({
+  type: Type.Literal('image_url'),
+  image_url: Type.Object({
+    url: Type.String({ minLength: 1, maxLength: 8_000_000, description: 'https URL, or data:image/...;base64 (PNG, JPEG, GIF or WebP, at most 5 MB)' }),
+    detail: Type.Optional(Type.Enum(['auto', 'low', 'high'])),
+  }),
+});
+const ContentParts = Type.Array(Type.Union([TextPart, ImageUrlPart]), { minItems: 1, maxItems: 100 });
+
+const WireToolCall = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 200 }),
+  type: Type.Literal('function'),
+  function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), arguments: Type.String({ maxLength: MAX_MESSAGE_CHARS }) }),
+});
 
 export const OpenAiMessage = Type.Object({
-  role: Type.Enum(['system', 'developer', 'user', 'assistant'], { description: '`developer` is read as `system`' }),
-  content: Type.Union([Type.String({ minLength: 1, maxLength: MAX_MESSAGE_CHARS }), Type.Array(TextPart, { minItems: 1, maxItems: 100 })]),
+  role: Type.Enum(['system', 'developer', 'user', 'assistant', 'tool'], { description: '`developer` is read as `system`' }),
+  content: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), ContentParts], { description: 'Image parts on user messages only' }))),
   name: Type.Optional(Type.String({ maxLength: 64 })),
+  tool_calls: Type.Optional(Type.Array(WireToolCall, { minItems: 1, maxItems: 128, description: 'On assistant messages' })),
+  tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'On tool messages: the call answered' })),
 });
 
 const TokenLimit = Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })));
+const Penalty = Type.Optional(Nullable(Type.Number({ minimum: -2, maximum: 2 })));
+const JsonSchema = Type.Record(Type.String(), Type.Unknown());
 
 export const ChatCompletionBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 200, description: 'A model id from GET /openai/v1/models' }),
@@ -23,10 +41,49 @@ export const ChatCompletionBody = Type.Object({
   max_tokens: TokenLimit,
   max_completion_tokens: TokenLimit,
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
+  top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+  stop: Type.Optional(Nullable(Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 4 })]))),
+  seed: Type.Optional(Nullable(Type.Integer())),
+  presence_penalty: Penalty,
+  frequency_penalty: Penalty,
+  user: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
   n: Type.Optional(Nullable(Type.Literal(1, { description: 'Only one choice per call' }))),
   stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with chat.completion.chunk events, then `data: [DONE]`' }))),
   stream_options: Type.Optional(Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }))),
-  tools: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 0, description: 'Tool calls are not supported yet' })),
+  tools: Type.Optional(
+    Type.Array(
+      Type.Object({
+        type: Type.Literal('function', { description: 'Function tools only (built-in tools are not served)' }),
+        function: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' }),
+          description: Type.Optional(Type.String({ maxLength: 4_000 })),
+          parameters: Type.Optional(JsonSchema),
+          strict: Type.Optional(Nullable(Type.Boolean())),
+        }),
+      }),
+      { maxItems: 128 },
+    ),
+  ),
+  tool_choice: Type.Optional(
+    Nullable(Type.Union([Type.Enum(['auto', 'none', 'required']), Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }) })])),
+  ),
+  parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
+  response_format: Type.Optional(
+    Nullable(
+      Type.Union([
+        Type.Object({ type: Type.Enum(['text', 'json_object']) }),
+        Type.Object({
+          type: Type.Literal('json_schema'),
+          json_schema: Type.Object({
+            name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' }),
+            schema: Type.Optional(JsonSchema),
+            strict: Type.Optional(Nullable(Type.Boolean())),
+            description: Type.Optional(Type.String({ maxLength: 4_000 })),
+          }),
+        }),
+      ]),
+    ),
+  ),
 });
 
 const Usage = Type.Object({
@@ -44,7 +101,7 @@ export const ChatCompletion = Type.Object({
   choices: Type.Array(
     Type.Object({
       index: Type.Integer(),
-      message: Type.Object({ role: Type.Literal('assistant'), content: Type.String(), refusal: Type.Null() }),
+      message: Type.Object({ role: Type.Literal('assistant'), content: Nullable(Type.String()), refusal: Type.Null(), tool_calls: Type.Optional(Type.Array(WireToolCall)) }),
       finish_reason: Type.String(),
       logprobs: Type.Null(),
     }),

@@ -16,8 +16,19 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
     return chunk([{ index: 0, delta: content === null ? d : { ...d, content }, finish_reason: finishReason, logprobs: null }]);
   };
 
+  const toolDelta = (index: number, call: Record<string, unknown>) => {
+    const d = roleSent ? {} : { role: 'assistant', content: null };
+    roleSent = true;
+    return chunk([{ index: 0, delta: { ...d, tool_calls: [{ index, ...call }] }, finish_reason: null, logprobs: null }]);
+  };
+
   const sse = heldStream(target, async (event) => {
     if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
+    else if (event.type === 'tool_call' && event.index !== undefined) {
+      // OpenAI's shape: the call's first chunk carries its id, type and name; later ones only argument text.
+      const first = event.id || event.name ? { id: event.id, type: 'function', function: { name: event.name, arguments: event.argumentsDelta ?? '' } } : null;
+      await target.send(toolDelta(event.index, first ?? { function: { arguments: event.argumentsDelta ?? '' } }));
+    }
     else if (event.type === 'error' && event.error) {
       failed = true;
       await target.send({ error: { message: event.error.message, type: 'server_error', code: event.error.code.toLowerCase(), param: null } });

@@ -36,6 +36,7 @@ const EXTENSIONS: Record<string, string> = {
   'image/jpeg': 'jpg',
   'image/webp': 'webp',
   'image/gif': 'gif',
+  'image/svg+xml': 'svg',
   'audio/wav': 'wav',
   'audio/mpeg': 'mp3',
   'audio/ogg': 'ogg',

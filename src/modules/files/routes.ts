@@ -154,6 +154,8 @@ export const filesRoutes: FastifyPluginAsyncTypebox<FilesRoutesOptions> = async 
         'content-length': String(range ? range.end - range.start + 1 : file.size),
         'x-content-type-options': 'nosniff',
         'cross-origin-resource-policy': 'cross-origin',
+        // Files are served from the API's own origin: a stored SVG (vector images) must never run a script there.
+        ...(file.contentType === 'image/svg+xml' ? { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" } : {}),
         ...(file.filename ? { 'content-disposition': contentDisposition(file.filename) } : {}),
       });
       if (range) bytes.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`);

@@ -84,7 +84,7 @@ describe('fitHistory', () => {
   });
 
   it('counts a message text the same the first time and when it comes again (a replayed history)', () => {
-    const turn: ChatMessage = { role: 'user', content: `A question about lighthouses, number ${Math.random()}` };
+    const turn = { role: 'user', content: `A question about lighthouses, number ${Math.random()}` } satisfies ChatMessage;
     const expected = 3 + 3 + countTextTokens('user') + countTextTokens(turn.content);
     expect(countMessageTokens([turn])).toBe(expected);
     expect(countMessageTokens([turn])).toBe(expected);

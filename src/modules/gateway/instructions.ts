@@ -1,4 +1,4 @@
-import type { ChatMessage } from './providers/types.js';
+import { messageText, type ChatMessage } from './providers/types.js';
 
 /**
  * The short server-side instruction each model type receives before the caller's own system message.
@@ -15,18 +15,25 @@ export interface InstructionModel {
   capabilities: { flags?: Record<string, unknown> };
 }
 
-export function withServerInstruction(model: InstructionModel, messages: readonly ChatMessage[], instruction = SERVER_INSTRUCTIONS[model.type]): ChatMessage[] {
+/** `instruction`: undefined for the model type's own, null for none (the SDK-compatible surfaces send messages as they are). */
+export function withServerInstruction(model: InstructionModel, messages: readonly ChatMessage[], instruction: string | null | undefined = undefined): ChatMessage[] {
   const flags = model.capabilities.flags ?? {};
-  const leading = instruction && flags.serverInstruction !== false ? [{ role: 'system' as const, content: instruction }] : [];
+  const chosen = instruction === undefined ? SERVER_INSTRUCTIONS[model.type] : instruction;
+  const leading = chosen && flags.serverInstruction !== false ? [{ role: 'system' as const, content: chosen }] : [];
   // The server instruction first, then the caller's system messages, then the conversation in its order.
   const ordered = [...leading, ...messages.filter((m) => m.role === 'system'), ...messages.filter((m) => m.role !== 'system')];
   if (flags.systemMessage !== false) return ordered;
-  const system = ordered.filter((m) => m.role === 'system').map((m) => m.content);
+  const system = ordered.filter((m) => m.role === 'system').map((m) => messageText(m));
   const rest = ordered.filter((m) => m.role !== 'system');
   if (system.length === 0) return rest;
   const firstUser = rest.findIndex((m) => m.role === 'user');
   if (firstUser === -1) return [{ role: 'user', content: system.join('\n\n') }, ...rest];
-  return rest.map((m, i) => (i === firstUser ? { role: 'user', content: `${system.join('\n\n')}\n\n${m.content}` } : m));
+  const folded = system.join('\n\n');
+  return rest.map((m, i) => {
+    if (i !== firstUser) return m;
+    const content = typeof m.content === 'string' ? `${folded}\n\n${m.content}` : [{ type: 'text' as const, text: folded }, ...m.content];
+    return { ...m, content };
+  });
 }
 
 export const ENHANCE_TARGETS = ['text', 'image', 'video', 'audio', 'audio.speech', 'audio.music', 'audio.sfx'] as const;

@@ -18,9 +18,13 @@ function asPoolAdapter(media: MediaAdapter): ProviderAdapter {
   return {
     kind: media.kind,
     needsCredential: media.needsCredential,
+    parameters: new Set(),
+    images: false,
+    jsonSchema: false,
     generateText: noText,
     streamText: noText,
     checkCredential: (credential) => media.checkCredential(credential),
+    ...(media.checkKeyShape ? { checkKeyShape: (apiKey: string) => media.checkKeyShape!(apiKey) } : {}),
   };
 }
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config.js';
+import { ManualClock } from '../../platform/clock/clock.js';
+import { buildMediaProviders } from './media-adapters.js';
 import { buildProviderRegistry, envPrefixOf } from './registry.js';
 
 const config = (env: Record<string, string>) => loadConfig({ DATA_DIR: '/tmp/storefront-registry-test', JWT_SECRET: 'x'.repeat(40), ...env });
@@ -56,5 +58,20 @@ describe('buildProviderRegistry', () => {
   it('derives the variable prefix from the provider slug', () => {
     expect(envPrefixOf('openai')).toBe('OPENAI');
     expect(envPrefixOf('together-ai')).toBe('TOGETHER_AI');
+  });
+});
+
+describe('keys made of parts (Kling: <access key>:<secret key>)', () => {
+  const mediaOnly = () => buildMediaProviders(new ManualClock()).mediaOnly;
+
+  it('hints an account by its access key, never by its secret', () => {
+    const registry = buildProviderRegistry(config({ KLING_API_KEY: 'AKalpha1111:SKsecret9999' }).providers, { mediaOnly: mediaOnly() });
+    expect(registry.get('kling')!.accounts.map((a) => a.keyHint)).toEqual(['1111']);
+  });
+
+  it('refuses to start with a key missing its secret part, naming the variable and the expected form', () => {
+    expect(() => buildProviderRegistry(config({ KLING_API_KEY: 'AKalpha1111' }).providers, { mediaOnly: mediaOnly() })).toThrow(
+      /KLING_API_KEY has no secret key after a colon: give each account as <access key>:<secret key>/,
+    );
   });
 });

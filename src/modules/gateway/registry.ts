@@ -99,11 +99,13 @@ export function buildProviderRegistry(
     const mediaAdapter = KNOWN_PROVIDERS[slug] ? undefined : mediaOnly.get(slug);
     if (mediaAdapter) {
       // A provider with media models only (video, speech): one account per key, its own default address.
+      for (const apiKey of config?.apiKeys ?? []) mediaAdapter.checkKeyShape?.(apiKey);
       const accounts: ConfiguredAccount[] = (config?.apiKeys ?? []).map((apiKey, index) => ({
         providerSlug: slug,
         fingerprint: fingerprint(`${apiKey}`),
         apiKey,
-        keyHint: apiKey.slice(-4),
+        // A key of parts (`<access key>:<secret key>`) is hinted by its public part, never its secret.
+        keyHint: apiKey.split(':')[0]!.slice(-4),
         baseUrl: config?.baseUrl ?? null,
         label: `${envPrefixOf(slug)}_API_KEY #${index + 1}`,
         monthlyBudgetCents: config?.monthlyBudgetCents ?? null,

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
-import { badRequest } from '../../platform/http/errors.js';
 import { errorResponses } from '../../platform/http/schemas.js';
 import { openSse } from '../../platform/http/sse.js';
-import { EnhanceBody, EnhanceResponse, IdempotencyHeaders, TextBody, TextResponse } from './schemas.js';
+import { EnhanceBody, EnhanceResponse, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES, TextBody, TextResponse } from './schemas.js';
 import type { GatewayService } from './service.js';
+import { fromTextRoute } from './text-body.js';
 
 /** `/v1/ai/*` text routes: access tokens or API keys with the route's scope. */
 export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService }> = async (app, { gateway }) => {
@@ -14,6 +14,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
   app.post(
     '/v1/ai/text',
     {
+      // Inline images make bodies larger than the service's default limit (20 images of at most 5 MB as base64).
+      bodyLimit: TEXT_BODY_LIMIT_BYTES,
       config: { auth: 'required', scope: 'ai:text', openapi: { stream: 'optional' } },
       schema: {
         tags,
@@ -25,10 +27,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const body = request.body;
-      if (!body.messages.some((m) => m.role === 'user')) {
-        throw badRequest('messages must include at least one user message.', [{ field: 'messages', message: 'must include a user message' }]);
-      }
+      const body = fromTextRoute(request.body);
       const idempotencyKey = request.headers['idempotency-key'];
       if (body.stream) {
         await gateway.streamText(principal, body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });

@@ -6,13 +6,71 @@ import { ENHANCE_TARGETS } from './instructions.js';
 export const MAX_MESSAGES = 500;
 export const MAX_MESSAGE_CHARS = 200_000;
 export const MAX_PROMPT_CHARS = 8_000;
+/** The body limit of the text routes, which may carry inline images. */
+export const TEXT_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
 const ModelSlug = Type.String({ minLength: 1, maxLength: 200, description: 'A model slug from GET /v1/models' });
 
-export const ChatMessageSchema = StrictObject({
-  role: Type.Enum(['system', 'user', 'assistant']),
-  content: Type.String({ minLength: 1, maxLength: MAX_MESSAGE_CHARS }),
+const ToolCallSchema = StrictObject({
+  id: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  arguments: Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'The arguments as JSON text, as the model wrote them' }),
 });
+
+const TextPartSchema = StrictObject({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }) });
+const ImagePartSchema = StrictObject({
+  type: Type.Literal('image'),
+  url: Type.String({ minLength: 1, maxLength: 8_000_000, description: 'An https URL (the provider fetches it) or a data:image/...;base64 URL (PNG, JPEG, GIF or WebP, at most 5 MB)' }),
+  detail: Type.Optional(Type.Enum(['auto', 'low', 'high'], { description: "OpenAI's detail level (other providers ignore it)" })),
+});
+
+export const ChatMessageSchema = StrictObject({
+  role: Type.Enum(['system', 'user', 'assistant', 'tool'], { description: '`tool` (extension): the result of the tool call named by toolCallId' }),
+  content: Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(Type.Union([TextPartSchema, ImagePartSchema]), { minItems: 1, maxItems: 100, description: 'Extension: text and image parts in order (images need a VISION model)' })]),
+  toolCalls: Type.Optional(Type.Array(ToolCallSchema, { minItems: 1, maxItems: 128, description: 'Extension: the tool calls of an earlier assistant answer' })),
+  toolCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Extension: on a tool message, the call it answers' })),
+});
+
+const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON schema (object)' });
+
+/** The optional parameters beyond the spec, shared by the text routes (names as in the gateway). */
+export const TextExtensions = {
+  tools: Type.Optional(
+    Type.Array(
+      StrictObject({
+        name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' }),
+        description: Type.Optional(Type.String({ maxLength: 4_000 })),
+        parameters: JsonSchemaObject,
+        strict: Type.Optional(Type.Boolean()),
+      }),
+      { maxItems: 128, description: 'Extension: functions the model may call (needs a TOOLS model)' },
+    ),
+  ),
+  toolChoice: Type.Optional(Type.Union([Type.Enum(['auto', 'none', 'required']), StrictObject({ name: Type.String({ minLength: 1, maxLength: 64 }) })], { description: 'Extension: auto, none, required, or { name } of one tool' })),
+  parallelToolCalls: Type.Optional(Type.Boolean({ description: 'Extension: whether the model may call several tools at once' })),
+  responseFormat: Type.Optional(
+    Type.Union(
+      [
+        StrictObject({ type: Type.Enum(['text', 'json_object']) }),
+        StrictObject({
+          type: Type.Literal('json_schema'),
+          name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' }),
+          schema: JsonSchemaObject,
+          strict: Type.Optional(Type.Boolean()),
+          description: Type.Optional(Type.String({ maxLength: 4_000 })),
+        }),
+      ],
+      { description: 'Extension: text, a JSON object, or an answer following a JSON schema' },
+    ),
+  ),
+  topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Extension: nucleus sampling' })),
+  topK: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000, description: "Extension: top-k sampling (Anthropic's models)" })),
+  stop: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 4, description: 'Extension: stop sequences' })),
+  seed: Type.Optional(Type.Integer({ minimum: -9_007_199_254_740_991, maximum: 9_007_199_254_740_991, description: 'Extension: best-effort deterministic sampling' })),
+  presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: 'Extension' })),
+  frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: 'Extension' })),
+  user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Extension: your end user's id, passed to the provider for abuse monitoring" })),
+};
 
 export const TextBody = StrictObject({
   model: ModelSlug,
@@ -22,9 +80,10 @@ export const TextBody = StrictObject({
   stream: Type.Optional(
     Type.Boolean({
       description:
-        'Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}}',
+        'Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}}',
     }),
   ),
+  ...TextExtensions,
 });
 
 export const TextResponse = Type.Object({
@@ -32,6 +91,7 @@ export const TextResponse = Type.Object({
   usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), creditsConsumed: Type.Integer({ description: 'Tokens charged to the wallet' }) }),
   model: Type.String(),
   requestId: Type.String(),
+  toolCalls: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() }), { description: 'Extension: the tools the model called (present only when it called some; run them and send the results as tool messages)' })),
 });
 
 export const EnhanceBody = StrictObject({

@@ -28,8 +28,8 @@ import { createFallbacks } from './fallbacks.js';
 import { createMetering } from './metering.js';
 import type { MeteringDeps } from './metering-types.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
-import { createTextGateway, textResponse } from './text.js';
-import type { TextAnswer } from './text-types.js';
+import { createTextGateway, textOptionsOf, textResponse } from './text.js';
+import type { TextAnswer, TextOptions } from './text-types.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
 
@@ -69,12 +69,14 @@ export interface GatewayServiceDeps {
   outbound: OutboundPolicy;
 }
 
-export interface TextBody {
+export interface TextBody extends TextOptions {
   model: string;
   messages: ChatMessage[];
   maxTokens?: number;
   temperature?: number;
   stream?: boolean;
+  /** false: the caller's messages go upstream as they are (the SDK-compatible surfaces); default: the spec's server instruction first. */
+  serverInstruction?: boolean;
 }
 
 export interface EnhanceBody {
@@ -138,6 +140,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     messages: body.messages,
     maxTokens: body.maxTokens,
     temperature: body.temperature,
+    options: textOptionsOf(body),
+    instruction: body.serverInstruction === false ? null : undefined,
     accepts: textModelsOnly,
     saveToHistory: true,
     answerBody: textResponse,
@@ -187,6 +191,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
       const stored = keyed.response;
       const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
       if (stored.text) await sse.send({ type: 'text', delta: stored.text });
+      for (const [index, call] of (stored.toolCalls ?? []).entries()) await sse.send({ type: 'tool_call', index, id: call.id, name: call.name, argumentsDelta: call.arguments });
       await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
       await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
       sse.end();

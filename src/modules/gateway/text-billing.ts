@@ -1,12 +1,18 @@
 import { AppError } from '../../platform/http/errors.js';
 import { upstreamToAppError } from './errors.js';
-import { UpstreamError, type ChatMessage, type TokenUsage } from './providers/types.js';
+import { messageText, UpstreamError, type ChatMessage, type TokenUsage, type ToolCall } from './providers/types.js';
 import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
-import { countTextTokens } from './tokens.js';
+import { countAnswerTokens } from './tokens.js';
 
 type BillingDeps = Pick<TextGatewayDeps, 'db' | 'logger' | 'catalog' | 'metering' | 'pool'>;
 
-const lastUserText = (messages: ChatMessage[]) => [...messages].reverse().find((m) => m.role === 'user')?.content ?? messages.at(-1)?.content ?? '';
+function lastUserText(messages: ChatMessage[]): string {
+  const last = [...messages].reverse().find((m) => m.role === 'user') ?? messages.at(-1);
+  return last ? messageText(last) : '';
+}
+
+/** What the library keeps of an answer: its text, and the tools it called (by name and arguments). */
+const generationOutput = (text: string, toolCalls: ToolCall[] | undefined) => (toolCalls?.length ? { text, toolCalls: toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })) } : { text });
 
 const baseMetadata = (p: Prepared, extra: Record<string, unknown>) => ({
   modelSlug: p.model.slug,
@@ -27,6 +33,7 @@ export async function finalize(
   p: Prepared,
   outcome: {
     text: string;
+    toolCalls?: ToolCall[];
     usage: TokenUsage | null;
     finishReason: string;
     accountId: string | null;
@@ -35,7 +42,7 @@ export async function finalize(
   },
 ): Promise<TextAnswer> {
   const { logger, catalog, metering, pool } = deps;
-  const measured = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countTextTokens(outcome.text) };
+  const measured = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countAnswerTokens(outcome.text, outcome.toolCalls) };
   let price: { tokens: number; providerCostCents: number; providerCostMicros: number; currency: string };
   try {
     price = await catalog.priceUsage(p.model, measured);
@@ -46,6 +53,7 @@ export async function finalize(
   }
   const answerOf = (chargedTokens: number): TextAnswer => ({
     text: outcome.text,
+    ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}),
     usage: { inputTokens: measured.inputTokens, outputTokens: measured.outputTokens, creditsConsumed: chargedTokens },
     model: p.model.slug,
     requestId: p.requestId,
@@ -63,11 +71,12 @@ export async function finalize(
     metadata: baseMetadata(p, {
       usageSource: outcome.usage ? 'provider' : 'counted',
       finishReason: outcome.finishReason,
+      ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls.map((c) => c.name) } : {}),
       providerCostMicros: price.providerCostMicros,
       currency: price.currency,
       ...outcome.extra,
     }),
-    generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: { text: outcome.text } } : null,
+    generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: generationOutput(outcome.text, outcome.toolCalls) } : null,
     response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
   });
   if (outcome.accountId) pool.recordSpend(outcome.accountId, price.providerCostMicros);

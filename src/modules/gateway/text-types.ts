@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Db } from '../../platform/db/database.js';
+import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { CatalogService, GatewayModel } from '../catalog/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
@@ -10,7 +11,7 @@ import type { Fallbacks } from './fallbacks.js';
 import type { Metering } from './metering.js';
 import type { Metered } from './metering-types.js';
 import type { UpstreamPool } from './pool.js';
-import type { ChatMessage } from './providers/types.js';
+import type { ChatMessage, TextRequest, ToolCall } from './providers/types.js';
 
 export interface TextGatewayDeps {
   db: Db;
@@ -21,9 +22,14 @@ export interface TextGatewayDeps {
   wallet: Pick<WalletService, 'markInFlight'>;
   metering: Metering;
   pool: UpstreamPool;
+  /** Where image URLs in messages may point (the provider fetches them). */
+  outbound?: Pick<OutboundPolicy, 'check'>;
   /** Operators' fallback models: tried in order when every account of the model's provider failed. */
   fallbacks?: Pick<Fallbacks, 'idsOf'>;
 }
+
+/** The optional parameters of a text call, carried to adapters that honour them (any other is refused with a 400). */
+export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user'>;
 
 export interface TextCall {
   operation: 'text.generate' | 'prompt.enhance';
@@ -31,10 +37,11 @@ export interface TextCall {
   messages: ChatMessage[];
   maxTokens?: number;
   temperature?: number;
+  options?: TextOptions;
   /** Which model types the route accepts, and the 400 to give otherwise. */
   accepts: (model: GatewayModel) => string | null;
-  /** The instruction placed first (default: the per-type server instruction). */
-  instruction?: string;
+  /** The instruction placed first (default: the per-type server instruction; null: none, the messages go as they are). */
+  instruction?: string | null;
   /** Save the answer to the caller's text history. */
   saveToHistory: boolean;
   /** The route's JSON answer: stored for the Idempotency-Key in the settling transaction. */
@@ -43,6 +50,8 @@ export interface TextCall {
 
 export interface TextAnswer {
   text: string;
+  /** The tools the model called (finish reason `tool_calls`); absent when it called none. */
+  toolCalls?: ToolCall[];
   usage: { inputTokens: number; outputTokens: number; creditsConsumed: number };
   model: string;
   requestId: string;

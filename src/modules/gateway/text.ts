@@ -3,19 +3,34 @@ import { badRequest } from '../../platform/http/errors.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { GatewayModel } from '../catalog/service.js';
 import { withServerInstruction } from './instructions.js';
-import type { ChatMessage } from './providers/types.js';
+import { TEXT_PARAMETERS, type ChatMessage } from './providers/types.js';
 import { finalize } from './text-billing.js';
 import { withFallbacks } from './text-fallbacks.js';
 import { asStream, pump } from './text-stream.js';
-import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps } from './text-types.js';
-import { countMessageTokens, messageTokensAtMost } from './tokens.js';
+import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps, TextOptions } from './text-types.js';
+import { checkCapabilities, checkImageUrls } from './text-capabilities.js';
+import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtMost } from './tokens.js';
 
 export const DEFAULT_MAX_TOKENS = 2048;
 /** Chat history replay: a quarter of the context window, capped at 24,000 tokens; system text is never trimmed. */
 export const HISTORY_CAP_TOKENS = 24_000;
 
 /** The JSON answer of a text call (and what its Idempotency-Key replays). */
-export const textResponse = (answer: TextAnswer) => ({ text: answer.text, usage: answer.usage, model: answer.model, requestId: answer.requestId, finishReason: answer.finishReason });
+export const textResponse = (answer: TextAnswer) => ({
+  text: answer.text,
+  usage: answer.usage,
+  model: answer.model,
+  requestId: answer.requestId,
+  finishReason: answer.finishReason,
+  ...(answer.toolCalls?.length ? { toolCalls: answer.toolCalls } : {}),
+});
+
+/** The optional parameters a body sets (the keys it leaves out stay out). */
+export function textOptionsOf(body: TextOptions): TextOptions {
+  const options: Record<string, unknown> = {};
+  for (const key of TEXT_PARAMETERS) if (body[key] !== undefined) options[key] = body[key];
+  return options;
+}
 
 /** Keeps every system message and as much recent conversation as fits `budget` tokens (the last message always). */
 export function fitHistory(messages: ChatMessage[], budget: number): { messages: ChatMessage[]; trimmed: number } {
@@ -32,6 +47,9 @@ export function fitHistory(messages: ChatMessage[], budget: number): { messages:
   }
   return { messages: [...system, ...rest.slice(keepFrom)], trimmed: keepFrom };
 }
+
+/** A JSON schema the answer must follow is read by the model like any input. */
+const responseFormatTokens = (options: TextOptions) => (options.responseFormat?.type === 'json_schema' ? countTextTokens(JSON.stringify(options.responseFormat.schema)) : 0);
 
 /**
  * The text gateway: checks, sizing and reservation here; the fallback models (text-fallbacks.ts), the streaming
@@ -53,12 +71,17 @@ export function createTextGateway(deps: TextGatewayDeps) {
     const wrongType = call.accepts(model);
     if (wrongType) throw badRequest(wrongType, { model: model.slug, type: model.type });
     const access = await metering.access(principal, model);
+    const adapter = pool.adapterOf(model.providerSlug);
+    const options = call.options ?? {};
+    if (adapter) checkCapabilities({ model, adapter }, options, call.messages);
+    await checkImageUrls(deps.outbound, call.messages);
 
-    // History first (system text is never trimmed), then the server instruction in front.
+    // History first (system text is never trimmed), then the server instruction in front. A conversation with tool
+    // calls is sent whole: cutting it could separate a tool result from its call.
     const budget = Math.min(HISTORY_CAP_TOKENS, model.maxContextTokens ? Math.floor(model.maxContextTokens / 4) : HISTORY_CAP_TOKENS);
-    const fitted = fitHistory(call.messages, budget);
+    const fitted = options.tools || call.messages.some((m) => m.role === 'tool') ? { messages: call.messages, trimmed: 0 } : fitHistory(call.messages, budget);
     const messages = withServerInstruction(model, fitted.messages, call.instruction);
-    const inputTokens = countMessageTokens(messages);
+    const inputTokens = countMessageTokens(messages, imageTokenRule(adapter?.kind ?? 'openai')) + countToolTokens(options.tools) + responseFormatTokens(options);
     const modelMax = model.maxOutputTokens ?? Number.POSITIVE_INFINITY;
     if (call.maxTokens !== undefined && call.maxTokens > modelMax) {
       throw badRequest(`maxTokens ${call.maxTokens} is more than the model "${model.slug}" can write (${modelMax}).`, [{ field: 'maxTokens', message: `must be at most ${modelMax}` }]);
@@ -86,12 +109,11 @@ export function createTextGateway(deps: TextGatewayDeps) {
   }
 
   /** Temperature goes upstream only to models that honour it (reasoning models advertise no temperature control). */
-  const upstreamRequest = (p: Prepared) => ({
-    model: p.model.upstreamModel,
-    messages: p.messages,
-    maxTokens: p.maxTokens,
-    temperature: p.model.capabilities.controls?.temperature ? p.call.temperature : undefined,
-  });
+  const upstreamRequest = (p: Prepared) =>
+    Object.assign(
+      { model: p.model.upstreamModel, messages: p.messages, maxTokens: p.maxTokens, temperature: p.model.capabilities.controls?.temperature ? p.call.temperature : undefined },
+      p.call.options,
+    );
 
   return {
     /** A whole answer at once. */

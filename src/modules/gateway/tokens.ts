@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as GptTokenizer from 'gpt-tokenizer';
-import type { ChatMessage } from './providers/types.js';
+import { messageImages, messageText, type ChatMessage, type ImagePart, type ToolDefinition } from './providers/types.js';
 
 /**
  * gpt-tokenizer's tables hold ~20 MB of heap (~40 MB resident), so they are loaded by the first count rather than at
@@ -54,19 +54,75 @@ function countContentTokens(text: string): number {
   return tokens;
 }
 
-export function countMessageTokens(messages: readonly ChatMessage[]): number {
+/** Tokens an image costs a provider's model (see `image-tokens.ts`); the default is OpenAI's rule. */
+export type ImageTokenRule = (image: ImagePart) => number;
+
+/** OpenAI's rule: low detail 85; otherwise fit in 2048x2048, shortest side to 768, then 170 per 512-pixel tile plus 85. */
+export function openAiImageTokens(image: ImagePart): number {
+  if (image.detail === 'low') return 85;
+  let width = image.width ?? 2048;
+  let height = image.height ?? 2048;
+  const fit = Math.min(1, 2048 / Math.max(width, height));
+  width *= fit;
+  height *= fit;
+  const shortest = Math.min(1, 768 / Math.min(width, height));
+  width *= shortest;
+  height *= shortest;
+  return 170 * Math.ceil(width / 512) * Math.ceil(height / 512) + 85;
+}
+
+/** Anthropic's rule: width x height / 750, after scaling to a long side of at most 1568 and at most 1.15 megapixels. */
+export function anthropicImageTokens(image: ImagePart): number {
+  let width = image.width ?? 1568;
+  let height = image.height ?? 1568;
+  const scale = Math.min(1, 1568 / Math.max(width, height), Math.sqrt(1_150_000 / (width * height)));
+  width = Math.floor(width * scale);
+  height = Math.floor(height * scale);
+  return Math.ceil((width * height) / 750);
+}
+
+/** The image rule of an adapter kind (OpenAI's for OpenAI-compatible providers and the built-in model). */
+export const imageTokenRule = (adapterKind: string): ImageTokenRule => (adapterKind === 'anthropic' ? anthropicImageTokens : openAiImageTokens);
+
+/** What a message costs besides its text: its images, and its tool calls (name and arguments) or tool-result id. */
+function extrasTokens(message: ChatMessage, imageTokens: ImageTokenRule): number {
+  let total = 0;
+  if (typeof message.content !== 'string') for (const image of messageImages(message)) total += imageTokens(image);
+  for (const call of message.toolCalls ?? []) total += TOKENS_PER_MESSAGE + countContentTokens(call.name) + countContentTokens(call.arguments);
+  if (message.toolCallId) total += countContentTokens(message.toolCallId);
+  return total;
+}
+
+export function countMessageTokens(messages: readonly ChatMessage[], imageTokens: ImageTokenRule = openAiImageTokens): number {
   let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countContentTokens(message.content);
+  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countContentTokens(messageText(message)) + extrasTokens(message, imageTokens);
+  return total;
+}
+
+/** The tool definitions as the model reads them (names, descriptions and schemas, as JSON). */
+export function countToolTokens(tools: readonly ToolDefinition[] | undefined): number {
+  if (!tools || tools.length === 0) return 0;
+  return countContentTokens(JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.parameters }))));
+}
+
+/** The output of a call: its text and the tool calls it wrote. */
+export function countAnswerTokens(text: string, toolCalls: readonly { name: string; arguments: string }[] | undefined): number {
+  let total = countTextTokens(text);
+  for (const call of toolCalls ?? []) total += countTextTokens(call.name) + countTextTokens(call.arguments);
   return total;
 }
 
 /**
  * An upper bound of `countMessageTokens` summed message by message, without tokenizing: a token of this encoding is at
  * least one UTF-8 byte, so a text has at most as many tokens as bytes. When it fits a budget, so do the real counts.
+ * Messages with images or tool calls are counted exactly (they are few; their cost is not their bytes).
  */
 export function messageTokensAtMost(messages: readonly ChatMessage[]): number {
   let total = 0;
-  for (const message of messages) total += REPLY_PRIMING_TOKENS + TOKENS_PER_MESSAGE + tokensOfRole(message.role) + Buffer.byteLength(message.content);
+  for (const message of messages) {
+    if (typeof message.content !== 'string' || message.toolCalls || message.toolCallId) total += countMessageTokens([message]);
+    else total += REPLY_PRIMING_TOKENS + TOKENS_PER_MESSAGE + tokensOfRole(message.role) + Buffer.byteLength(message.content);
+  }
   return total;
 }
 

@@ -12,6 +12,12 @@ export const MAX_VIDEO_JOB_MS = 60 * 60 * 1000;
 /** Polls that fail in a row before the job is given up. */
 const MAX_POLL_FAILURES = 10;
 
+/** Parameters the catalog fixes for a model upstream (`capabilities.flags.upstreamParams`). */
+const upstreamParamsOf = (model: GatewayModel): Record<string, unknown> => {
+  const params = model.capabilities.flags?.upstreamParams;
+  return params && typeof params === 'object' ? (params as Record<string, unknown>) : {};
+};
+
 const pollDelaySeconds = (estimatedSeconds: number | null) => Math.min(15, Math.max(1, Math.ceil((estimatedSeconds ?? 8) / 4)));
 
 const schedulePoll = (deps: Pick<MediaGatewayDeps, 'queue'>, job: { id: string; estimatedSeconds: number | null }) =>
@@ -28,7 +34,9 @@ async function submitUpstream(deps: MediaGatewayDeps, input: VideoInput, model: 
         prompt: input.prompt,
         negativePrompt: input.negativePrompt,
         seed: input.seed,
-        extra: input.extra,
+        // The catalog's own upstream parameters (a model sold as "pro" is sent as pro) come last: a caller's extra keys
+        // add provider options but never change what the model's price is for.
+        extra: Object.assign({}, input.extra, upstreamParamsOf(model)),
         seedImage: input.seedImageUrl ? await readOwn(input.seedImageUrl, 'image') : undefined,
         endImage: input.endImageUrl ? await readOwn(input.endImageUrl, 'image') : undefined,
       });

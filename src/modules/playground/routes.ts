@@ -19,6 +19,7 @@ import {
   VideoBody,
   VideoJobResponse,
 } from '../gateway/index.js';
+import { fromTextRoute } from '../gateway/index.js';
 import { JobSchema } from '../jobs/service.js';
 import { GenerationsPage, GenerationsQuery, LIBRARY_LIMITS } from '../library/service.js';
 import {
@@ -73,11 +74,12 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
       schema: { tags, summary: 'Generate text as the playground identity (body of POST /v1/ai/text; stream: true answers with server-sent events)', body: TextBodySchema, response: { 200: TextResponse, ...generation } },
     },
     async (request, reply) => {
-      if (request.body.stream) {
-        await playground.streamText(adminOf(request), request.body, (headers) => openSse(request, reply, { headers }));
+      const body = fromTextRoute(request.body);
+      if (body.stream) {
+        await playground.streamText(adminOf(request), body, (headers) => openSse(request, reply, { headers }));
         return reply;
       }
-      const { answer, runId } = await playground.text(adminOf(request), request.body);
+      const { answer, runId } = await playground.text(adminOf(request), body);
       runHeaders(reply, runId, answer);
       return answer;
     },
@@ -95,7 +97,7 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
       },
     },
     async (request, reply) => {
-      await playground.streamText(adminOf(request), request.body, (headers) => openSse(request, reply, { headers }));
+      await playground.streamText(adminOf(request), fromTextRoute(request.body), (headers) => openSse(request, reply, { headers }));
       return reply;
     },
   );

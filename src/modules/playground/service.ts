@@ -11,6 +11,7 @@ import type { AuthService } from '../auth/index.js';
 import type { CatalogService } from '../catalog/service.js';
 import type { FilesService } from '../files/service.js';
 import type { AudioBody, EnhanceImageBody, GatewayService, ImageBody, MediaGateway, TextAnswerBody, TextBody, VideoBody } from '../gateway/index.js';
+import { messageText } from '../gateway/index.js';
 import type { JobsService } from '../jobs/service.js';
 import type { LibraryService } from '../library/service.js';
 import type { PlansService } from '../plans/service.js';
@@ -41,7 +42,10 @@ export interface PlaygroundServiceDeps {
 export const UPLOAD_CONTENT_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const;
 const UPLOAD_FORMATS: Record<(typeof UPLOAD_CONTENT_TYPES)[number], string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
 
-const lastUserMessage = (body: TextBody) => [...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+const lastUserMessage = (body: TextBody) => {
+  const last = [...body.messages].reverse().find((m) => m.role === 'user');
+  return last ? messageText(last) : '';
+};
 const needsUserMessage = (body: TextBody) => {
   if (!body.messages.some((m) => m.role === 'user')) {
     throw badRequest('messages must include at least one user message.', [{ field: 'messages', message: 'must include a user message' }]);

@@ -1,16 +1,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { anthropicRequestBody, finishReasonOf, fromAnthropicMessage, usageOf } from './anthropic-messages.js';
 import { guardStream } from './stream-guard.js';
-import {
-  UpstreamError,
-  classifyStatus,
-  type ChatMessage,
-  type ProviderAdapter,
-  type TextRequest,
-  type TextStreamEvent,
-  type UpstreamCredential,
-} from './types.js';
+import { UpstreamError, classifyStatus, type ProviderAdapter, type TextParameter, type TextStreamEvent, type UpstreamCredential } from './types.js';
 
-/** Anthropic's Messages API through the official `@anthropic-ai/sdk`. */
+export { toAnthropicMessages } from './anthropic-messages.js';
+
+/** Anthropic's Messages API through the official `@anthropic-ai/sdk`; the wire mapping is in `anthropic-messages.ts`. */
 export interface AnthropicAdapterOptions {
   defaultBaseUrl?: string;
   streamIdleTimeoutMs?: number;
@@ -23,7 +18,8 @@ export interface AnthropicAdapterOptions {
 let anthropicSdk: typeof Anthropic | undefined;
 const loadAnthropicSdk = async (): Promise<typeof Anthropic> => (anthropicSdk ??= (await import('@anthropic-ai/sdk')).default);
 
-const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop', tool_use: 'tool_calls' };
+/** What the adapter carries; `responseFormat` is not among them (the Messages API has no JSON-schema answer mode here). */
+const ANTHROPIC_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['tools', 'toolChoice', 'parallelToolCalls', 'topP', 'topK', 'stop', 'user']);
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): ProviderAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? 'https://api.anthropic.com';
@@ -41,74 +37,33 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
     return client;
   };
 
-  const body = (request: TextRequest) => {
-    const { system, messages } = toAnthropicMessages(request.messages);
-    return {
-      model: request.model,
-      max_tokens: request.maxTokens,
-      messages,
-      ...(system ? { system } : {}),
-      ...(request.temperature === undefined ? {} : { temperature: Math.min(1, request.temperature) }),
-    };
-  };
-
   return {
     kind: 'anthropic',
     needsCredential: true,
+    parameters: ANTHROPIC_PARAMETERS,
+    images: true,
+    jsonSchema: false,
 
     async generateText(credential, request) {
+      const body = anthropicRequestBody(request); // a request that cannot be mapped fails here, before any call
       try {
-        const message = await (await clientFor(credential)).messages.create(Object.assign(body(request), { stream: false as const }), { signal: request.signal });
-        const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-        return {
-          text,
-          usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
-          finishReason: FINISH[message.stop_reason ?? 'end_turn'] ?? message.stop_reason ?? 'stop',
-        };
+        const message = await (await clientFor(credential)).messages.create({ ...body, stream: false }, { signal: request.signal });
+        return fromAnthropicMessage(message);
       } catch (err) {
         throw mapAnthropicError(err, request.model);
       }
     },
 
     async streamText(credential, request) {
+      const body = anthropicRequestBody(request);
       let upstream: Awaited<ReturnType<typeof openStream>>;
-      const openStream = async () => (await clientFor(credential)).messages.create(Object.assign(body(request), { stream: true as const }), { signal: request.signal });
+      const openStream = async () => (await clientFor(credential)).messages.create({ ...body, stream: true }, { signal: request.signal });
       try {
         upstream = await openStream();
       } catch (err) {
         throw mapAnthropicError(err, request.model);
       }
-      async function* events(): AsyncGenerator<TextStreamEvent> {
-        let inputTokens: number | null = null;
-        let outputTokens: number | null = null;
-        let stopReason: string | null = null;
-        let stopped = false;
-        for await (const event of upstream) {
-          switch (event.type) {
-            case 'message_start':
-              inputTokens = event.message.usage.input_tokens;
-              outputTokens = event.message.usage.output_tokens;
-              break;
-            case 'content_block_delta':
-              if (event.delta.type === 'text_delta' && event.delta.text) yield { type: 'text', delta: event.delta.text };
-              break;
-            case 'message_delta':
-              if (event.delta.stop_reason) stopReason = event.delta.stop_reason;
-              if (typeof event.usage.output_tokens === 'number') outputTokens = event.usage.output_tokens;
-              if (typeof event.usage.input_tokens === 'number') inputTokens = event.usage.input_tokens;
-              break;
-            case 'message_stop':
-              stopped = true;
-              break;
-            default:
-              break;
-          }
-        }
-        if (!stopped) return; // the guard reports the missing finish as a broken stream
-        if (inputTokens !== null && outputTokens !== null) yield { type: 'usage', usage: { inputTokens, outputTokens } };
-        yield { type: 'finish', finishReason: FINISH[stopReason ?? 'end_turn'] ?? stopReason ?? 'stop' };
-      }
-      return guardStream(events(), {
+      return guardStream(streamEvents(upstream), {
         idleTimeoutMs: options.streamIdleTimeoutMs ?? 60_000,
         abort: () => upstream.controller.abort(),
         mapError: (err) => mapAnthropicError(err, request.model),
@@ -125,17 +80,68 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
   };
 }
 
-/** System messages go to the `system` field; consecutive turns of the same role are merged (the API wants them alternating). */
-export function toAnthropicMessages(messages: readonly ChatMessage[]): { system: string; messages: { role: 'user' | 'assistant'; content: string }[] } {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
-  const turns: { role: 'user' | 'assistant'; content: string }[] = [];
-  for (const message of messages) {
-    if (message.role === 'system') continue;
-    const last = turns[turns.length - 1];
-    if (last && last.role === message.role) last.content += `\n\n${message.content}`;
-    else turns.push({ role: message.role, content: message.content });
+/**
+ * Anthropic's stream events as the gateway's: text deltas; a `tool_call` event per tool_use block start (index among
+ * the answer's tool calls, id, name) then one per piece of its input JSON; usage and finish once `message_stop` came.
+ */
+async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamEvent>): AsyncGenerator<TextStreamEvent> {
+  const usage: { input_tokens?: number | null; output_tokens?: number | null; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null } = {};
+  const keepCounts = (counts: typeof usage) => {
+    for (const key of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) {
+      if (typeof counts[key] === 'number') usage[key] = counts[key];
+    }
+  };
+  // content block index -> tool call index, and whether that call has sent any argument text yet
+  const toolCalls = new Map<number, { index: number; sentArguments: boolean }>();
+  let stopReason: string | null = null;
+  let stopped = false;
+  for await (const event of upstream) {
+    switch (event.type) {
+      case 'message_start':
+        keepCounts(event.message.usage);
+        break;
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'tool_use') {
+          const call = { index: toolCalls.size, sentArguments: false };
+          toolCalls.set(event.index, call);
+          yield { type: 'tool_call', index: call.index, id: block.id, name: block.name, argumentsDelta: '' };
+        } else if (block.type === 'text' && block.text) {
+          yield { type: 'text', delta: block.text };
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta.type === 'text_delta' && delta.text) yield { type: 'text', delta: delta.text };
+        const call = toolCalls.get(event.index);
+        if (delta.type === 'input_json_delta' && call && delta.partial_json) {
+          call.sentArguments = true;
+          yield { type: 'tool_call', index: call.index, argumentsDelta: delta.partial_json };
+        }
+        break;
+      }
+      case 'content_block_stop': {
+        // A call without arguments streams no JSON at all; its arguments are then the empty object, as unstreamed.
+        const call = toolCalls.get(event.index);
+        if (call && !call.sentArguments) yield { type: 'tool_call', index: call.index, argumentsDelta: '{}' };
+        break;
+      }
+      case 'message_delta':
+        if (event.delta.stop_reason) stopReason = event.delta.stop_reason;
+        keepCounts(event.usage);
+        break;
+      case 'message_stop':
+        stopped = true;
+        break;
+      default:
+        break;
+    }
   }
-  return { system, messages: turns };
+  if (!stopped) return; // the guard reports the missing finish as a broken stream
+  const counted = usageOf(usage);
+  if (counted) yield { type: 'usage', usage: counted };
+  yield { type: 'finish', finishReason: finishReasonOf(stopReason) };
 }
 
 export function mapAnthropicError(err: unknown, model: string): UpstreamError {

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import type * as OpenAiSdk from 'openai';
 import { OpenAiEndpoint, type ConnectGuard } from './openai-http.js';
+import { OPENAI_PARAMETERS, toToolCalls, toUsage, toolCallEvents, wireMessage, wireOptions, type WireChunk, type WireCompletion } from './openai-chat.js';
 import { guardStream } from './stream-guard.js';
 import {
   UpstreamError,
@@ -78,9 +79,10 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
 
   const body = (request: TextRequest) => ({
     model: request.model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    messages: request.messages.map(wireMessage),
     [tokenLimitParam]: request.maxTokens,
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...wireOptions(request),
   });
 
   const callOptions = (credential: UpstreamCredential, request: TextRequest) => ({ timeoutMs: credential.timeoutMs, signal: request.signal, model: request.model });
@@ -88,13 +90,18 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
   return {
     kind: 'openai',
     needsCredential: true,
+    parameters: OPENAI_PARAMETERS,
+    images: true,
+    jsonSchema: true,
 
     async generateText(credential, request) {
       const completion = (await endpointFor(credential).json('/chat/completions', Object.assign(body(request), { stream: false }), callOptions(credential, request))) as WireCompletion;
       const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
       if (!choice) throw new UpstreamError('server', 'The provider returned no answer.', null, 'empty_response');
+      const toolCalls = toToolCalls(choice.message?.tool_calls);
       return {
         text: choice.message?.content ?? '',
+        ...(toolCalls ? { toolCalls } : {}),
         usage: toUsage(completion.usage),
         finishReason: choice.finish_reason ?? 'stop',
       };
@@ -116,6 +123,7 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
             if (choice.index !== undefined && choice.index !== 0) continue;
             const delta = choice.delta?.content;
             if (delta) yield { type: 'text', delta };
+            yield* toolCallEvents(choice.delta?.tool_calls);
             if (choice.finish_reason) finishReason = choice.finish_reason;
           }
         }
@@ -134,25 +142,6 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
       await endpointFor(credential).json('/models', undefined, { timeoutMs: credential.timeoutMs, model: '' });
     },
   };
-}
-
-/** The parts of OpenAI's wire format we read; nothing is validated, so every field is optional. */
-interface WireUsage {
-  prompt_tokens?: unknown;
-  completion_tokens?: unknown;
-}
-interface WireCompletion {
-  choices?: { message?: { content?: string | null }; finish_reason?: string | null }[];
-  usage?: WireUsage | null;
-}
-interface WireChunk {
-  choices?: { index?: number; delta?: { content?: string | null }; finish_reason?: string | null }[];
-  usage?: WireUsage | null;
-}
-
-function toUsage(usage: WireUsage | null | undefined): TokenUsage | null {
-  if (!usage || typeof usage.prompt_tokens !== 'number' || typeof usage.completion_tokens !== 'number') return null;
-  return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
 }
 
 export function mapOpenAiError(err: unknown, model: string): UpstreamError {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from '../../../../test/helpers/rejection.js';
 import { collect, collectUntilError, messages, textOf } from '../../../../test/helpers/text-streams.js';
-import { startFakeAnthropic, startFakeOpenAi, type FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
+import { startFakeAnthropic } from '../../../../test/helpers/fake-anthropic.js';
+import { startFakeOpenAi, type FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
 import { countMessageTokens, countTextTokens } from '../tokens.js';
 import { createAnthropicAdapter, toAnthropicMessages } from './anthropic.js';
 import { createLocalProvider } from './local.js';

@@ -3,12 +3,79 @@
  * no wallet, no catalog, no pool. The pool hands them one account's credential per attempt.
  */
 
-export type ChatRole = 'system' | 'user' | 'assistant';
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
+/** An image in a message: inline bytes (base64) or a public https URL the provider fetches itself. */
+export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
+
+export interface ImagePart {
+  type: 'image';
+  source: ImageSource;
+  /** OpenAI's detail level (other providers ignore it). */
+  detail?: 'auto' | 'low' | 'high';
+  /** Pixel size when the gateway could read it (inline images), for estimates and the built-in model. */
+  width?: number;
+  height?: number;
+}
+
+/** Anthropic's prompt-caching marker, passed through unchanged to providers that take it. */
+export type CacheControl = Record<string, unknown>;
+
+export type ContentPart = { type: 'text'; text: string; cacheControl?: CacheControl } | ImagePart;
+
+/** A call of one of the request's tools, as the model wrote it: `arguments` is JSON text (possibly invalid JSON). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * One message of a conversation. `content` is the text, or the parts in order when the message has images (or
+ * parts with cache markers). An assistant message may carry `toolCalls` (its content may then be empty); a `tool`
+ * message is the result of the call named by `toolCallId`.
+ */
 export interface ChatMessage {
   role: ChatRole;
-  content: string;
+  content: string | ContentPart[];
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  /** Anthropic's `is_error` of a tool result. */
+  isError?: boolean;
 }
+
+/** A function the model may call: its name, what it does, and its arguments as a JSON schema. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+  /** OpenAI's strict schema adherence. */
+  strict?: boolean;
+  cacheControl?: CacheControl;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+/** The optional request parameters, by the names the gateway uses (each adapter says which it honours). */
+export const TEXT_PARAMETERS = ['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'topP', 'topK', 'stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'user'] as const;
+export type TextParameter = (typeof TEXT_PARAMETERS)[number];
+
+/** The text of a message (its text parts joined; images and tool calls left out). */
+export function messageText(message: Pick<ChatMessage, 'content'>): string {
+  if (typeof message.content === 'string') return message.content;
+  let text = '';
+  for (const part of message.content) if (part.type === 'text') text += text ? `\n${part.text}` : part.text;
+  return text;
+}
+
+/** The message's images, in order. */
+export const messageImages = (message: Pick<ChatMessage, 'content'>): ImagePart[] =>
+  typeof message.content === 'string' ? [] : message.content.filter((part): part is ImagePart => part.type === 'image');
 
 export interface TokenUsage {
   inputTokens: number;
@@ -32,14 +99,29 @@ export interface TextRequest {
   messages: ChatMessage[];
   maxTokens: number;
   temperature?: number;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
+  topP?: number;
+  /** Anthropic's top_k. */
+  topK?: number;
+  stop?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** The end user behind the call, for the provider's abuse monitoring. */
+  user?: string;
   signal?: AbortSignal;
 }
 
 // `string & {}` keeps the known reasons as suggestions while any provider's own reason passes through.
-export type FinishReason = 'stop' | 'length' | 'content_filter' | 'error' | (string & {});
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | (string & {});
 
 export interface TextResult {
   text: string;
+  /** The tools the model called (finish reason `tool_calls`). */
+  toolCalls?: ToolCall[];
   /** The provider's own count; null when it sent none (the gateway then counts the text itself). */
   usage: TokenUsage | null;
   finishReason: FinishReason;
@@ -47,6 +129,8 @@ export interface TextResult {
 
 export type TextStreamEvent =
   | { type: 'text'; delta: string }
+  /** A piece of tool call `index` (0-based, in the answer's order): its id and name come first, then argument text. */
+  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
   | { type: 'usage'; usage: TokenUsage }
   | { type: 'finish'; finishReason: FinishReason };
 
@@ -64,11 +148,18 @@ export interface ProviderAdapter {
   readonly kind: string;
   /** Whether accounts of this adapter need an API key. */
   readonly needsCredential: boolean;
+  /** The optional parameters this adapter carries to its provider; any other is refused with a 400 naming it. */
+  readonly parameters: ReadonlySet<TextParameter>;
+  /** Whether it carries image parts (the model must also list VISION) and JSON-schema answers. */
+  readonly images: boolean;
+  readonly jsonSchema: boolean;
   generateText(credential: UpstreamCredential, request: TextRequest): Promise<TextResult>;
   /** Resolves once the upstream answered with a successful status; failures before that reject (and fail over). */
   streamText(credential: UpstreamCredential, request: TextRequest): Promise<TextStream>;
   /** A cheap authenticated call proving the credential works (e.g. listing models). Throws UpstreamError. */
   checkCredential(credential: UpstreamCredential): Promise<void>;
+  /** For keys made of parts: throws an Error naming what is missing (the service refuses to start with it). */
+  checkKeyShape?(apiKey: string): void;
 }
 
 /**

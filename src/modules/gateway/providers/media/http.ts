@@ -1,4 +1,5 @@
 import { UpstreamError, classifyStatus } from '../types.js';
+import type { MediaFile } from './media-types.js';
 
 /** One answer of an upstream HTTP API, fully read. */
 export interface UpstreamResponse {
@@ -11,6 +12,8 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
   body?: unknown;
+  /** A `multipart/form-data` body instead of JSON; fetch writes its content type with the boundary. */
+  form?: FormData;
   /** Time for the whole exchange, body included. */
   timeoutMs: number;
   signal?: AbortSignal;
@@ -21,13 +24,15 @@ export interface UpstreamRequest {
  * `UpstreamError`s (timeout, network, aborted); HTTP statuses are returned for the adapter to interpret.
  */
 export async function callUpstream(url: string, request: UpstreamRequest): Promise<UpstreamResponse> {
+  const json = request.body !== undefined;
+  if (json && request.form) throw new TypeError('callUpstream sends a JSON body or a form, not both');
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
   try {
     const response = await fetch(url, {
       method: request.method,
-      headers: { ...request.headers, ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      headers: { ...request.headers, ...(json ? { 'content-type': 'application/json' } : {}) },
+      body: json ? JSON.stringify(request.body) : request.form,
       signal,
       redirect: 'error',
     });
@@ -39,6 +44,21 @@ export async function callUpstream(url: string, request: UpstreamRequest): Promi
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
     throw new UpstreamError('network', `Could not reach the provider: ${cause}`, null, 'connection_error');
   }
+}
+
+export type FormValue = string | number | boolean | MediaFile | null | undefined;
+
+const FILE_EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+
+/** A multipart form of text fields and files (`MediaFile`s, sent as `<field>.<ext>`); null and undefined fields are left out. */
+export function multipartForm(fields: Record<string, FormValue>): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === null || value === undefined) continue;
+    if (typeof value === 'object') form.append(name, new Blob([value.bytes], { type: value.mimeType }), `${name}.${FILE_EXTENSION[value.mimeType] ?? 'bin'}`);
+    else form.append(name, String(value));
+  }
+  return form;
 }
 
 /** The answer's JSON, or null when it has none. */

@@ -136,6 +136,8 @@ export interface MediaAdapter {
   generateMusic?(credential: UpstreamCredential, request: MusicRequest): Promise<AudioResult>;
   /** A cheap authenticated call proving the credential works. Throws UpstreamError. */
   checkCredential(credential: UpstreamCredential): Promise<void>;
+  /** For keys made of parts (Kling's access and secret key): throws an Error naming what is missing, at start-up. */
+  checkKeyShape?(apiKey: string): void;
 }
 
 export type MediaCapability = 'generateImage' | 'submitVideo' | 'generateSpeech' | 'generateMusic';

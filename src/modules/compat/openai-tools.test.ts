@@ -1,0 +1,205 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import OpenAI from 'openai';
+import { usageRecords } from '../../db/schema/usage.js';
+import { encodePng } from '../../platform/media/png.js';
+import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
+import { createApiKey, ledgerOf, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
+import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
+
+let fake: FakeUpstream;
+let t: TestApp;
+let decide: Decide = () => ({ kind: 'ok' });
+let openai: OpenAI;
+let userId: string;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
+  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']), ...providerEnv('GROQ', fake.baseUrl, ['gsk-tools-0001']) } });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { accessToken, user } = await signUp(t.app);
+  userId = user.id;
+  await setPlan(t, userId, 'starter');
+  const { key } = await createApiKey(t, accessToken, ['ai:text']);
+  openai = new OpenAI({ apiKey: key, baseURL: `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/openai/v1`, maxRetries: 0 });
+});
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+const MODEL = 'openai/gpt-4o-mini';
+const weatherTool = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    description: 'The current weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'], additionalProperties: false },
+    strict: true,
+  },
+};
+const call = { id: 'call_abc123', name: 'get_weather', arguments: '{"city":"Lisbon","unit":"c"}' };
+const question = [{ role: 'user' as const, content: 'What is the weather in Lisbon?' }];
+const lastCall = () => fake.calls().at(-1)!;
+const png = `data:image/png;base64,${encodePng(4, 3, new Uint8Array(4 * 3 * 3)).toString('base64')}`;
+
+async function expectUnchargedRefusal(run: () => Promise<unknown>, param: string) {
+  const before = await walletState(t, userId);
+  const calls = fake.calls().length;
+  const err = await run().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+  expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(param);
+  expect(await walletState(t, userId)).toEqual(before);
+  expect(fake.calls().length).toBe(calls);
+  return err as InstanceType<typeof OpenAI.BadRequestError>;
+}
+
+describe('/openai/v1/chat/completions with tools', () => {
+  it('forwards tools and tool_choice unchanged, answers the tool call in OpenAI shape, and charges the reported usage', async () => {
+    decide = () => ({ kind: 'ok', toolCalls: [call], usage: { inputTokens: 120, outputTokens: 18 } });
+    const completion = await openai.chat.completions.create({ model: MODEL, messages: question, tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    const sent = lastCall().body;
+    expect(sent.tools).toEqual([weatherTool]);
+    expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+    // The caller's messages go as they are: no server instruction in front.
+    expect(sent.messages).toEqual(question);
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    expect(choice.message.tool_calls).toEqual([{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }]);
+    const model = await t.services.catalog.resolveForGateway(MODEL);
+    const price = await t.services.catalog.priceUsage(model, { inputTokens: 120, outputTokens: 18 });
+    expect((completion.usage as unknown as { tokens_charged: number }).tokens_charged).toBe(price.tokens);
+    const [record] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, completion.id.replace('chatcmpl-', '')));
+    expect(record).toMatchObject({ status: 'SUCCESS', tokensConsumed: price.tokens, inputUnits: 120, outputUnits: 18 });
+    expect(record!.metadata).toMatchObject({ finishReason: 'tool_calls', toolCalls: ['get_weather'] });
+  });
+
+  it('streams tool-call deltas by index, which the SDK stream helper assembles', async () => {
+    decide = () => ({ kind: 'ok', toolCalls: [call, { id: 'call_def456', name: 'get_weather', arguments: '{"city":"Porto"}' }] });
+    const stream = openai.chat.completions.stream({ model: MODEL, messages: question, tools: [weatherTool], stream_options: { include_usage: true } });
+    const final = await stream.finalChatCompletion();
+    expect(final.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(final.choices[0]!.message.tool_calls?.map((c) => [c.id, c.function.name, JSON.parse(c.function.arguments)])).toEqual([
+      ['call_abc123', 'get_weather', { city: 'Lisbon', unit: 'c' }],
+      ['call_def456', 'get_weather', { city: 'Porto' }],
+    ]);
+    expect((final.usage as unknown as { tokens_charged: number }).tokens_charged).toBeGreaterThan(0);
+  });
+
+  it('carries a tool-result follow-up as OpenAI expects it, and answers with text', async () => {
+    decide = () => ({ kind: 'ok', text: 'It is 21 °C in Lisbon.' });
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      ...question,
+      { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] },
+      { role: 'tool', tool_call_id: call.id, content: '{"temperature":21}' },
+    ];
+    const completion = await openai.chat.completions.create({ model: MODEL, messages, tools: [weatherTool] });
+    expect(completion.choices[0]!.message.content).toBe('It is 21 °C in Lisbon.');
+    expect(lastCall().body.messages).toEqual(messages);
+  });
+
+  it('replays a tool call for the same Idempotency-Key and charges it once', async () => {
+    decide = () => ({ kind: 'ok', toolCalls: [call] });
+    const body = { model: MODEL, messages: question, tools: [weatherTool] };
+    const first = await openai.chat.completions.create(body, { headers: { 'Idempotency-Key': 'tool-call-once' } });
+    const calls = fake.calls().length;
+    const charged = await walletState(t, userId);
+    const replay = await openai.chat.completions.create(body, { headers: { 'Idempotency-Key': 'tool-call-once' } }).withResponse();
+    expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.data.choices[0]!.message.tool_calls).toEqual(first.choices[0]!.message.tool_calls);
+    expect(fake.calls().length).toBe(calls);
+    expect(await walletState(t, userId)).toEqual(charged);
+    const ledger = await ledgerOf(t, first.id.replace('chatcmpl-', ''));
+    expect(-ledger.reduce((sum, row) => sum + row.amount, 0)).toBe((first.usage as unknown as { tokens_charged: number }).tokens_charged);
+  });
+});
+
+describe('/openai/v1/chat/completions parameters and images', () => {
+  it('forwards the sampling parameters and a JSON-schema response format', async () => {
+    decide = () => ({ kind: 'ok', text: '{"city":"Lisbon"}' });
+    const response_format = { type: 'json_schema' as const, json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true } };
+    await openai.chat.completions.create({ model: MODEL, messages: question, top_p: 0.5, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'user-42', response_format });
+    expect(lastCall().body).toMatchObject({ top_p: 0.5, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'user-42', response_format });
+  });
+
+  it('forwards image parts (data: and https URLs) to a vision model', async () => {
+    decide = () => ({ kind: 'ok', text: 'A tiny black picture.' });
+    const content: OpenAI.ChatCompletionContentPart[] = [
+      { type: 'text', text: 'What is in these pictures?' },
+      { type: 'image_url', image_url: { url: png, detail: 'low' } },
+      { type: 'image_url', image_url: { url: 'https://93.184.216.34/cat.png' } },
+    ];
+    await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content }] });
+    expect(lastCall().body.messages).toEqual([{ role: 'user', content }]);
+  });
+
+  it('refuses an image for a model without VISION before any charge', async () => {
+    const err = await expectUnchargedRefusal(
+      () => openai.chat.completions.create({ model: 'groq/llama-3.1-8b-instant', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: png } }] }] }),
+      'messages',
+    );
+    expect(err.message).toContain('does not read images');
+  });
+
+  it('refuses an image URL on a private or metadata address before any charge', async () => {
+    for (const url of ['https://127.0.0.1/cat.png', 'https://169.254.169.254/latest/meta-data']) {
+      await expectUnchargedRefusal(() => openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }), 'messages.0.content');
+    }
+  });
+
+  it('refuses what it cannot carry with a 400 naming it', async () => {
+    await expectUnchargedRefusal(() => openai.chat.completions.create({ model: MODEL, messages: question, logit_bias: { '50256': -100 } }), 'logit_bias');
+  });
+
+  it('answers 503 model_unavailable when the upstream does not know the model', async () => {
+    decide = () => ({ kind: 'error', status: 404 });
+    const err = await openai.chat.completions.create({ model: MODEL, messages: question }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect(err).toMatchObject({ status: 503, code: 'model_unavailable' });
+  });
+});
+
+describe('the README examples, offline on the built-in models', () => {
+  it('runs the agent loop with tools to a final text answer', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+    ];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Lisbon?' }];
+    const cities: string[] = [];
+    for (let turn = 0; ; turn++) {
+      expect(turn).toBeLessThan(3);
+      const { choices } = await openai.chat.completions.create({ model: 'local/text', messages, tools });
+      const choice = choices[0]!;
+      messages.push(choice.message);
+      if (!choice.message.tool_calls) {
+        expect(choice.finish_reason).toBe('stop');
+        expect(choice.message.content).toContain('get_weather');
+        break;
+      }
+      expect(choice.finish_reason).toBe('tool_calls');
+      for (const call of choice.message.tool_calls) {
+        if (call.type !== 'function') continue;
+        const { city } = JSON.parse(call.function.arguments) as { city: string };
+        cities.push(city);
+        messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ city, celsius: 21 }) });
+      }
+    }
+    expect(cities).toEqual(['Lisbon']);
+  });
+
+  it('answers an image question and a JSON schema', async () => {
+    const described = await openai.chat.completions.create({
+      model: 'local/vision',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: png } }] }],
+    });
+    expect(described.choices[0]!.message.content).toContain('4×3 PNG');
+    const structured = await openai.chat.completions.create({
+      model: 'local/text',
+      messages: [{ role: 'user', content: 'A city to visit in Portugal' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+    });
+    expect(JSON.parse(structured.choices[0]!.message.content!)).toEqual({ city: expect.any(String) });
+  });
+});

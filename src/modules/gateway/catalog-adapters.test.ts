@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../platform/clock/clock.js';
+import { SEED_MODELS } from '../catalog/seed-data.js';
+import { mediaCapability, type MediaCapability } from './providers/media/media-types.js';
+import { buildMediaAdapters } from './providers/media/registry.js';
+import { KNOWN_PROVIDERS } from './registry.js';
+
+/** What a model of each type needs from its provider's adapters; null: nothing can serve it. */
+function needs(model: (typeof SEED_MODELS)[number]): 'text' | MediaCapability | null {
+  switch (model.type) {
+    case 'TEXT':
+    case 'MULTIMODAL':
+      return 'text';
+    case 'IMAGE':
+      return 'generateImage';
+    case 'VIDEO':
+      return 'submitVideo';
+    case 'AUDIO':
+      return model.features.includes('TTS') ? 'generateSpeech' : 'generateMusic';
+    default:
+      return null;
+  }
+}
+
+describe('the seeded catalog is truthful', () => {
+  const media = buildMediaAdapters({ clock: new ManualClock(), local: { videoDelayMs: 0 } });
+
+  it('offers no model whose provider has no adapter for its type (the others are seeded DISABLED)', () => {
+    // The one exception, still open: the built-in embedding model is listed (a model of every type) before any
+    // embeddings route exists; the embeddings work gives it one.
+    const listed = SEED_MODELS.filter((model) => model.status !== 'DISABLED' && model.availability !== 'RETIRED' && !(model.provider === 'local' && model.type === 'EMBEDDING'));
+    const unserved = listed.flatMap((model) => {
+      const need = needs(model);
+      const adapter = media.get(model.provider);
+      const served = need === 'text' ? KNOWN_PROVIDERS[model.provider] !== undefined : need !== null && adapter !== undefined && mediaCapability(adapter, need) !== null;
+      return served ? [] : [`${model.provider}/${model.name} (${model.type}${need ? `, needs ${need}` : ''})`];
+    });
+    expect(unserved).toEqual([]);
+  });
+
+  it('serves every seeded image, video, speech and music provider', () => {
+    const providers = new Set(SEED_MODELS.filter((m) => ['IMAGE', 'VIDEO', 'AUDIO'].includes(m.type) && m.status !== 'DISABLED').map((m) => m.provider));
+    for (const slug of ['google', 'stability', 'bfl', 'ideogram', 'recraft', 'kling', 'minimax']) expect(providers.has(slug), slug).toBe(true);
+    for (const slug of providers) expect(media.has(slug), slug).toBe(true);
+  });
+});

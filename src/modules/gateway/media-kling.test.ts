@@ -1,0 +1,162 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { jobs } from '../../db/schema/jobs.js';
+import { solidPng, type MediaFakeRequest } from '../../../test/helpers/fake-media-upstreams.js';
+import { klingApiKey, startFakeKling, type KlingFake } from '../../../test/helpers/fakes/kling.js';
+import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
+import { pathOf } from '../../../test/helpers/files.js';
+import { ledgerOf, parseSse, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
+
+/**
+ * POST /v1/ai/video on Kling through the real app (two accounts, JWT-signed), the job steps driven by hand
+ * (`runJob`, `pollJob`: the code the queue workers run) so no test waits for the queue's timers.
+ */
+let t: TestApp;
+let fake: KlingFake;
+beforeAll(async () => {
+  fake = await startFakeKling();
+  t = await createTestApp({ env: { ...providerEnv('KLING', fake.baseUrl, [klingApiKey('AKalpha0001'), klingApiKey('AKbravo0002')]), ALLOW_PRIVATE_NETWORK: 'true' } });
+  // Queue messages are stored (steps are run by hand below); no workers take them.
+  await t.platform.jobs.start({ workers: false });
+});
+afterEach(async () => {
+  fake.decide(() => ({ kind: 'default' }));
+  fake.setScript(['submitted', 'processing', 'processing', 'succeed']);
+  fake.restoreKeys();
+  await healthyAccounts(t, 'kling');
+});
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+async function customer() {
+  const account = await signUp(t.app);
+  await setBalance(t, account.user.id, 100_000_000);
+  return account;
+}
+const frame = `data:image/png;base64,${solidPng(32, 18).toString('base64')}`;
+const video = (token: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(token), payload });
+const getJob = async (token: string, id: string) => json(await t.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: bearer(token) }));
+/** The access key a request was signed for (the `iss` of its JWT), also when Kling refused it. */
+const issuerOf = (request: MediaFakeRequest) => JSON.parse(Buffer.from(String(request.headers.authorization).split('.')[1]!, 'base64url').toString()).iss as string;
+
+describe('Kling video jobs', () => {
+  it('runs a job to completion with the extra keys at Kling, streaming each change (SSE), charging once', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { accessToken, user } = await customer();
+    const before = await walletState(t, user.id);
+    const camera = { type: 'simple', config: { horizontal: 0, vertical: 0, pan: 0, tilt: 0, roll: 0, zoom: 5 } };
+    const submitted = await video(accessToken, {
+      model: 'kling/kling-v2-1-master',
+      prompt: 'A lantern floats over a dark lake',
+      durationSeconds: 10,
+      aspectRatio: '1:1',
+      negativePrompt: 'text, watermark',
+      extra: { cfg_scale: 0.5, mode: 'pro', camera_control: camera },
+    });
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    const { jobId, creditsReserved } = json(submitted);
+
+    const stream = await fetch(`${address}/v1/jobs/${jobId}/stream`, { headers: bearer(accessToken) });
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('"QUEUED"')) text += decoder.decode((await reader.read()).value, { stream: true });
+    await t.services.media.runJob(jobId);
+    for (let i = 0; i < 4; i++) await t.services.media.pollJob(jobId);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const events = parseSse(text);
+    expect(events[0]).toMatchObject({ type: 'job', job: { jobId, status: 'QUEUED' } });
+    expect(events.map((e) => e.job.status)).toContain('RUNNING');
+    const final = events.at(-1)!.job;
+    expect(final).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 10 }] } });
+
+    const create = fake.requests.find((r) => r.method === 'POST' && r.body?.prompt === 'A lantern floats over a dark lake')!;
+    expect(create.path).toBe('/v1/videos/text2video');
+    expect(create.body).toEqual({
+      cfg_scale: 0.5,
+      mode: 'pro',
+      camera_control: camera,
+      model_name: 'kling-v2-1-master',
+      prompt: 'A lantern floats over a dark lake',
+      negative_prompt: 'text, watermark',
+      duration: '10',
+      aspect_ratio: '1:1',
+    });
+    const [row] = await t.platform.db.select({ externalId: jobs.externalId }).from(jobs).where(eq(jobs.id, jobId));
+    expect(row!.externalId).toMatch(/^text2video:\d+$/);
+    const clip = await t.app.inject({ method: 'GET', url: pathOf(final.output.videos[0].url) });
+    expect(clip.rawPayload.toString('latin1', 4, 8)).toBe('ftyp');
+    expect((await ledgerOf(t, jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -creditsReserved]]);
+    expect((await walletState(t, user.id)).balance).toBe(before.balance - creditsReserved);
+  });
+
+  it('fails a task Kling’s risk control refused as BAD_REQUEST and refunds the reservation', async () => {
+    const { accessToken, user } = await customer();
+    fake.setScript(['processing', 'failed'], 'Failure to pass the risk control system');
+    const before = await walletState(t, user.id);
+    const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1-master', prompt: 'refused later' }));
+    await t.services.media.runJob(jobId);
+    await t.services.media.pollJob(jobId);
+    await t.services.media.pollJob(jobId);
+    const job = await getJob(accessToken, jobId);
+    expect(job).toMatchObject({ status: 'FAILED', errorCode: 'BAD_REQUEST', creditsConsumed: 0 });
+    expect(job.errorMessage).toContain('risk control');
+    expect(await walletState(t, user.id)).toEqual(before);
+  });
+
+  it('fails the job as PROVIDER_UNAVAILABLE when Kling rejects every account’s token, charging nothing', async () => {
+    const { accessToken, user } = await customer();
+    fake.revoke('AKalpha0001', 'AKbravo0002');
+    const before = await walletState(t, user.id);
+    const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1-master', prompt: 'no keys' }));
+    await t.services.media.runJob(jobId);
+    const job = await getJob(accessToken, jobId);
+    expect(job).toMatchObject({ status: 'FAILED', errorCode: 'PROVIDER_UNAVAILABLE' });
+    expect(job.errorMessage).toContain('Authorization is invalid');
+    expect(await walletState(t, user.id)).toEqual(before);
+  });
+
+  it('fails over from an account Kling rejects to the other one, which then serves the polls', async () => {
+    const { accessToken } = await customer();
+    fake.revoke('AKalpha0001');
+    const runs: string[][] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const from = fake.requests.length;
+      const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1', prompt: `frame ${i}`, seedImageUrl: frame }));
+      await t.services.media.runJob(jobId);
+      expect((await getJob(accessToken, jobId)).status).toBe('RUNNING');
+      runs.push(fake.requests.slice(from).filter((r) => r.method === 'POST').map(issuerOf));
+      ids.push(jobId);
+    }
+    expect(runs).toContainEqual(['AKalpha0001', 'AKbravo0002']);
+    for (const run of runs) expect(run.at(-1)).toBe('AKbravo0002');
+    const from = fake.requests.length;
+    for (let i = 0; i < 4; i++) await t.services.media.pollJob(ids[0]!);
+    expect((await getJob(accessToken, ids[0]!)).status).toBe('SUCCEEDED');
+    expect(fake.requests.slice(from).filter((r) => r.path.startsWith('/v1/videos/image2video/')).map(issuerOf)).toEqual(Array(4).fill('AKbravo0002'));
+  });
+
+  it('asks Kling for pro mode on kling-v2-1-pro, which shares kling-v2-1 upstream', async () => {
+    const { accessToken } = await customer();
+    const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1-pro', prompt: 'pro frame', seedImageUrl: frame }));
+    await t.services.media.runJob(jobId);
+    const create = fake.requests.find((r) => r.method === 'POST' && r.body?.prompt === 'pro frame')!;
+    expect(create.body).toMatchObject({ model_name: 'kling-v2-1', mode: 'pro' });
+  });
+
+  it('keeps kling-v2-1 in standard mode even when the caller asks for pro in extra (the price is for standard)', async () => {
+    const { accessToken } = await customer();
+    const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1', prompt: 'std frame', seedImageUrl: frame, extra: { mode: 'pro', cfg_scale: 0.4 } }));
+    await t.services.media.runJob(jobId);
+    const create = fake.requests.find((r) => r.method === 'POST' && r.body?.prompt === 'std frame')!;
+    expect(create.body).toMatchObject({ model_name: 'kling-v2-1', mode: 'std', cfg_scale: 0.4 });
+  });
+});

@@ -1,0 +1,138 @@
+import { UpstreamError, type UpstreamCredential } from '../types.js';
+import { mediaTypeOf } from './download.js';
+import { GOOGLE_INLINE_MAX_BYTES, googleError, isOk, type GoogleClient } from './google-api.js';
+import { jsonOf } from './http.js';
+import type { ImageRequest, ImageResult, MediaOutput } from './media-types.js';
+import { imageSizeRule, snapImageSize } from './sizes.js';
+
+/**
+ * Images on the Gemini API (see google-media.ts for the documentation):
+ * - Imagen, `POST /v1beta/models/{model}:predict`: up to 4 images per call (Ultra: 1) at five aspect ratios, 1K
+ *   resolution asked for explicitly where the model takes `sampleImageSize` (Standard, Ultra). The Gemini API takes
+ *   neither a seed nor a negative prompt for Imagen 4: both are left out. Filtered images come back as
+ *   `raiFilteredReason` entries (`includeRaiReason`), so a call may deliver fewer images than asked.
+ * - Gemini image models, `POST /v1beta/models/{model}:generateContent`: one image per call, from text or from text
+ *   and a source image (an edit), at ten aspect ratios; `generationConfig.seed` is taken, a negative prompt is not.
+ */
+const IMAGEN_SIZE_PARAM_MODELS = /^imagen-4\.0-(generate|ultra-generate)-/;
+/** Finish and block reasons that are a safety refusal rather than a model that merely answered in text. */
+const SAFETY_REASONS = new Set(['SAFETY', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'RECITATION', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', 'JAILBREAK', 'MODEL_ARMOR']);
+
+export const isImagen = (model: string) => model.toLowerCase().startsWith('imagen-');
+
+/** Images one call of a Google image model returns at most. */
+export function googleImageMaxPerCall(model: string): number {
+  if (!isImagen(model)) return 1;
+  return model.toLowerCase().includes('ultra') ? 1 : 4;
+}
+
+const refused = (message: string, code: string) => new UpstreamError('bad_request', message, null, code);
+
+function checkInline(bytes: Buffer, what: string): void {
+  if (bytes.length > GOOGLE_INLINE_MAX_BYTES) {
+    throw refused(`The ${what} is ${Math.ceil(bytes.length / 1024 / 1024)} MB; the Gemini API takes inline images of at most 20 MB. Send a smaller image.`, 'image_too_large');
+  }
+}
+
+function bytesOutput(base64: string, declared: string | null): MediaOutput {
+  const bytes = Buffer.from(base64, 'base64');
+  return { kind: 'bytes', bytes, mimeType: mediaTypeOf(bytes, declared, 'image/png') };
+}
+
+export async function generateImagen(client: GoogleClient, credential: UpstreamCredential, request: ImageRequest): Promise<ImageResult> {
+  if (request.initImage) {
+    throw refused(`${request.model} makes images from text only on the Gemini API; use google/gemini-2.5-flash-image to edit an image.`, 'edit_not_supported');
+  }
+  const size = snapImageSize(imageSizeRule('google', request.model), request.width, request.height);
+  const maxPerCall = googleImageMaxPerCall(request.model);
+  const parameters: Record<string, unknown> = {
+    sampleCount: Math.max(1, Math.min(request.count, maxPerCall)),
+    aspectRatio: size.aspectRatio,
+    personGeneration: 'allow_adult',
+    includeRaiReason: true,
+  };
+  // The pixel sizes reported are those of 1K; say so where the model would otherwise be free to pick.
+  if (IMAGEN_SIZE_PARAM_MODELS.test(request.model)) parameters.sampleImageSize = '1K';
+  const body = { instances: [{ prompt: request.prompt }], parameters };
+  const response = await client.call(credential, 'POST', `/v1beta/models/${encodeURIComponent(request.model)}:predict`, body, request.signal);
+  if (!isOk(response)) throw googleError(response, request.model);
+  const predictions = (jsonOf(response) as { predictions?: unknown } | null)?.predictions;
+  const items = Array.isArray(predictions) ? (predictions as { bytesBase64Encoded?: unknown; mimeType?: unknown; raiFilteredReason?: unknown }[]) : [];
+  const images = items
+    .filter((p) => typeof p?.bytesBase64Encoded === 'string' && p.bytesBase64Encoded.length > 0)
+    .map((p) => bytesOutput(p.bytesBase64Encoded as string, typeof p.mimeType === 'string' ? p.mimeType : null));
+  if (images.length === 0) {
+    const reason = items.map((p) => p?.raiFilteredReason).find((r): r is string => typeof r === 'string' && r.length > 0);
+    throw refused(
+      reason
+        ? `Google's safety filters blocked the image: ${reason}`
+        : "Google's safety filters blocked every image of this prompt. Rephrase the prompt and try again.",
+      'content_filtered',
+    );
+  }
+  return { images, count: images.length, maxPerCall, width: size.width, height: size.height };
+}
+
+interface GeminiPart {
+  text?: unknown;
+  thought?: unknown;
+  inlineData?: { mimeType?: unknown; data?: unknown };
+  inline_data?: { mime_type?: unknown; data?: unknown };
+}
+interface GeminiAnswer {
+  promptFeedback?: { blockReason?: unknown; blockReasonMessage?: unknown };
+  candidates?: { content?: { parts?: GeminiPart[] }; finishReason?: unknown; finishMessage?: unknown }[];
+}
+
+/** The image of a part, in the camelCase Google answers with (or the snake_case of its REST examples). */
+function imageOf(part: GeminiPart): MediaOutput | null {
+  if (part.thought === true) return null;
+  const camel = part.inlineData;
+  const snake = part.inline_data;
+  const data = camel?.data ?? snake?.data;
+  const mimeType = camel?.mimeType ?? snake?.mime_type;
+  if (typeof data !== 'string' || data.length === 0) return null;
+  if (typeof mimeType === 'string' && !mimeType.startsWith('image/')) return null;
+  return bytesOutput(data, typeof mimeType === 'string' ? mimeType : null);
+}
+
+export async function generateGeminiImage(client: GoogleClient, credential: UpstreamCredential, request: ImageRequest): Promise<ImageResult> {
+  const size = snapImageSize(imageSizeRule('google', request.model), request.width, request.height);
+  const parts: Record<string, unknown>[] = [{ text: request.prompt }];
+  if (request.initImage) {
+    checkInline(request.initImage.bytes, 'source image');
+    parts.push({ inline_data: { mime_type: request.initImage.mimeType, data: request.initImage.bytes.toString('base64') } });
+  }
+  const body = {
+    contents: [{ role: 'user', parts }],
+    generationConfig: {
+      // Text is allowed beside the image so that a model which declines says why.
+      responseModalities: ['TEXT', 'IMAGE'],
+      imageConfig: { aspectRatio: size.aspectRatio },
+      ...(request.seed === null ? {} : { seed: request.seed }),
+    },
+  };
+  const response = await client.call(credential, 'POST', `/v1beta/models/${encodeURIComponent(request.model)}:generateContent`, body, request.signal);
+  if (!isOk(response)) throw googleError(response, request.model);
+  const answer = (jsonOf(response) ?? {}) as GeminiAnswer;
+  const blockReason = answer.promptFeedback?.blockReason;
+  if (typeof blockReason === 'string' && blockReason) {
+    const detail = typeof answer.promptFeedback?.blockReasonMessage === 'string' ? `: ${answer.promptFeedback.blockReasonMessage}` : '';
+    throw refused(`Google blocked the prompt (${blockReason})${detail}. Rephrase the prompt and try again.`, blockReason);
+  }
+  const candidate = Array.isArray(answer.candidates) ? answer.candidates[0] : undefined;
+  const candidateParts = Array.isArray(candidate?.content?.parts) ? candidate.content.parts : [];
+  const image = candidateParts.map(imageOf).find((output) => output !== null);
+  if (image) return { images: [image], count: 1, maxPerCall: 1, width: size.width, height: size.height };
+
+  const finish = typeof candidate?.finishReason === 'string' ? candidate.finishReason : null;
+  const finishMessage = typeof candidate?.finishMessage === 'string' && candidate.finishMessage ? `: ${candidate.finishMessage}` : '';
+  if (finish && SAFETY_REASONS.has(finish)) {
+    throw refused(`Google's safety filters stopped the image (${finish})${finishMessage}. Rephrase the prompt${request.initImage ? ' or use another source image' : ''}.`, finish);
+  }
+  const said = candidateParts.map((p) => (typeof p.text === 'string' && p.thought !== true ? p.text : '')).join(' ').trim();
+  throw refused(
+    `The model answered without an image${finish ? ` (${finish})` : ''}${said ? `: "${said.slice(0, 300)}"` : finishMessage}. Ask for a picture explicitly in the prompt.`,
+    finish ?? 'no_image',
+  );
+}

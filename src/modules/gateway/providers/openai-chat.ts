@@ -1,0 +1,107 @@
+import { messageText, type ChatMessage, type ContentPart, type TextParameter, type TextRequest, type TokenUsage, type ToolCall, type ToolChoice } from './types.js';
+
+/**
+ * The gateway's text request in OpenAI's chat-completions wire format (https://platform.openai.com/docs/api-reference/chat
+ * /create), and its answers back. Anthropic's `cache_control` markers have no OpenAI counterpart (OpenAI caches prompts
+ * on its own) and are left out; `topK` is not an OpenAI parameter, so the adapter does not declare it.
+ */
+export const OPENAI_PARAMETERS: ReadonlySet<TextParameter> = new Set(['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'topP', 'stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'user']);
+
+function wirePart(part: ContentPart): Record<string, unknown> {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const url = part.source.kind === 'base64' ? `data:${part.source.mediaType};base64,${part.source.data}` : part.source.url;
+  return { type: 'image_url', image_url: { url, ...(part.detail ? { detail: part.detail } : {}) } };
+}
+
+const wireContent = (message: ChatMessage) => (typeof message.content === 'string' ? message.content : message.content.map(wirePart));
+
+export function wireMessage(message: ChatMessage): Record<string, unknown> {
+  switch (message.role) {
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: messageText(message) };
+    case 'assistant': {
+      const text = messageText(message);
+      if (!message.toolCalls?.length) return { role: 'assistant', content: text };
+      return {
+        role: 'assistant',
+        content: text || null,
+        tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      };
+    }
+    case 'system':
+      return { role: 'system', content: messageText(message) };
+    default:
+      return { role: message.role, content: wireContent(message) };
+  }
+}
+
+const wireToolChoice = (choice: ToolChoice) => (typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } });
+
+/** The optional parameters in OpenAI's names; only the ones the request sets. */
+export function wireOptions(request: TextRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (request.tools?.length) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters, ...(tool.strict === undefined ? {} : { strict: tool.strict }) },
+    }));
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
+  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  const format = request.responseFormat;
+  if (format) {
+    body.response_format =
+      format.type === 'json_schema'
+        ? { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }), ...(format.description ? { description: format.description } : {}) } }
+        : { type: format.type };
+  }
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.stop?.length) body.stop = request.stop;
+  if (request.seed !== undefined) body.seed = request.seed;
+  if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
+  if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
+  if (request.user !== undefined) body.user = request.user;
+  return body;
+}
+
+/** The parts of OpenAI's wire format we read; nothing is validated, so every field is optional. */
+export interface WireUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+}
+interface WireToolCall {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+export interface WireCompletion {
+  choices?: { message?: { content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  usage?: WireUsage | null;
+}
+export interface WireChunk {
+  choices?: { index?: number; delta?: { content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  usage?: WireUsage | null;
+}
+
+export function toUsage(usage: WireUsage | null | undefined): TokenUsage | null {
+  if (!usage || typeof usage.prompt_tokens !== 'number' || typeof usage.completion_tokens !== 'number') return null;
+  return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+}
+
+export function toToolCalls(calls: WireToolCall[] | null | undefined): ToolCall[] | undefined {
+  if (!Array.isArray(calls) || calls.length === 0) return undefined;
+  return calls.map((call) => ({ id: call.id ?? '', name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' }));
+}
+
+/** Streamed tool-call deltas as the gateway's events (OpenAI sends id and name once, then argument pieces, by index). */
+export function* toolCallEvents(calls: WireToolCall[] | null | undefined) {
+  for (const call of Array.isArray(calls) ? calls : []) {
+    yield {
+      type: 'tool_call' as const,
+      index: typeof call.index === 'number' ? call.index : 0,
+      ...(call.id ? { id: call.id } : {}),
+      ...(call.function?.name ? { name: call.function.name } : {}),
+      argumentsDelta: call.function?.arguments ?? '',
+    };
+  }
+}

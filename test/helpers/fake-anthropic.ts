@@ -1,0 +1,188 @@
+import type { ServerResponse } from 'node:http';
+import { invalidRequest, cacheMarkers } from './fake-anthropic-checks.js';
+import { chunks, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeBehavior, type FakeRequest, type FakeUpstream } from './fake-upstreams.js';
+
+/**
+ * A local stand-in for Anthropic's Messages API (JSON and named SSE events), with the behaviours of `fake-upstreams.ts`:
+ * it refuses what the real API refuses (`fake-anthropic-checks.ts`), answers scripted `toolCalls` with `tool_use`
+ * blocks (streamed as `input_json_delta` pieces), stops at `stop_sequences`, and reports prompt caching as Anthropic
+ * does: the prompt up to the last `cache_control` is written to the cache on first sight and read from it afterwards,
+ * and `input_tokens` counts only what came after it.
+ */
+
+const ANTHROPIC_ERRORS: Record<number, { type: string; message: string }> = {
+  400: { type: 'invalid_request_error', message: 'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row' },
+  401: { type: 'authentication_error', message: 'invalid x-api-key' },
+  403: { type: 'permission_error', message: 'Your API key does not have permission to use the specified resource.' },
+  404: { type: 'not_found_error', message: 'model: claude-fake' },
+  429: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.' },
+  500: { type: 'api_error', message: 'Internal server error' },
+  529: { type: 'overloaded_error', message: 'Overloaded' },
+};
+
+type ToolCallScript = { id: string; name: string; arguments: string };
+
+/** "Echo: " and the last user turn's text (or its tool results), like the other fakes. */
+function echo(body: any): string {
+  const last = [...(body?.messages ?? [])].reverse().find((m: any) => m.role === 'user');
+  if (typeof last?.content === 'string') return `Echo: ${last.content}`;
+  const parts = (last?.content ?? []).map((b: any) => (b.type === 'text' ? b.text : b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content : JSON.stringify(b.content ?? '')) : `[${b.type}]`));
+  return `Echo: ${parts.join(' ')}`;
+}
+
+function inputTokensOf(body: any): number {
+  const systemBlocks = Array.isArray(body.system) ? tokensOf(body.system.map((b: any) => b.text).join('\n')) : 0;
+  return promptTokens(body) + systemBlocks + (body.tools ? tokensOf(JSON.stringify(body.tools)) : 0);
+}
+
+/** The part of the prompt a cache marker closes: tools, then system, then messages, up to and including it. */
+function cachedPrefix(body: any, path: unknown[]): unknown {
+  const [where, k, j] = path as [string, number, number];
+  if (where === 'tools') return { tools: body.tools.slice(0, k + 1) };
+  if (where === 'system') return { tools: body.tools, system: body.system.slice(0, k + 1) };
+  const message = body.messages[k];
+  return { tools: body.tools, system: body.system, messages: [...body.messages.slice(0, k), { ...message, content: message.content.slice(0, j + 1) }] };
+}
+
+function promptCache(body: any, total: number, seen: Set<string>): { creation: number; read: number } {
+  const last = cacheMarkers(body).at(-1);
+  if (!last) return { creation: 0, read: 0 };
+  const prefix = cachedPrefix(body, last.path);
+  const tokens = Math.min(total, tokensOf(JSON.stringify(prefix)));
+  const key = JSON.stringify([body.model, prefix]);
+  if (seen.has(key)) return { creation: 0, read: tokens };
+  seen.add(key);
+  return { creation: tokens, read: 0 };
+}
+
+interface Answer {
+  text: string;
+  toolCalls: ToolCallScript[];
+  stopReason: string;
+  stopSequence: string | null;
+  usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number };
+}
+
+function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer {
+  let toolCalls = behavior.kind === 'ok' ? (behavior.toolCalls ?? []) : [];
+  let text = (behavior.kind === 'ok' || behavior.kind === 'midway' ? behavior.text : undefined) ?? (toolCalls.length ? '' : echo(body));
+  let stopSequence: string | null = null;
+  for (const sequence of body.stop_sequences ?? []) {
+    const at = text.indexOf(sequence);
+    if (at >= 0 && (stopSequence === null || at < text.indexOf(stopSequence))) stopSequence = sequence;
+  }
+  if (stopSequence !== null) {
+    text = text.slice(0, text.indexOf(stopSequence));
+    toolCalls = [];
+  }
+  const scripted = behavior.kind === 'ok' && typeof behavior.usage === 'object' ? behavior.usage : null;
+  const total = scripted?.inputTokens ?? inputTokensOf(body);
+  const output = scripted?.outputTokens ?? tokensOf(text) + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
+  const cache = promptCache(body, total, seen);
+  const explicit = behavior.kind === 'ok' ? behavior.finishReason : undefined;
+  const stopReason = explicit ?? (stopSequence !== null ? 'stop_sequence' : toolCalls.length ? 'tool_use' : output >= body.max_tokens ? 'max_tokens' : 'end_turn');
+  return {
+    text,
+    toolCalls,
+    stopReason,
+    stopSequence,
+    usage: { input_tokens: total - cache.creation - cache.read, cache_creation_input_tokens: cache.creation, cache_read_input_tokens: cache.read, output_tokens: output },
+  };
+}
+
+/** Arguments JSON in the pieces the real API streams: an empty first piece, then short runs of characters. */
+const argumentPieces = (json: string): string[] => ['', ...(json.match(/[\s\S]{1,12}/g) ?? [])];
+
+async function streamAnswer(res: ServerResponse, body: any, behavior: FakeBehavior, answer: Answer, id: string): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' });
+  const event = (name: string, data: Record<string, unknown>) => res.write(`event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`);
+  const { usage } = answer;
+  event('message_start', {
+    message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+  });
+  event('ping', {});
+  let index = 0;
+  if (answer.text || answer.toolCalls.length === 0) {
+    event('content_block_start', { index, content_block: { type: 'text', text: '' } });
+    const pieces = chunks(answer.text);
+    const delay = behavior.kind === 'ok' || behavior.kind === 'midway' ? (behavior.chunkDelayMs ?? 0) : 0;
+    for (let i = 0; i < pieces.length; i++) {
+      if (behavior.kind === 'midway' && i === behavior.afterChunks) {
+        if (behavior.how === 'disconnect') {
+          await sleep(30); // let what was written reach the client before the connection drops
+          res.socket?.destroy();
+          return;
+        }
+        if (behavior.how === 'error-event') event('error', { error: { type: 'overloaded_error', message: 'Overloaded' } });
+        res.end();
+        return;
+      }
+      if (behavior.kind === 'ok' && behavior.pauseAfter && i === behavior.pauseAfter.chunks) await behavior.pauseAfter.until;
+      event('content_block_delta', { index, delta: { type: 'text_delta', text: pieces[i] } });
+      if (delay) await sleep(delay);
+      if (res.destroyed) return;
+    }
+    event('content_block_stop', { index });
+    index++;
+  }
+  for (const call of answer.toolCalls) {
+    event('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+    for (const piece of argumentPieces(call.arguments)) event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
+    event('content_block_stop', { index });
+    index++;
+  }
+  event('message_delta', { delta: { stop_reason: answer.stopReason, stop_sequence: answer.stopSequence }, usage });
+  event('message_stop', {});
+  res.end();
+}
+
+export function startFakeAnthropic(decide: Decide = () => ({ kind: 'ok' })): Promise<FakeUpstream> {
+  const cachedPrompts = new Set<string>();
+  return start(
+    async (req, res, state) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const bearerKey = req.headers.authorization?.startsWith('Bearer ') ? req.headers.authorization.slice(7) : null;
+      const apiKey = (req.headers['x-api-key'] as string | undefined) ?? bearerKey;
+      const body = req.method === 'POST' ? await readJson(req) : null;
+      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, headers: req.headers, apiKey, body };
+      state.requests.push(request);
+      const behavior = await state.decide(request);
+      const error = (status: number, override?: unknown, message?: string) => {
+        const known = ANTHROPIC_ERRORS[status] ?? { type: 'api_error', message: `Error ${status}` };
+        res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' });
+        res.end(JSON.stringify(override ?? { type: 'error', error: { type: known.type, message: message ?? known.message } }));
+      };
+
+      if (!apiKey) return error(401, undefined, 'x-api-key header is required');
+      if (!req.headers['anthropic-version']) return error(400, undefined, 'anthropic-version: header is required');
+      if (req.method === 'GET' && url.pathname === '/v1/models') {
+        if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ data: [{ type: 'model', id: 'claude-fake', display_name: 'Claude Fake', created_at: '2025-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-fake', last_id: 'claude-fake' }));
+        return;
+      }
+      if (req.method !== 'POST' || url.pathname !== '/v1/messages') return error(404, undefined, `Not found: ${url.pathname}`);
+      if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
+      const problem = invalidRequest(body);
+      if (problem) return error(400, undefined, problem);
+      if (behavior.kind === 'hang') return;
+      if (behavior.kind === 'ok') {
+        if (behavior.waitFor) await behavior.waitFor;
+        if (behavior.delayMs) await sleep(behavior.delayMs);
+      }
+
+      const id = `msg_${Math.random().toString(36).slice(2, 14)}`;
+      const answer = answerOf(body, behavior, cachedPrompts);
+      if (body.stream) return streamAnswer(res, body, behavior, answer, id);
+
+      const content = [
+        ...(answer.text || answer.toolCalls.length === 0 ? [{ type: 'text', text: answer.text }] : []),
+        ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments || '{}') })),
+      ];
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' });
+      res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: answer.stopReason, stop_sequence: answer.stopSequence, usage: answer.usage }));
+    },
+    '',
+    decide,
+  );
+}
