@@ -6,9 +6,12 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { encodePng } from '../../platform/media/png.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, ledgerOf, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
+import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 
 let fake: FakeUpstream;
+let claude: FakeUpstream;
+let decideClaude: Decide = () => ({ kind: 'ok' });
 let t: TestApp;
 let decide: Decide = () => ({ kind: 'ok' });
 let openai: OpenAI;
@@ -16,7 +19,10 @@ let userId: string;
 
 beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']), ...providerEnv('GROQ', fake.baseUrl, ['gsk-tools-0001']) } });
+  claude = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideClaude(request)));
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']), ...providerEnv('GROQ', fake.baseUrl, ['gsk-tools-0001']), ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-tools-0001']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -27,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await fake?.close();
+  await claude?.close();
 });
 
 const MODEL = 'openai/gpt-4o-mini';
@@ -201,5 +208,34 @@ describe('the README examples, offline on the built-in models', () => {
       response_format: { type: 'json_schema', json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
     });
     expect(JSON.parse(structured.choices[0]!.message.content!)).toEqual({ city: expect.any(String) });
+  });
+});
+
+describe('the OpenAI client against an Anthropic-backed model', () => {
+  it('sends tools and an image in Anthropic’s shape and answers the tool_use as OpenAI tool_calls', async () => {
+    decideClaude = () => ({ kind: 'ok', toolCalls: [{ id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Lisbon"}' }], usage: { inputTokens: 300, outputTokens: 20 } });
+    const completion = await openai.chat.completions.create({
+      model: 'anthropic/claude-haiku-4-5',
+      max_tokens: 300,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather where this photo was taken?' }, { type: 'image_url', image_url: { url: png } }] }],
+      tools: [weatherTool],
+      tool_choice: 'required',
+    });
+    const sent = claude.calls().at(-1)!.body;
+    expect(sent.system).toBeUndefined();
+    expect(sent.tools).toEqual([{ name: 'get_weather', description: weatherTool.function.description, input_schema: weatherTool.function.parameters }]);
+    expect(sent.tool_choice).toEqual({ type: 'any' });
+    expect(sent.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather where this photo was taken?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.split(',')[1] } }] },
+    ]);
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.tool_calls).toEqual([{ id: 'toolu_01', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } }]);
+    const model = await t.services.catalog.resolveForGateway('anthropic/claude-haiku-4-5');
+    expect((completion.usage as unknown as { tokens_charged: number }).tokens_charged).toBe((await t.services.catalog.priceUsage(model, { inputTokens: 300, outputTokens: 20 })).tokens);
+  });
+
+  it('refuses a parameter Anthropic cannot honour (seed) with a 400 naming it, before any charge', async () => {
+    await expectUnchargedRefusal(() => openai.chat.completions.create({ model: 'anthropic/claude-haiku-4-5', messages: question, seed: 3 }), 'seed');
   });
 });
