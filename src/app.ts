@@ -28,6 +28,7 @@ import { apiKeyRoutes } from './modules/apikeys/routes.js';
 import { gatewayRoutes } from './modules/gateway/routes.js';
 import { filesRoutes } from './modules/files/routes.js';
 import { mediaRoutes } from './modules/gateway/media.routes.js';
+import { embeddingsRoutes } from './modules/gateway/embeddings.routes.js';
 import { jobsRoutes } from './modules/jobs/routes.js';
 import { libraryRoutes } from './modules/library/routes.js';
 import { communityPostRoutes } from './modules/community/posts.routes.js';
@@ -59,6 +60,7 @@ import { paymentRoutes } from './modules/payments/routes.js';
 import { topUpRoutes } from './modules/topup/routes.js';
 import { AnthropicError, OpenAiError } from './modules/compat/index.js';
 import { openAiRoutes } from './modules/compat/openai.routes.js';
+import { openAiEmbeddingsRoutes } from './modules/compat/openai-embeddings.routes.js';
 import { anthropicRoutes } from './modules/compat/anthropic.routes.js';
 
 export const VERSION = '0.1.0';
@@ -142,7 +144,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gatewayRoutes, { gateway: services.gateway });
   await app.register(mediaRoutes, { media: services.media, gateway: services.gateway });
+  await app.register(embeddingsRoutes, { gateway: services.gateway });
   await app.register(openAiRoutes, { compat: services.compat, prefix: '/openai/v1' });
+  await app.register(openAiEmbeddingsRoutes, { gateway: services.gateway, prefix: '/openai/v1' });
   await app.register(anthropicRoutes, { compat: services.compat, prefix: '/anthropic/v1' });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend and key stamps are written before the platform

@@ -60,7 +60,13 @@ interface Answer {
   toolCalls: ToolCallScript[];
   stopReason: string;
   stopSequence: string | null;
-  usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number };
+  usage: {
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+    output_tokens: number;
+    output_tokens_details?: { thinking_tokens: number };
+  };
 }
 
 function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer {
@@ -78,7 +84,9 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
   const scripted = behavior.kind === 'ok' && typeof behavior.usage === 'object' ? behavior.usage : null;
   const total = scripted?.inputTokens ?? inputTokensOf(body);
   const output = scripted?.outputTokens ?? tokensOf(text) + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
-  const cache = promptCache(body, total, seen);
+  // Scripted classes replace what the prompt's cache markers would give.
+  const classes = behavior.kind === 'ok' ? behavior.tokenClasses : undefined;
+  const cache = classes ? { creation: classes.cacheWrite ?? 0, read: classes.cached ?? 0 } : promptCache(body, total, seen);
   const explicit = behavior.kind === 'ok' ? behavior.finishReason : undefined;
   const stopReason = explicit ?? (stopSequence !== null ? 'stop_sequence' : toolCalls.length ? 'tool_use' : output >= body.max_tokens ? 'max_tokens' : 'end_turn');
   return {
@@ -86,7 +94,13 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
     toolCalls,
     stopReason,
     stopSequence,
-    usage: { input_tokens: total - cache.creation - cache.read, cache_creation_input_tokens: cache.creation, cache_read_input_tokens: cache.read, output_tokens: output },
+    usage: {
+      input_tokens: total - cache.creation - cache.read,
+      cache_creation_input_tokens: cache.creation,
+      cache_read_input_tokens: cache.read,
+      output_tokens: output,
+      ...(classes?.reasoning ? { output_tokens_details: { thinking_tokens: classes.reasoning } } : {}),
+    },
   };
 }
 
@@ -96,9 +110,10 @@ const argumentPieces = (json: string): string[] => ['', ...(json.match(/[\s\S]{1
 async function streamAnswer(res: ServerResponse, body: any, behavior: FakeBehavior, answer: Answer, id: string): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' });
   const event = (name: string, data: Record<string, unknown>) => res.write(`event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`);
-  const { usage } = answer;
+  // The input counts (cache reads and writes included) come in message_start; message_delta carries the output's.
+  const { output_tokens_details: outputDetails, ...inputUsage } = answer.usage;
   event('message_start', {
-    message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+    message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputUsage, output_tokens: 1 } },
   });
   event('ping', {});
   let index = 0;
@@ -131,7 +146,7 @@ async function streamAnswer(res: ServerResponse, body: any, behavior: FakeBehavi
     event('content_block_stop', { index });
     index++;
   }
-  event('message_delta', { delta: { stop_reason: answer.stopReason, stop_sequence: answer.stopSequence }, usage });
+  event('message_delta', { delta: { stop_reason: answer.stopReason, stop_sequence: answer.stopSequence }, usage: { output_tokens: answer.usage.output_tokens, ...(outputDetails ? { output_tokens_details: outputDetails } : {}) } });
   event('message_stop', {});
   res.end();
 }

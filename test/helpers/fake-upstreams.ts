@@ -30,6 +30,8 @@ export type FakeBehavior =
       chunkDelayMs?: number;
       /** `none` omits usage even when asked (servers that never send it). */
       usage?: 'real' | 'none' | { inputTokens: number; outputTokens: number };
+      /** The token classes the usage reports, as parts of its totals, in the provider's own fields (see `TokenClasses`). */
+      tokenClasses?: TokenClasses;
       finishReason?: string;
       /** Tool calls the model makes (after the text, if any); the finish reason becomes the provider's tool-call reason. */
       toolCalls?: { id: string; name: string; arguments: string }[];
@@ -47,6 +49,21 @@ export type FakeBehavior =
       chunkDelayMs?: number;
     }
   | { kind: 'hang' };
+
+/**
+ * Token classes a fake reports (parts of the input and output totals). OpenAI's fake writes them in the `dialect`'s
+ * fields: `openai` (default; also xAI, Groq, Mistral) `prompt_tokens_details.cached_tokens` and
+ * `completion_tokens_details.reasoning_tokens`; `deepseek` `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`;
+ * `openrouter` OpenAI's plus `prompt_tokens_details.cache_write_tokens`. Anthropic's fake writes `cached` as
+ * `cache_read_input_tokens`, `cacheWrite` as `cache_creation_input_tokens` (its `input_tokens` is then the rest) and
+ * `reasoning` as `output_tokens_details.thinking_tokens`.
+ */
+export interface TokenClasses {
+  cached?: number;
+  cacheWrite?: number;
+  reasoning?: number;
+  dialect?: 'openai' | 'deepseek' | 'openrouter';
+}
 
 export type Decide = (request: FakeRequest) => FakeBehavior | Promise<FakeBehavior>;
 
@@ -131,6 +148,16 @@ const OPENAI_ERRORS: Record<number, { message: string; type: string; code: strin
   503: { message: 'The engine is currently overloaded, please try again later.', type: 'server_error', code: null },
 };
 
+/** The usage details of `classes` in the dialect's fields; none without classes (as servers that send no details). */
+function openAiUsageDetails(promptTokens: number, classes: TokenClasses | undefined): Record<string, unknown> {
+  if (!classes) return {};
+  const cached = classes.cached ?? 0;
+  const reasoning = { completion_tokens_details: { reasoning_tokens: classes.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } };
+  if (classes.dialect === 'deepseek') return { prompt_cache_hit_tokens: cached, prompt_cache_miss_tokens: promptTokens - cached, ...(classes.reasoning ? reasoning : {}) };
+  const cacheWrite = classes.dialect === 'openrouter' ? { cache_write_tokens: classes.cacheWrite ?? 0 } : {};
+  return { prompt_tokens_details: { cached_tokens: cached, ...cacheWrite, audio_tokens: 0 }, ...reasoning };
+}
+
 export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promise<FakeUpstream> {
   return start(
     async (req, res, state) => {
@@ -172,7 +199,7 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
         behavior.kind === 'ok' && typeof behavior.usage === 'object'
           ? { prompt_tokens: behavior.usage.inputTokens, completion_tokens: behavior.usage.outputTokens }
           : { prompt_tokens: promptTokens(body), completion_tokens: tokensOf(text) + (toolCalls ?? []).reduce((sum, c) => sum + tokensOf(c.name) + tokensOf(c.arguments), 0) };
-      const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+      const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens, ...openAiUsageDetails(usage.prompt_tokens, behavior.kind === 'ok' ? behavior.tokenClasses : undefined) };
       const sendUsage = behavior.kind === 'ok' && behavior.usage !== 'none';
 
       if (behavior.kind === 'ok') {

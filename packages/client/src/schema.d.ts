@@ -977,6 +977,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ai/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Embed texts: one unit vector per text, metered on the input tokens
+         * @description API keys need the `ai:embed` scope (or `ai:text`). Charged like text on the input tokens (the provider's count, or ours when it sends none); `Idempotency-Key` replays the first answer uncharged. Vectors are not saved to the library. `local/embed` works offline.
+         */
+        post: operations["postAiEmbeddings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openai/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -1073,6 +1093,23 @@ export interface paths {
         put?: never;
         /** Speak text: answers the audio bytes (x-ai-tokens-charged says what it cost), metered like POST /v1/ai/audio */
         post: operations["postOpenaiAudioSpeech"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Embeddings in OpenAI's shape (float or base64), metered like POST /v1/ai/embeddings; API keys need ai:embed or ai:text */
+        post: operations["postOpenaiEmbeddings"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4282,6 +4319,9 @@ export interface operations {
                                 note: string;
                                 "1m_input_tokens"?: number;
                                 "1m_output_tokens"?: number;
+                                "1m_cached_input_tokens"?: number;
+                                "1m_cache_write_tokens"?: number;
+                                "1m_reasoning_tokens"?: number;
                                 image?: number;
                                 second?: number;
                                 minute?: number;
@@ -4295,6 +4335,9 @@ export interface operations {
                                 tokensPerUnit: {
                                     "1m_input_tokens"?: number;
                                     "1m_output_tokens"?: number;
+                                    "1m_cached_input_tokens"?: number;
+                                    "1m_cache_write_tokens"?: number;
+                                    "1m_reasoning_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4304,6 +4347,9 @@ export interface operations {
                                 creditsPerUnit: {
                                     "1m_input_tokens"?: number;
                                     "1m_output_tokens"?: number;
+                                    "1m_cached_input_tokens"?: number;
+                                    "1m_cache_write_tokens"?: number;
+                                    "1m_reasoning_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4414,6 +4460,9 @@ export interface operations {
                                 note: string;
                                 "1m_input_tokens"?: number;
                                 "1m_output_tokens"?: number;
+                                "1m_cached_input_tokens"?: number;
+                                "1m_cache_write_tokens"?: number;
+                                "1m_reasoning_tokens"?: number;
                                 image?: number;
                                 second?: number;
                                 minute?: number;
@@ -4427,6 +4476,9 @@ export interface operations {
                                 tokensPerUnit: {
                                     "1m_input_tokens"?: number;
                                     "1m_output_tokens"?: number;
+                                    "1m_cached_input_tokens"?: number;
+                                    "1m_cache_write_tokens"?: number;
+                                    "1m_reasoning_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4436,6 +4488,9 @@ export interface operations {
                                 creditsPerUnit: {
                                     "1m_input_tokens"?: number;
                                     "1m_output_tokens"?: number;
+                                    "1m_cached_input_tokens"?: number;
+                                    "1m_cache_write_tokens"?: number;
+                                    "1m_reasoning_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4541,6 +4596,9 @@ export interface operations {
                             rates: {
                                 "1m_input_tokens"?: number;
                                 "1m_output_tokens"?: number;
+                                "1m_cached_input_tokens"?: number;
+                                "1m_cache_write_tokens"?: number;
+                                "1m_reasoning_tokens"?: number;
                                 image?: number;
                                 second?: number;
                                 minute?: number;
@@ -8103,7 +8161,7 @@ export interface operations {
                     /** @description 1-80 characters */
                     label: string;
                     /** @description At least one scope */
-                    scopes: ("ai:text" | "ai:image" | "ai:video" | "ai:audio" | "jobs:read" | "jobs:write")[];
+                    scopes: ("ai:text" | "ai:image" | "ai:video" | "ai:audio" | "ai:embed" | "jobs:read" | "jobs:write")[];
                     expiresAt?: string | null;
                     budget?: {
                         /** @description Wallet tokens the key may spend per period (at least 1) */
@@ -8530,6 +8588,12 @@ export interface operations {
                             outputTokens: number;
                             /** @description Tokens charged to the wallet */
                             creditsConsumed: number;
+                            /** @description Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price) */
+                            cachedInputTokens?: number;
+                            /** @description Extension: of inputTokens, written to the provider’s prompt cache */
+                            cacheWriteTokens?: number;
+                            /** @description Extension: of outputTokens, spent on reasoning */
+                            reasoningTokens?: number;
                         };
                         model: string;
                         requestId: string;
@@ -9405,6 +9469,135 @@ export interface operations {
             };
         };
     };
+    postAiEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for the same body without charging again (kept 24 hours) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An EMBEDDING model slug from GET /v1/models?type=EMBEDDING, e.g. local/embed */
+                    model: string;
+                    /** @description A text, or up to 2048 texts embedded in order; each within the model's context (maxContextTokens), 300,000 tokens in all */
+                    input: string | string[];
+                    /** @description Shorter vectors, for models that can shorten theirs (local/embed: at most 256; OpenAI text-embedding-3; Gemini) */
+                    dimensions?: number;
+                    /**
+                     * @description float (default): arrays of numbers; base64: each vector as base64 of little-endian float32s
+                     * @enum {unknown}
+                     */
+                    encodingFormat?: "float" | "base64";
+                    /** @description Your end user's id, passed to the provider for abuse monitoring */
+                    user?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Embed texts: one unit vector per text, metered on the input tokens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        embeddings: {
+                            /** @description The position of the text in input */
+                            index: number;
+                            /** @description A unit vector: numbers, or base64 with encodingFormat base64 */
+                            embedding: number[] | string;
+                        }[];
+                        /** @description The length of every vector */
+                        dimensions: number;
+                        usage: {
+                            inputTokens: number;
+                            /** @description Tokens charged to the wallet */
+                            creditsConsumed: number;
+                        };
+                        model: string;
+                        requestId: string;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current state (e.g. an Idempotency-Key still in flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Temporarily unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postOpenaiChatCompletions: {
         parameters: {
             query?: never;
@@ -9430,6 +9623,12 @@ export interface operations {
                             /** @enum {string} */
                             type: "text";
                             text: string;
+                            cache_control?: {
+                                /** @enum {string} */
+                                type: "ephemeral";
+                                /** @enum {unknown} */
+                                ttl?: "5m" | "1h";
+                            } | null;
                         } | {
                             /** @enum {string} */
                             type: "image_url";
@@ -9482,6 +9681,12 @@ export interface operations {
                             };
                             strict?: boolean | null;
                         };
+                        cache_control?: {
+                            /** @enum {string} */
+                            type: "ephemeral";
+                            /** @enum {unknown} */
+                            ttl?: "5m" | "1h";
+                        } | null;
                     }[];
                     tool_choice?: (("auto" | "none" | "required") | {
                         /** @enum {string} */
@@ -9546,6 +9751,18 @@ export interface operations {
                             prompt_tokens: number;
                             completion_tokens: number;
                             total_tokens: number;
+                            /** @description Sent when the provider reported cached prompt tokens */
+                            prompt_tokens_details?: {
+                                /** @description Of prompt_tokens: read from the prompt cache */
+                                cached_tokens: number;
+                                /** @description Of prompt_tokens: written to the prompt cache (providers that bill writes; OpenRouter's name) */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description Sent when the provider reported reasoning tokens */
+                            completion_tokens_details?: {
+                                /** @description Of completion_tokens: spent on reasoning */
+                                reasoning_tokens: number;
+                            };
                             /** @description Wallet tokens this call was charged (this service's extension) */
                             tokens_charged: number;
                         };
@@ -10066,6 +10283,129 @@ export interface operations {
             };
         };
     };
+    postOpenaiEmbeddings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for the same body without charging again (kept 24 hours) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An embedding model id from GET /openai/v1/models, e.g. local/embed */
+                    model: string;
+                    /** @description A text or up to 2048 texts, each within the model's context, 300,000 tokens in all. Token arrays are refused. */
+                    input: string | string[] | number[] | number[][];
+                    dimensions?: number | null;
+                    encoding_format?: ("float" | "base64") | null;
+                    user?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: Embeddings in OpenAI's shape (float or base64), metered like POST /v1/ai/embeddings; API keys need ai:embed or ai:text */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: {
+                            /** @enum {string} */
+                            object: "embedding";
+                            index: number;
+                            embedding: number[] | string;
+                        }[];
+                        model: string;
+                        usage: {
+                            prompt_tokens: number;
+                            total_tokens: number;
+                            /** @description Tokens charged to the wallet */
+                            tokens_charged: number;
+                        };
+                    };
+                };
+            };
+            /** @description OpenAI's error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
     postAnthropicMessages: {
         parameters: {
             query?: never;
@@ -10242,8 +10582,17 @@ export interface operations {
                         stop_reason: string;
                         stop_sequence: string | null;
                         usage: {
+                            /** @description Input tokens neither read from nor written to the prompt cache */
                             input_tokens: number;
+                            /** @description Input tokens written to the prompt cache (sent when there were some) */
+                            cache_creation_input_tokens?: number;
+                            /** @description Input tokens read from the prompt cache (sent when there were some) */
+                            cache_read_input_tokens?: number;
                             output_tokens: number;
+                            output_tokens_details?: {
+                                /** @description Of output_tokens: spent on thinking */
+                                thinking_tokens: number;
+                            };
                             /** @description Wallet tokens this call was charged (this service's extension) */
                             tokens_charged: number;
                         };
@@ -14255,6 +14604,19 @@ export interface operations {
                             metadata: {
                                 [key: string]: unknown;
                             };
+                            /** @description Text calls only (absent on other operations and on records made before the breakdown was kept) */
+                            tokens?: {
+                                /** @description Every input token */
+                                input: number;
+                                /** @description Of input: read from the provider's prompt cache (billed at the cached price) */
+                                cachedInput: number;
+                                /** @description Of input: written to the provider's prompt cache (billed at the cache-write price) */
+                                cacheWrite: number;
+                                /** @description Every output token */
+                                output: number;
+                                /** @description Of output: spent on reasoning */
+                                reasoning: number;
+                            };
                             /** Format: date-time */
                             createdAt: string;
                             model: {
@@ -14342,6 +14704,12 @@ export interface operations {
                                 outputUnits: number;
                                 creditsConsumed: number;
                                 latencyMs: number;
+                                /** @description Of inputUnits: text input read from the provider's prompt cache, billed at the cached price */
+                                cachedInputTokens?: number;
+                                /** @description Of inputUnits: text input written to the provider's prompt cache */
+                                cacheWriteTokens?: number;
+                                /** @description Of outputUnits: text output spent on reasoning */
+                                reasoningTokens?: number;
                             };
                         }[];
                         byModel: {
@@ -16745,6 +17113,12 @@ export interface operations {
                             outputTokens: number;
                             /** @description Tokens charged to the wallet */
                             creditsConsumed: number;
+                            /** @description Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price) */
+                            cachedInputTokens?: number;
+                            /** @description Extension: of inputTokens, written to the provider’s prompt cache */
+                            cacheWriteTokens?: number;
+                            /** @description Extension: of outputTokens, spent on reasoning */
+                            reasoningTokens?: number;
                         };
                         model: string;
                         requestId: string;
@@ -18508,6 +18882,12 @@ export interface operations {
                                 outputTokens: number;
                                 /** @description Tokens charged to the wallet */
                                 creditsConsumed: number;
+                                /** @description Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price) */
+                                cachedInputTokens?: number;
+                                /** @description Extension: of inputTokens, written to the provider’s prompt cache */
+                                cacheWriteTokens?: number;
+                                /** @description Extension: of outputTokens, spent on reasoning */
+                                reasoningTokens?: number;
                             };
                             model: string;
                             requestId: string;
@@ -23614,6 +23994,9 @@ export interface operations {
                         note?: string;
                         "1m_input_tokens"?: number;
                         "1m_output_tokens"?: number;
+                        "1m_cached_input_tokens"?: number;
+                        "1m_cache_write_tokens"?: number;
+                        "1m_reasoning_tokens"?: number;
                         image?: number;
                         second?: number;
                         minute?: number;

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { KEY_BUDGET_PERIODS, type KeyBudgetPeriod } from '../../db/schema/apikeys.js';
 import { DateTime, Nullable, StrictObject } from '../../platform/http/schemas.js';
 
-export const API_KEY_SCOPES = ['ai:text', 'ai:image', 'ai:video', 'ai:audio', 'jobs:read', 'jobs:write'] as const;
+export const API_KEY_SCOPES = ['ai:text', 'ai:image', 'ai:video', 'ai:audio', 'ai:embed', 'jobs:read', 'jobs:write'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 export const MAX_LABEL_LENGTH = 80;

@@ -24,7 +24,7 @@ describe('GET /v1/credits/rates', () => {
       'local/video': { second: usdTokens(2) },
       'local/music': { generation: usdTokens(5) },
       'local/speech': { '1k_chars': usdTokens(1.5) },
-      'local/embedding': { '1m_input_tokens': usdTokens(2) },
+      'local/embed': { '1m_input_tokens': usdTokens(2) },
       'local/vision': { '1m_input_tokens': usdTokens(15), '1m_output_tokens': usdTokens(60) },
     });
     expect(body.items[0]).toMatchObject({ modelId: expect.any(String), displayName: 'Local Text', type: 'TEXT', provider: { slug: 'local', name: 'Local (built in)' } });
@@ -61,7 +61,7 @@ describe('POST /v1/credits/estimate', () => {
     expect(json(await estimate({ model: 'local/text', inputTokens: 1000, maxTokens: 100_000 })).basis).toEqual({ inputTokens: 1000, maxTokens: 4096 });
     const fromMessages = json(await estimate({ model: 'local/vision', messages: [{ role: 'user', content: 'x'.repeat(400) }], maxTokens: 10 }));
     expect(fromMessages.basis).toEqual({ inputTokens: 104, maxTokens: 10 });
-    const fromPrompt = json(await estimate({ model: 'local/embedding', prompt: 'ঘ'.repeat(100) }));
+    const fromPrompt = json(await estimate({ model: 'local/embed', prompt: 'ঘ'.repeat(100) }));
     expect(fromPrompt.basis).toEqual({ inputTokens: 75, maxTokens: 0 });
   });
 

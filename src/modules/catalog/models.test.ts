@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const LOCAL = ['local/text', 'local/image', 'local/video', 'local/music', 'local/speech', 'local/embedding', 'local/vision'];
+const LOCAL = ['local/text', 'local/image', 'local/video', 'local/music', 'local/speech', 'local/embed', 'local/vision'];
 const get = (url: string, token?: string) => t.app.inject({ method: 'GET', url, headers: token ? bearer(token) : {} });
 const slugs = (response: { json(): unknown }) => (response.json() as { items: { slug: string }[] }).items.map((m) => m.slug);
 
@@ -143,7 +143,7 @@ describe('GET /v1/models', () => {
     await f.setModel('local/music', { pricing: null });
     await f.setModel('local/speech', { pricing: { currency: 'USD' } });
     try {
-      expect(slugs(await get('/v1/models'))).toEqual(['local/text', 'local/embedding', 'local/vision']);
+      expect(slugs(await get('/v1/models'))).toEqual(['local/text', 'local/embed', 'local/vision']);
     } finally {
       await f.setModel('local/image', { status: 'ACTIVE' });
       await f.setModel('local/video', { availability: 'AVAILABLE' });
@@ -157,7 +157,7 @@ describe('GET /v1/models', () => {
     expect(slugs(await get('/v1/models?type=AUDIO'))).toEqual(['local/music', 'local/speech']);
     expect(slugs(await get('/v1/models?capability=TTS'))).toEqual(['local/speech']);
     expect(slugs(await get('/v1/models?capability=VISION'))).toEqual(['local/text', 'local/vision']);
-    expect(slugs(await get('/v1/models?provider=local&type=EMBEDDING'))).toEqual(['local/embedding']);
+    expect(slugs(await get('/v1/models?provider=local&type=EMBEDDING'))).toEqual(['local/embed']);
     expect(slugs(await get('/v1/models?provider=nobody'))).toEqual([]);
     await withProvider('google', 'ACTIVE', async () => {
       const video = slugs(await get('/v1/models?type=VIDEO&capability=VIDEO_GENERATION'));

@@ -70,6 +70,32 @@ describe('provider cost to tokens', () => {
   });
 });
 
+describe('token classes', () => {
+  // Claude Haiku 4.5's list prices (US cents per 1M): input 100, cache read 10, cache write 125, output 500.
+  const haiku = { currency: 'USD', '1m_input_tokens': 100, '1m_cached_input_tokens': 10, '1m_cache_write_tokens': 125, '1m_output_tokens': 500 };
+
+  it('charges each class at its own price, summed exactly and rounded once', () => {
+    // 10,000 input of which 9,000 cache reads and 500 cache writes; 200 output:
+    // (500 × 100 + 9000 × 10 + 500 × 125 + 200 × 500) / 1e6 cents = 302,500 / 1e6 → × 122 / 1800 × 1e6 = 20,502.7 → 20,503.
+    const usage = { inputTokens: 10_000, cachedInputTokens: 9_000, cacheWriteTokens: 500, outputTokens: 200 };
+    expect(tokens(haiku, usage).tokens).toBe(20_503);
+    expect(tokens(haiku, usage).tokens).toBeLessThan(tokens(haiku, { inputTokens: 10_000, outputTokens: 200 }).tokens);
+  });
+
+  it('bills a class without its own price at the fresh price, never free', () => {
+    const plain = { currency: 'USD', '1m_input_tokens': 100, '1m_output_tokens': 500 };
+    expect(tokens(plain, { inputTokens: 10_000, cachedInputTokens: 9_000, cacheWriteTokens: 500, outputTokens: 200, reasoningTokens: 150 })).toEqual(
+      tokens(plain, { inputTokens: 10_000, outputTokens: 200 }),
+    );
+    // Reasoning at the output price unless the model lists its own.
+    expect(tokens({ ...plain, '1m_reasoning_tokens': 250 }, { outputTokens: 200, reasoningTokens: 200 }).tokens).toBe(tokens({ currency: 'USD', '1m_output_tokens': 250 }, { outputTokens: 200 }).tokens);
+  });
+
+  it('never counts a class beyond its total (a provider reporting more cached than input)', () => {
+    expect(tokens(haiku, { inputTokens: 100, cachedInputTokens: 5_000 })).toEqual(tokens(haiku, { inputTokens: 100, cachedInputTokens: 100 }));
+  });
+});
+
 describe('rates and helpers', () => {
   it('gives tokens per unit for every priced unit only', () => {
     expect(tokenRates({ currency: 'USD', '1m_input_tokens': 15, '1m_output_tokens': 60 }, settings)).toEqual({

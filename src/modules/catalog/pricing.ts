@@ -31,8 +31,13 @@ export const DEFAULT_PRICING_SETTINGS: PricingSettings = {
 
 /** What one call used, in the units providers bill by. */
 export interface UsageUnits {
+  /** Every input token; the cached and cache-write ones below are parts of it, priced at their own rates. */
   inputTokens?: number;
+  /** Every output token; the reasoning ones below are part of it. */
   outputTokens?: number;
+  cachedInputTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
   images?: number;
   /** Media seconds (video length, audio length); fractions are billed to the millisecond. */
   seconds?: number;
@@ -53,6 +58,7 @@ export interface PriceQuote {
 export const SPEECH_CHARS_PER_SECOND = 15;
 
 const micro = (value: number): bigint => BigInt(Math.round(value * 1e6));
+const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 const ceilDiv = (a: bigint, b: bigint): bigint => (a <= 0n ? 0n : (a + b - 1n) / b);
 const nonNegInt = (value: number | undefined, name: string): bigint => {
   const v = value ?? 0;
@@ -89,8 +95,16 @@ export function priceUnits(pricing: ModelPricing | null, usage: UsageUnits, sett
     scaled += units * price * perUnitFactor;
     return true;
   };
-  if (!charge(inputTokens, '1m_input_tokens', 60n)) return { ok: false, missing: 'a price per input token' };
-  if (!charge(outputTokens, '1m_output_tokens', 60n)) return { ok: false, missing: 'a price per output token' };
+  // Each token class at its own price, or the fresh one when the model lists none; the parts never exceed the totals.
+  const cached = minBig(nonNegInt(usage.cachedInputTokens, 'cachedInputTokens'), inputTokens);
+  const written = minBig(nonNegInt(usage.cacheWriteTokens, 'cacheWriteTokens'), inputTokens - cached);
+  const reasoning = minBig(nonNegInt(usage.reasoningTokens, 'reasoningTokens'), outputTokens);
+  const classUnit = (unit: PriceUnit, fallback: PriceUnit): PriceUnit => (p(unit) === null ? fallback : unit);
+  if (!charge(inputTokens - cached - written, '1m_input_tokens', 60n)) return { ok: false, missing: 'a price per input token' };
+  if (!charge(cached, classUnit('1m_cached_input_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
+  if (!charge(written, classUnit('1m_cache_write_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
+  if (!charge(outputTokens - reasoning, '1m_output_tokens', 60n)) return { ok: false, missing: 'a price per output token' };
+  if (!charge(reasoning, classUnit('1m_reasoning_tokens', '1m_output_tokens'), 60n)) return { ok: false, missing: 'a price per output token' };
   if (!charge(images, 'image', 60_000_000n)) return { ok: false, missing: 'a price per image' };
 
   let durationCharged = false;
@@ -131,6 +145,9 @@ export function priceUnits(pricing: ModelPricing | null, usage: UsageUnits, sett
 const UNIT_USAGE: Record<PriceUnit, UsageUnits> = {
   '1m_input_tokens': { inputTokens: 1_000_000 },
   '1m_output_tokens': { outputTokens: 1_000_000 },
+  '1m_cached_input_tokens': { inputTokens: 1_000_000, cachedInputTokens: 1_000_000 },
+  '1m_cache_write_tokens': { inputTokens: 1_000_000, cacheWriteTokens: 1_000_000 },
+  '1m_reasoning_tokens': { outputTokens: 1_000_000, reasoningTokens: 1_000_000 },
   image: { images: 1 },
   second: { seconds: 1 },
   minute: { seconds: 60 },

@@ -56,8 +56,11 @@ const LOCAL_MODELS: SeedModel[] = [
     outputModalities: ['audio'],
     pricing: { currency: 'USD', note: LOCAL_NOTE, generation: 5 },
   },
-  // Listed (the built-in provider has a model of every type) although no route calls embeddings yet.
-  { ...embedding('local', 'embedding', 'Local Embedding', 2, 8192, 'Deterministic offline text embeddings.'), status: 'ACTIVE', upstreamModel: 'local-embedding', pricing: { currency: 'USD', note: LOCAL_NOTE, '1m_input_tokens': 2 } },
+  {
+    ...embedding('local', 'embed', 'Local Embed', 2, 8192, 'Deterministic offline text embeddings (256 dimensions, shorter with dimensions): texts sharing words and word parts are close.'),
+    upstreamModel: 'local-embed',
+    pricing: { currency: 'USD', note: LOCAL_NOTE, '1m_input_tokens': 2 },
+  },
 ];
 
 export const SEED_MODELS: SeedModel[] = [...LOCAL_MODELS, ...VENDOR_TEXT_MODELS, ...VENDOR_MEDIA_MODELS];

@@ -36,6 +36,9 @@ export interface ChatSpec {
   upstream?: string;
   in: number;
   out: number;
+  /** Cached input and cache writes per 1M tokens, where the provider publishes them. */
+  cached?: number;
+  cacheWrite?: number;
   ctx: number;
   maxOut: number;
   vision?: boolean;
@@ -66,7 +69,14 @@ export function chat(provider: string, name: string, displayName: string, spec: 
     ...(spec.vision ? VISION_IO : TEXT_IO),
     maxContextTokens: spec.ctx,
     maxOutputTokens: spec.maxOut,
-    pricing: { currency: 'USD', note: USD_NOTE, '1m_input_tokens': spec.in, '1m_output_tokens': spec.out },
+    pricing: {
+      currency: 'USD',
+      note: USD_NOTE,
+      '1m_input_tokens': spec.in,
+      '1m_output_tokens': spec.out,
+      ...(spec.cached === undefined ? {} : { '1m_cached_input_tokens': spec.cached }),
+      ...(spec.cacheWrite === undefined ? {} : { '1m_cache_write_tokens': spec.cacheWrite }),
+    },
     capabilityOverride: spec.override,
   };
 }
@@ -78,8 +88,6 @@ export function embedding(provider: string, name: string, displayName: string, p
     displayName,
     description,
     type: 'EMBEDDING',
-    // No route serves embeddings yet: listed as disabled, so the catalog never offers a model nothing can call.
-    status: 'DISABLED',
     features: ['EMBEDDING'],
     inputModalities: ['text'],
     outputModalities: ['embedding'],

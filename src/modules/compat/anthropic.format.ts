@@ -121,7 +121,22 @@ export function stopReason(finishReason: string | undefined): string {
   return 'end_turn';
 }
 
-export const anthropicUsage = (answer: TextAnswerBody) => ({ input_tokens: answer.usage.inputTokens, output_tokens: answer.usage.outputTokens, tokens_charged: answer.usage.creditsConsumed });
+/**
+ * The billed usage in Anthropic's shape: `input_tokens` counts what was neither read from nor written to the prompt
+ * cache, as Anthropic counts it, with the cache reads and writes beside it (sent only when there were some) and the
+ * thinking in `output_tokens_details`; `tokens_charged` is this service's extension.
+ */
+export function anthropicUsage(answer: TextAnswerBody) {
+  const { inputTokens, outputTokens, cachedInputTokens = 0, cacheWriteTokens = 0, reasoningTokens = 0, creditsConsumed } = answer.usage;
+  return {
+    input_tokens: Math.max(0, inputTokens - cachedInputTokens - cacheWriteTokens),
+    ...(cacheWriteTokens ? { cache_creation_input_tokens: cacheWriteTokens } : {}),
+    ...(cachedInputTokens ? { cache_read_input_tokens: cachedInputTokens } : {}),
+    output_tokens: outputTokens,
+    ...(reasoningTokens ? { output_tokens_details: { thinking_tokens: reasoningTokens } } : {}),
+    tokens_charged: creditsConsumed,
+  };
+}
 
 /**
  * A tool call as a `tool_use` block. Anthropic's `input` is always an object, so arguments that are not a JSON object

@@ -120,8 +120,11 @@ export const Message = Type.Object({
   stop_reason: Type.String(),
   stop_sequence: Nullable(Type.String()),
   usage: Type.Object({
-    input_tokens: Type.Integer(),
+    input_tokens: Type.Integer({ description: 'Input tokens neither read from nor written to the prompt cache' }),
+    cache_creation_input_tokens: Type.Optional(Type.Integer({ description: 'Input tokens written to the prompt cache (sent when there were some)' })),
+    cache_read_input_tokens: Type.Optional(Type.Integer({ description: 'Input tokens read from the prompt cache (sent when there were some)' })),
     output_tokens: Type.Integer(),
+    output_tokens_details: Type.Optional(Type.Object({ thinking_tokens: Type.Integer({ description: 'Of output_tokens: spent on thinking' }) })),
     tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }),
   }),
 });

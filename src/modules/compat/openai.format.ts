@@ -26,12 +26,13 @@ function contentOf(message: WireMessage, index: number, imagesAllowed: boolean):
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
   const parts = content.map((part, p): ContentPart => {
-    if (part.type === 'text') return { type: 'text', text: part.text };
+    if (part.type === 'text') return { type: 'text', text: part.text, ...(part.cache_control ? { cacheControl: part.cache_control } : {}) };
     if (!imagesAllowed) throw badRequest(`messages[${index}] is a ${message.role} message with an image; images go in user messages.`, [{ field: `messages.${index}.content`, message: 'image parts belong in user messages' }]);
     return imagePartFromUrl(part.image_url.url, `messages.${index}.content.${p}.image_url.url`, part.image_url.detail);
   });
-  // A text-only message stays a plain string, as most providers and the token counter read it fastest.
-  return parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('\n') : parts;
+  // A text-only message stays a plain string, as most providers and the token counter read it fastest (unless a part
+  // carries a cache marker, which must stay on its part).
+  return parts.every((part) => part.type === 'text' && !part.cacheControl) ? parts.map((part) => (part as { text: string }).text).join('\n') : parts;
 }
 
 function toMessage(message: WireMessage, index: number): ChatMessage {
@@ -72,11 +73,12 @@ export function toTextBody(body: ChatCompletionRequest): TextBody {
     temperature: body.temperature ?? undefined,
     ...(body.tools?.length
       ? {
-          tools: body.tools.map(({ function: f }) => ({
+          tools: body.tools.map(({ function: f, cache_control: cacheControl }) => ({
             name: f.name,
             ...(f.description ? { description: f.description } : {}),
             parameters: f.parameters ?? { type: 'object', properties: {} },
             ...(f.strict == null ? {} : { strict: f.strict }),
+            ...(cacheControl ? { cacheControl } : {}),
           })),
         }
       : {}),
@@ -94,12 +96,24 @@ export function toTextBody(body: ChatCompletionRequest): TextBody {
 
 export const completionId = (requestId: string) => `chatcmpl-${requestId}`;
 
-export const openAiUsage = (answer: TextAnswerBody) => ({
-  prompt_tokens: answer.usage.inputTokens,
-  completion_tokens: answer.usage.outputTokens,
-  total_tokens: answer.usage.inputTokens + answer.usage.outputTokens,
-  tokens_charged: answer.usage.creditsConsumed,
-});
+/**
+ * The billed usage in OpenAI's shape: cache hits in `prompt_tokens_details.cached_tokens` (and cache writes, which
+ * OpenAI does not have, in OpenRouter's `cache_write_tokens`), reasoning in `completion_tokens_details`, each a part of
+ * its total and sent only when the provider reported some; `tokens_charged` is this service's extension.
+ */
+export function openAiUsage(answer: TextAnswerBody) {
+  const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, reasoningTokens, creditsConsumed } = answer.usage;
+  return {
+    prompt_tokens: inputTokens,
+    completion_tokens: outputTokens,
+    total_tokens: inputTokens + outputTokens,
+    ...(cachedInputTokens || cacheWriteTokens
+      ? { prompt_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...(cacheWriteTokens ? { cache_write_tokens: cacheWriteTokens } : {}) } }
+      : {}),
+    ...(reasoningTokens ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
+    tokens_charged: creditsConsumed,
+  };
+}
 
 export const wireToolCalls = (calls: NonNullable<TextAnswerBody['toolCalls']>) => calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
 

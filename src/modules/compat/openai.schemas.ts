@@ -7,7 +7,12 @@ import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../gateway/index.js';
  * may send and this service ignores (OpenAI's clients add new optional fields often), but refuse ones it cannot honour.
  */
 
-const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }) });
+/** Anthropic's prompt-caching marker, as OpenRouter and LiteLLM accept it in OpenAI requests; passed to providers that take it. */
+const CacheControl = Type.Optional(
+  Nullable(Type.Object({ type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) }, { description: "Extension: Anthropic's prompt-caching marker, passed to providers that take it" })),
+);
+
+const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }), cache_control: CacheControl });
 const ImageUrlPart = Type.Object({
   type: Type.Literal('image_url'),
   image_url: Type.Object({
@@ -60,6 +65,7 @@ export const ChatCompletionBody = Type.Object({
           parameters: Type.Optional(JsonSchema),
           strict: Type.Optional(Nullable(Type.Boolean())),
         }),
+        cache_control: CacheControl,
       }),
       { maxItems: 128 },
     ),
@@ -90,6 +96,18 @@ const Usage = Type.Object({
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
   total_tokens: Type.Integer(),
+  prompt_tokens_details: Type.Optional(
+    Type.Object(
+      {
+        cached_tokens: Type.Integer({ description: 'Of prompt_tokens: read from the prompt cache' }),
+        cache_write_tokens: Type.Optional(Type.Integer({ description: "Of prompt_tokens: written to the prompt cache (providers that bill writes; OpenRouter's name)" })),
+      },
+      { description: 'Sent when the provider reported cached prompt tokens' },
+    ),
+  ),
+  completion_tokens_details: Type.Optional(
+    Type.Object({ reasoning_tokens: Type.Integer({ description: 'Of completion_tokens: spent on reasoning' }) }, { description: 'Sent when the provider reported reasoning tokens' }),
+  ),
   tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }),
 });
 

@@ -3,14 +3,16 @@ import { ManualClock } from '../../platform/clock/clock.js';
 import { SEED_MODELS } from '../catalog/seed-data.js';
 import { mediaCapability, type MediaCapability } from './providers/media/media-types.js';
 import { buildMediaAdapters } from './providers/media/registry.js';
-import { KNOWN_PROVIDERS } from './registry.js';
+import { buildProviderRegistry, KNOWN_PROVIDERS } from './registry.js';
 
 /** What a model of each type needs from its provider's adapters; null: nothing can serve it. */
-function needs(model: (typeof SEED_MODELS)[number]): 'text' | MediaCapability | null {
+function needs(model: (typeof SEED_MODELS)[number]): 'text' | 'embed' | MediaCapability | null {
   switch (model.type) {
     case 'TEXT':
     case 'MULTIMODAL':
       return 'text';
+    case 'EMBEDDING':
+      return 'embed';
     case 'IMAGE':
       return 'generateImage';
     case 'VIDEO':
@@ -24,18 +26,29 @@ function needs(model: (typeof SEED_MODELS)[number]): 'text' | MediaCapability | 
 
 describe('the seeded catalog is truthful', () => {
   const media = buildMediaAdapters({ clock: new ManualClock(), local: { videoDelayMs: 0 } });
+  const text = buildProviderRegistry({});
 
   it('offers no model whose provider has no adapter for its type (the others are seeded DISABLED)', () => {
-    // The one exception, still open: the built-in embedding model is listed (a model of every type) before any
-    // embeddings route exists; the embeddings work gives it one.
-    const listed = SEED_MODELS.filter((model) => model.status !== 'DISABLED' && model.availability !== 'RETIRED' && !(model.provider === 'local' && model.type === 'EMBEDDING'));
+    const listed = SEED_MODELS.filter((model) => model.status !== 'DISABLED' && model.availability !== 'RETIRED');
     const unserved = listed.flatMap((model) => {
       const need = needs(model);
       const adapter = media.get(model.provider);
-      const served = need === 'text' ? KNOWN_PROVIDERS[model.provider] !== undefined : need !== null && adapter !== undefined && mediaCapability(adapter, need) !== null;
+      const served =
+        need === 'text'
+          ? KNOWN_PROVIDERS[model.provider] !== undefined
+          : need === 'embed'
+            ? KNOWN_PROVIDERS[model.provider] !== undefined && text.get(model.provider)?.adapter.embed !== undefined
+            : need !== null && adapter !== undefined && mediaCapability(adapter, need) !== null;
       return served ? [] : [`${model.provider}/${model.name} (${model.type}${need ? `, needs ${need}` : ''})`];
     });
     expect(unserved).toEqual([]);
+  });
+
+  it('serves the embedding models of the built-in provider, OpenAI, Google and Mistral', () => {
+    const embedding = SEED_MODELS.filter((model) => model.type === 'EMBEDDING');
+    expect(embedding.every((model) => model.status !== 'DISABLED')).toBe(true);
+    expect(new Set(embedding.map((model) => model.provider))).toEqual(new Set(['local', 'openai', 'google', 'mistral']));
+    expect(embedding.find((model) => model.provider === 'local')?.name).toBe('embed');
   });
 
   it('serves every seeded image, video, speech and music provider', () => {

@@ -5,7 +5,7 @@ import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
 import { BFL_KEYS, startFakeBfl, type BflFake } from '../../../test/helpers/fakes/bfl.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { pathOf } from '../../../test/helpers/files.js';
-import { providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { ledgerOf, parseSse, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 
 /** POST /v1/ai/image through the real app against a fake of Black Forest Labs' API (two accounts). */
@@ -15,6 +15,8 @@ beforeAll(async () => {
   fake = await startFakeBfl();
   fake.setScript(['Ready']);
   t = await createTestApp({ env: { ...providerEnv('BFL', fake.baseUrl, BFL_KEYS), ALLOW_PRIVATE_NETWORK: 'true' } });
+  // Queue messages are stored (an async job's step is run by hand below); no workers take them.
+  await t.platform.jobs.start({ workers: false });
 });
 afterEach(async () => {
   fake.decide(() => ({ kind: 'default' }));
@@ -115,5 +117,43 @@ describe('POST /v1/ai/image on BFL', () => {
     // Rotation starts one of the two calls on the revoked key; it fails over to the other one.
     expect(runs).toContainEqual([BFL_KEYS[0], BFL_KEYS[1]]);
     for (const run of runs) expect(run.at(-1)).toBe(BFL_KEYS[1]);
+  });
+});
+
+describe('an async image job on BFL', () => {
+  it('runs to completion with its progress streamed (SSE), stores the images and charges once', async () => {
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { accessToken, user } = await customer();
+    const before = await walletState(t, user.id);
+    fake.setScript(['Pending', 'Ready']);
+    const submitted = await image(accessToken, { model: 'bfl/flux-dev', prompt: 'a paper boat on a pond', count: 2, width: 512, height: 512, async: true });
+    expect(submitted.statusCode, submitted.body).toBe(200);
+    const { jobId } = json(submitted);
+    expect(jobId).toEqual(expect.any(String));
+
+    const stream = await fetch(`${address}/v1/jobs/${jobId}/stream`, { headers: bearer(accessToken) });
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('"QUEUED"')) text += decoder.decode((await reader.read()).value, { stream: true });
+    await t.services.media.runJob(jobId);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const events = parseSse(text);
+    expect(events[0]).toMatchObject({ type: 'job', job: { jobId, status: 'QUEUED' } });
+    const final = events.at(-1)!.job;
+    const model = await t.services.catalog.resolveForGateway('bfl/flux-dev');
+    const charged = await t.services.catalog.estimateTokens(model, { kind: 'image', count: 2 });
+    expect(final).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: charged });
+    expect(final.output.images).toHaveLength(2);
+    for (const item of final.output.images) expect(item.url).toContain('/v1/files/raw/');
+
+    const after = await walletState(t, user.id);
+    expect(after.balance).toBe(before.balance - charged);
+    expect(after.ledgerSum).toBe(after.balance);
+    expect(-(await ledgerOf(t, jobId)).reduce((sum, row) => sum + row.amount, 0)).toBe(charged);
   });
 });

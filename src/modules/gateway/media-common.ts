@@ -51,7 +51,7 @@ const ROUTE_OF: Record<GatewayModel['type'], string> = {
   AUDIO: 'POST /v1/ai/audio',
   TEXT: 'POST /v1/ai/text',
   MULTIMODAL: 'POST /v1/ai/text',
-  EMBEDDING: 'POST /v1/ai/text',
+  EMBEDDING: 'POST /v1/ai/embeddings',
 };
 
 /** A model of the wanted type and its media adapter: 404/503 from the catalog, 400 for a wrong type, 503 without an adapter. */

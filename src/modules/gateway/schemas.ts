@@ -88,7 +88,14 @@ export const TextBody = StrictObject({
 
 export const TextResponse = Type.Object({
   text: Type.String(),
-  usage: Type.Object({ inputTokens: Type.Integer(), outputTokens: Type.Integer(), creditsConsumed: Type.Integer({ description: 'Tokens charged to the wallet' }) }),
+  usage: Type.Object({
+    inputTokens: Type.Integer(),
+    outputTokens: Type.Integer(),
+    creditsConsumed: Type.Integer({ description: 'Tokens charged to the wallet' }),
+    cachedInputTokens: Type.Optional(Type.Integer({ description: 'Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price)' })),
+    cacheWriteTokens: Type.Optional(Type.Integer({ description: 'Extension: of inputTokens, written to the provider’s prompt cache' })),
+    reasoningTokens: Type.Optional(Type.Integer({ description: 'Extension: of outputTokens, spent on reasoning' })),
+  }),
   model: Type.String(),
   requestId: Type.String(),
   toolCalls: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() }), { description: 'Extension: the tools the model called (present only when it called some; run them and send the results as tool messages)' })),

@@ -29,6 +29,7 @@ import { createMetering } from './metering.js';
 import type { MeteringDeps } from './metering-types.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import { createTextGateway, textOptionsOf, textResponse } from './text.js';
+import { createEmbeddingsGateway } from './embeddings.js';
 import type { TextAnswer, TextOptions } from './text-types.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
@@ -161,6 +162,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     once,
     /** Media adapters by provider slug (the media gateway calls them through `pool`). */
     mediaAdapters: media.adapters,
+    /** `POST /v1/ai/embeddings` and `/openai/v1/embeddings` (embeddings.ts). */
+    embeddings: createEmbeddingsGateway({ ...deps, pool, metering, fallbacks, once }),
 
     /** Registers the upstream accounts and checks their credentials (providers become ACTIVE, DEGRADED or INACTIVE). */
     async start(): Promise<void> {

@@ -11,6 +11,15 @@ function lastUserText(messages: ChatMessage[]): string {
   return last ? messageText(last) : '';
 }
 
+/** The token classes a provider reported beside the totals (only the non-zero ones). */
+function tokenClassesOf(usage: TokenUsage): Pick<TokenUsage, 'cachedInputTokens' | 'cacheWriteTokens' | 'reasoningTokens'> {
+  const classes: Pick<TokenUsage, 'cachedInputTokens' | 'cacheWriteTokens' | 'reasoningTokens'> = {};
+  if (usage.cachedInputTokens) classes.cachedInputTokens = usage.cachedInputTokens;
+  if (usage.cacheWriteTokens) classes.cacheWriteTokens = usage.cacheWriteTokens;
+  if (usage.reasoningTokens) classes.reasoningTokens = usage.reasoningTokens;
+  return classes;
+}
+
 /** What the library keeps of an answer: its text, and the tools it called (by name and arguments). */
 const generationOutput = (text: string, toolCalls: ToolCall[] | undefined) => (toolCalls?.length ? { text, toolCalls: toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })) } : { text });
 
@@ -51,10 +60,11 @@ export async function finalize(
     logger.error({ err, model: p.model.slug, requestId: p.requestId }, 'pricing the usage failed; charging the reservation');
     price = { tokens: p.reservedTokens, providerCostCents: 0, providerCostMicros: 0, currency: 'USD' };
   }
+  const classes = tokenClassesOf(measured);
   const answerOf = (chargedTokens: number): TextAnswer => ({
     text: outcome.text,
     ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}),
-    usage: { inputTokens: measured.inputTokens, outputTokens: measured.outputTokens, creditsConsumed: chargedTokens },
+    usage: Object.assign({ inputTokens: measured.inputTokens, outputTokens: measured.outputTokens, creditsConsumed: chargedTokens }, classes),
     model: p.model.slug,
     requestId: p.requestId,
     finishReason: outcome.finishReason,
@@ -70,6 +80,13 @@ export async function finalize(
     accountId: outcome.accountId,
     metadata: baseMetadata(p, {
       usageSource: outcome.usage ? 'provider' : 'counted',
+      tokens: {
+        input: measured.inputTokens,
+        cachedInput: classes.cachedInputTokens ?? 0,
+        cacheWrite: classes.cacheWriteTokens ?? 0,
+        output: measured.outputTokens,
+        reasoning: classes.reasoningTokens ?? 0,
+      },
       finishReason: outcome.finishReason,
       ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls.map((c) => c.name) } : {}),
       providerCostMicros: price.providerCostMicros,

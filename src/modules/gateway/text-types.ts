@@ -52,7 +52,8 @@ export interface TextAnswer {
   text: string;
   /** The tools the model called (finish reason `tool_calls`); absent when it called none. */
   toolCalls?: ToolCall[];
-  usage: { inputTokens: number; outputTokens: number; creditsConsumed: number };
+  /** The totals and what they were charged; the token classes the provider reported, when non-zero. */
+  usage: { inputTokens: number; outputTokens: number; creditsConsumed: number; cachedInputTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
   model: string;
   requestId: string;
   finishReason: string;

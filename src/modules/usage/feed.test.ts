@@ -67,6 +67,20 @@ describe('GET /v1/usage', () => {
     expect(page.items[0].model).toBeNull();
   });
 
+  it("shows a text call's token classes from its metadata, and none on records without them", async () => {
+    const me = await signUp(t.app);
+    const tokens = { input: 10_000, cachedInput: 9_000, cacheWrite: 0, output: 200, reasoning: 120 };
+    await record(me.user.id, { inputUnits: 10_000, outputUnits: 200, metadata: { tokens } });
+    t.clock.advance(1000);
+    await record(me.user.id, { metadata: { tokens: { input: 5, cachedInput: 'many' } } });
+    t.clock.advance(1000);
+    await record(me.user.id, { operation: 'image.generate' });
+    const [image, malformed, text] = json(await get(me.accessToken, '/v1/usage')).items;
+    expect(text.tokens).toEqual(tokens);
+    expect(malformed.tokens).toEqual({ input: 5, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 });
+    expect(image).not.toHaveProperty('tokens');
+  });
+
   it('filters by operation and status, pages by the id of the last row, and validates limit, cursor and keys', async () => {
     const me = await signUp(t.app);
     const other = await signUp(t.app);
@@ -129,7 +143,7 @@ describe('GET /v1/usage/summary', () => {
       [40 * DAY_MS, { tokensConsumed: 1000 }],
       [20 * DAY_MS, { modelId, inputUnits: 5, outputUnits: 7, tokensConsumed: 11, latencyMs: 13 }],
       [3 * DAY_MS, { modelId, inputUnits: 1, outputUnits: 2, tokensConsumed: 3, latencyMs: 4, status: 'FAILED' }],
-      [2 * HOUR_MS, { modelId, inputUnits: 100, outputUnits: 200, tokensConsumed: 300, latencyMs: 400 }],
+      [2 * HOUR_MS, { modelId, inputUnits: 100, outputUnits: 200, tokensConsumed: 300, latencyMs: 400, metadata: { tokens: { input: 100, cachedInput: 60, cacheWrite: 30, output: 200, reasoning: 50 } } }],
       [0, { operation: 'image.generate', inputUnits: 1, outputUnits: 4, tokensConsumed: 50, latencyMs: 900 }],
     ] as Array<[number, Partial<UsageRecordInput>]>) {
       t.clock.set(new Date(start - ageMs));
@@ -141,10 +155,17 @@ describe('GET /v1/usage/summary', () => {
     const month = json(await get(me.accessToken, '/v1/usage/summary'));
     expect(month.window).toBe('month');
     expect(month.since).toBe(new Date(start - 30 * DAY_MS).toISOString());
+    const noClasses = { cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
     expect(month.byOperation).toEqual([
-      { operation: 'image.generate', status: 'SUCCESS', _count: { _all: 1 }, _sum: { inputUnits: 1, outputUnits: 4, creditsConsumed: 50, latencyMs: 900 } },
-      { operation: 'text.generate', status: 'FAILED', _count: { _all: 1 }, _sum: { inputUnits: 1, outputUnits: 2, creditsConsumed: 3, latencyMs: 4 } },
-      { operation: 'text.generate', status: 'SUCCESS', _count: { _all: 2 }, _sum: { inputUnits: 105, outputUnits: 207, creditsConsumed: 311, latencyMs: 413 } },
+      { operation: 'image.generate', status: 'SUCCESS', _count: { _all: 1 }, _sum: { inputUnits: 1, outputUnits: 4, creditsConsumed: 50, latencyMs: 900, ...noClasses } },
+      { operation: 'text.generate', status: 'FAILED', _count: { _all: 1 }, _sum: { inputUnits: 1, outputUnits: 2, creditsConsumed: 3, latencyMs: 4, ...noClasses } },
+      // the token classes come from the records that keep them (metadata.tokens); older records count none
+      {
+        operation: 'text.generate',
+        status: 'SUCCESS',
+        _count: { _all: 2 },
+        _sum: { inputUnits: 105, outputUnits: 207, creditsConsumed: 311, latencyMs: 413, cachedInputTokens: 60, cacheWriteTokens: 30, reasoningTokens: 50 },
+      },
     ]);
     expect(month.byModel).toEqual([
       { modelId, _count: { _all: 3 } },
@@ -173,7 +194,9 @@ describe('GET /v1/usage/summary', () => {
       expect((await get(me.accessToken, `/v1/usage/summary?${bad}`)).statusCode).toBe(400);
     }
     const empty = json(await get(other.accessToken, '/v1/usage/summary?window=day'));
-    expect(empty.byOperation).toEqual([{ operation: 'text.generate', status: 'SUCCESS', _count: { _all: 1 }, _sum: { inputUnits: 0, outputUnits: 0, creditsConsumed: 77, latencyMs: 0 } }]);
+    expect(empty.byOperation).toEqual([
+      { operation: 'text.generate', status: 'SUCCESS', _count: { _all: 1 }, _sum: { inputUnits: 0, outputUnits: 0, creditsConsumed: 77, latencyMs: 0, cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } },
+    ]);
   });
 
   it('needs a token', async () => {

@@ -22,7 +22,7 @@ export interface OperationTotals {
   operation: string;
   status: UsageStatus;
   _count: { _all: number };
-  _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number };
+  _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number; cachedInputTokens: number; cacheWriteTokens: number; reasoningTokens: number };
 }
 
 export interface ApiKeyTotals {
@@ -72,9 +72,15 @@ export async function usagePage(db: DbOrTx, userId: string, query: UsageFeedQuer
   return { rows: page, nextCursor: rows.length > query.limit ? page[page.length - 1]!.id : null };
 }
 
+/** The token classes a record's metadata holds (`tokens`, written by the text gateway); rows without them count 0. */
+const TOKEN_CLASSES = { cachedInputTokens: 'cachedInput', cacheWriteTokens: 'cacheWrite', reasoningTokens: 'reasoning' } as const;
+const classSum = (key: string) =>
+  sql.raw(`coalesce(sum(case when jsonb_typeof(metadata->'tokens'->'${key}') = 'number' then (metadata->'tokens'->>'${key}')::numeric end), 0)::bigint`);
+
 /**
- * Totals of a user's usage since `since`, by operation and status, by model and by API key (null: access tokens), in one pass over the index
- * (GROUPING SETS; the index carries every column read, so the scan is index-only).
+ * Totals of a user's usage since `since`, by operation and status, by model and by API key (null: access tokens), in
+ * one pass over the user's window of the index (GROUPING SETS). The index carries every column grouped and summed but
+ * the metadata, which the token classes' sums (cached input, cache writes, reasoning) read from the rows.
  */
 export async function usageTotals(db: DbOrTx, userId: string, since: Date): Promise<{ byOperation: OperationTotals[]; byModel: ModelTotals[]; byApiKey: ApiKeyTotals[] }> {
   const result = await db.execute(sql`
@@ -83,7 +89,10 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
       coalesce(sum(input_units), 0)::bigint as input_units,
       coalesce(sum(output_units), 0)::bigint as output_units,
       coalesce(sum(credits_consumed), 0)::bigint as credits_consumed,
-      coalesce(sum(latency_ms), 0)::bigint as latency_ms
+      coalesce(sum(latency_ms), 0)::bigint as latency_ms,
+      ${classSum(TOKEN_CLASSES.cachedInputTokens)} as cached_input_tokens,
+      ${classSum(TOKEN_CLASSES.cacheWriteTokens)} as cache_write_tokens,
+      ${classSum(TOKEN_CLASSES.reasoningTokens)} as reasoning_tokens
     from usage_records
     where user_id = ${userId} and created_at >= ${since.toISOString()}::timestamptz
     group by grouping sets ((operation, status), (model_id), (api_key_id))
@@ -100,6 +109,9 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
     output_units: string | number;
     credits_consumed: string | number;
     latency_ms: string | number;
+    cached_input_tokens: string | number;
+    cache_write_tokens: string | number;
+    reasoning_tokens: string | number;
   };
   const rows = (result as { rows: Row[] }).rows;
   return {
@@ -114,6 +126,9 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
           outputUnits: Number(row.output_units),
           creditsConsumed: Number(row.credits_consumed),
           latencyMs: Number(row.latency_ms),
+          cachedInputTokens: Number(row.cached_input_tokens),
+          cacheWriteTokens: Number(row.cache_write_tokens),
+          reasoningTokens: Number(row.reasoning_tokens),
         },
       })),
     byModel: rows.filter((row) => !row.by_operation && !row.by_key).map((row) => ({ modelId: row.model_id, _count: { _all: row.count } })),

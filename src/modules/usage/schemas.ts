@@ -12,6 +12,18 @@ export const UsageQuery = StrictObject({
   apiKeyId: Type.Optional(Type.String({ format: 'uuid', description: 'Only the calls made with this API key (its id from GET /v1/account/api-keys)' })),
 });
 
+/** A text call's model tokens by class, as the provider reported them (`cachedInput` and `cacheWrite` are parts of `input`). */
+export const TokenBreakdown = Type.Object(
+  {
+    input: Type.Integer({ description: 'Every input token' }),
+    cachedInput: Type.Integer({ description: "Of input: read from the provider's prompt cache (billed at the cached price)" }),
+    cacheWrite: Type.Integer({ description: "Of input: written to the provider's prompt cache (billed at the cache-write price)" }),
+    output: Type.Integer({ description: 'Every output token' }),
+    reasoning: Type.Integer({ description: 'Of output: spent on reasoning' }),
+  },
+  { description: 'Text calls only (absent on other operations and on records made before the breakdown was kept)' },
+);
+
 export const UsageRecord = Type.Object({
   id: Type.String(),
   userId: Type.String(),
@@ -30,6 +42,7 @@ export const UsageRecord = Type.Object({
   providerCostCents: Type.Integer(),
   latencyMs: Type.Integer(),
   metadata: Type.Object({}, { additionalProperties: true }),
+  tokens: Type.Optional(TokenBreakdown),
   createdAt: DateTime,
   model: Nullable(Type.Object({ slug: Type.String(), displayName: Type.String(), type: Type.String() })),
 });
@@ -50,7 +63,15 @@ export const UsageSummary = Type.Object({
       operation: Type.String(),
       status: Type.Enum(USAGE_STATUSES),
       _count: Count,
-      _sum: Type.Object({ inputUnits: Type.Integer(), outputUnits: Type.Integer(), creditsConsumed: Type.Integer(), latencyMs: Type.Integer() }),
+      _sum: Type.Object({
+        inputUnits: Type.Integer(),
+        outputUnits: Type.Integer(),
+        creditsConsumed: Type.Integer(),
+        latencyMs: Type.Integer(),
+        cachedInputTokens: Type.Optional(Type.Integer({ description: "Of inputUnits: text input read from the provider's prompt cache, billed at the cached price" })),
+        cacheWriteTokens: Type.Optional(Type.Integer({ description: "Of inputUnits: text input written to the provider's prompt cache" })),
+        reasoningTokens: Type.Optional(Type.Integer({ description: 'Of outputUnits: text output spent on reasoning' })),
+      }),
     }),
   ),
   byModel: Type.Array(Type.Object({ modelId: Nullable(Type.String()), _count: Count })),

@@ -38,6 +38,16 @@ export type UsageRecord = typeof usageRecords.$inferSelect;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+const TOKEN_CLASS_KEYS = ['input', 'cachedInput', 'cacheWrite', 'output', 'reasoning'] as const;
+
+/** The token breakdown a text call's metadata keeps (`metadata.tokens`), as `{ tokens }`; nothing for other rows. */
+function tokensOf(metadata: Record<string, unknown>): { tokens?: Record<(typeof TOKEN_CLASS_KEYS)[number], number> } {
+  const kept = metadata.tokens as Record<string, unknown> | undefined;
+  if (typeof kept !== 'object' || kept === null) return {};
+  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+  return { tokens: Object.fromEntries(TOKEN_CLASS_KEYS.map((key) => [key, count(kept[key])])) as Record<(typeof TOKEN_CLASS_KEYS)[number], number> };
+}
+
 const INSERT_RECORD = `
   insert into usage_records (id, user_id, subscription_id, model_id, provider_id, reseller_account_id, job_id, api_key_id, request_id,
     operation, status, input_units, output_units, credits_consumed, provider_cost_cents, latency_ms, metadata, created_at)
@@ -71,6 +81,7 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
         providerCostCents: row.providerCostCents,
         latencyMs: row.latencyMs,
         metadata: row.metadata,
+        ...tokensOf(row.metadata),
         createdAt: row.createdAt.toISOString(),
         model: model ? { slug: model.slug, displayName: model.displayName, type: model.type } : null,
       };

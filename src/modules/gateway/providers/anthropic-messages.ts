@@ -161,10 +161,35 @@ export function anthropicRequestBody(request: TextRequest): Anthropic.MessageCre
   };
 }
 
-/** Anthropic's input count leaves out what was written to or read from the prompt cache; the prompt is all three. */
-export function usageOf(usage: { input_tokens?: number | null; output_tokens?: number | null; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null }): TokenUsage | null {
+/** The usage fields we read, from a whole message or from the stream's message_start and message_delta. */
+export interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  output_tokens_details?: { thinking_tokens?: number | null } | null;
+}
+
+const count = (value: number | null | undefined): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+
+/**
+ * Anthropic's `input_tokens` leaves out what was written to or read from the prompt cache, so the prompt is all three;
+ * the cache reads and writes are its priced classes. `output_tokens` includes the thinking, which
+ * `output_tokens_details.thinking_tokens` counts.
+ */
+export function usageOf(usage: AnthropicUsage): TokenUsage | null {
   if (typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') return null;
-  return { inputTokens: usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0), outputTokens: usage.output_tokens };
+  const read = count(usage.cache_read_input_tokens);
+  const written = count(usage.cache_creation_input_tokens);
+  const outputTokens = count(usage.output_tokens);
+  const thinking = Math.min(outputTokens, count(usage.output_tokens_details?.thinking_tokens));
+  return {
+    inputTokens: count(usage.input_tokens) + read + written,
+    outputTokens,
+    ...(read > 0 ? { cachedInputTokens: read } : {}),
+    ...(written > 0 ? { cacheWriteTokens: written } : {}),
+    ...(thinking > 0 ? { reasoningTokens: thinking } : {}),
+  };
 }
 
 export function fromAnthropicMessage(message: Anthropic.Message): TextResult {

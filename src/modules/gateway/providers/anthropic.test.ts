@@ -262,16 +262,18 @@ describe('prompt caching', () => {
     ]);
   });
 
-  it('counts cache writes and reads in the input tokens, streamed or not', async () => {
+  it('counts cache writes and reads in the input tokens, and as its classes, streamed or not', async () => {
     fake.decide(() => ({ kind: 'ok', text: 'Fine.', usage: { inputTokens: 700, outputTokens: 2 } }));
     const first = await adapter.generateText(credential, cachedRequest('Cache me?', 'Other notes: ')); // written to the cache
     const again = await adapter.generateText(credential, cachedRequest('Cache me?', 'Other notes: ')); // read from it
     const streamed = await collect(await adapter.streamText(credential, cachedRequest('Cache me?', 'Other notes: ')));
+    const prefix = first.usage!.cacheWriteTokens!;
+    expect(prefix).toBeGreaterThan(0);
     expect([first.usage, again.usage]).toEqual([
-      { inputTokens: 700, outputTokens: 2 },
-      { inputTokens: 700, outputTokens: 2 },
+      { inputTokens: 700, outputTokens: 2, cacheWriteTokens: prefix },
+      { inputTokens: 700, outputTokens: 2, cachedInputTokens: prefix },
     ]);
-    expect(streamed.at(-2)).toEqual({ type: 'usage', usage: { inputTokens: 700, outputTokens: 2 } });
+    expect(streamed.at(-2)).toEqual({ type: 'usage', usage: { inputTokens: 700, outputTokens: 2, cachedInputTokens: prefix } });
   });
 
   it('has the fake report cache_creation_input_tokens, then cache_read_input_tokens, as Anthropic does', async () => {

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { anthropicRequestBody, finishReasonOf, fromAnthropicMessage, usageOf } from './anthropic-messages.js';
+import { anthropicRequestBody, finishReasonOf, fromAnthropicMessage, usageOf, type AnthropicUsage } from './anthropic-messages.js';
 import { guardStream } from './stream-guard.js';
 import { UpstreamError, classifyStatus, type ProviderAdapter, type TextParameter, type TextStreamEvent, type UpstreamCredential } from './types.js';
 
@@ -85,11 +85,13 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
  * the answer's tool calls, id, name) then one per piece of its input JSON; usage and finish once `message_stop` came.
  */
 async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamEvent>): AsyncGenerator<TextStreamEvent> {
-  const usage: { input_tokens?: number | null; output_tokens?: number | null; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null } = {};
-  const keepCounts = (counts: typeof usage) => {
+  // message_start carries the input counts, message_delta the cumulative ones (input again on newer models): the latest wins.
+  const usage: AnthropicUsage = {};
+  const keepCounts = (counts: AnthropicUsage) => {
     for (const key of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) {
       if (typeof counts[key] === 'number') usage[key] = counts[key];
     }
+    if (typeof counts.output_tokens_details?.thinking_tokens === 'number') usage.output_tokens_details = counts.output_tokens_details;
   };
   // content block index -> tool call index, and whether that call has sent any argument text yet
   const toolCalls = new Map<number, { index: number; sentArguments: boolean }>();

@@ -3,6 +3,7 @@ import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens
 import { answer, describeImages, enhance, ENHANCE_TARGET_PATTERN, imagesToDescribe, lastUserMessage, seededRandom, toolResultsAnswer, trailingToolResults } from './local-answers.js';
 import { promptFacts, schemaInstance } from './local-schema.js';
 import { chooseTool, toolCallFor } from './local-tools.js';
+import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local-embed.js';
 import {
   messageText,
   UpstreamError,
@@ -100,6 +101,17 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Provide
     },
     async checkCredential() {
       // needs none
+    },
+    async embed(_credential, request) {
+      if (request.signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
+      const dimensions = request.dimensions ?? LOCAL_EMBEDDING_DIMENSIONS;
+      if (dimensions > LOCAL_EMBEDDING_DIMENSIONS) {
+        throw new UpstreamError('bad_request', `The built-in embedding model makes vectors of at most ${LOCAL_EMBEDDING_DIMENSIONS} dimensions; ask for ${LOCAL_EMBEDDING_DIMENSIONS} or fewer.`, 400, 'dimensions_too_large');
+      }
+      return {
+        vectors: request.input.map((text) => localEmbedding(text, dimensions)),
+        usage: { inputTokens: request.input.reduce((sum, text) => sum + countTextTokens(text), 0) },
+      };
     },
   };
 }

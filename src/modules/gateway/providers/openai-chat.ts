@@ -64,10 +64,36 @@ export function wireOptions(request: TextRequest): Record<string, unknown> {
   return body;
 }
 
-/** The parts of OpenAI's wire format we read; nothing is validated, so every field is optional. */
+/**
+ * The usage fields we read, as OpenAI and the compatible providers name them (their docs as read in November 2026);
+ * nothing is validated, so every field is optional.
+ * - OpenAI (https://platform.openai.com/docs/api-reference/chat/object; `CompletionUsage` in the `openai` SDK 6.49.0),
+ *   xAI (https://docs.x.ai/developers/advanced-api-usage/prompt-caching/usage-and-pricing), Groq
+ *   (https://console.groq.com/docs/prompt-caching) and Mistral (https://docs.mistral.ai/studio-api/conversations/advanced
+ *   /prompt-caching): cache hits in `prompt_tokens_details.cached_tokens`, reasoning in
+ *   `completion_tokens_details.reasoning_tokens`, both parts of the totals.
+ * - OpenRouter (https://openrouter.ai/docs/use-cases/usage-accounting): also `prompt_tokens_details.cache_write_tokens`,
+ *   a part of `prompt_tokens`.
+ * - DeepSeek (https://api-docs.deepseek.com/guides/kv_cache): `prompt_cache_hit_tokens` and `prompt_cache_miss_tokens`,
+ *   which sum to `prompt_tokens`.
+ * - Perplexity (https://docs.perplexity.ai/getting-started/pricing and the API reference's `UsageInfo`):
+ *   `reasoning_tokens` and `citation_tokens` beside `prompt_tokens + completion_tokens`, billed on their own, so they
+ *   are added to the totals.
+ * - Google's OpenAI compatibility (generativelanguage.googleapis.com/v1beta/openai) counts a thinking model's thoughts
+ *   in `total_tokens` but not in `completion_tokens` (seen in github.com/openai/openai-python/issues/2544: 1,469
+ *   prompt + 744 completion, 2,496 total); Google bills thoughts as output, so a total above prompt + completion is
+ *   added to the output as reasoning.
+ * Audio tokens (`*_tokens_details.audio_tokens`) stay in the totals at the fresh price: the catalog has no audio class.
+ */
 export interface WireUsage {
   prompt_tokens?: unknown;
   completion_tokens?: unknown;
+  total_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+  prompt_cache_hit_tokens?: unknown;
+  reasoning_tokens?: unknown;
+  citation_tokens?: unknown;
 }
 interface WireToolCall {
   index?: number;
@@ -83,9 +109,31 @@ export interface WireChunk {
   usage?: WireUsage | null;
 }
 
+/** A count the provider sent, or 0 for anything that is not a non-negative number. */
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+
 export function toUsage(usage: WireUsage | null | undefined): TokenUsage | null {
   if (!usage || typeof usage.prompt_tokens !== 'number' || typeof usage.completion_tokens !== 'number') return null;
-  return { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+  const prompt = count(usage.prompt_tokens);
+  const completion = count(usage.completion_tokens);
+  // Thoughts counted in the total only (Google); the detailed reasoning, where also sent, names the same tokens.
+  const uncounted = Math.max(0, count(usage.total_tokens) - prompt - completion);
+  const detailedReasoning = Math.max(count(usage.completion_tokens_details?.reasoning_tokens), uncounted);
+  // Perplexity's counts beside the totals (a detailed count, where sent, is a part of the total instead).
+  const separateReasoning = detailedReasoning > 0 ? 0 : count(usage.reasoning_tokens);
+  const inputTokens = prompt + count(usage.citation_tokens);
+  const outputTokens = completion + uncounted + separateReasoning;
+  // DeepSeek sends both its own field and (lately) OpenAI's; they agree, and either alone is the hit count.
+  const cached = Math.min(inputTokens, Math.max(count(usage.prompt_tokens_details?.cached_tokens), count(usage.prompt_cache_hit_tokens)));
+  const written = Math.min(inputTokens - cached, count(usage.prompt_tokens_details?.cache_write_tokens));
+  const reasoning = Math.min(outputTokens, detailedReasoning + separateReasoning);
+  return {
+    inputTokens,
+    outputTokens,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+    ...(written > 0 ? { cacheWriteTokens: written } : {}),
+    ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}),
+  };
 }
 
 export function toToolCalls(calls: WireToolCall[] | null | undefined): ToolCall[] | undefined {

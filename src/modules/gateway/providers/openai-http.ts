@@ -294,6 +294,8 @@ function errorFields(body: unknown): { message: string | null; code: string | nu
   return { message, code };
 }
 
+const GOOGLE_KEY_REFUSAL = /API key (not valid|not found|expired)/i;
+
 const snippet = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
 
 export function statusError(status: number, text: string, model: string, location?: string | string[]): UpstreamError {
@@ -304,6 +306,8 @@ export function statusError(status: number, text: string, model: string, locatio
   const fields = errorFields(tryJson(text));
   const body = snippet(text);
   const message = fields.message ?? (body ? `The provider answered HTTP ${status}: ${body}` : `The provider answered HTTP ${status} with no error message.`);
+  // Google's OpenAI-compatible endpoint answers an invalid key with HTTP 400: the account's fault (fail over), not the request's.
+  if (status === 400 && (GOOGLE_KEY_REFUSAL.test(message) || text.includes('API_KEY_INVALID'))) return new UpstreamError('auth', message, status, 'API_KEY_INVALID');
   return new UpstreamError(classifyStatus(status, fields.code, message, model), message, status, fields.code ?? `http_${status}`);
 }
 

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import type * as OpenAiSdk from 'openai';
 import { OpenAiEndpoint, type ConnectGuard } from './openai-http.js';
+import { embedThrough } from './openai-embed.js';
 import { OPENAI_PARAMETERS, toToolCalls, toUsage, toolCallEvents, wireMessage, wireOptions, type WireChunk, type WireCompletion } from './openai-chat.js';
 import { guardStream } from './stream-guard.js';
 import {
@@ -141,6 +142,8 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     async checkCredential(credential) {
       await endpointFor(credential).json('/models', undefined, { timeoutMs: credential.timeoutMs, model: '' });
     },
+
+    embed: (credential, request) => embedThrough(endpointFor(credential), credential, request),
   };
 }
 

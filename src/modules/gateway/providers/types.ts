@@ -77,9 +77,36 @@ export function messageText(message: Pick<ChatMessage, 'content'>): string {
 export const messageImages = (message: Pick<ChatMessage, 'content'>): ImagePart[] =>
   typeof message.content === 'string' ? [] : message.content.filter((part): part is ImagePart => part.type === 'image');
 
+/**
+ * A call's tokens as the provider reported them. `inputTokens` counts every input token (cache reads and writes
+ * included) and `outputTokens` every output token (reasoning included); the classes below are parts of those totals,
+ * priced at their own rates when the model lists one (see the catalog's pricing), at the fresh rate otherwise.
+ */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`: read from the provider's prompt cache. */
+  cachedInputTokens?: number;
+  /** Of `inputTokens`: written to the provider's prompt cache (Anthropic). */
+  cacheWriteTokens?: number;
+  /** Of `outputTokens`: spent on reasoning. */
+  reasoningTokens?: number;
+}
+
+/** Texts to embed, in order; `dimensions` for models that can shorten their vectors. */
+export interface EmbeddingRequest {
+  model: string;
+  input: string[];
+  dimensions?: number;
+  user?: string;
+  signal?: AbortSignal;
+}
+
+export interface EmbeddingResult {
+  /** One vector per input text, in the input's order. */
+  vectors: number[][];
+  /** The provider's count; null when it sent none (the gateway counts the input itself). */
+  usage: { inputTokens: number } | null;
 }
 
 /** One upstream account as an adapter sees it. */
@@ -160,6 +187,8 @@ export interface ProviderAdapter {
   checkCredential(credential: UpstreamCredential): Promise<void>;
   /** For keys made of parts: throws an Error naming what is missing (the service refuses to start with it). */
   checkKeyShape?(apiKey: string): void;
+  /** Embeddings, for adapters whose provider serves them. */
+  embed?(credential: UpstreamCredential, request: EmbeddingRequest): Promise<EmbeddingResult>;
 }
 
 /**
