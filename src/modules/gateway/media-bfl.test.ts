@@ -5,7 +5,8 @@ import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
 import { BFL_KEYS, startFakeBfl, type BflFake } from '../../../test/helpers/fakes/bfl.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { pathOf } from '../../../test/helpers/files.js';
-import { ledgerOf, parseSse, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { jobEventsWhile } from '../../../test/helpers/job-stream.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 
 /** POST /v1/ai/image through the real app against a fake of Black Forest Labs' API (two accounts). */
@@ -131,18 +132,7 @@ describe('an async image job on BFL', () => {
     const { jobId } = json(submitted);
     expect(jobId).toEqual(expect.any(String));
 
-    const stream = await fetch(`${address}/v1/jobs/${jobId}/stream`, { headers: bearer(accessToken) });
-    const reader = stream.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    while (!text.includes('"QUEUED"')) text += decoder.decode((await reader.read()).value, { stream: true });
-    await t.services.media.runJob(jobId);
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-    const events = parseSse(text);
+    const events = await jobEventsWhile(address, jobId, accessToken, () => t.services.media.runJob(jobId));
     expect(events[0]).toMatchObject({ type: 'job', job: { jobId, status: 'QUEUED' } });
     const final = events.at(-1)!.job;
     const model = await t.services.catalog.resolveForGateway('bfl/flux-dev');

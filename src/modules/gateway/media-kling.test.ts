@@ -5,7 +5,8 @@ import { solidPng, type MediaFakeRequest } from '../../../test/helpers/fake-medi
 import { klingApiKey, startFakeKling, type KlingFake } from '../../../test/helpers/fakes/kling.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { pathOf } from '../../../test/helpers/files.js';
-import { ledgerOf, parseSse, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { jobEventsWhile } from '../../../test/helpers/job-stream.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 
 /**
@@ -59,19 +60,10 @@ describe('Kling video jobs', () => {
     expect(submitted.statusCode, submitted.body).toBe(200);
     const { jobId, creditsReserved } = json(submitted);
 
-    const stream = await fetch(`${address}/v1/jobs/${jobId}/stream`, { headers: bearer(accessToken) });
-    const reader = stream.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    while (!text.includes('"QUEUED"')) text += decoder.decode((await reader.read()).value, { stream: true });
-    await t.services.media.runJob(jobId);
-    for (let i = 0; i < 4; i++) await t.services.media.pollJob(jobId);
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-    const events = parseSse(text);
+    const events = await jobEventsWhile(address, jobId, accessToken, async () => {
+      await t.services.media.runJob(jobId);
+      for (let i = 0; i < 4; i++) await t.services.media.pollJob(jobId);
+    });
     expect(events[0]).toMatchObject({ type: 'job', job: { jobId, status: 'QUEUED' } });
     expect(events.map((e) => e.job.status)).toContain('RUNNING');
     const final = events.at(-1)!.job;
