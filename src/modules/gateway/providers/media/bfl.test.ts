@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { BFL_AUTH_ERROR, BFL_KEYS, startFakeBfl, type BflFake } from '../../../../../test/helpers/fakes/bfl.js';
 import { createSafeFetcher } from '../../../../platform/net/safe-fetch.js';
@@ -39,11 +40,7 @@ const request = (overrides: Partial<ImageRequest> = {}): ImageRequest => ({
 const submits = () => fake.requests.filter((r) => r.method === 'POST');
 const polls = () => fake.requests.filter((r) => r.path === '/v1/get_result');
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('BFL: the task sent', () => {
   it('posts /v1/{model} with x-key, a size snapped to multiples of 32, the seed and no negative prompt, then polls the polling URL with the key', async () => {

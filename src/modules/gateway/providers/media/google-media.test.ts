@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { GOOGLE_ERRORS, startFakeGoogle, type GoogleFake } from '../../../../../test/helpers/fakes/google.js';
 import { readMp4Info } from '../../../../platform/media/mp4.js';
@@ -54,11 +55,7 @@ const video = (overrides: Partial<VideoRequest> = {}): VideoRequest => ({
 const pngSize = (bytes: Buffer) => ({ width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) });
 const bytesOf = (output: MediaOutput) => (output.kind === 'bytes' ? output.bytes : Buffer.alloc(0));
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('Google: API root and key check', () => {
   it('derives the native root from the OpenAI-compatible base URL, the versioned one or the bare host', () => {

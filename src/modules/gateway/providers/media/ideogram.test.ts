@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { IDEOGRAM_SAFETY_MESSAGE, startFakeIdeogram, type IdeogramFake } from '../../../../../test/helpers/fakes/ideogram.js';
 import { createSafeFetcher } from '../../../../platform/net/safe-fetch.js';
@@ -33,11 +34,7 @@ const request = (overrides: Partial<ImageRequest> = {}): ImageRequest => ({
 });
 const last = () => fake.requests.at(-1)!;
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('Ideogram: generate', () => {
   it('posts multipart with the Api-Key header, rendering speed from the model, count, seed, negative prompt and the snapped ratio', async () => {

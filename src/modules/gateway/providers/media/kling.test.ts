@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { KLING_FORBIDDEN_WORD, klingApiKey, startFakeKling, type KlingFake } from '../../../../../test/helpers/fakes/kling.js';
 import { readMp4Info } from '../../../../platform/media/mp4.js';
@@ -38,11 +39,7 @@ const request = (overrides: Partial<VideoRequest> = {}): VideoRequest => ({
 });
 const last = () => fake.requests.at(-1)!;
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('Kling: credentials and the JWT', () => {
   it('reads <access key>:<secret key> and names what is missing', () => {

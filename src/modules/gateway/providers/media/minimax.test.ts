@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { MINIMAX_KEYS, MINIMAX_SENSITIVE_WORD, startFakeMinimax, type MinimaxFake } from '../../../../../test/helpers/fakes/minimax.js';
 import { readMp4Info } from '../../../../platform/media/mp4.js';
@@ -38,11 +39,7 @@ const request = (overrides: Partial<VideoRequest> = {}): VideoRequest => ({
 const last = () => fake.requests.at(-1)!;
 const baseResp = (status_code: number, status_msg: string) => ({ kind: 'error' as const, status: 200, body: { task_id: '', base_resp: { status_code, status_msg } } });
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('MiniMax: submit', () => {
   it('posts the model, prompt, snapped duration and the default 768P with the Bearer key; extra adds options but never replaces fields; no negative prompt or seed', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { RECRAFT_REFUSAL, startFakeRecraft, svgOf, type RecraftFake } from '../../../../../test/helpers/fakes/recraft.js';
 import { createSafeFetcher } from '../../../../platform/net/safe-fetch.js';
@@ -34,11 +35,7 @@ const request = (overrides: Partial<ImageRequest> = {}): ImageRequest => ({
 });
 const last = () => fake.requests.at(-1)!;
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('Recraft: raster', () => {
   it('posts JSON generations with the bearer token, a size from the V3 menu, n, seed, negative prompt and a raster style', async () => {

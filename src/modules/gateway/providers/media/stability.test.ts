@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { STABILITY_MODERATION_MESSAGE, startFakeStability, type StabilityFake } from '../../../../../test/helpers/fakes/stability.js';
 import { pngSize } from '../../image.js';
@@ -32,11 +33,7 @@ const request = (overrides: Partial<ImageRequest> = {}): ImageRequest => ({
 });
 const last = () => fake.requests.at(-1)!;
 
-async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
 describe('Stability: images', () => {
   it('posts multipart to the ultra endpoint with the snapped aspect ratio, seed, negative prompt and key, and returns one PNG', async () => {
