@@ -37,6 +37,7 @@ const TABLE_OWNERS = {
   'payments.ts': ['payments'],
   'plans.ts': ['plans'],
   'playground.ts': ['playground'],
+  'responses.ts': ['compat'],
   'topup.ts': ['topup'],
   'platform.ts': ['platform'],
   // A key-value store: each owner reads and writes its own keys only (catalog: pricing; plans: the seed digest).

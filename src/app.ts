@@ -62,6 +62,7 @@ import { AnthropicError, OpenAiError } from './modules/compat/index.js';
 import { openAiRoutes } from './modules/compat/openai.routes.js';
 import { openAiEmbeddingsRoutes } from './modules/compat/openai-embeddings.routes.js';
 import { anthropicRoutes } from './modules/compat/anthropic.routes.js';
+import { openAiResponsesRoutes } from './modules/compat/responses.routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -147,6 +148,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(embeddingsRoutes, { gateway: services.gateway });
   await app.register(openAiRoutes, { compat: services.compat, prefix: '/openai/v1' });
   await app.register(openAiEmbeddingsRoutes, { gateway: services.gateway, prefix: '/openai/v1' });
+  await app.register(openAiResponsesRoutes, { responses: services.responses, prefix: '/openai/v1' });
   await app.register(anthropicRoutes, { compat: services.compat, prefix: '/anthropic/v1' });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend and key stamps are written before the platform

@@ -26,7 +26,7 @@ import { createCommunityService } from './modules/community/service.js';
 import { createPaymentsService } from './modules/payments/service.js';
 import { paymentJobs } from './modules/payments/jobs.js';
 import { createTopUpService } from './modules/topup/service.js';
-import { createCompatService } from './modules/compat/index.js';
+import { createCompatService, createResponsesService } from './modules/compat/index.js';
 import { createAuditService } from './modules/audit/service.js';
 import { createFlagsService } from './modules/flags/service.js';
 import { createAnnouncementsService } from './modules/announcements/service.js';
@@ -180,6 +180,7 @@ export function createServices(platform: Platform) {
       async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)),
       async (tx, user) => webhooks.disableAllForUser(user.id, tx),
       async (tx, user, at) => community.onAccountDeleted(tx, user.id, at),
+      async (tx, user) => responses.onAccountDeleted(tx, user.id),
     ],
     // The social graph (community, built below) drops the follows between the two users in the block's transaction.
     onUserBlocked: [async (tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId)],
@@ -229,6 +230,8 @@ export function createServices(platform: Platform) {
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
   // The OpenAI- and Anthropic-compatible surfaces over the gateway.
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
+  // OpenAI's Responses API over the same gateway, with its stored responses.
+  const responses = createResponsesService({ db, clock, logger: platform.logger, gateway, subscriptions });
   // The admin playground: runs through the gateway as its internal identity.
   const playground = createPlaygroundService({ db, clock, auth, plans, subscriptions, wallet, catalog, gateway, media, jobs, files, library });
   // Feature flags evaluated per viewer: targeting by plan reads the plan the viewer meters against.
@@ -249,7 +252,7 @@ export function createServices(platform: Platform) {
     planExists,
     userIdsAfter: (afterId, limit) => auth.data.users.activeUserIdsAfter(afterId, limit),
   });
-  return { audit, flags, announcements, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat, playground };
+  return { audit, flags, announcements, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat, responses, playground };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -267,6 +270,7 @@ export function domainJobs(_platform: Platform, services: Services): AnyJobDefin
     ...services.webhooks.jobs(),
     ...services.community.jobs(),
     ...services.announcements.jobs(),
+    ...services.responses.jobs(),
   ];
 }
 
@@ -293,6 +297,7 @@ export const SENDABLE_QUEUES = Object.keys({
   'webhooks.purge': true,
   'community.trending': true,
   'announcements.notify': true,
+  'compat.responses-purge': true,
 } satisfies Record<ServiceQueue, true>) as ServiceQueue[];
 
 /** Registers the domain's queues, then stops the start, with the queue's name, if a queue code can send to has no handler. */

@@ -1116,6 +1116,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openai/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A model response in OpenAI's Responses shape (or its streaming events with stream: true), metered like POST /v1/ai/text and kept 30 days unless store: false */
+        post: operations["postOpenaiResponses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/responses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A stored response of the caller (or of their workspace), for 30 days after it was made */
+        get: operations["getOpenaiResponsesById"];
+        put?: never;
+        post?: never;
+        /** Deletes a stored response */
+        delete: operations["deleteOpenaiResponsesById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/responses/{id}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A stored response's own input items (the last first unless order=asc), in OpenAI's list shape */
+        get: operations["getOpenaiResponsesByIdInputItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/anthropic/v1/messages": {
         parameters: {
             query?: never;
@@ -10397,6 +10449,670 @@ export interface operations {
             };
             /** @description OpenAI's error shape */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    postOpenaiResponses: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first answer for the same body without charging again (kept 24 hours) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A model id from GET /openai/v1/models */
+                    model: string;
+                    /** @description A user message, or a list of message, function_call and function_call_output items */
+                    input: string | {
+                        /** @description message (the default for an item with role and content), function_call or function_call_output */
+                        type?: string;
+                        id?: string | null;
+                        /**
+                         * @description Messages: `developer` and `system` are read as system messages
+                         * @enum {unknown}
+                         */
+                        role?: "user" | "assistant" | "system" | "developer";
+                        content?: string | {
+                            /** @description input_text or input_image (user messages); output_text or refusal (assistant messages) */
+                            type: string;
+                            text?: string;
+                            image_url?: string | null;
+                            detail?: ("auto" | "low" | "high" | "original") | null;
+                            file_id?: string | null;
+                            refusal?: string;
+                        }[];
+                        /** @description function_call and function_call_output: the call */
+                        call_id?: string;
+                        name?: string;
+                        arguments?: string;
+                        output?: string | {
+                            /** @description input_text or input_image (user messages); output_text or refusal (assistant messages) */
+                            type: string;
+                            text?: string;
+                            image_url?: string | null;
+                            detail?: ("auto" | "low" | "high" | "original") | null;
+                            file_id?: string | null;
+                            refusal?: string;
+                        }[];
+                        status?: string | null;
+                    }[];
+                    instructions?: string | null;
+                    tools?: {
+                        /** @description function (built-in tools such as web_search or file_search are not served) */
+                        type: string;
+                        name?: string;
+                        description?: string | null;
+                        parameters?: {
+                            [key: string]: unknown;
+                        } | null;
+                        strict?: boolean | null;
+                    }[];
+                    tool_choice?: (("auto" | "none" | "required") | {
+                        /** @description function */
+                        type: string;
+                        name?: string;
+                    }) | null;
+                    parallel_tool_calls?: boolean | null;
+                    text?: {
+                        format?: ({
+                            /** @enum {unknown} */
+                            type: "text" | "json_object";
+                        } | {
+                            /** @enum {string} */
+                            type: "json_schema";
+                            name: string;
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            strict?: boolean | null;
+                            description?: string;
+                        }) | null;
+                        verbosity?: ("low" | "medium" | "high") | null;
+                    } | null;
+                    max_output_tokens?: number | null;
+                    temperature?: number | null;
+                    top_p?: number | null;
+                    metadata?: {
+                        [key: string]: string;
+                    } | null;
+                    store?: boolean | null;
+                    previous_response_id?: string | null;
+                    user?: string | null;
+                    safety_identifier?: string | null;
+                    truncation?: ("auto" | "disabled") | null;
+                    stream?: boolean | null;
+                    stream_options?: {
+                        include_obfuscation?: boolean;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: A model response in OpenAI's Responses shape (or its streaming events with stream: true), metered like POST /v1/ai/text and kept 30 days unless store: false */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description resp_… */
+                        id: string;
+                        /** @enum {string} */
+                        object: "response";
+                        created_at: number;
+                        completed_at: number | null;
+                        /** @enum {unknown} */
+                        status: "completed" | "incomplete" | "failed" | "in_progress";
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        incomplete_details: {
+                            /** @enum {unknown} */
+                            reason: "max_output_tokens" | "content_filter";
+                        } | null;
+                        instructions: string | null;
+                        max_output_tokens: number | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        model: string;
+                        output: ({
+                            /** @enum {string} */
+                            type: "message";
+                            id: string;
+                            /** @enum {string} */
+                            role: "assistant";
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            content: {
+                                /** @enum {string} */
+                                type: "output_text";
+                                text: string;
+                                annotations: unknown[];
+                            }[];
+                        } | {
+                            /** @enum {string} */
+                            type: "function_call";
+                            id: string;
+                            call_id: string;
+                            name: string;
+                            arguments: string;
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                        })[];
+                        /** @description The output text joined (the SDKs compute it too) */
+                        output_text: string;
+                        parallel_tool_calls: boolean;
+                        previous_response_id: string | null;
+                        store: boolean;
+                        temperature: number | null;
+                        text: {
+                            format: {
+                                [key: string]: unknown;
+                            };
+                            verbosity?: string | null;
+                        };
+                        tool_choice: ("auto" | "none" | "required") | {
+                            /** @enum {string} */
+                            type: "function";
+                            name: string;
+                        };
+                        tools: {
+                            /** @enum {string} */
+                            type: "function";
+                            name: string;
+                            description: string | null;
+                            parameters: {
+                                [key: string]: unknown;
+                            } | null;
+                            strict: boolean | null;
+                        }[];
+                        top_p: number | null;
+                        /** @enum {unknown} */
+                        truncation: "auto" | "disabled";
+                        usage: {
+                            input_tokens: number;
+                            input_tokens_details: {
+                                /** @description Of input_tokens: read from the prompt cache */
+                                cached_tokens: number;
+                                /** @description Of input_tokens: written to the prompt cache (providers that bill writes) */
+                                cache_write_tokens?: number;
+                            };
+                            output_tokens: number;
+                            output_tokens_details: {
+                                /** @description Of output_tokens: spent on reasoning */
+                                reasoning_tokens: number;
+                            };
+                            total_tokens: number;
+                            /** @description Wallet tokens this call was charged (this service's extension) */
+                            tokens_charged: number;
+                        } | null;
+                        user?: string;
+                    };
+                    "text/event-stream": string;
+                };
+            };
+            /** @description OpenAI's error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    getOpenaiResponsesById: {
+        parameters: {
+            query?: {
+                /** @description Not served: only background responses can be streamed again */
+                stream?: boolean;
+                include?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description resp_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A stored response of the caller (or of their workspace), for 30 days after it was made */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description resp_… */
+                        id: string;
+                        /** @enum {string} */
+                        object: "response";
+                        created_at: number;
+                        completed_at: number | null;
+                        /** @enum {unknown} */
+                        status: "completed" | "incomplete" | "failed" | "in_progress";
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        incomplete_details: {
+                            /** @enum {unknown} */
+                            reason: "max_output_tokens" | "content_filter";
+                        } | null;
+                        instructions: string | null;
+                        max_output_tokens: number | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        };
+                        model: string;
+                        output: ({
+                            /** @enum {string} */
+                            type: "message";
+                            id: string;
+                            /** @enum {string} */
+                            role: "assistant";
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            content: {
+                                /** @enum {string} */
+                                type: "output_text";
+                                text: string;
+                                annotations: unknown[];
+                            }[];
+                        } | {
+                            /** @enum {string} */
+                            type: "function_call";
+                            id: string;
+                            call_id: string;
+                            name: string;
+                            arguments: string;
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                        })[];
+                        /** @description The output text joined (the SDKs compute it too) */
+                        output_text: string;
+                        parallel_tool_calls: boolean;
+                        previous_response_id: string | null;
+                        store: boolean;
+                        temperature: number | null;
+                        text: {
+                            format: {
+                                [key: string]: unknown;
+                            };
+                            verbosity?: string | null;
+                        };
+                        tool_choice: ("auto" | "none" | "required") | {
+                            /** @enum {string} */
+                            type: "function";
+                            name: string;
+                        };
+                        tools: {
+                            /** @enum {string} */
+                            type: "function";
+                            name: string;
+                            description: string | null;
+                            parameters: {
+                                [key: string]: unknown;
+                            } | null;
+                            strict: boolean | null;
+                        }[];
+                        top_p: number | null;
+                        /** @enum {unknown} */
+                        truncation: "auto" | "disabled";
+                        usage: {
+                            input_tokens: number;
+                            input_tokens_details: {
+                                /** @description Of input_tokens: read from the prompt cache */
+                                cached_tokens: number;
+                                /** @description Of input_tokens: written to the prompt cache (providers that bill writes) */
+                                cache_write_tokens?: number;
+                            };
+                            output_tokens: number;
+                            output_tokens_details: {
+                                /** @description Of output_tokens: spent on reasoning */
+                                reasoning_tokens: number;
+                            };
+                            total_tokens: number;
+                            /** @description Wallet tokens this call was charged (this service's extension) */
+                            tokens_charged: number;
+                        } | null;
+                        user?: string;
+                    };
+                };
+            };
+            /** @description OpenAI's error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    deleteOpenaiResponsesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description resp_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Deletes a stored response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        object: "response";
+                        /** @enum {boolean} */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    getOpenaiResponsesByIdInputItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description desc (the default): the last input item first */
+                order?: "asc" | "desc";
+                /** @description An item id: the page starts after it */
+                after?: string;
+                include?: string[];
+            };
+            header?: never;
+            path: {
+                /** @description resp_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: A stored response's own input items (the last first unless order=asc), in OpenAI's list shape */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: ({
+                            /** @enum {string} */
+                            type: "message";
+                            id: string;
+                            /** @enum {unknown} */
+                            role: "user" | "assistant" | "system" | "developer";
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                            content: {
+                                /** @description input_text, input_image, output_text or refusal */
+                                type: string;
+                                text?: string;
+                                image_url?: string;
+                                detail?: string;
+                                refusal?: string;
+                                annotations?: unknown[];
+                            }[];
+                        } | {
+                            /** @enum {string} */
+                            type: "function_call";
+                            id: string;
+                            call_id: string;
+                            name: string;
+                            arguments: string;
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                        } | {
+                            /** @enum {string} */
+                            type: "function_call_output";
+                            id: string;
+                            call_id: string;
+                            output: string;
+                            /** @enum {unknown} */
+                            status: "in_progress" | "completed" | "incomplete";
+                        })[];
+                        first_id: string | null;
+                        last_id: string | null;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description OpenAI's error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description OpenAI's error shape */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -23,3 +23,4 @@ export * from './audit.js';
 export * from './playground.js';
 export * from './flags.js';
 export * from './announcements.js';
+export * from './responses.js';

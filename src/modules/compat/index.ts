@@ -1,4 +1,5 @@
-/** The compat module's public entry: its service and the OpenAI and Anthropic error schemas (app.ts registers the routes from the *.routes.ts files). */
+/** The compat module's public entry: its services and the OpenAI and Anthropic error schemas (app.ts registers the routes from the *.routes.ts files). */
 export { createCompatService, type CompatService } from './service.js';
+export { createResponsesService, type ResponsesService } from './responses.service.js';
 export { OpenAiError } from './openai.schemas.js';
 export { AnthropicError } from './anthropic.schemas.js';

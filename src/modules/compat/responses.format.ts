@@ -1,0 +1,208 @@
+import { badRequest } from '../../platform/http/errors.js';
+import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefinition } from '../gateway/index.js';
+import { keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
+import type { OutputItem, ResponseCreateRequest, ResponseObjectBody, WireTool } from './responses.schemas.js';
+
+/**
+ * Responses fields no provider behind this gateway honours: refused by name when they would change the answer (an
+ * unset, null, false, empty or default value changes nothing and passes). Read and ignored, as they change nothing
+ * here: `prompt_cache_key` and `prompt_cache_retention` (cache hints), `stream_options` (no obfuscation is added),
+ * `truncation` (history is fitted as on chat completions) and `max_tool_calls` (it counts built-in tool calls only).
+ */
+const NOT_CARRIED: Record<string, (value: unknown) => boolean> = {
+  reasoning: (v) => typeof v === 'object' && v !== null && Object.values(v).some((x) => x !== null && x !== undefined),
+  background: (v) => v === true,
+  // The other inclusions name what this gateway has none of (reasoning, built-in tool results) or always sends (images).
+  include: (v) => Array.isArray(v) && v.includes('message.output_text.logprobs'),
+  conversation: (v) => v !== null && v !== undefined,
+  prompt: (v) => v !== null && v !== undefined,
+  context_management: (v) => Array.isArray(v) && v.length > 0,
+  moderation: (v) => v !== null && v !== undefined,
+  top_logprobs: (v) => typeof v === 'number' && v > 0,
+  service_tier: (v) => typeof v === 'string' && v !== 'auto' && v !== 'default',
+};
+
+function refuseUncarried(body: ResponseCreateRequest): void {
+  const raw = body as Record<string, unknown>;
+  const sent = Object.keys(NOT_CARRIED).filter((key) => raw[key] !== undefined && NOT_CARRIED[key]!(raw[key]));
+  if (body.text?.verbosity && body.text.verbosity !== 'medium') sent.push('text.verbosity');
+  if (sent.length > 0) {
+    const one = sent.length === 1;
+    throw badRequest(`${sent.join(', ')} ${one ? 'is' : 'are'} not supported by this gateway; leave ${one ? 'it' : 'them'} out.`, sent.map((field) => ({ field, message: 'is not supported' })));
+  }
+}
+
+/** Function tools in the gateway's terms; a built-in tool is refused by its type. */
+function functionTools(tools: WireTool[]): ToolDefinition[] {
+  return tools.map((tool, i) => {
+    if (tool.type !== 'function') {
+      throw badRequest(`tools[${i}] is the built-in tool "${tool.type}", which this gateway does not serve; only function tools are. Remove it, or describe it as a function.`, [
+        { field: `tools.${i}.type`, message: `${tool.type} is not served` },
+      ]);
+    }
+    if (!tool.name) throw badRequest(`tools[${i}] is a function without a name.`, [{ field: `tools.${i}.name`, message: 'is required' }]);
+    return {
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      parameters: tool.parameters ?? { type: 'object', properties: {} },
+      ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
+    };
+  });
+}
+
+function toolChoiceOf(choice: NonNullable<ResponseCreateRequest['tool_choice']>): ToolChoice {
+  if (typeof choice === 'string') return choice;
+  if (choice.type !== 'function') {
+    throw badRequest(`tool_choice names "${choice.type}", which this gateway does not serve; choose auto, none, required or a function.`, [{ field: 'tool_choice.type', message: 'must be function' }]);
+  }
+  if (!choice.name) throw badRequest('tool_choice names a function without its name.', [{ field: 'tool_choice.name', message: 'is required' }]);
+  return { name: choice.name };
+}
+
+function formatOf(format: NonNullable<NonNullable<ResponseCreateRequest['text']>['format']>): ResponseFormat | undefined {
+  // `text` is the default: nothing to carry.
+  if (format.type !== 'json_schema') return format.type === 'json_object' ? { type: 'json_object' } : undefined;
+  const { name, schema, strict, description } = format;
+  return { type: 'json_schema', name, schema, ...(strict == null ? {} : { strict }), ...(description ? { description } : {}) };
+}
+
+/** What a response answers back of its request (OpenAI echoes these), kept for the stored response too. */
+export type ResponseEcho = Pick<
+  ResponseObjectBody,
+  'instructions' | 'max_output_tokens' | 'metadata' | 'parallel_tool_calls' | 'previous_response_id' | 'store' | 'temperature' | 'text' | 'tool_choice' | 'tools' | 'top_p' | 'truncation'
+> & { user?: string };
+
+function echoOf(body: ResponseCreateRequest): ResponseEcho {
+  const user = body.user ?? undefined;
+  return {
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    metadata: body.metadata ?? {},
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
+    store: body.store ?? true,
+    temperature: body.temperature ?? null,
+    text: { format: body.text?.format ?? { type: 'text' }, ...(body.text?.verbosity ? { verbosity: body.text.verbosity } : {}) },
+    tool_choice: typeof body.tool_choice === 'object' && body.tool_choice ? { type: 'function', name: body.tool_choice.name ?? '' } : (body.tool_choice ?? 'auto'),
+    tools: (body.tools ?? []).map((tool) => ({ type: 'function' as const, name: tool.name ?? '', description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null })),
+    top_p: body.top_p ?? null,
+    truncation: body.truncation ?? 'disabled',
+    ...(user ? { user } : {}),
+  };
+}
+
+/** A Responses request as the gateway's text call, with what the response echoes and the input items to keep. */
+export interface ResponseCall {
+  body: TextBody;
+  echo: ResponseEcho;
+  inputItems: KeptItem[];
+  /** Per gateway message, the request field it came from (for errors). */
+  paths: string[];
+}
+
+/**
+ * The request as the gateway's rich text call: `instructions` as the first system message, then the stored
+ * conversation `history` (the chain of `previous_response_id`), then the input. Tool choice and parallel calls go only
+ * with tools (without any they change nothing), except a choice that demands a call, which the gateway refuses.
+ */
+export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[]): ResponseCall {
+  refuseUncarried(body);
+  const tools = body.tools?.length ? functionTools(body.tools) : undefined;
+  const toolChoice = body.tool_choice == null ? undefined : toolChoiceOf(body.tool_choice);
+  const responseFormat = body.text?.format ? formatOf(body.text.format) : undefined;
+  const inputItems = keptInput(body.input);
+  const sourced: SourcedItem[] = [
+    ...(body.instructions ? [{ item: { type: 'message', role: 'system', status: 'completed', content: [{ type: 'input_text', text: body.instructions }] } as KeptItem, path: 'instructions' }] : []),
+    ...history.map((item) => ({ item, path: 'previous_response_id' })),
+    ...inputItems.map((item, i) => ({ item, path: typeof body.input === 'string' ? 'input' : `input.${i}` })),
+  ];
+  const { messages, paths } = toChatMessages(sourced);
+  if (!messages.some((m) => m.role === 'user')) throw badRequest('The conversation has no user message; input must include one.', [{ field: 'input', message: 'must include a user message' }]);
+  const user = body.safety_identifier ?? body.user ?? undefined;
+  return {
+    body: {
+      model: body.model,
+      messages,
+      serverInstruction: false,
+      maxTokens: body.max_output_tokens ?? undefined,
+      temperature: body.temperature ?? undefined,
+      ...(tools ? { tools } : {}),
+      ...(toolChoice !== undefined && (tools || (toolChoice !== 'auto' && toolChoice !== 'none')) ? { toolChoice } : {}),
+      ...(tools && body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+      ...(responseFormat ? { responseFormat } : {}),
+      ...(body.top_p == null ? {} : { topP: body.top_p }),
+      ...(user ? { user } : {}),
+    },
+    echo: echoOf(body),
+    inputItems,
+    paths,
+  };
+}
+
+const hexOf = (requestId: string) => requestId.replaceAll('-', '');
+export const responseId = (requestId: string) => `resp_${hexOf(requestId)}`;
+export const messageItemId = (requestId: string) => `msg_${hexOf(requestId)}`;
+export const callItemId = (requestId: string, index: number) => `fc_${hexOf(requestId)}_${index}`;
+/** Ids of the input items the caller sent without one, stable for the request (a replay keeps them). */
+export const inputItemId = (requestId: string, item: KeptItem, index: number) => `${item.type === 'message' ? 'msg' : item.type === 'function_call' ? 'fc' : 'fco'}_${hexOf(requestId)}_in${index}`;
+
+/** The gateway's usage in the Responses shape, with the wallet tokens charged (this service's extension). */
+export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObjectBody['usage']> {
+  const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, reasoningTokens, creditsConsumed } = answer.usage;
+  return {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...(cacheWriteTokens ? { cache_write_tokens: cacheWriteTokens } : {}) },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: reasoningTokens ?? 0 },
+    total_tokens: inputTokens + outputTokens,
+    tokens_charged: creditsConsumed,
+  };
+}
+
+const INCOMPLETE: Record<string, 'max_output_tokens' | 'content_filter'> = { length: 'max_output_tokens', content_filter: 'content_filter' };
+
+/** The answer's output items: its text as one message (when it has text, or nothing else), then each function call. */
+export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason'>): OutputItem[] {
+  const status = INCOMPLETE[answer.finishReason] ? ('incomplete' as const) : ('completed' as const);
+  const calls = answer.toolCalls ?? [];
+  return [
+    ...(answer.text || calls.length === 0
+      ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: [{ type: 'output_text' as const, text: answer.text, annotations: [] }] }]
+      : []),
+    ...calls.map((call, i) => ({ type: 'function_call' as const, id: callItemId(answer.requestId, i), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' as const })),
+  ];
+}
+
+/** A response before its answer (the first streaming events carry it). */
+export function pendingResponse(requestId: string, model: string, echo: ResponseEcho, createdAt: number): ResponseObjectBody {
+  const { user, ...echoed } = echo;
+  return {
+    id: responseId(requestId),
+    object: 'response',
+    created_at: createdAt,
+    completed_at: null,
+    status: 'in_progress',
+    error: null,
+    incomplete_details: null,
+    model,
+    output: [],
+    output_text: '',
+    usage: null,
+    ...echoed,
+    ...(user ? { user } : {}),
+  };
+}
+
+/** The gateway's answer as a Responses `response` object. */
+export function toResponse(answer: TextAnswerBody, echo: ResponseEcho, createdAt: number, completedAt: number): ResponseObjectBody {
+  const reason = INCOMPLETE[answer.finishReason];
+  return {
+    ...pendingResponse(answer.requestId, answer.model, echo, createdAt),
+    completed_at: completedAt,
+    status: reason ? 'incomplete' : 'completed',
+    incomplete_details: reason ? { reason } : null,
+    output: outputItems(answer),
+    output_text: answer.text,
+    usage: responsesUsage(answer),
+  };
+}

@@ -1,0 +1,135 @@
+import type { SseStream } from '../../platform/http/sse.js';
+import type { TextAnswerBody } from '../gateway/index.js';
+import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
+import { callItemId, messageItemId } from './responses.format.js';
+import type { ResponseObjectBody } from './responses.schemas.js';
+
+interface OpenMessage {
+  kind: 'message';
+  outputIndex: number;
+  id: string;
+  text: string;
+}
+interface OpenCall {
+  kind: 'call';
+  outputIndex: number;
+  id: string;
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Translates the gateway's text stream into the Responses streaming events, each with its `type` and
+ * `sequence_number` (also sent as the SSE event name): response.created and response.in_progress first; per text
+ * answer an output message (output_item.added, content_part.added, output_text.delta…, output_text.done,
+ * content_part.done, output_item.done); per tool call a function_call item (output_item.added,
+ * function_call_arguments.delta…/.done, output_item.done); then response.completed (or response.incomplete) carrying
+ * the whole response, usage included. `finish` turns the billed answer into that response (and stores it). A stream
+ * that broke midway ends with an `error` event and response.failed instead.
+ */
+export function responseEventStream(target: SseStream, pending: ResponseObjectBody, finish: (answer: TextAnswerBody) => Promise<ResponseObjectBody>): TranslatedStream {
+  const requestId = pending.id.slice('resp_'.length);
+  let sequence = 0;
+  let started = false;
+  let failed = false;
+  let outputs = 0;
+  let open: OpenMessage | OpenCall | null = null;
+  const calls = new Map<number, OpenCall>();
+
+  const emit = (event: Record<string, unknown> & { type: string }) => target.send({ ...event, sequence_number: sequence++ }, event.type);
+
+  async function start(): Promise<void> {
+    if (started) return;
+    started = true;
+    await emit({ type: 'response.created', response: pending });
+    await emit({ type: 'response.in_progress', response: pending });
+  }
+
+  const messageItem = (m: OpenMessage, status: 'in_progress' | 'completed') => ({
+    type: 'message',
+    id: m.id,
+    role: 'assistant',
+    status,
+    content: status === 'in_progress' ? [] : [{ type: 'output_text', text: m.text, annotations: [] }],
+  });
+  const callItem = (c: OpenCall, status: 'in_progress' | 'completed') => ({ type: 'function_call', id: c.id, call_id: c.callId, name: c.name, arguments: status === 'in_progress' ? '' : c.arguments, status });
+
+  async function closeOpen(): Promise<void> {
+    const item = open;
+    open = null;
+    if (!item) return;
+    const at = { item_id: item.id, output_index: item.outputIndex };
+    if (item.kind === 'message') {
+      const part = { type: 'output_text', text: item.text, annotations: [] };
+      await emit({ type: 'response.output_text.done', ...at, content_index: 0, text: item.text, logprobs: [] });
+      await emit({ type: 'response.content_part.done', ...at, content_index: 0, part });
+      await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: messageItem(item, 'completed') });
+    } else {
+      await emit({ type: 'response.function_call_arguments.done', ...at, name: item.name, arguments: item.arguments });
+      await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: callItem(item, 'completed') });
+    }
+  }
+
+  async function onText(delta: string): Promise<void> {
+    if (open?.kind !== 'message') {
+      await closeOpen();
+      const message: OpenMessage = { kind: 'message', outputIndex: outputs++, id: messageItemId(requestId), text: '' };
+      open = message;
+      await emit({ type: 'response.output_item.added', output_index: message.outputIndex, item: messageItem(message, 'in_progress') });
+      await emit({ type: 'response.content_part.added', item_id: message.id, output_index: message.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    }
+    const message = open;
+    message.text += delta;
+    await emit({ type: 'response.output_text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] });
+  }
+
+  async function onToolCall(event: GatewayEvent): Promise<void> {
+    const index = event.index ?? 0;
+    let call = calls.get(index);
+    if (!call) {
+      await closeOpen();
+      call = { kind: 'call', outputIndex: outputs++, id: callItemId(requestId, index), callId: event.id ?? '', name: event.name ?? '', arguments: '' };
+      calls.set(index, call);
+      open = call;
+      await emit({ type: 'response.output_item.added', output_index: call.outputIndex, item: callItem(call, 'in_progress') });
+    }
+    if (event.argumentsDelta) {
+      call.arguments += event.argumentsDelta;
+      await emit({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: call.outputIndex, delta: event.argumentsDelta });
+    }
+  }
+
+  const sse = heldStream(target, async (event) => {
+    await start();
+    if (event.type === 'text' && event.delta) await onText(event.delta);
+    else if (event.type === 'tool_call') await onToolCall(event);
+    else if (event.type === 'error' && event.error) {
+      failed = true;
+      await emit({ type: 'error', code: event.error.code.toLowerCase(), message: event.error.message, param: null });
+    }
+  });
+
+  return {
+    sse,
+    async close(answer) {
+      try {
+        await start();
+        if (answer && !failed) {
+          await closeOpen();
+          const response = await finish(answer);
+          await emit({ type: response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response });
+          return;
+        }
+        if (!failed) await emit({ type: 'error', code: 'server_error', message: 'The answer did not complete.', param: null });
+        await emit({ type: 'response.failed', response: { ...pending, status: 'failed', error: { code: 'server_error', message: 'The answer did not complete; retry the request.' } } });
+      } catch {
+        // `finish` failed (it logs why): the answer was billed but could not be kept.
+        await emit({ type: 'error', code: 'server_error', message: 'The answer was delivered but could not be stored, so it cannot be retrieved or continued. Retry; with the same Idempotency-Key the retry is not charged again.', param: null });
+        await emit({ type: 'response.failed', response: { ...pending, status: 'failed', error: { code: 'server_error', message: 'The answer could not be stored.' } } });
+      } finally {
+        target.end();
+      }
+    },
+  };
+}
