@@ -8,6 +8,7 @@ import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-
 import { createApiKey, ledgerOf, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
+import { expectUnchargedOpenAiRefusal } from '../../../test/helpers/uncharged-refusal.js';
 
 let fake: FakeUpstream;
 let claude: FakeUpstream;
@@ -51,16 +52,7 @@ const question = [{ role: 'user' as const, content: 'What is the weather in Lisb
 const lastCall = () => fake.calls().at(-1)!;
 const png = `data:image/png;base64,${encodePng(4, 3, new Uint8Array(4 * 3 * 3)).toString('base64')}`;
 
-async function expectUnchargedRefusal(run: () => Promise<unknown>, param: string) {
-  const before = await walletState(t, userId);
-  const calls = fake.calls().length;
-  const err = await run().catch((e: unknown) => e);
-  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-  expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(param);
-  expect(await walletState(t, userId)).toEqual(before);
-  expect(fake.calls().length).toBe(calls);
-  return err as InstanceType<typeof OpenAI.BadRequestError>;
-}
+const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length, run, param);
 
 describe('/openai/v1/chat/completions with tools', () => {
   it('forwards tools and tool_choice unchanged, answers the tool call in OpenAI shape, and charges the reported usage', async () => {

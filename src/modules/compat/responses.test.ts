@@ -8,6 +8,7 @@ import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { createApiKey, parseSse, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
+import { expectUnchargedOpenAiRefusal } from '../../../test/helpers/uncharged-refusal.js';
 
 /** `/openai/v1/responses` with the official `openai` SDK: translation onto the gateway, both ways, streamed and not. */
 
@@ -53,16 +54,7 @@ const lastUpstream = () => fake.calls().at(-1)!.body;
 const charged = (response: OpenAI.Responses.Response) => (response.usage as unknown as { tokens_charged: number }).tokens_charged;
 const priceOf = async (slug: string, usage: { inputTokens: number; outputTokens: number }) => (await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(slug), usage)).tokens;
 
-async function expectUnchargedRefusal(run: () => Promise<unknown>, param: string) {
-  const before = await walletState(t, userId);
-  const calls = fake.calls().length;
-  const err = await run().catch((e: unknown) => e);
-  expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-  expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe(param);
-  expect(await walletState(t, userId)).toEqual(before);
-  expect(fake.calls().length).toBe(calls);
-  return err as InstanceType<typeof OpenAI.BadRequestError>;
-}
+const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length, run, param);
 
 describe('POST /openai/v1/responses', () => {
   it('answers a plain response, metered like a text generation at the price of the reported usage', async () => {
