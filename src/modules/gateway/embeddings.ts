@@ -6,11 +6,13 @@ import type { CatalogService, GatewayModel } from '../catalog/service.js';
 import type { Access } from './access.js';
 import { checkedVectors, encodeVector, renderVectors, type EncodingFormat } from './embeddings-vectors.js';
 import { upstreamToAppError } from './errors.js';
+import { fallbackMetadata, runWithFallbacks, type FallbackFrom } from './fallback-loop.js';
 import type { Fallbacks } from './fallbacks.js';
 import type { Metering } from './metering.js';
 import type { Metered } from './metering-types.js';
 import type { UpstreamPool } from './pool.js';
 import { UpstreamError, type EmbeddingResult } from './providers/types.js';
+import { priceOrReservation, refundFailed } from './text-billing.js';
 import { countTextTokens } from './tokens.js';
 
 /** OpenAI's limits, applied to every provider: inputs per call, and tokens of all inputs together. */
@@ -67,6 +69,13 @@ interface Sized {
   reservedTokens: number;
 }
 
+/** A call sized and reserved on one model; `fallbackFrom` names the model asked for when a fallback serves it. */
+interface Reserved {
+  sized: Sized;
+  metered: Metered;
+  fallbackFrom?: FallbackFrom;
+}
+
 /** A key may embed with either of EMBED_SCOPES (access tokens carry every scope). */
 export function requireEmbedScope(principal: Principal): void {
   if (principal.scopes && !EMBED_SCOPES.some((scope) => principal.scopes!.includes(scope))) {
@@ -116,54 +125,18 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
       return adapter.embed(credential, { model: model.upstreamModel, input: body.input, dimensions: body.dimensions, user: body.user });
     });
 
-  /** Every account of the model's provider failed: the operator's fallback models, in order, that the caller may use. */
-  async function withFallbacks(principal: Principal, body: EmbeddingsBody, tokens: number[], first: { sized: Sized; metered: Metered }) {
-    let { sized, metered } = first;
-    let fallbackFrom: { model: string; error: unknown } | undefined;
-    const refund = async (err: unknown) => {
-      const appError = err instanceof UpstreamError || err instanceof AppError ? upstreamToAppError(err, sized.model.slug) : new AppError(500, 'INTERNAL', 'The embeddings call failed on our side.');
-      const metadata = { inputs: body.input.length, ...(fallbackFrom ? { fallbackFrom: fallbackFrom.model } : {}) };
-      await deps.db.transaction((tx) => metering.refund(tx, metered, appError, metadata)).catch((releaseError: unknown) => {
-        logger.error({ err: releaseError, requestId: metered.requestId }, 'releasing a failed reservation failed');
-      });
-      return err instanceof UpstreamError || err instanceof AppError ? appError : err;
-    };
-    const providerDown = (err: unknown) => err instanceof AppError && err.code === 'PROVIDER_UNAVAILABLE';
-    try {
-      return { sized, metered, fallbackFrom, outcome: await upstream(sized.model, body) };
-    } catch (err) {
-      let lastError: unknown = err;
-      if (providerDown(err) && deps.fallbacks) {
-        for (const fallbackId of await deps.fallbacks.idsOf(sized.model.id)) {
-          const next = await switchTo(principal, tokens, metered, fallbackId);
-          if (!next) continue;
-          fallbackFrom ??= { model: sized.model.slug, error: lastError };
-          ({ sized, metered } = next);
-          try {
-            return { sized, metered, fallbackFrom, outcome: await upstream(sized.model, body) };
-          } catch (fallbackError) {
-            lastError = fallbackError;
-            if (!providerDown(fallbackError)) break;
-          }
-        }
-      }
-      throw await refund(lastError);
-    }
+  /** The call moved to a fallback model (checked for this caller, its reservation raised if it costs more), or null when it is gone. */
+  async function switchTo(principal: Principal, tokens: number[], call: Reserved, fallbackId: string, error: unknown): Promise<Reserved | null> {
+    const entry = await catalog.getById(fallbackId);
+    if (!entry) return null;
+    const sized = await size(principal, await catalog.resolveForGateway(entry.row.slug), tokens);
+    const metered = await metering.switchModel(principal, call.metered, sized.model, sized.reservedTokens);
+    return { sized, metered, fallbackFrom: call.fallbackFrom ?? { model: call.sized.model.slug, error } };
   }
 
-  /** The call moved to a fallback model (checked for this caller, its reservation raised if it costs more), or null to skip it. */
-  async function switchTo(principal: Principal, tokens: number[], metered: Metered, fallbackId: string): Promise<{ sized: Sized; metered: Metered } | null> {
-    try {
-      const entry = await catalog.getById(fallbackId);
-      if (!entry) return null;
-      const sized = await size(principal, await catalog.resolveForGateway(entry.row.slug), tokens);
-      return { sized, metered: await metering.switchModel(principal, metered, sized.model, sized.reservedTokens) };
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      logger.info({ requestId: metered.requestId, fallback: fallbackId, code: err.code }, 'fallback model cannot take the embeddings call; trying the next');
-      return null;
-    }
-  }
+  /** A call that delivered nothing: refunded in full, answering the error to throw. */
+  const refund = (body: EmbeddingsBody, call: Reserved, err: unknown) =>
+    refundFailed(deps, { metered: call.metered, modelSlug: call.sized.model.slug, metadata: { inputs: body.input.length, ...(call.fallbackFrom ? { fallbackFrom: call.fallbackFrom.model } : {}) }, internalMessage: 'The embeddings call failed on our side.' }, err);
 
   async function run(principal: Principal, body: EmbeddingsBody, requestId: string): Promise<StoredEmbeddings> {
     const started = performance.now();
@@ -175,8 +148,16 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
     }
     const sized = await size(principal, model, tokens);
     const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
-    const served = await withFallbacks(principal, body, tokens, { sized, metered });
-    const result: EmbeddingResult = served.outcome.value;
+    const first: Reserved = { sized, metered };
+    const { p: served, value: outcome } = await runWithFallbacks({
+      first,
+      fallbackIds: async () => (deps.fallbacks ? deps.fallbacks.idsOf(model.id) : []),
+      attempt: (call) => upstream(call.sized.model, body),
+      switchTo: (call, fallbackId, firstError) => switchTo(principal, tokens, call, fallbackId, firstError),
+      fail: (call, err) => refund(body, call, err),
+      skipped: { logger, requestId, message: 'fallback model cannot take the embeddings call; trying the next' },
+    });
+    const result: EmbeddingResult = outcome.value;
     let vectors: string[];
     try {
       vectors = checkedVectors(result.vectors, body.input.length, body.dimensions).map(encodeVector);
@@ -185,23 +166,14 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
       await deps.db.transaction((tx) => metering.refund(tx, served.metered, upstreamToAppError(err, served.sized.model.slug)));
       throw upstreamToAppError(err, served.sized.model.slug);
     }
-    return settle(served.sized, served.metered, { vectors, usage: result.usage, counted: inputTokens, accountId: served.outcome.accountId, inputs: body.input.length, fallbackFrom: served.fallbackFrom });
+    return settle(served, { vectors, usage: result.usage, counted: inputTokens, accountId: outcome.accountId, inputs: body.input.length });
   }
 
-  async function settle(
-    sized: Sized,
-    metered: Metered,
-    outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number; fallbackFrom?: { model: string; error: unknown } },
-  ): Promise<StoredEmbeddings> {
+  async function settle(call: Reserved, outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number }): Promise<StoredEmbeddings> {
+    const { sized, metered } = call;
     const { model } = sized;
     const inputTokens = outcome.usage?.inputTokens ?? outcome.counted;
-    let price: { tokens: number; providerCostCents: number; providerCostMicros: number; currency: string };
-    try {
-      price = await catalog.priceUsage(model, { inputTokens, outputTokens: 0 });
-    } catch (err) {
-      logger.error({ err, model: model.slug, requestId: metered.requestId }, 'pricing the embeddings failed; charging the reservation');
-      price = { tokens: sized.reservedTokens, providerCostCents: 0, providerCostMicros: 0, currency: 'USD' };
-    }
+    const price = await priceOrReservation(deps, model, { inputTokens, outputTokens: 0 }, { reservedTokens: sized.reservedTokens, requestId: metered.requestId }, 'embeddings');
     const dimensions = outcome.vectors.length > 0 ? Buffer.byteLength(outcome.vectors[0]!, 'base64') / 4 : 0;
     const stored = (creditsConsumed: number): StoredEmbeddings => ({ model: model.slug, requestId: metered.requestId, dimensions, vectors: outcome.vectors, usage: { inputTokens, creditsConsumed } });
     const { chargedTokens } = await metering.settleNow(metered, {
@@ -218,7 +190,7 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
         tokens: { input: inputTokens, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 },
         providerCostMicros: price.providerCostMicros,
         currency: price.currency,
-        ...(outcome.fallbackFrom ? { fallbackFrom: outcome.fallbackFrom.model, fallbackReason: upstreamToAppError(outcome.fallbackFrom.error, outcome.fallbackFrom.model).message } : {}),
+        ...fallbackMetadata(call.fallbackFrom),
       },
       generation: null,
       response: (settled) => stored(settled.chargedTokens),

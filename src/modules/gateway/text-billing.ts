@@ -1,5 +1,8 @@
 import { AppError } from '../../platform/http/errors.js';
+import type { CatalogService, GatewayModel, UsageUnits } from '../catalog/service.js';
 import { upstreamToAppError } from './errors.js';
+import { fallbackMetadata } from './fallback-loop.js';
+import type { Metered } from './metering-types.js';
 import { messageText, UpstreamError, type ChatMessage, type TokenUsage, type ToolCall } from './providers/types.js';
 import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
 import { countAnswerTokens } from './tokens.js';
@@ -29,7 +32,7 @@ const baseMetadata = (p: Prepared, extra: Record<string, unknown>) => ({
   maxTokens: p.maxTokens,
   ...(p.trimmedMessages > 0 ? { trimmedMessages: p.trimmedMessages } : {}),
   ...(p.principal.apiKeyId ? { apiKeyId: p.principal.apiKeyId } : {}),
-  ...(p.fallbackFrom ? { fallbackFrom: p.fallbackFrom.model, fallbackReason: upstreamToAppError(p.fallbackFrom.error, p.fallbackFrom.model).message } : {}),
+  ...fallbackMetadata(p.fallbackFrom),
   ...extra,
 });
 
@@ -50,16 +53,9 @@ export async function finalize(
     extra?: Record<string, unknown>;
   },
 ): Promise<TextAnswer> {
-  const { logger, catalog, metering, pool } = deps;
+  const { metering, pool } = deps;
   const measured = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countAnswerTokens(outcome.text, outcome.toolCalls) };
-  let price: { tokens: number; providerCostCents: number; providerCostMicros: number; currency: string };
-  try {
-    price = await catalog.priceUsage(p.model, measured);
-  } catch (err) {
-    // The model lost its price mid-call: charge what was reserved rather than nothing.
-    logger.error({ err, model: p.model.slug, requestId: p.requestId }, 'pricing the usage failed; charging the reservation');
-    price = { tokens: p.reservedTokens, providerCostCents: 0, providerCostMicros: 0, currency: 'USD' };
-  }
+  const price = await priceOrReservation(deps, p.model, measured, p, 'usage');
   const classes = tokenClassesOf(measured);
   const answerOf = (chargedTokens: number): TextAnswer => ({
     text: outcome.text,
@@ -101,15 +97,46 @@ export async function finalize(
 }
 
 /** A call that produced nothing billable: full refund and a FAILED (or TIMEOUT) usage record. */
-export async function fail(deps: BillingDeps, p: Prepared, err: unknown): Promise<unknown> {
+export function fail(deps: BillingDeps, p: Prepared, err: unknown): Promise<unknown> {
+  return refundFailed(deps, { metered: p.metered, modelSlug: p.model.slug, metadata: baseMetadata(p, {}), internalMessage: 'The generation failed on our side.' }, err);
+}
+
+/**
+ * The usage priced for `model`; when the model lost its price mid-call, what was reserved rather than nothing.
+ * `what` names what was priced in the log line.
+ */
+export async function priceOrReservation(
+  deps: Pick<BillingDeps, 'catalog' | 'logger'>,
+  model: GatewayModel,
+  usage: UsageUnits,
+  reservation: { reservedTokens: number; requestId: string },
+  what: string,
+): ReturnType<CatalogService['priceUsage']> {
+  try {
+    return await deps.catalog.priceUsage(model, usage);
+  } catch (err) {
+    deps.logger.error({ err, model: model.slug, requestId: reservation.requestId }, `pricing the ${what} failed; charging the reservation`);
+    return { tokens: reservation.reservedTokens, providerCostCents: 0, providerCostMicros: 0, currency: 'USD' };
+  }
+}
+
+/**
+ * Refunds a metered call in full with a FAILED (or TIMEOUT) usage record, and answers the error to throw: an
+ * upstream outcome as the spec's answer; anything else as it is, recorded as a 500 with `internalMessage`.
+ */
+export async function refundFailed(
+  deps: Pick<BillingDeps, 'db' | 'logger' | 'metering'>,
+  call: { metered: Metered; modelSlug: string; metadata: Record<string, unknown>; internalMessage: string },
+  err: unknown,
+): Promise<unknown> {
   // Upstream outcomes become the spec's answers; anything else is our own failure (500, details logged only).
   const known = err instanceof UpstreamError || err instanceof AppError;
-  const appError = known ? upstreamToAppError(err, p.model.slug) : new AppError(500, 'INTERNAL', 'The generation failed on our side.');
+  const appError = known ? upstreamToAppError(err, call.modelSlug) : new AppError(500, 'INTERNAL', call.internalMessage);
   try {
-    await deps.db.transaction((tx) => deps.metering.refund(tx, p.metered, appError, baseMetadata(p, {})));
+    await deps.db.transaction((tx) => deps.metering.refund(tx, call.metered, appError, call.metadata));
   } catch (releaseError) {
     // The sweeper refunds an open reservation later; the caller still gets the real error.
-    deps.logger.error({ err: releaseError, requestId: p.requestId }, 'releasing a failed reservation failed');
+    deps.logger.error({ err: releaseError, requestId: call.metered.requestId }, 'releasing a failed reservation failed');
   }
   return known ? appError : err;
 }
