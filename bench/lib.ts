@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { startCommand } from './start-command.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -49,16 +50,18 @@ const buildOnce = () =>
 
 /**
  * Starts the real service in its own process, so the load generator does not share its event loop: what `npm start`
- * runs (the build, then `node --enable-source-maps dist/main.js`).
+ * runs (the build, then its command: see `startCommand`).
  */
 export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
   await buildOnce();
   const port = await freePort();
   const ownDataDir = env.DATA_DIR ? null : await mkdtemp(path.join(os.tmpdir(), 'storefront-bench-'));
-  const child: ChildProcess = spawn(process.execPath, [...profileFlags(), '--enable-source-maps', 'dist/main.js'], {
+  const start = startCommand(root);
+  const child: ChildProcess = spawn(process.execPath, [...profileFlags(), ...start.nodeArgs], {
     cwd: root,
     env: {
       ...process.env,
+      ...start.env,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',

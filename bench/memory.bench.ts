@@ -1,4 +1,4 @@
-// Resident memory of the built service (`node dist/main.js`): idle after start, and after a few seconds of load on
+// Resident memory of the built service (started as `npm start` starts it, see start-command.ts): idle after start, and after a few seconds of load on
 // a cheap route and an authenticated read, on the embedded default and on PostgreSQL (a fresh database on
 // BENCH_PG_URL, default the local one; skipped with a reason when it does not answer). Run `npm run build` first.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { adminQuery, withDatabaseName } from '../test/helpers/pg-admin.js';
 import { freePort, load, signUpForBench } from './lib.js';
+import { startCommand } from './start-command.js';
 
 const root = path.join(import.meta.dirname, '..');
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -21,9 +22,10 @@ const rssMb = (child: ChildProcess): number => {
 async function measure(database: string, env: Record<string, string>) {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'storefront-memory-'));
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const start = startCommand(root);
+  const child = spawn(process.execPath, start.nodeArgs, {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env },
+    env: { ...process.env, ...start.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
 import { EmbeddedDatabaseInUseError } from './platform/db/embedded-lock.js';
+import { settleHeapWhenQuiet } from './platform/runtime/heap-settle.js';
 
 async function main(): Promise<void> {
   const startedAt = performance.now();
@@ -20,11 +21,16 @@ async function main(): Promise<void> {
     { mode: config.databaseUrl ? 'postgres' : 'embedded', startupMs: Math.round(performance.now() - startedAt), docs: `${config.publicBaseUrl}/docs` },
     'storefront is ready',
   );
+  const mb = (bytes: number) => Math.round(bytes / 1048576);
+  const heapSettle = settleHeapWhenQuiet({
+    onSettled: (s) => app.log.debug({ heapTotalMb: [mb(s.heapTotalBefore), mb(s.heapTotalAfter)], heapUsedMb: [mb(s.heapUsedBefore), mb(s.heapUsedAfter)] }, 'start-up garbage collected'),
+  });
 
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
+    heapSettle.cancel();
     app.log.info({ signal }, 'shutting down: draining requests and jobs');
     const force = setTimeout(() => {
       app.log.error('graceful shutdown timed out; exiting');

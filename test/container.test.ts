@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCommand } from '../bench/start-command.js';
 
 /**
  * Base images cannot be pulled on these machines, so the image is never built here: `npm run lint` checks the
@@ -47,8 +48,12 @@ describe('Dockerfile', () => {
     expect(healthcheck?.rest).toContain('/readyz');
     expect(healthcheck?.rest).toContain('process.env.PORT');
     const cmd = JSON.parse(finalStage.find((i) => i.keyword === 'CMD')!.rest) as string[];
-    const start = JSON.parse(read('package.json')).scripts.start as string;
-    expect(cmd.join(' ')).toBe(start);
+    const start = startCommand(root);
+    expect(cmd).toEqual(['node', ...start.nodeArgs]);
+    // npm start's environment (glibc's trim threshold) is the image's too
+    const env = finalStage.filter((i) => i.keyword === 'ENV').map((i) => i.rest).join(' ');
+    expect(Object.keys(start.env).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(start.env)) expect(env.split(/\s+/)).toContain(`${name}=${value}`);
   });
 
   it('builds with the very commands CI runs: npm ci as in .ci/run, then the build script of package.json', () => {
