@@ -1,6 +1,7 @@
-// Resident memory of the built service (started as `npm start` starts it, see start-command.ts): idle after start, and after a few seconds of load on
-// a cheap route and an authenticated read, on the embedded default and on PostgreSQL (a fresh database on
-// BENCH_PG_URL, default the local one; skipped with a reason when it does not answer). Run `npm run build` first.
+// Resident memory of the built service, started as `npm start` starts it (start-command.ts): 2 s after it is ready,
+// idle (8 s after), and after a few seconds of load on a cheap route and an authenticated read; on the embedded default
+// and on PostgreSQL (a fresh database on BENCH_PG_URL, default the local one; skipped with a reason when it does not
+// answer). Run `npm run build` first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -34,13 +35,16 @@ async function measure(database: string, env: Record<string, string>) {
       if (child.exitCode !== null) throw new Error('the service exited during start');
       await new Promise((r) => setTimeout(r, 50));
     }
-    await new Promise((r) => setTimeout(r, 2000)); // let start-up garbage settle
+    await new Promise((r) => setTimeout(r, 2000));
+    const started = rssMb(child);
+    // Idle: past the service's first quiet window (5 s after it is ready), when it compacts its start-up garbage.
+    await new Promise((r) => setTimeout(r, 6000));
     const idle = rssMb(child);
     const token = await signUpForBench(url, 'memory');
     await load('healthz', { url: `${url}/healthz`, durationSeconds: SECONDS });
     await load('users/me', { url: `${url}/v1/users/me`, headers: { authorization: `Bearer ${token}` }, durationSeconds: SECONDS });
     const loaded = rssMb(child);
-    return { target: 'storefront', database, idleRssMb: idle, afterLoadRssMb: loaded };
+    return { target: 'storefront', database, startedRssMb: started, idleRssMb: idle, afterLoadRssMb: loaded };
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');

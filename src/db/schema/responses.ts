@@ -12,7 +12,7 @@ export type ResponseOwnerType = (typeof RESPONSE_OWNER_TYPES)[number];
 export const storedResponses = pgTable(
   'stored_responses',
   {
-    /** `resp_…`, derived from the gateway request id, so an Idempotency-Key replay finds the same row. */
+    /** `resp_...`, derived from the gateway request id, so an Idempotency-Key replay finds the same row. */
     id: text('id').primaryKey(),
     requestId: text('request_id').notNull(),
     /** The workspace when the caller metered against a workspace's subscription, else the user. */

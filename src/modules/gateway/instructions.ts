@@ -62,7 +62,7 @@ export function enhanceInstruction(target: Exclude<EnhanceTarget, 'audio'>): str
 /** Models sometimes wrap the answer in quotes or a label; the caller wants the bare prompt. */
 export function cleanEnhanced(text: string): string {
   let result = text.trim().replace(/^(improved|enhanced|rewritten)?\s*prompt\s*:\s*/i, '');
-  const quoted = /^["'“‘`]+([\s\S]*?)["'”’`]+$/.exec(result);
+  const quoted = /^["'\u201c\u2018`]+([\s\S]*?)["'\u201d\u2019`]+$/.exec(result);
   if (quoted) result = quoted[1]!.trim();
   return result;
 }

@@ -2,7 +2,9 @@ import { EventEmitter } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type * as Undici from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { FetchError } from '../../../platform/net/outbound-policy.js';
 import { UpstreamError, classifyStatus } from './types.js';
 
@@ -40,13 +42,17 @@ export type ConnectGuard = (url: URL) => { lookup: LookupFunction } | null;
 
 const pools = new Map<string, Pool>();
 
+// Loaded with the first pool (~5 MB of heap): a service whose text models are all built in never needs it.
+let undici: typeof Undici | undefined;
+const loadUndici = (): typeof Undici => (undici ??= createRequire(import.meta.url)('undici') as typeof Undici);
+
 function poolFor(origin: string, connections: number, connect: { lookup: LookupFunction } | null): Pool {
   const key = `${connections} ${connect ? 'guarded ' : ''}${origin}`;
   let pool = pools.get(key);
   if (!pool) {
     // Our own timer bounds the wait for headers (an account may allow up to an hour); undici's bodyTimeout stays as
     // a backstop against a body that never ends.
-    pool = new Pool(origin, { connections, headersTimeout: 0, ...(connect ? { connect } : {}) });
+    pool = new (loadUndici().Pool)(origin, { connections, headersTimeout: 0, ...(connect ? { connect } : {}) });
     pools.set(key, pool);
   }
   return pool;
