@@ -38,4 +38,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM drains requests and jobs (SHUTDOWN_TIMEOUT_MS) before exit; node runs as PID 1 and handles it itself.
 STOPSIGNAL SIGTERM
-CMD ["node", "--max-semi-space-size=4", "--enable-source-maps", "dist/main.js"]
+CMD ["node", "--enable-source-maps", "dist/main.js"]

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestApp, json, type TestApp } from './helpers/test-app.js';
+import { compileAllValidators } from '../src/platform/http/validation.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -50,6 +51,12 @@ describe('operations endpoints', () => {
     expect(document.paths['/v1/users/me'].get.security).toEqual([{ bearerAuth: [] }]);
     const committed = JSON.parse(await readFile(path.join(import.meta.dirname, '..', 'docs', 'openapi.json'), 'utf8'));
     expect(document, 'docs/openapi.json is out of date: run `npm run openapi` and commit it').toEqual(committed);
+  });
+
+  it('compiles every route validator (they compile on first use, so a schema Ajv refuses must fail here)', async () => {
+    const compiled = compileAllValidators(t.app);
+    expect(compiled).toBeGreaterThan(300);
+    expect(compileAllValidators(t.app)).toBe(0);
   });
 
   it('answers malformed URLs and over-long path parameters in the envelope', async () => {

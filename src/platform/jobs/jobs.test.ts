@@ -3,6 +3,7 @@ import pino from 'pino';
 import { openTestDatabase } from '../../../test/helpers/test-database.js';
 import type { Database } from '../db/database.js';
 import { createJobs, defineJob, type Jobs } from './jobs.js';
+import { QUEUE_WATCH_INTERVAL_MS, WORKER_FALLBACK_POLL_SECONDS } from './queue-watch.js';
 
 declare module './jobs.js' {
   interface JobPayloads {
@@ -82,6 +83,16 @@ describe(`pg-boss on the service database`, () => {
     const stored = await database.query<{ value: number }>(`select (data->>'value')::int as value from pgboss.job where name = 'test.echo' and (data->>'value')::int in (1001, 1002)`);
     expect(stored.rows.map((row) => row.value)).toEqual([1002]);
     expect(seen).not.toContain(1001);
+  });
+
+  it('starts a job committed by another transaction or instance within the queue watch, not the workers\' own slow poll', async () => {
+    // Sent in a transaction, like a job another instance commits: nothing wakes the worker but the one statement that
+    // watches every queue (the worker itself polls only every 30 s).
+    await database.db.transaction(async (tx) => {
+      await jobs.send('test.echo', { value: 2024 }, { tx });
+    });
+    await waitFor(() => seen.includes(2024), QUEUE_WATCH_INTERVAL_MS * 20);
+    expect(QUEUE_WATCH_INTERVAL_MS * 20).toBeLessThan(WORKER_FALLBACK_POLL_SECONDS * 1000);
   });
 
   it('refuses a queue without a handler and a queue registered twice', async () => {

@@ -2,6 +2,7 @@ import PgBoss from 'pg-boss';
 import type { FastifyBaseLogger } from 'fastify';
 import { queryInTransaction, type Database, type DbOrTx } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { watchQueues, WORKER_FALLBACK_POLL_SECONDS } from './queue-watch.js';
 
 /** Each module adds its queues here: `declare module '.../jobs.js' { interface JobPayloads { 'x.y': {...} } }`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -66,6 +67,11 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
   );
   boss.on('error', (err) => logger.error({ err }, 'job queue error'));
   let running = false;
+  const workerIds = new Map<string, string[]>();
+  const wake = (queue: string) => {
+    for (const id of workerIds.get(queue) ?? []) boss.notifyWorker(id);
+  };
+  let watch: { stop(): Promise<void> } | null = null;
 
   return {
     get running() {
@@ -87,7 +93,7 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
     async send(name, payload, sendOptions = {}) {
       const definition = byName.get(name);
       if (!definition) throw new Error(`No handler is registered for job queue "${name}"`);
-      return boss.send(name, payload as object, {
+      const id = await boss.send(name, payload as object, {
         retryLimit: definition.options?.retryLimit ?? 3,
         retryDelay: definition.options?.retryDelaySeconds ?? 5,
         retryBackoff: definition.options?.retryBackoff ?? true,
@@ -96,6 +102,10 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
         singletonKey: sendOptions.singletonKey,
         ...(sendOptions.tx ? { db: inTransaction(sendOptions.tx) } : {}),
       });
+      // Sent outside a transaction, the job is there now: this instance's workers take it at once. One sent in a
+      // transaction exists only once the caller commits; the queue watch finds it then.
+      if (!sendOptions.tx && !sendOptions.startAfterSeconds) wake(name);
+      return id;
     },
     async start({ workers = true } = {}) {
       await boss.start();
@@ -104,19 +114,24 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
         if (!workers) continue;
         const concurrency = definition.options?.concurrency ?? 1;
         for (let i = 0; i < concurrency; i++) {
-          await boss.work(definition.name, { pollingIntervalSeconds: 0.5, batchSize: 1, includeMetadata: true }, async (jobs) => {
+          const id = await boss.work(definition.name, { pollingIntervalSeconds: WORKER_FALLBACK_POLL_SECONDS, batchSize: 1, includeMetadata: true }, async (jobs) => {
             for (const job of jobs) {
               await (definition.handler as JobDefinition['handler'])(job.data as never, { id: job.id, retryCount: job.retryCount });
             }
           });
+          workerIds.set(definition.name, [...(workerIds.get(definition.name) ?? []), id]);
         }
         if (definition.options?.cron) await boss.schedule(definition.name, definition.options.cron, {});
       }
+      if (workers) watch = watchQueues({ database, logger, onWaiting: (queues) => queues.forEach(wake) });
       running = true;
     },
     async stop(timeoutMs = 10_000) {
       if (!running) return;
       running = false;
+      await watch?.stop();
+      watch = null;
+      workerIds.clear();
       await boss.stop({ graceful: true, wait: true, timeout: timeoutMs });
     },
   };
