@@ -32,14 +32,33 @@ const MODEL = 'openai/gpt-4o-mini';
 /** The SDK's page type cannot name its items (some item types have no required id), so the tests name them. */
 type Item = OpenAI.Responses.ResponseItem;
 
-async function caller() {
+async function caller(keyControls: Record<string, unknown> = {}) {
   const account = await signUp(t.app);
   await setPlan(t, account.user.id, 'starter');
-  const { key } = await createApiKey(t, account.accessToken, ['ai:text']);
+  const { key } = await createApiKey(t, account.accessToken, ['ai:text'], keyControls);
   return { ...account, userId: account.user.id as string, openai: new OpenAI({ apiKey: key, baseURL, maxRetries: 0 }) };
 }
 const rowsWithId = (id: string) => t.platform.db.select().from(storedResponses).where(eq(storedResponses.id, id));
 const notFound = (run: () => Promise<unknown>) => expect(run()).rejects.toMatchObject({ status: 404, error: { type: 'invalid_request_error' } });
+
+describe("a key's controls on the Responses surface", () => {
+  it('refuses a model outside the allow-list and a call over the budget, with nothing charged or stored', async () => {
+    const limited = await caller({ allowedModels: ['local/text'] });
+    const before = await walletState(t, limited.userId);
+    const calls = fake.calls().length;
+    await expect(limited.openai.responses.create({ model: MODEL, input: 'Hello' })).rejects.toMatchObject({ status: 403, code: 'model_not_allowed_for_key' });
+    const allowed = await limited.openai.responses.create({ model: 'local/text', input: 'Hello' });
+    expect(allowed.status).toBe('completed');
+
+    const broke = await caller({ budget: { tokens: 1, period: 'day' } });
+    const brokeBefore = await walletState(t, broke.userId);
+    await expect(broke.openai.responses.create({ model: MODEL, input: 'Hello' })).rejects.toMatchObject({ status: 429, code: 'key_budget_exceeded' });
+    expect(await walletState(t, broke.userId)).toEqual(brokeBefore);
+    expect((await walletState(t, limited.userId)).balance).toBeLessThan(before.balance); // only the local call was charged
+    expect(fake.calls().length).toBe(calls);
+    expect(await t.platform.db.select().from(storedResponses).where(eq(storedResponses.userId, broke.userId))).toEqual([]);
+  });
+});
 
 describe('stored responses', () => {
   it('are retrieved, list their input items page by page, and are deleted', async () => {
