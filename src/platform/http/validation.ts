@@ -37,7 +37,8 @@ export function registerValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) => {
     let compiled: ValidateFunction | null = null;
     const compile = () => {
-      compiled ??= (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+      if (compiled) return compiled;
+      compiled = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
       pending.delete(compile);
       return compiled;
     };
