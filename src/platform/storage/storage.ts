@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -64,10 +65,14 @@ export function createLocalStorage(root: string): Storage {
       await mkdir(path.dirname(file), { recursive: true });
       // Write beside the target and rename, so a reader never sees half a file.
       const temp = `${file}.${randomUUID()}.part`;
+      const sink = createWriteStream(temp);
       try {
-        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temp));
+        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, sink);
         await rename(temp, file);
       } catch (err) {
+        // A source that fails at once can beat the file's open: the stream still creates it, then closes. Remove it
+        // only after that, or the partial file outlives this call.
+        if (!sink.closed) await once(sink, 'close').catch(() => undefined);
         await rm(temp, { force: true });
         throw err;
       }
