@@ -1,5 +1,6 @@
+import type { Principal } from '../../platform/auth/plugin.js';
 import type { SseStream } from '../../platform/http/sse.js';
-import type { TextAnswerBody } from '../gateway/index.js';
+import type { GatewayService, TextAnswerBody, TextBody } from '../gateway/index.js';
 
 /** One event the gateway's text stream writes (`text`, `tool_call`, `usage`, `finish`, `error`). */
 export interface GatewayEvent {
@@ -39,4 +40,31 @@ export interface TranslatedStream {
   sse: SseStream;
   /** Closes the answer once the gateway is done (`null`: the stream broke midway and already carries an error). */
   close(answer: TextAnswerBody | null): Promise<void>;
+}
+
+export interface TranslatedStreamOptions {
+  idempotencyKey?: string;
+  open: (headers?: Record<string, string>) => SseStream;
+}
+
+/**
+ * The gateway's text stream answered in another wire format: `translate` wraps the caller's stream once the upstream
+ * accepted the call (errors before that are thrown), and the answer closes once the gateway knows the billed usage.
+ */
+export async function streamTranslated(
+  gateway: Pick<GatewayService, 'streamText'>,
+  principal: Principal,
+  body: TextBody,
+  options: TranslatedStreamOptions,
+  translate: (target: SseStream, requestId: string) => TranslatedStream,
+): Promise<void> {
+  let stream: TranslatedStream | null = null;
+  const answer = await gateway.streamText(principal, body, {
+    idempotencyKey: options.idempotencyKey,
+    open: (headers) => {
+      stream = translate(options.open(headers), headers?.['x-ai-request-id'] ?? '');
+      return stream.sse;
+    },
+  });
+  await (stream as TranslatedStream | null)?.close(answer);
 }

@@ -3,11 +3,10 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
-import type { SseStream } from '../../platform/http/sse.js';
 import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
 import type { GatewayService, TextAnswerBody } from '../gateway/index.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
-import type { TranslatedStream } from './held-stream.js';
+import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { inputItemId, pendingResponse, toResponse, toResponseCall, type ResponseCall } from './responses.format.js';
 import type { ResponseCreateRequest, ResponseObjectBody } from './responses.schemas.js';
 import { createResponseStore, type ResponseOwner } from './responses.store.js';
@@ -90,7 +89,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     },
 
     /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */
-    async stream(principal: Principal, body: ResponseCreateRequest, options: { idempotencyKey?: string; open: (headers?: Record<string, string>) => SseStream }) {
+    async stream(principal: Principal, body: ResponseCreateRequest, options: TranslatedStreamOptions) {
       const { owner, call } = await prepare(principal, body);
       const createdAt = seconds(clock.now());
       const keep = async (answer: TextAnswerBody) => {
@@ -101,20 +100,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
           throw err;
         }
       };
-      let stream: TranslatedStream | null = null;
-      const answer = await gateway
-        .streamText(principal, call.body, {
-          idempotencyKey: options.idempotencyKey,
-          open: (headers) => {
-            const pending = pendingResponse(headers?.['x-ai-request-id'] ?? '', body.model, call.echo, createdAt);
-            stream = responseEventStream(options.open(headers), pending, keep);
-            return stream.sse;
-          },
-        })
-        .catch((err: unknown) => {
-          throw inResponsesTerms(err, call.paths);
-        });
-      await (stream as TranslatedStream | null)?.close(answer);
+      await streamTranslated(gateway, principal, call.body, options, (target, requestId) =>
+        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep),
+      ).catch((err: unknown) => {
+        throw inResponsesTerms(err, call.paths);
+      });
     },
 
     async retrieve(principal: Principal, id: string): Promise<ResponseObjectBody> {

@@ -1,17 +1,16 @@
 import type { Principal } from '../../platform/auth/plugin.js';
 import { startOfUtcDay, startOfUtcMonth, type Clock } from '../../platform/clock/clock.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
-import type { SseStream } from '../../platform/http/sse.js';
 import type { ApiKeysService } from '../apikeys/service.js';
 import type { CatalogService, ModelEntry } from '../catalog/service.js';
-import type { GatewayService, TextBody } from '../gateway/index.js';
+import type { GatewayService } from '../gateway/index.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { completionId, toChatCompletion, toTextBody, type ChatCompletionRequest } from './openai.format.js';
 import { messageId, toMessage, toTextBody as toAnthropicTextBody, type MessagesRequest } from './anthropic.format.js';
 import { anthropicEventStream } from './anthropic.stream.js';
-import type { TranslatedStream } from './held-stream.js';
+import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { openAiChunkStream } from './openai.stream.js';
 import { createCompatMedia, type CompatMediaDeps } from './media.js';
 
@@ -23,11 +22,6 @@ export interface CompatServiceDeps extends Omit<CompatMediaDeps, 'now' | 'gatewa
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   apiKeys: Pick<ApiKeysService, 'describe'>;
   wallet: Pick<WalletService, 'balance' | 'usageSince'>;
-}
-
-interface StreamOptions {
-  idempotencyKey?: string;
-  open: (headers?: Record<string, string>) => SseStream;
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -48,19 +42,6 @@ export function createCompatService(deps: CompatServiceDeps) {
     return listed.filter((e) => access.allowed(active.plan.id, e.row.id) && (!keyAllows || keyAllows.includes(e.row.slug)));
   }
 
-  /** The gateway's text stream, answered in another wire format by `translate`. */
-  async function streamThrough(principal: Principal, body: TextBody, options: StreamOptions, translate: (target: SseStream, requestId: string) => TranslatedStream) {
-    let stream: TranslatedStream | null = null;
-    const answer = await gateway.streamText(principal, body, {
-      idempotencyKey: options.idempotencyKey,
-      open: (headers) => {
-        stream = translate(options.open(headers), headers?.['x-ai-request-id'] ?? '');
-        return stream.sse;
-      },
-    });
-    await (stream as TranslatedStream | null)?.close(answer);
-  }
-
   return {
     /** Images and speech through the media gateway. */
     ...createCompatMedia({ gateway, media: deps.media, files: deps.files, now: () => clock.now() }),
@@ -71,9 +52,9 @@ export function createCompatService(deps: CompatServiceDeps) {
     },
 
     /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */
-    async streamChatCompletion(principal: Principal, body: ChatCompletionRequest, options: StreamOptions) {
+    async streamChatCompletion(principal: Principal, body: ChatCompletionRequest, options: TranslatedStreamOptions) {
       const includeUsage = body.stream_options?.include_usage === true;
-      await streamThrough(principal, toTextBody(body), options, (target, requestId) =>
+      await streamTranslated(gateway, principal, toTextBody(body), options, (target, requestId) =>
         openAiChunkStream(target, { id: completionId(requestId), created: seconds(clock.now()), model: body.model }, includeUsage),
       );
     },
@@ -84,8 +65,8 @@ export function createCompatService(deps: CompatServiceDeps) {
       return { message: toMessage(answer), requestId: answer.requestId, replayed };
     },
 
-    async streamMessage(principal: Principal, body: MessagesRequest, options: StreamOptions) {
-      await streamThrough(principal, toAnthropicTextBody(body), options, (target, requestId) => anthropicEventStream(target, { id: messageId(requestId), model: body.model }));
+    async streamMessage(principal: Principal, body: MessagesRequest, options: TranslatedStreamOptions) {
+      await streamTranslated(gateway, principal, toAnthropicTextBody(body), options, (target, requestId) => anthropicEventStream(target, { id: messageId(requestId), model: body.model }));
     },
 
     async listModels(principal: Principal) {
