@@ -15,9 +15,13 @@ const NOT_CARRIED = ['logprobs', 'top_logprobs', 'logit_bias', 'audio', 'modalit
 function refuseUncarried(body: ChatCompletionRequest): void {
   const raw = body as Record<string, unknown>;
   const sent = NOT_CARRIED.filter((key) => raw[key] !== undefined && raw[key] !== null && raw[key] !== false && !(key === 'modalities' && isTextOnly(raw[key])));
-  if (sent.length > 0) {
-    throw badRequest(`${sent.join(', ')} ${sent.length === 1 ? 'is' : 'are'} not supported by this gateway; leave ${sent.length === 1 ? 'it' : 'them'} out.`, sent.map((field) => ({ field, message: 'is not supported' })));
-  }
+  if (sent.length > 0) throw notCarried(sent);
+}
+
+/** The 400 for request fields no provider behind this gateway honours, naming each. */
+export function notCarried(fields: string[]) {
+  const one = fields.length === 1;
+  return badRequest(`${fields.join(', ')} ${one ? 'is' : 'are'} not supported by this gateway; leave ${one ? 'it' : 'them'} out.`, fields.map((field) => ({ field, message: 'is not supported' })));
 }
 const isTextOnly = (value: unknown) => Array.isArray(value) && value.every((m) => m === 'text');
 

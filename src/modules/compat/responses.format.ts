@@ -2,6 +2,7 @@ import { badRequest } from '../../platform/http/errors.js';
 import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefinition } from '../gateway/index.js';
 import { keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
 import type { OutputItem, ResponseCreateRequest, ResponseObjectBody, WireTool } from './responses.schemas.js';
+import { notCarried } from './openai.format.js';
 
 /**
  * Responses fields no provider behind this gateway honours: refused by name when they would change the answer (an
@@ -26,10 +27,7 @@ function refuseUncarried(body: ResponseCreateRequest): void {
   const raw = body as Record<string, unknown>;
   const sent = Object.keys(NOT_CARRIED).filter((key) => raw[key] !== undefined && NOT_CARRIED[key]!(raw[key]));
   if (body.text?.verbosity && body.text.verbosity !== 'medium') sent.push('text.verbosity');
-  if (sent.length > 0) {
-    const one = sent.length === 1;
-    throw badRequest(`${sent.join(', ')} ${one ? 'is' : 'are'} not supported by this gateway; leave ${one ? 'it' : 'them'} out.`, sent.map((field) => ({ field, message: 'is not supported' })));
-  }
+  if (sent.length > 0) throw notCarried(sent);
 }
 
 /** Function tools in the gateway's terms; a built-in tool is refused by its type. */
