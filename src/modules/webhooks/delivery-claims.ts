@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import { bound, runBound } from '../../platform/db/bound.js';
+import { UNDISPATCHED_EVENTS_EXIST } from '../../platform/events/outbox.js';
 
 /** How long a claimed delivery waits for its job before another instance may claim it again (the job expires too). */
 const LEASE_MS = 60_000;
@@ -9,6 +11,19 @@ const CLAIMS_PER_BATCH = 200;
 export interface ClaimedDelivery {
   id: string;
   claim: string;
+}
+
+const WORK_WAITING = `
+  select ${UNDISPATCHED_EVENTS_EXIST} as events,
+    exists (
+      select 1 from webhook_deliveries d
+      join webhook_endpoints w on w.id = d.webhook_id and w.status = 'ACTIVE'
+      where d.status in ('PENDING', 'SENDING') and d.due_at <= $1::timestamptz) as due`;
+
+/** Whether a round has anything to do: outbox events to fan out, or deliveries of active webhooks due by `clock`. */
+export async function workWaiting({ db, clock }: { db: Db; clock: Clock }): Promise<{ events: boolean; due: boolean }> {
+  const { rows } = await runBound<{ events: boolean; due: boolean }>(db, bound(WORK_WAITING, [clock.now().toISOString()]));
+  return { events: rows[0]?.events === true, due: rows[0]?.due === true };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { SafeFetcher } from '../../platform/net/safe-fetch.js';
 import { fanOut } from './deliveries.js';
 import { createDeliveryAttempts } from './delivery-attempt.js';
-import { claimDueDeliveries, claimNextDelivery } from './delivery-claims.js';
+import { claimDueDeliveries, claimNextDelivery, workWaiting } from './delivery-claims.js';
 
 export const DELIVER_QUEUE = 'webhooks.deliver';
 export const PURGE_QUEUE = 'webhooks.purge';
@@ -66,12 +66,19 @@ export function createDeliveryEngine(deps: EngineDeps) {
     return claimed.length;
   }
 
-  /** One round of the engine: new events, then due attempts. */
+  /**
+   * One round of the engine: new events, then due attempts. One read first says whether there is either: an idle
+   * instance runs that statement alone twice a second instead of two transactions (on the embedded database their
+   * garbage alone kept V8 from shrinking its young generation).
+   */
   async function runOnce(): Promise<void> {
-    while ((await dispatchEvents()) === EVENTS_PER_BATCH) {
-      // a backlog: keep fanning out before claiming
+    const waiting = await workWaiting({ db, clock });
+    if (waiting.events) {
+      while ((await dispatchEvents()) === EVENTS_PER_BATCH) {
+        // a backlog: keep fanning out before claiming
+      }
     }
-    await claimDue();
+    if (waiting.events || waiting.due) await claimDue();
   }
 
   /**

@@ -30,6 +30,9 @@ export async function emitDomainEvent(tx: DbOrTx, name: string, data: Record<str
 /** An outbox event without its payload (`eventPayloads` reads that for the few events a caller needs it of). */
 export type EventHeader = Pick<DomainEvent, 'id' | 'name' | 'userId' | 'createdAt'>;
 
+/** A boolean SQL expression, true while some event waits to be dispatched (the pending index answers it). */
+export const UNDISPATCHED_EVENTS_EXIST = 'exists (select 1 from domain_events where dispatched_at is null)';
+
 // The leading (null) dispatched_at lets the pending index serve the order.
 const CLAIM_EVENTS = `
   with batch as (

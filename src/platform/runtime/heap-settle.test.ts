@@ -1,6 +1,7 @@
 import type { EventLoopUtilization } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { compactHeap, settleHeapWhenQuiet, type HeapSettled } from './heap-settle.js';
+import { compactHeap, markAllocationWindow, settleHeapWhenQuiet, type HeapSettled } from './heap-settle.js';
 
 /** A timer driven by hand: `fire()` runs what is due, so no test waits for real time. */
 function manualTimer() {
@@ -42,30 +43,56 @@ describe('compactHeap', () => {
   });
 });
 
+describe('markAllocationWindow', () => {
+  it('runs a young-generation collection: the garbage in it goes', () => {
+    const youngUsed = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_used_size;
+    let garbage: unknown[] | null = Array.from({ length: 2000 }, (_, i) => ({ i, text: `garbage ${i}` }));
+    expect(garbage).toHaveLength(2000);
+    garbage = null;
+    const before = youngUsed();
+    markAllocationWindow();
+    expect(youngUsed()).toBeLessThan(before);
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+  });
+});
+
 describe('settleHeapWhenQuiet', () => {
-  it('compacts once, after the first quiet window', () => {
+  it('marks the window, compacts after the first quiet one, and marks once more a window later', () => {
     const timer = manualTimer();
+    const steps: string[] = [];
     const compacted: HeapSettled[] = [];
-    settleHeapWhenQuiet({ quietMs: 5000, utilization: loopBusy(0.05), schedule: timer.schedule, compact: () => settled, onSettled: (s) => compacted.push(s) });
-    expect(compacted).toEqual([]);
-    expect(timer.fire()?.ms).toBe(5000);
+    settleHeapWhenQuiet({
+      quietMs: 6000,
+      utilization: loopBusy(0.05),
+      schedule: timer.schedule,
+      compact: () => (steps.push('compact'), settled),
+      markWindow: () => steps.push('mark'),
+      onSettled: (s) => compacted.push(s),
+    });
+    expect(steps).toEqual(['mark']);
+    expect(timer.fire()?.ms).toBe(6000);
+    expect(steps).toEqual(['mark', 'compact']);
     expect(compacted).toEqual([settled]);
+    expect(timer.fire()?.ms).toBe(6000);
+    expect(steps).toEqual(['mark', 'compact', 'mark']);
     expect(timer.pending()).toBe(0);
   });
 
   it('waits while the service is busy, and gives up after its attempts', () => {
     const timer = manualTimer();
     let compactions = 0;
-    settleHeapWhenQuiet({ attempts: 3, busyAbove: 0.2, utilization: loopBusy(0.9, 0.5, 0.7), schedule: timer.schedule, compact: () => (compactions++, settled) });
+    let marks = 0;
+    settleHeapWhenQuiet({ attempts: 3, busyAbove: 0.2, utilization: loopBusy(0.9, 0.5, 0.7), schedule: timer.schedule, compact: () => (compactions++, settled), markWindow: () => marks++ });
     for (let i = 0; i < 3; i++) timer.fire();
     expect(compactions).toBe(0);
+    expect(marks).toBe(3); // the start and each window retried
     expect(timer.pending()).toBe(0);
   });
 
   it('compacts in a later window once the load stops', () => {
     const timer = manualTimer();
     let compactions = 0;
-    settleHeapWhenQuiet({ utilization: loopBusy(0.8, 0.1), schedule: timer.schedule, compact: () => (compactions++, settled) });
+    settleHeapWhenQuiet({ utilization: loopBusy(0.8, 0.1), schedule: timer.schedule, compact: () => (compactions++, settled), markWindow: () => {} });
     timer.fire();
     expect(compactions).toBe(0);
     timer.fire();
@@ -75,9 +102,10 @@ describe('settleHeapWhenQuiet', () => {
   it('does nothing once cancelled (shutdown)', () => {
     const timer = manualTimer();
     let compactions = 0;
-    const settle = settleHeapWhenQuiet({ utilization: loopBusy(0), schedule: timer.schedule, compact: () => (compactions++, settled) });
+    const settle = settleHeapWhenQuiet({ utilization: loopBusy(0), schedule: timer.schedule, compact: () => (compactions++, settled), markWindow: () => {} });
     settle.cancel();
     timer.fire();
     expect(compactions).toBe(0);
+    expect(timer.pending()).toBe(0);
   });
 });
