@@ -1,5 +1,5 @@
 // Resident memory of the built service, started as `npm start` starts it (start-command.ts): 2 s after it is ready,
-// idle (8 s after), and after a few seconds of load on a cheap route and an authenticated read; on the embedded default
+// idle (15 s after), and after a few seconds of load on a cheap route and an authenticated read; on the embedded default
 // and on PostgreSQL (a fresh database on BENCH_PG_URL, default the local one; skipped with a reason when it does not
 // answer). Run `npm run build` first.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,8 +37,9 @@ async function measure(database: string, env: Record<string, string>) {
     }
     await new Promise((r) => setTimeout(r, 2000));
     const started = rssMb(child);
-    // Idle: past the service's first quiet window (5 s after it is ready), when it compacts its start-up garbage.
-    await new Promise((r) => setTimeout(r, 6000));
+    // Idle: once the service has settled (heap-settle.ts): it compacts at its first quiet window, 6 s after ready, and
+    // V8 returns its young generation by the young collection a window later.
+    await new Promise((r) => setTimeout(r, 13_000));
     const idle = rssMb(child);
     const token = await signUpForBench(url, 'memory');
     await load('healthz', { url: `${url}/healthz`, durationSeconds: SECONDS });
