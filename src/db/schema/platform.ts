@@ -28,7 +28,8 @@ export const platformSecrets = pgTable('platform_secrets', {
 });
 /**
  * The domain-event outbox: an event is written in the same transaction as the change it announces, so it exists
- * exactly when the change committed. A dispatcher (the webhooks issue) delivers rows with `dispatchedAt` null.
+ * exactly when the change committed. The webhook engine (modules/webhooks/engine.ts) fans out rows with `dispatchedAt`
+ * null and marks them dispatched.
  */
 export const domainEvents = pgTable(
   'domain_events',
