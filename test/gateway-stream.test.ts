@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { generations } from '../src/db/schema/library.js';
 import { usageRecords } from '../src/db/schema/usage.js';
-import { walletReservations } from '../src/db/schema/wallet.js';
+import { walletReservations, wallets } from '../src/db/schema/wallet.js';
 import { MINUTE_MS } from '../src/platform/clock/clock.js';
 import { walletJobs } from '../src/modules/wallet/jobs.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from './helpers/fake-upstreams.js';
-import { ledgerOf, parseSse, providerEnv, walletState } from './helpers/gateway.js';
+import { ledgerOf, parseSse, providerEnv, setBalance, walletState } from './helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';
 
 /** Streams over a real socket: a client that leaves mid-stream, and a reservation left open by a stalled process. */
@@ -92,8 +92,11 @@ describe('a client that disconnects mid-stream', () => {
   });
 });
 
-describe('a reservation left open', () => {
-  it('is swept on the usage reported so far, and the late gateway settlement moves nothing more', async () => {
+/** The usage records of one request (a request has exactly one, whoever settled it). */
+const usageOfRequest = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
+
+describe('a reservation the sweeper closed while its request still ran', () => {
+  it('a stream swept on its progress is charged the rest when it ends: never delivered free', async () => {
     let resume!: () => void;
     const paused = new Promise<void>((resolve) => (resume = resolve));
     decide = () => ({ kind: 'ok', text: words, pauseAfter: { chunks: 5, until: paused }, usage: { inputTokens: 210, outputTokens: 30 } });
@@ -109,7 +112,7 @@ describe('a reservation left open', () => {
     expect(reservation.usedTokens!).toBeGreaterThan(0);
     expect(reservation.usedTokens!).toBeLessThan(reservation.tokens);
 
-    // The process is stuck (as after a crash): the lease runs out and the wallet's sweeper job settles it.
+    // The process stalls past its lease: the wallet's sweeper job settles the reservation on the progress reported.
     t.clock.advance(16 * MINUTE_MS);
     const [sweeper] = walletJobs(t.services.wallet);
     await sweeper!.handler({}, { id: 'test', retryCount: 0 });
@@ -121,14 +124,48 @@ describe('a reservation left open', () => {
     resume();
     const response = await streaming;
     expect(parseSse(response.body).at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    // The rest of the delivered answer is charged late, and the call keeps one usage record: the real one.
     const ledger = await ledgerOf(t, reservation.requestId);
-    expect(ledger.map((r) => r.kind)).toEqual(['USAGE', 'REFUND']);
+    expect(ledger.map((r) => r.kind)).toEqual(['USAGE', 'REFUND', 'USAGE']);
     const final = await walletState(t, user.id);
-    expect(final).toEqual(afterSweep);
+    const [record, ...others] = await usageOfRequest(reservation.requestId);
+    expect(others).toEqual([]);
+    expect(record).toMatchObject({ status: 'SUCCESS', outputUnits: 30 });
+    expect(record!.tokensConsumed).toBeGreaterThan(reservation.usedTokens!);
+    expect(before.balance - final.balance).toBe(record!.tokensConsumed);
     expect(final.ledgerSum).toBe(final.balance);
+    expect(await t.services.wallet.reservation(reservation.requestId)).toMatchObject({ status: 'SETTLED', chargedTokens: record!.tokensConsumed });
   });
 
-  it('is refunded in full when the call never reported any usage', async () => {
+  it('a stream refunded before its first byte is charged in full when it ends, into debt past the balance', async () => {
+    let resume!: () => void;
+    const held = new Promise<void>((resolve) => (resume = resolve));
+    decide = () => ({ kind: 'ok', text: words, waitFor: held, usage: { inputTokens: 210, outputTokens: 30 } });
+    const { accessToken, user } = await signUp(t.app);
+    const streaming = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] } });
+    const reservation = await until(async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'OPEN')))[0], 'an open reservation');
+    t.clock.advance(16 * MINUTE_MS);
+    expect(await t.services.wallet.sweepExpired()).toMatchObject({ released: 1 });
+    expect(await usageOfRequest(reservation.requestId)).toMatchObject([{ status: 'FAILED', tokensConsumed: 0 }]);
+    // The customer spends the refunded tokens meanwhile: what the late charge cannot take becomes debt.
+    await setBalance(t, user.id, 10);
+
+    resume();
+    const response = await streaming;
+    expect(parseSse(response.body).at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    const [record, ...others] = await usageOfRequest(reservation.requestId);
+    expect(others).toEqual([]);
+    expect(record).toMatchObject({ status: 'SUCCESS', outputUnits: 30 });
+    const price = await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(model), { inputTokens: 210, outputTokens: 30 });
+    const closed = await t.services.wallet.reservation(reservation.requestId);
+    expect(closed).toMatchObject({ status: 'SETTLED', chargedTokens: 10, shortfallTokens: price.tokens - 10 });
+    expect(record!.tokensConsumed).toBe(10);
+    const [wallet] = await t.platform.db.select().from(wallets).where(eq(wallets.ownerId, user.id));
+    expect(wallet).toMatchObject({ balance: 0, debt: price.tokens - 10 });
+    expect((await walletState(t, user.id)).ledgerSum).toBe(0);
+  });
+
+  it('an answer not yet delivered is withheld with a retryable 503, and nothing is charged', async () => {
     let resume!: () => void;
     const held = new Promise<void>((resolve) => (resume = resolve));
     decide = () => ({ kind: 'ok', text: 'late', waitFor: held });
@@ -141,9 +178,12 @@ describe('a reservation left open', () => {
     expect(await walletState(t, user.id)).toEqual(before);
     resume();
     const response = await pending;
-    expect(response.statusCode).toBe(200);
-    expect(json(response).usage.creditsConsumed).toBe(0);
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('1');
+    expect(json(response).error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { retryable: true } });
+    expect(response.body).not.toContain('late');
     expect((await ledgerOf(t, reservation.requestId)).map((r) => r.kind)).toEqual(['USAGE', 'REFUND']);
+    expect(await usageOfRequest(reservation.requestId)).toMatchObject([{ status: 'FAILED', tokensConsumed: 0 }]);
     expect(await walletState(t, user.id)).toEqual(before);
   });
 });

@@ -9,8 +9,9 @@ type SettleDeps = Pick<MeteringDeps, 'db' | 'wallet' | 'usage' | 'library' | 'ke
 
 /** The general settlement, statement by statement inside `tx`. */
 export async function settleIn(deps: SettleDeps, counted: CountCall, tx: Tx, m: Metered, call: SettleCall): Promise<Settled> {
-  const settled = await deps.wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens }, tx);
+  const { lateAfterSweep, ...settled } = await deps.wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens, delivered: call.delivered }, tx);
   if (m.keyBudget) await deps.keys?.settleBudget(tx, m.requestId, settled.chargedTokens);
+  if (lateAfterSweep) await deps.usage.dropSwept(m.requestId, tx);
   await deps.usage.record(usageOf(m, call, settled), tx);
   const generationId = call.generation ? (await deps.library.saveGeneration(generationOf(m, call.generation), tx)).id : null;
   const scope = scopeOfRequest(m.requestId);

@@ -16,7 +16,7 @@ import type { IdempotencyStore } from './idempotency.js';
 export interface MeteringDeps extends AccessDeps {
   db: Db;
   wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'grow'>;
-  usage: Pick<UsageService, 'record' | 'recordPart'>;
+  usage: Pick<UsageService, 'record' | 'recordPart' | 'dropSwept'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
   /** Where the gateway's calls are counted (the service's registry). */
   metrics?: Metrics;
@@ -67,6 +67,11 @@ export interface SettleCall {
   accountId: string | null;
   metadata: Record<string, unknown>;
   generation: { kind: GenerationKind; prompt: string; output: Record<string, unknown>; thumbnailUrl?: string | null; tags?: string[] } | null;
+  /**
+   * The answer already reached the caller (a stream): if the sweeper closed the reservation meanwhile, the charge is
+   * taken even into debt; otherwise such an answer is withheld (503) when it cannot be paid for.
+   */
+  delivered?: boolean;
   /** The answer, when it is known before the charge; completes the Idempotency-Key in the same transaction. */
   response?: (charged: { chargedTokens: number }) => Record<string, unknown>;
 }

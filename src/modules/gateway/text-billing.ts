@@ -50,6 +50,8 @@ export async function finalize(
     finishReason: string;
     accountId: string | null;
     status: 'SUCCESS' | 'PARTIAL';
+    /** The text went out as it came (a stream): it is charged even if the reservation was closed meanwhile. */
+    delivered?: boolean;
     extra?: Record<string, unknown>;
   },
 ): Promise<TextAnswer> {
@@ -69,6 +71,7 @@ export async function finalize(
   // to this process (a crash before it leaves the reservation open and refunded, as for a call never answered).
   const { chargedTokens } = await metering.settleNow(p.metered, {
     status: outcome.status,
+    delivered: outcome.delivered,
     chargeTokens: price.tokens,
     providerCostCents: price.providerCostCents,
     inputUnits: measured.inputTokens,

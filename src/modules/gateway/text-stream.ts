@@ -53,14 +53,14 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
     if (text.length === 0 && toolCalls.length === 0) {
       await fail(deps, p, failure);
     } else {
-      await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } });
+      await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', delivered: true, extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } });
     }
     await sse.send(streamErrorEvent(failure));
     sse.end();
     return null;
   }
 
-  const answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', extra: clientGone ? { clientDisconnected: true } : {} });
+  const answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} });
   await sse.send({ type: 'usage', usage: { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens } });
   await sse.send({ type: 'finish', finishReason });
   sse.end();

@@ -1,3 +1,4 @@
+import { and, eq, sql } from 'drizzle-orm';
 import { usageRecords, type UsageStatus } from '../../db/schema/usage.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import { newId } from '../../platform/ids.js';
@@ -161,6 +162,14 @@ export function createUsageService(deps: { db: Db; clock: Clock; catalog: Pick<C
           model: modelId ? (byId.get(modelId)?.row.slug ?? null) : null,
         }),
       );
+    },
+
+    /**
+     * Drops the record the wallet's sweeper wrote for `requestId` (the call outlived its reservation and is being
+     * charged after all), so the record its settlement writes is the request's only one.
+     */
+    async dropSwept(requestId: string, tx: DbOrTx = db): Promise<void> {
+      await tx.delete(usageRecords).where(and(eq(usageRecords.requestId, requestId), sql`${usageRecords.metadata}->>'settledBy' = 'sweeper'`));
     },
 
     async record(input: UsageRecordInput, tx: DbOrTx = db): Promise<UsageRecord> {

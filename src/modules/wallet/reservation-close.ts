@@ -2,19 +2,27 @@ import { eq, sql } from 'drizzle-orm';
 import { walletReservations, wallets } from '../../db/schema/wallet.js';
 import type { Tx } from '../../platform/db/database.js';
 import { notFound } from '../../platform/http/errors.js';
-import type { WalletContext } from './context.js';
+import { OPEN, type WalletContext } from './context.js';
+import { chargeLate, SWEPT_RELEASE_REASON, SWEPT_SETTLE_REASON, sweptBySweeper } from './late-charge.js';
 import { applyMovement, creditWithDebtCollection } from './ledger.js';
 import type { OwnerRef } from './usage-cache.js';
 
-const sweptOutcome = (usedTokens: number | null) =>
-  usedTokens !== null ? { actualTokens: usedTokens } : { release: 'Refunded: the generation was interrupted before it reported any usage' };
+const sweptOutcome = (usedTokens: number | null) => (usedTokens !== null ? { actualTokens: usedTokens } : { release: SWEPT_RELEASE_REASON });
+
+/** A settlement's wish: the real cost, and whether the answer already reached the caller (a stream). */
+export interface Charge {
+  actualTokens: number;
+  delivered?: boolean;
+}
 
 /**
  * Settles or releases one reservation inside `tx`; the row is locked so it closes exactly once. `owner` is the
  * wallet's owner when something changed (read with the locked row: its usage figures are dropped after the commit).
  * `'sweep'`: the sweeper closes a reservation whose lease ran out, on the usage it reported (else released in full).
+ * A charge that finds the sweeper was there first charges what it did not (late-charge.ts); `lateAfterSweep` then says
+ * the sweeper's usage record is to be replaced.
  */
-export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: string, wanted: { actualTokens: number } | { release: string } | 'sweep') {
+export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: string, wanted: Charge | { release: string } | 'sweep') {
   const { tokenMovements } = ctx.counters;
   const sweeping = wanted === 'sweep';
   ctx.leases.letGo(requestId);
@@ -28,6 +36,12 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
   if (!locked) throw notFound(`No reservation exists for request ${requestId}.`);
   const { res } = locked;
   const owner: OwnerRef = { ownerType: locked.ownerType, ownerId: locked.ownerId };
+  if (typeof wanted === 'object' && 'actualTokens' in wanted && !(OPEN as readonly string[]).includes(res.status) && sweptBySweeper(res.reason)) {
+    const late = await chargeLate(tx, res, wanted.actualTokens, wanted.delivered ?? false, now);
+    if (late.take) tokenMovements.inc({ movement: 'charged' }, late.take);
+    const walletId = late.changed ? res.walletId : null;
+    return { chargedTokens: late.chargedTokens, shortfallTokens: late.shortfallTokens, changed: late.changed, settled: true, walletId, owner: late.changed ? owner : null, lateAfterSweep: late.changed };
+  }
   if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null, owner: null };
   if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null, owner: null };
   // The sweeper picked it without a lock: a heartbeat may have renewed the lease since, or progress been recorded.
@@ -80,7 +94,7 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
   }
   await tx
     .update(walletReservations)
-    .set({ status: 'SETTLED', usedTokens: actual, chargedTokens: charged, shortfallTokens: shortfall, closedAt: now })
+    .set({ status: 'SETTLED', usedTokens: actual, chargedTokens: charged, shortfallTokens: shortfall, closedAt: now, ...(sweeping ? { reason: SWEPT_SETTLE_REASON } : {}) })
     .where(eq(walletReservations.id, res.id));
   await swept(charged);
   tokenMovements.inc({ movement: 'charged' }, charged);

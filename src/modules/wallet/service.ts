@@ -13,7 +13,8 @@ import { tokensCreditedFor } from './payment-reversal.js';
 import type { QuickSettlement } from './quick-settle.js';
 import { createReservationLeases, markInFlight } from './reservation-leases.js';
 import { grow, reserve } from './reserving.js';
-import { release, settle, settlementParts } from './settlement.js';
+import type { Charge } from './reservation-close.js';
+import { release, settle, settlementParts, type SettleOutcome } from './settlement.js';
 import { balanceOf, findImbalances, ledgerPage } from './statement.js';
 import { startSweepTimer, sweepExpired } from './sweeper.js';
 import type { ReserveInput, WalletServiceDeps } from './types.js';
@@ -91,9 +92,11 @@ export function createWalletService(deps: WalletServiceDeps) {
     /**
      * Closes a reservation on the real cost: a REFUND of the unused part, or a second USAGE row when it ran over
      * (capped at the balance; the rest is recorded as a shortfall that blocks the next reserve until paid).
-     * Exactly once per requestId: a repeat returns the first outcome and moves nothing.
+     * Exactly once per requestId: a repeat returns the first outcome and moves nothing. A reservation the sweeper
+     * closed while its request still ran is charged late or the answer withheld (503), never delivered free
+     * (late-charge.ts); `delivered` says the answer is out already (a stream).
      */
-    settle: (input: { requestId: string; actualTokens: number }, tx?: DbOrTx): Promise<{ chargedTokens: number; shortfallTokens: number }> => settle(ctx, input, tx),
+    settle: (input: Charge & { requestId: string }, tx?: DbOrTx): Promise<SettleOutcome> => settle(ctx, input, tx),
 
     /**
      * The common settlement (within the reservation, no debt) as parts of the caller's combined statement, which runs

@@ -4,7 +4,14 @@ import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { assertTokens, type WalletContext } from './context.js';
 import { ownerKey, walletOrder, type WalletOwner } from './ledger.js';
 import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
-import { closeReservation } from './reservation-close.js';
+import { closeReservation, type Charge } from './reservation-close.js';
+
+/** What a settlement charged; `lateAfterSweep`: the sweeper had closed the reservation, and its usage record is stale. */
+export interface SettleOutcome {
+  chargedTokens: number;
+  shortfallTokens: number;
+  lateAfterSweep?: boolean;
+}
 
 async function walletAfterOf(t: Tx, walletId: string): Promise<WalletAfter | null> {
   const [w] = await t
@@ -22,11 +29,7 @@ function settledQuickly(ctx: WalletContext, quick: { charged: number; unused: nu
 }
 
 /** Closes a reservation on the real cost: the one-statement shortcut when it applies, else step by step (see the service). */
-export async function settle(
-  ctx: WalletContext,
-  input: { requestId: string; actualTokens: number },
-  tx?: DbOrTx,
-): Promise<{ chargedTokens: number; shortfallTokens: number }> {
+export async function settle(ctx: WalletContext, input: Charge & { requestId: string }, tx?: DbOrTx): Promise<SettleOutcome> {
   assertTokens(input.actualTokens, 'actualTokens');
   ctx.leases.letGo(input.requestId);
   const quick = await quickSettle(tx ?? ctx.db, input, ctx.clock.now());
@@ -35,13 +38,13 @@ export async function settle(
     settledQuickly(ctx, quick);
     return { chargedTokens: quick.charged, shortfallTokens: 0 };
   }
-  const { chargedTokens, shortfallTokens, after, owner } = await ctx.inTx(tx, async (t) => {
-    const closed = await closeReservation(ctx, t, input.requestId, { actualTokens: input.actualTokens });
-    return Object.assign({}, closed, { after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null });
+  const { chargedTokens, shortfallTokens, after, owner, lateAfterSweep } = await ctx.inTx(tx, async (t) => {
+    const closed = await closeReservation(ctx, t, input.requestId, { actualTokens: input.actualTokens, delivered: input.delivered });
+    return Object.assign({ lateAfterSweep: false }, closed, { after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null });
   });
   ctx.wrote(owner, tx);
   ctx.lowBalance.afterSettlement(after);
-  return { chargedTokens, shortfallTokens };
+  return lateAfterSweep ? { chargedTokens, shortfallTokens, lateAfterSweep } : { chargedTokens, shortfallTokens };
 }
 
 /** The common settlement as parts of the caller's combined statement (see the service's `settlementParts`). */
