@@ -8,7 +8,7 @@ import { walletReservations, wallets } from '../src/db/schema/wallet.js';
 import { MINUTE_MS } from '../src/platform/clock/clock.js';
 import { walletJobs } from '../src/modules/wallet/jobs.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from './helpers/fake-upstreams.js';
-import { ledgerOf, parseSse, providerEnv, setBalance, walletState } from './helpers/gateway.js';
+import { createApiKey, ledgerOf, parseSse, providerEnv, setBalance, setPlan, walletState } from './helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';
 
 /** Streams over a real socket: a client that leaves mid-stream, and a reservation left open by a stalled process. */
@@ -163,6 +163,26 @@ describe('a reservation the sweeper closed while its request still ran', () => {
     const [wallet] = await t.platform.db.select().from(wallets).where(eq(wallets.ownerId, user.id));
     expect(wallet).toMatchObject({ balance: 0, debt: price.tokens - 10 });
     expect((await walletState(t, user.id)).ledgerSum).toBe(0);
+  });
+
+  it("a late charge counts in the key's budget spend", async () => {
+    let resume!: () => void;
+    const paused = new Promise<void>((resolve) => (resume = resolve));
+    decide = () => ({ kind: 'ok', text: words, pauseAfter: { chunks: 5, until: paused }, usage: { inputTokens: 210, outputTokens: 30 } });
+    const { accessToken, user } = await signUp(t.app);
+    await setPlan(t, user.id, 'starter');
+    const key = await createApiKey(t, accessToken, ['ai:text'], { budget: { tokens: 1_000_000, period: 'day' } });
+    const before = await walletState(t, user.id);
+    const streaming = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key.key), payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] } });
+    await until(async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'IN_FLIGHT'))).find((r) => r.usedTokens !== null), 'progress');
+    t.clock.advance(16 * MINUTE_MS);
+    expect(await t.services.wallet.sweepExpired()).toMatchObject({ settled: 1 });
+    resume();
+    await streaming;
+    const charged = before.balance - (await walletState(t, user.id)).balance;
+    // Read through the service: the access token has expired on the advanced clock.
+    const listed = await t.services.apiKeys.list(user.id);
+    expect(listed.items.find((k) => k.id === key.id)!.budget).toMatchObject({ spentTokens: charged, reservedTokens: 0 });
   });
 
   it('an answer not yet delivered is withheld with a retryable 503, and nothing is charged', async () => {

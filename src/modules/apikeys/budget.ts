@@ -111,6 +111,19 @@ export function budgetSettlementParts(requestId: string, chargedTokens: number):
 
 const SETTLE_ALONE = `with key_budget_released as (${RELEASE_HOLD}) ${shiftPlaceholders(SPEND_HELD, 1)}`;
 
+/**
+ * Tokens charged after the call's hold was closed (the sweeper closed the reservation while the call still ran, and its
+ * delivered answer was charged late): counted as spent in the key's current period, past the budget if need be, since
+ * they are spent already.
+ */
+export async function spendLate(db: DbOrTx, apiKeyId: string, period: KeyBudgetPeriod, tokens: number, now: Date): Promise<void> {
+  if (tokens <= 0) return;
+  const start = periodStartOf(period, now).toISOString();
+  await db.execute(sql`
+    insert into api_key_spend as s (api_key_id, period_start, spent, reserved) values (${apiKeyId}::uuid, ${start}::timestamptz, ${tokens}::bigint, 0)
+    on conflict (api_key_id, period_start) do update set spent = s.spent + excluded.spent`);
+}
+
 /** The same, on its own (inside the caller's transaction). */
 export async function settleBudget(db: DbOrTx, requestId: string, chargedTokens: number): Promise<void> {
   await runBound(db, bound(SETTLE_ALONE, [requestId, chargedTokens]));

@@ -7,7 +7,7 @@ import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { AppError, badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import type { AuthData } from '../auth/index.js';
-import { budgetSettlementParts, growBudgetHold, holdBudget, settleBudget, type BudgetHold } from './budget.js';
+import { budgetSettlementParts, growBudgetHold, holdBudget, settleBudget, spendLate, type BudgetHold } from './budget.js';
 import { controlColumns, controlsOf } from './key-controls.js';
 import { spendOf, toListed } from './key-listing.js';
 import { API_KEY_SCOPES, type ApiKeyScope, type KeyControlsInput } from './schemas.js';
@@ -142,6 +142,11 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     budgetSettlementParts,
     /** The hold closed at the real cost (0: refunded) inside the settling transaction; once per request id. */
     settleBudget: (tx: DbOrTx, requestId: string, chargedTokens: number) => settleBudget(tx, requestId, chargedTokens),
+    /** Tokens charged after the call's hold was closed (see budget.ts), counted as spent in the key's budget if it has one. */
+    async spendLate(tx: DbOrTx, apiKeyId: string, tokens: number): Promise<void> {
+      const [row] = await tx.select({ budgetTokens: apiKeys.budgetTokens, budgetPeriod: apiKeys.budgetPeriod }).from(apiKeys).where(eq(apiKeys.id, apiKeyId));
+      if (row?.budgetTokens != null && row.budgetPeriod) await spendLate(tx, apiKeyId, row.budgetPeriod, tokens, clock.now());
+    },
 
     async revoke(userId: string, id: string): Promise<{ ok: true }> {
       await requireApiAccess(userId);

@@ -9,9 +9,13 @@ type SettleDeps = Pick<MeteringDeps, 'db' | 'wallet' | 'usage' | 'library' | 'ke
 
 /** The general settlement, statement by statement inside `tx`. */
 export async function settleIn(deps: SettleDeps, counted: CountCall, tx: Tx, m: Metered, call: SettleCall): Promise<Settled> {
-  const { lateAfterSweep, ...settled } = await deps.wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens, delivered: call.delivered }, tx);
+  const { lateTokens, ...settled } = await deps.wallet.settle({ requestId: m.requestId, actualTokens: call.chargeTokens, delivered: call.delivered }, tx);
   if (m.keyBudget) await deps.keys?.settleBudget(tx, m.requestId, settled.chargedTokens);
-  if (lateAfterSweep) await deps.usage.dropSwept(m.requestId, tx);
+  if (lateTokens !== undefined) {
+    // The sweeper closed the call's key hold and wrote its usage record; the late charge counts and records anew.
+    if (m.keyBudget && m.apiKeyId) await deps.keys?.spendLate(tx, m.apiKeyId, lateTokens);
+    await deps.usage.dropSwept(m.requestId, tx);
+  }
   await deps.usage.record(usageOf(m, call, settled), tx);
   const generationId = call.generation ? (await deps.library.saveGeneration(generationOf(m, call.generation), tx)).id : null;
   const scope = scopeOfRequest(m.requestId);

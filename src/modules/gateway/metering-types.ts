@@ -21,7 +21,7 @@ export interface MeteringDeps extends AccessDeps {
   /** Where the gateway's calls are counted (the service's registry). */
   metrics?: Metrics;
   /** Per-key budgets: held with the reservation, closed with it. */
-  keys?: Pick<ApiKeysService, 'holdBudget' | 'growBudgetHold' | 'budgetSettlementParts' | 'settleBudget' | 'controlsById'>;
+  keys?: Pick<ApiKeysService, 'holdBudget' | 'growBudgetHold' | 'budgetSettlementParts' | 'settleBudget' | 'spendLate' | 'controlsById'>;
   /** The Idempotency-Keys: the sweeper closing a dead request's reservation closes its key in the same transaction. */
   idempotency?: Pick<IdempotencyStore, 'followReservation'>;
 }

@@ -37,7 +37,7 @@ export async function chargeLate(tx: Tx, res: Reservation, actualTokens: number,
   const already = res.status === 'SETTLED' ? (res.chargedTokens ?? 0) : 0;
   const alreadyShort = res.status === 'SETTLED' ? res.shortfallTokens : 0;
   const due = actualTokens - already - alreadyShort;
-  if (due <= 0) return { chargedTokens: already, shortfallTokens: alreadyShort, changed: false };
+  if (due <= 0) return { chargedTokens: already, shortfallTokens: alreadyShort, changed: false as const };
   if (!delivered && res.status === 'RELEASED') throw reservationLapsed(res.requestId);
   const [wallet] = await tx.select({ balance: wallets.balance }).from(wallets).where(eq(wallets.id, res.walletId)).for('update');
   const balance = wallet!.balance;
@@ -53,5 +53,5 @@ export async function chargeLate(tx: Tx, res: Reservation, actualTokens: number,
     .update(walletReservations)
     .set({ status: 'SETTLED', usedTokens: actualTokens, chargedTokens: already + take, shortfallTokens: alreadyShort + shortfall, reason: LATE_CHARGE_REASON, closedAt: now })
     .where(eq(walletReservations.id, res.id));
-  return { chargedTokens: already + take, shortfallTokens: alreadyShort + shortfall, changed: true, take };
+  return { chargedTokens: already + take, shortfallTokens: alreadyShort + shortfall, changed: true as const, take };
 }

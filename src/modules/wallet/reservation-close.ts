@@ -20,7 +20,7 @@ export interface Charge {
  * wallet's owner when something changed (read with the locked row: its usage figures are dropped after the commit).
  * `'sweep'`: the sweeper closes a reservation whose lease ran out, on the usage it reported (else released in full).
  * A charge that finds the sweeper was there first charges what it did not (late-charge.ts); `lateAfterSweep` then says
- * the sweeper's usage record is to be replaced.
+ * the sweeper's usage record is to be replaced (`lateTokens`: what was charged now).
  */
 export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: string, wanted: Charge | { release: string } | 'sweep') {
   const { tokenMovements } = ctx.counters;
@@ -38,9 +38,9 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
   const owner: OwnerRef = { ownerType: locked.ownerType, ownerId: locked.ownerId };
   if (typeof wanted === 'object' && 'actualTokens' in wanted && !(OPEN as readonly string[]).includes(res.status) && sweptBySweeper(res.reason)) {
     const late = await chargeLate(tx, res, wanted.actualTokens, wanted.delivered ?? false, now);
-    if (late.take) tokenMovements.inc({ movement: 'charged' }, late.take);
-    const walletId = late.changed ? res.walletId : null;
-    return { chargedTokens: late.chargedTokens, shortfallTokens: late.shortfallTokens, changed: late.changed, settled: true, walletId, owner: late.changed ? owner : null, lateAfterSweep: late.changed };
+    if (!late.changed) return { chargedTokens: late.chargedTokens, shortfallTokens: late.shortfallTokens, changed: false, walletId: null, owner: null };
+    tokenMovements.inc({ movement: 'charged' }, late.take);
+    return { chargedTokens: late.chargedTokens, shortfallTokens: late.shortfallTokens, changed: true, settled: true, walletId: res.walletId, owner, lateTokens: late.take };
   }
   if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null, owner: null };
   if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null, owner: null };

@@ -17,6 +17,7 @@ import type { Charge } from './reservation-close.js';
 import { release, settle, settlementParts, type SettleOutcome } from './settlement.js';
 import { balanceOf, findImbalances, ledgerPage } from './statement.js';
 import { startSweepTimer, sweepExpired } from './sweeper.js';
+import { sweepOne, type SweptOne } from './sweep-one.js';
 import type { ReserveInput, WalletServiceDeps } from './types.js';
 import { createUsageCache, type OwnerRef } from './usage-cache.js';
 import { usageSince } from './usage-windows.js';
@@ -30,9 +31,15 @@ export type { LowBalanceWarning, ReserveInput, SweptReservation, TopUpHints, Wal
  * Each job lives in its own file (reserving, settlement, reservation-close, sweeper, movements, statement); this
  * factory builds what they share (the `WalletContext`) and publishes the API.
  */
+/**
+ * The lease of a reservation this process holds, renewed every third of it: a dead instance's reservations lapse
+ * within seconds, while a live one may miss two renewals (a database blip) without losing them.
+ */
+export const DEFAULT_HELD_LEASE_SECONDS = 9;
+
 export function createWalletService(deps: WalletServiceDeps) {
   const { db, clock } = deps;
-  const heldLeaseSeconds = deps.heldLeaseSeconds ?? 30;
+  const heldLeaseSeconds = deps.heldLeaseSeconds ?? DEFAULT_HELD_LEASE_SECONDS;
   const onBackgroundError = deps.onBackgroundError ?? (() => undefined);
   const leases = createReservationLeases({ db, clock, heldLeaseSeconds, onError: onBackgroundError });
   // Inside a caller's transaction the work joins it (no savepoint: the caller's transaction is what must be atomic).
@@ -128,6 +135,12 @@ export function createWalletService(deps: WalletServiceDeps) {
      * through markInFlight, or refunded in full when none was reported.
      */
     sweepExpired: (limit?: number): Promise<{ settled: number; released: number }> => sweepExpired(ctx, limit),
+
+    /**
+     * Closes one reservation as the sweeper would, now: when its lease lapsed, or (`abandoned`) when its failed request
+     * gives up its short lease; null when it stays open or was closed already (see sweep-one.ts).
+     */
+    sweepOne: (requestId: string, options?: { abandoned?: boolean }): Promise<SweptOne> => sweepOne(ctx, requestId, options),
 
     /** Stops the heartbeat and the sweep timer (the app closing); reservations still open are left to the sweeper. */
     stop(): void {

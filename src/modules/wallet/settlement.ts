@@ -6,11 +6,14 @@ import { ownerKey, walletOrder, type WalletOwner } from './ledger.js';
 import { quickSettle, quickSettlement, walletAfter, type QuickSettlement, type WalletAfter } from './quick-settle.js';
 import { closeReservation, type Charge } from './reservation-close.js';
 
-/** What a settlement charged; `lateAfterSweep`: the sweeper had closed the reservation, and its usage record is stale. */
+/**
+ * What a settlement charged. `lateTokens`: the sweeper had closed the reservation (its usage record is stale), and this
+ * many tokens were charged now on top of what it charged.
+ */
 export interface SettleOutcome {
   chargedTokens: number;
   shortfallTokens: number;
-  lateAfterSweep?: boolean;
+  lateTokens?: number;
 }
 
 async function walletAfterOf(t: Tx, walletId: string): Promise<WalletAfter | null> {
@@ -38,13 +41,13 @@ export async function settle(ctx: WalletContext, input: Charge & { requestId: st
     settledQuickly(ctx, quick);
     return { chargedTokens: quick.charged, shortfallTokens: 0 };
   }
-  const { chargedTokens, shortfallTokens, after, owner, lateAfterSweep } = await ctx.inTx(tx, async (t) => {
+  const { chargedTokens, shortfallTokens, after, owner, lateTokens } = await ctx.inTx(tx, async (t) => {
     const closed = await closeReservation(ctx, t, input.requestId, { actualTokens: input.actualTokens, delivered: input.delivered });
-    return Object.assign({ lateAfterSweep: false }, closed, { after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null });
+    return Object.assign({ lateTokens: undefined }, closed, { after: closed.walletId ? await walletAfterOf(t, closed.walletId) : null });
   });
   ctx.wrote(owner, tx);
   ctx.lowBalance.afterSettlement(after);
-  return lateAfterSweep ? { chargedTokens, shortfallTokens, lateAfterSweep } : { chargedTokens, shortfallTokens };
+  return lateTokens === undefined ? { chargedTokens, shortfallTokens } : { chargedTokens, shortfallTokens, lateTokens };
 }
 
 /** The common settlement as parts of the caller's combined statement (see the service's `settlementParts`). */

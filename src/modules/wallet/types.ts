@@ -10,7 +10,7 @@ export interface WalletServiceDeps {
   tokensPerCredit?: () => Promise<number>;
   /** The lease of a reservation that names its own (jobs) and gives none when extended (default 15 minutes). */
   reservationLeaseSeconds?: number;
-  /** The lease of a reservation held by this process, renewed by its heartbeat (default 30 s). */
+  /** The lease of a reservation held by this process, renewed by its heartbeat every third of it (default 9 s). */
   heldLeaseSeconds?: number;
   /** How often the sweeper looks for reservations whose lease ran out; 0 leaves it to the scheduled job (default 0). */
   sweepIntervalMs?: number;
