@@ -7,6 +7,7 @@ import { createAccessTokens, type AccessTokens } from './auth/access-tokens.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { openDatabase, type Database, type Db } from './db/database.js';
 import { registerGroupMetrics } from './db/group-metrics.js';
+import { registerListenerMetrics } from './db/listener-metrics.js';
 import { unpackEmbeddedSnapshot } from './db/embedded-snapshot.js';
 import { runMigrations } from './db/migrate.js';
 import { sharedSecret } from './db/shared-secrets.js';
@@ -69,6 +70,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
   const clock = overrides.clock ?? systemClock;
   const metrics = createMetrics();
   registerGroupMetrics(metrics, database.db);
+  registerListenerMetrics(metrics, database);
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });
   jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
   // Imported only when configured: ioredis is a few MB of heap that the embedded default never uses.

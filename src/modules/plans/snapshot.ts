@@ -31,6 +31,8 @@ export function createPlansSnapshots(deps: { db: Db; clock: Clock; events?: Even
     generation++;
     cached = null;
   };
+  // Changes announced while the listener was reconnecting were missed: the snapshot may be stale.
+  events?.onReconnect(invalidate);
 
   async function snapshot(): Promise<PlansSnapshot> {
     if (cached && performance.now() - cached.at < ttlMs) return cached.snapshot;

@@ -162,6 +162,10 @@ export function createTopUpService(deps: TopUpServiceDeps) {
     termsLoading = null;
     loadTerms().catch(onBackgroundError);
   }
+  // Changes announced while the listener was reconnecting were missed; terms never read here need no reload.
+  deps.events?.onReconnect(() => {
+    if (terms || termsLoading) forgetTerms();
+  });
 
   /** The cached terms now (no I/O); a stale or missing cache is refreshed in the background. */
   function peekTerms(): TopUpTerms | null {

@@ -6,6 +6,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { createPgListener } from './pg-listener.js';
 import { pglitePrepared, type PreparedRun } from './pglite-prepared.js';
 
 // No relational `schema` is handed to Drizzle: the code uses the query builder on tables it imports, so the platform
@@ -27,7 +28,19 @@ export interface Database {
   query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<SqlResult<T>>;
   /** Runs one or more parameterless statements; returns the rows of the last one. */
   exec(text: string): Promise<SqlResult<Record<string, unknown>>>;
+  /**
+   * Calls `onMessage` with each NOTIFY on `channel` until the returned function is called. The subscription outlives
+   * a lost listening connection: it is opened again and LISTENs again by itself (see `onListenerReset`).
+   */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `callback` each time the listening connection is back after a loss (or after failed attempts), once it
+   * LISTENs again on every channel: notifications sent meanwhile may have been missed, so whatever they keep fresh must
+   * be dropped, and a read that started before the call must not be kept. Anything committed after the call is heard.
+   * Callbacks run synchronously, in registration order; one that throws is reported to `onError` and the others still
+   * run. Never called on the embedded database. Returns the function that stops the calls.
+   */
+  onListenerReset(callback: () => void): () => void;
   notify(channel: string, payload: string): Promise<void>;
   /** The embedded database's files as a tarball (tests start from a migrated snapshot); undefined on PostgreSQL. */
   dumpDataDir?: () => Promise<Blob>;
@@ -114,6 +127,7 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
       const unlisten = await client.listen(channel, onMessage);
       return async () => unlisten();
     },
+    onListenerReset: () => () => undefined, // in-process: nothing is ever missed
     async notify(channel, payload) {
       await client.query('select pg_notify($1, $2)', [channel, payload]);
     },
@@ -183,23 +197,7 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
   const asyncCommitPool = counted({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: `${settings} -c synchronous_commit=off` });
   const db = drizzleNodePg(pool) as unknown as Db;
   asyncCommitPools.set(db, asyncCommitPool);
-  let listener: pg.PoolClient | null = null;
-  const handlers = new Map<string, Set<(payload: string) => void>>();
-
-  const listenerClient = async (): Promise<pg.PoolClient> => {
-    if (listener) return listener;
-    const client = await pool.connect();
-    client.on('notification', (msg) => {
-      for (const handler of handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
-    });
-    client.on('error', (err) => {
-      onError?.(err);
-      listener = null;
-    });
-    listener = client;
-    return client;
-  };
-  const quote = (channel: string) => '"' + channel.replace(/"/g, '""') + '"';
+  const listener = createPgListener({ client: { connectionString: url, options: settings }, onError });
 
   return {
     kind: 'pg',
@@ -218,23 +216,8 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       const last = Array.isArray(result) ? result.at(-1) : result;
       return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
     },
-    async listen(channel, onMessage) {
-      const client = await listenerClient();
-      let set = handlers.get(channel);
-      if (!set) {
-        set = new Set();
-        handlers.set(channel, set);
-        await client.query(`LISTEN ${quote(channel)}`);
-      }
-      set.add(onMessage);
-      return async () => {
-        set.delete(onMessage);
-        if (set.size === 0 && handlers.get(channel) === set) {
-          handlers.delete(channel);
-          await listener?.query(`UNLISTEN ${quote(channel)}`).catch(() => undefined);
-        }
-      };
-    },
+    listen: (channel, onMessage) => listener.listen(channel, onMessage),
+    onListenerReset: (callback) => listener.onReset(callback),
     async notify(channel, payload) {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
@@ -249,8 +232,7 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       }
     },
     async close() {
-      listener?.release();
-      listener = null;
+      await listener.close();
       if (!pool.ended) await pool.end();
       if (!asyncCommitPool.ended) await asyncCommitPool.end();
     },

@@ -6,7 +6,15 @@ import type { Database } from '../db/database.js';
  */
 export interface EventBus {
   publish(channel: string, payload: unknown): Promise<void>;
+  /** Subscriptions survive a lost listening connection (it reconnects and subscribes again by itself). */
   subscribe(channel: string, handler: (payload: unknown) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `callback` after the listening connection came back from a loss: messages published meanwhile may have been
+   * missed, so a subscriber that keeps state fresh by them drops it, and bumps whatever stops a read that started
+   * before from storing its answer. Messages published after the call are delivered. Synchronous, in registration
+   * order; never called on the embedded database. Returns the function that stops the calls.
+   */
+  onReconnect(callback: () => void): () => void;
 }
 
 export function createEventBus(database: Database): EventBus {
@@ -23,5 +31,6 @@ export function createEventBus(database: Database): EventBus {
         }
       });
     },
+    onReconnect: (callback) => database.onListenerReset(callback),
   };
 }

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/test-database.js';
 import { openDatabase, type Database } from '../db/database.js';
-import { createEventBus } from './event-bus.js';
+import { createEventBus, type EventBus } from './event-bus.js';
 import { createInvalidatingCache } from './invalidating-cache.js';
 
 let testDb: TestDatabase;
@@ -41,6 +41,20 @@ function counting(values: Map<string, string>) {
       return values.get(key) ?? 'missing';
     },
   };
+}
+
+/** A bus whose listener can be made to come back from a loss on demand. */
+function reconnectingBus() {
+  const callbacks = new Set<() => void>();
+  const bus: EventBus = {
+    publish: async () => undefined,
+    subscribe: async () => async () => undefined,
+    onReconnect(callback) {
+      callbacks.add(callback);
+      return () => callbacks.delete(callback);
+    },
+  };
+  return { bus, reconnect: () => callbacks.forEach((callback) => callback()) };
 }
 
 describe('invalidating cache', () => {
@@ -142,6 +156,43 @@ describe('invalidating cache', () => {
     expect(await slow).toBe(1); // that caller asked before the change
     expect(cache.size).toBe(0);
     expect(await cache.get('k')).toBe(2);
+  });
+
+  it('drops every entry when the listener reconnects, and keeps no answer whose load started before', async () => {
+    const { bus, reconnect } = reconnectingBus();
+    let version = 1;
+    let release!: () => void;
+    let gate: Promise<void> | null = null;
+    const cache = createInvalidatingCache({
+      name: 'reconnect',
+      bus,
+      load: async (key: string) => {
+        const seen = `${key}${version}`;
+        await gate;
+        return seen;
+      },
+    });
+    expect(await cache.get('a')).toBe('a1');
+    expect(await cache.get('b')).toBe('b1');
+    gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = cache.get('c');
+    const slowMany = cache.getMany(['d'], async (missing) => {
+      const seen = new Map(missing.map((key) => [key, `${key}${version}`]));
+      await gate;
+      return seen;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+
+    version = 2; // changed while the notifications were missed
+    reconnect();
+    expect(cache.size).toBe(0);
+    release();
+    expect(await slow).toBe('c1'); // that caller asked before the reconnect
+    expect([...(await slowMany)]).toEqual([['d', 'd1']]);
+    expect(cache.size).toBe(0);
+    gate = null;
+    expect(await cache.get('a')).toBe('a2');
+    expect(await cache.get('c')).toBe('c2');
   });
 
   it('expires entries after the TTL and at a value-given moment, and changedAll drops everything', async () => {

@@ -8,7 +8,10 @@ export interface InvalidatingCacheOptions<V> {
   load: (key: string) => Promise<V>;
   /** Cross-instance invalidation; without it the cache only hears its own instance's changes. */
   bus?: EventBus;
-  /** A safety net for a missed notification (a listener reconnecting): entries are reloaded after this long. */
+  /**
+   * Entries are reloaded after this long: a safety net for a notification missed other than by a listener reconnecting
+   * (after which every entry is dropped at once).
+   */
   ttlMs?: number;
   /** When a value stops being true by itself (a subscription's end): epoch milliseconds, or null for never. */
   expiresAt?: (value: V) => number | null;
@@ -43,7 +46,8 @@ const ALL = '*';
 /**
  * A read-through in-process cache whose entries every instance drops when the owner of the data announces a change.
  * A load that started before an invalidation never stores its (possibly stale) answer; concurrent misses of one key
- * share one load.
+ * share one load. When the bus reports a reconnect (changes may have been missed) every entry is dropped and every
+ * load in flight is kept from storing, as for `forgetAll`.
  */
 export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>): InvalidatingCache<V> {
   const { name, load, bus } = options;
@@ -55,6 +59,7 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
   const loading = new Map<string, Promise<V>>();
   let generation = 0;
   let subscription: Promise<unknown> | null = null;
+  bus?.onReconnect(() => drop(ALL));
 
   function drop(key: string): void {
     generation++;
