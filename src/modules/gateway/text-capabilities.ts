@@ -2,6 +2,7 @@ import { badRequest } from '../../platform/http/errors.js';
 import { FetchError, type OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { GatewayModel } from '../catalog/service.js';
 import { MAX_IMAGES_PER_REQUEST } from './image-input.js';
+import { localSchemaRefusal } from './providers/local.js';
 import { messageImages, TEXT_PARAMETERS, type ChatMessage, type ProviderAdapter, type TextParameter } from './providers/types.js';
 import type { TextOptions } from './text-types.js';
 
@@ -26,7 +27,8 @@ type Checked = { model: Pick<GatewayModel, 'slug' | 'features' | 'capabilities'>
 /**
  * What the model and its provider can honour, checked before any reservation: every optional parameter must be one the
  * provider's adapter carries (never dropped silently), tools need a TOOLS model, images a VISION model whose adapter
- * carries them, and a JSON schema a model that takes one. In that order; the first failure is the answer.
+ * carries them, a JSON schema a model that takes one, and the built-in model's schemas its limits. In that order; the
+ * first failure is the answer.
  */
 export function checkCapabilities({ model, adapter }: Checked, options: TextOptions, messages: readonly ChatMessage[]): void {
   const refused = TEXT_PARAMETERS.filter((p) => options[p] !== undefined && !adapter.parameters.has(p));
@@ -61,23 +63,62 @@ export function checkCapabilities({ model, adapter }: Checked, options: TextOpti
       { field: 'responseFormat', message: 'json_schema is not supported by this model' },
     ]);
   }
+  // The built-in model writes schema values itself, on the event loop; real providers apply their own limits.
+  const refusal = adapter.kind === 'local' ? localSchemaRefusal(options) : undefined;
+  if (refusal) throw badRequest(refusal.message, [{ field: refusal.field, message: `is past the built-in model's ${refusal.limit} limit` }]);
 }
+
+/** How long the image URLs' hosts may take to resolve, all together, before the request is refused. */
+export const IMAGE_URL_CHECK_DEADLINE_MS = 3_000;
+
+type UrlCheck = { ok: true } | { ok: false; reason: string };
 
 /**
  * Image URLs go to the provider, which fetches them itself: each must pass the outbound policy here (https, public
- * addresses only), so no caller can make a provider, or us, reach a private address.
+ * addresses only), so no caller can make a provider, or us, reach a private address. This runs before any
+ * reservation, so the hosts are resolved at once (each distinct one once) under one deadline, and a host that does
+ * not resolve in time refuses the request rather than holding it.
  */
-export async function checkImageUrls(outbound: Pick<OutboundPolicy, 'check'> | undefined, messages: readonly ChatMessage[]): Promise<void> {
+export async function checkImageUrls(
+  outbound: Pick<OutboundPolicy, 'check'> | undefined,
+  messages: readonly ChatMessage[],
+  deadlineMs = IMAGE_URL_CHECK_DEADLINE_MS,
+): Promise<void> {
   if (!outbound) return;
-  for (const [index, message] of messages.entries()) {
-    for (const image of messageImages(message)) {
-      if (image.source.kind !== 'url') continue;
-      try {
-        await outbound.check(new URL(image.source.url));
-      } catch (err) {
-        if (!(err instanceof FetchError)) throw err;
-        throw badRequest(`The image URL in message ${index} cannot be used: ${err.message}`, [{ field: `messages.${index}.content`, message: 'the image URL must be a public https address' }]);
-      }
+  const images = messages.flatMap((message, index) => messageImages(message).flatMap((image) => (image.source.kind === 'url' ? [{ index, url: new URL(image.source.url) }] : [])));
+  if (images.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, deadlineMs);
+  });
+  const checks = new Map<string, Promise<UrlCheck>>();
+  const checkOf = (url: URL): Promise<UrlCheck> => {
+    // The policy looks at the scheme, the credentials and the host only: one check answers for every path there.
+    const target = `${url.protocol}//${url.username}:${url.password}@${url.host}`;
+    let check = checks.get(target);
+    if (!check) {
+      const settled = outbound.check(url).then(
+        (): UrlCheck => ({ ok: true }),
+        (err: unknown): UrlCheck => {
+          if (err instanceof FetchError) return { ok: false, reason: err.message };
+          throw err;
+        },
+      );
+      const late = deadline.then((): UrlCheck => ({ ok: false, reason: `its host "${url.hostname}" could not be resolved within ${deadlineMs / 1000} s.` }));
+      check = Promise.race([settled, late]);
+      checks.set(target, check);
     }
+    return check;
+  };
+  try {
+    const results = await Promise.all(images.map(({ url }) => checkOf(url)));
+    const failed = results.findIndex((result) => !result.ok);
+    if (failed < 0) return;
+    const { index } = images[failed]!;
+    throw badRequest(`The image URL in message ${index} cannot be used: ${(results[failed] as { reason: string }).reason}`, [
+      { field: `messages.${index}.content`, message: 'the image URL must be a public https address' },
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens, tokenPieces, truncateToTokens } from '../tokens.js';
 import { answer, describeImages, enhance, ENHANCE_TARGET_PATTERN, imagesToDescribe, lastUserMessage, seededRandom, toolResultsAnswer, trailingToolResults } from './local-answers.js';
-import { promptFacts, schemaInstance } from './local-schema.js';
+import { checkLocalSchema, promptFacts, schemaInstance } from './local-schema.js';
+import { LocalSchemaLimitError } from './local-schema-limits.js';
 import { chooseTool, toolCallFor } from './local-tools.js';
 import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local-embed.js';
 import {
@@ -40,7 +41,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Provide
 
   function generate(request: TextRequest): TextResult {
     if (request.signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
-    const composed = compose(request);
+    const composed = withinSchemaLimits(() => compose(request));
     let text = '';
     let toolCalls: ToolCall[] | undefined;
     let truncated: boolean;
@@ -114,6 +115,46 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Provide
       };
     },
   };
+}
+
+/** The schemas of a request, each with the field it came in and how to name it in a refusal. */
+function schemasOf(request: Pick<TextRequest, 'tools' | 'responseFormat'>) {
+  const format = request.responseFormat;
+  return [
+    ...(request.tools ?? []).map((tool) => ({ field: 'tools', subject: `The schema of the tool "${tool.name}"`, schema: tool.parameters })),
+    ...(format?.type === 'json_schema' ? [{ field: 'responseFormat', subject: 'The response_format schema', schema: format.schema }] : []),
+  ];
+}
+
+const refusalMessage = (subject: string, err: LocalSchemaLimitError) => `${subject} ${err.problem}; ${err.remedy}, or choose another model.`;
+
+/**
+ * The first of a request's schemas that the built-in model would not follow (LOCAL_SCHEMA_LIMITS), for the gateway to
+ * refuse before anything is reserved. Every tool is checked, not only the one the prompt would pick, so whether a
+ * request is taken does not depend on its wording.
+ */
+export function localSchemaRefusal(request: Pick<TextRequest, 'tools' | 'responseFormat'>): { field: string; message: string; limit: string } | undefined {
+  const tally = { values: 0 };
+  for (const { field, subject, schema } of schemasOf(request)) {
+    try {
+      checkLocalSchema(schema, tally);
+    } catch (err) {
+      if (!(err instanceof LocalSchemaLimitError)) throw err;
+      const together = err.limit === 'requestValues';
+      return { field, message: refusalMessage(together ? 'The schemas of the request (tools and response_format)' : subject, err), limit: err.limit };
+    }
+  }
+  return undefined;
+}
+
+/** A schema past the limits that reached the model anyway is the caller's 400, never a 500. */
+function withinSchemaLimits<T>(compose: () => T): T {
+  try {
+    return compose();
+  } catch (err) {
+    if (err instanceof LocalSchemaLimitError) throw new UpstreamError('bad_request', refusalMessage('The request\'s JSON schema', err), 400, 'schema_too_large');
+    throw err;
+  }
 }
 
 /** What the model reads: the messages, the tool definitions and the answer's JSON schema (as the gateway estimates). */
