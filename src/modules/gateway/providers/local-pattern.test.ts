@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compilePattern, patternBudget } from './local-pattern.js';
+import { compilePattern } from './local-pattern.js';
+import { patternBudget } from './local-pattern-parse.js';
 import { LOCAL_PATTERN_BOUNDS } from './local-schema-limits.js';
 
 const compiled = (pattern: string) => compilePattern(pattern, patternBudget());

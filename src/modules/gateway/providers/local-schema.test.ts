@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { localSchemaRefusal } from './local.js';
-import { checkLocalSchema, promptFacts, schemaInstance } from './local-schema.js';
+import { promptFacts } from './local-prompt-facts.js';
+import { checkLocalSchema, schemaInstance } from './local-schema.js';
 import { LOCAL_SCHEMA_LIMITS, LocalSchemaLimitError } from './local-schema-limits.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM (as in platform/http/validation.ts).

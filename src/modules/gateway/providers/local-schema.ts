@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
-import { STOP_WORDS, topicWords } from './local-answers.js';
-import { compilePattern, patternBudget, type CompiledPattern } from './local-pattern.js';
+import { compilePattern, type CompiledPattern } from './local-pattern.js';
+import { patternBudget } from './local-pattern-parse.js';
+import { capitalise, type PromptFacts } from './local-prompt-facts.js';
+import { fitLength, formattedValue, isSchema, merge, numberWithin, typeOf, type Json, type Schema } from './local-schema-helpers.js';
 import { checkSchemaSize, LOCAL_PATTERN_BOUNDS, LOCAL_SCHEMA_LIMITS as LIMITS, LocalSchemaLimitError } from './local-schema-limits.js';
 
 /**
@@ -11,52 +12,6 @@ import { checkSchemaSize, LOCAL_PATTERN_BOUNDS, LOCAL_SCHEMA_LIMITS as LIMITS, L
  * `$ref` within the schema, `allOf` merged, `anyOf`/`oneOf` first branch. Bounded by LOCAL_SCHEMA_LIMITS: a schema that
  * asks for more throws a LocalSchemaLimitError (`checkLocalSchema` finds it before the call is reserved).
  */
-type Schema = Record<string, unknown>;
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** What the prompt offers for string and number values. */
-export interface PromptFacts {
-  phrase: string;
-  capitalised: string[];
-  numbers: number[];
-  email?: string;
-  url?: string;
-  date?: string;
-}
-
-const QUESTION_WORDS = new Set([...STOP_WORDS, 'i', 'is', 'are', 'can', 'how', 'who', 'why', 'the', 'a', 'an', 'show', 'find', 'get', 'list', 'book', 'check', 'look', 'search', 'send', 'let', 'do', 'does', 'will', 'hello', 'hi', 'hey']);
-
-/** Words and numbers kept from a prompt: enough for any schema's places and numbers, and a bounded list to try. */
-const FACTS_KEPT = 64;
-
-/** Linear in the prompt: sets for what was seen, and no regex that retries a long run from each of its positions. */
-export function promptFacts(prompt: string): PromptFacts {
-  const capitalised = new Set<string>();
-  const sentenceStarts = new Set<string>();
-  for (const match of prompt.matchAll(/(^|[.!?]\s+|\s)(\p{Lu}[\p{L}'-]*)/gu)) {
-    const word = match[2]!.replace(/'s$/, '');
-    if (QUESTION_WORDS.has(word.toLowerCase()) || word.length < 2) continue;
-    const atSentenceStart = match.index === 0 || /[.!?]/.test(match[1]!);
-    const seen = atSentenceStart ? sentenceStarts : capitalised;
-    if (seen.size < FACTS_KEPT) seen.add(word);
-  }
-  // Then lower-case places ("weather in oslo": the word after a preposition), then capitalised sentence starts.
-  for (const match of prompt.matchAll(/\b(?:in|at|to|from|near)\s+(\p{L}[\p{L}'-]{2,})/giu)) {
-    if (capitalised.size >= FACTS_KEPT * 2) break;
-    if (!QUESTION_WORDS.has(match[1]!.toLowerCase())) capitalised.add(capitalise(match[1]!.toLowerCase()));
-  }
-  const words = topicWords(prompt, 4);
-  return {
-    phrase: words.join(' ') || prompt.replace(/\s+/g, ' ').trim().slice(0, 40) || 'example',
-    capitalised: [...new Set([...capitalised, ...sentenceStarts])].slice(0, FACTS_KEPT),
-    numbers: (prompt.match(/(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])/g) ?? []).slice(0, FACTS_KEPT).map(Number).filter(Number.isFinite),
-    // The lookbehind starts a match only where a run of address characters starts: without it, a long run with no `@`
-    // was scanned again from each of its positions (quadratic; 100,000 letters took 16 s).
-    email: /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/.exec(prompt)?.[0],
-    url: /https?:\/\/[^\s"'<>]+/.exec(prompt)?.[0]?.replace(/[.,;:!?)]+$/, ''),
-    date: /\b\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b/.exec(prompt)?.[0],
-  };
-}
 
 /** A property whose name or description is about a place gets a capitalised word of the prompt ("Paris"). */
 const PLACE = /\b(cit(y|ies)|locations?|places?|towns?|countr(y|ies)|regions?|destinations?|origin|address(es)?|venues?)\b/i;
@@ -271,36 +226,8 @@ class InstanceGenerator {
     return out;
   }
 
-  private number(schema: Schema, integer: boolean, { variant, unique }: Hint): number {
-    if (this.measureOnly) return 0;
-    const legacyExclusive = (bound: unknown, flag: unknown) => (flag === true && typeof bound === 'number' ? bound : undefined);
-    const min = typeof schema.minimum === 'number' ? schema.minimum : Number.NEGATIVE_INFINITY;
-    const max = typeof schema.maximum === 'number' ? schema.maximum : Number.POSITIVE_INFINITY;
-    const exMin = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : legacyExclusive(schema.minimum, schema.exclusiveMinimum);
-    const exMax = typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : legacyExclusive(schema.maximum, schema.exclusiveMaximum);
-    const multipleOf = typeof schema.multipleOf === 'number' && schema.multipleOf > 0 ? schema.multipleOf : undefined;
-    const step = multipleOf ?? 1;
-    const fits = (n: number) =>
-      Number.isFinite(n) &&
-      n >= min &&
-      n <= max &&
-      (exMin === undefined || n > exMin) &&
-      (exMax === undefined || n < exMax) &&
-      (!integer || Number.isInteger(n)) &&
-      (multipleOf === undefined || Number.isInteger(n / multipleOf));
-    const round = (n: number) => Number(n.toPrecision(12));
-    const snapUp = (n: number) => (multipleOf === undefined && !integer ? n : round(Math.ceil(n / step) * step));
-    const snapDown = (n: number) => (multipleOf === undefined && !integer ? n : round(Math.floor(n / step) * step));
-    const low = Math.max(min, exMin ?? Number.NEGATIVE_INFINITY);
-    const high = Math.min(max, exMax ?? Number.POSITIVE_INFINITY);
-    const fromLow = [snapUp(low), snapUp(low) + step].map((n) => round(n + variant * step));
-    const fromHigh = [snapDown(high), snapDown(high) - step].map((n) => round(n - variant * step));
-    const middle = [snapUp((low + high) / 2), (low + high) / 2];
-    // Items that must differ walk up from the lower bound (or down from the upper one); a lone value prefers the prompt's.
-    const candidates = unique
-      ? [...(Number.isFinite(low) ? fromLow : Number.isFinite(high) ? fromHigh : [round((1 + variant) * step)])]
-      : [...this.facts.numbers, 1, 0, ...fromLow, ...fromHigh, ...middle];
-    return candidates.find(fits) ?? (Number.isFinite(low) ? low : Number.isFinite(high) ? high : 0);
+  private number(schema: Schema, integer: boolean, hint: Hint): number {
+    return this.measureOnly ? 0 : numberWithin(schema, integer, hint, this.facts.numbers);
   }
 
   private string(schema: Schema, hint: Hint): string {
@@ -308,7 +235,7 @@ class InstanceGenerator {
     const pattern = typeof schema.pattern === 'string' ? this.pattern(schema.pattern, hint.at) : undefined;
     if (this.measureOnly) return '';
     const suffix = hint.variant > 0 ? ` ${hint.variant + 1}` : '';
-    const formatted = this.formatted(typeof schema.format === 'string' ? schema.format : '', hint.variant);
+    const formatted = formattedValue(typeof schema.format === 'string' ? schema.format : '', hint.variant, this.facts);
     if (formatted !== undefined) return formatted;
     const place = this.aboutPlace(this.placeNames, nameWords, hint.name) || this.aboutPlace(this.placeDescriptions, (d) => d, hint.description);
     const facts = this.facts;
@@ -355,77 +282,4 @@ class InstanceGenerator {
     const first = capitalised[0] ?? capitalise(phrase.split(' ')[0]!);
     return variant > 0 ? `${first} ${variant + 1}` : first;
   }
-
-  private formatted(format: string, variant: number): string | undefined {
-    const n = variant > 0 ? String(variant + 1) : '';
-    const date = this.facts.date ?? '2025-01-01';
-    switch (format) {
-      case 'date':
-        return date;
-      case 'date-time':
-        return `${date}T12:00:00Z`;
-      case 'time':
-        return '12:00:00Z';
-      case 'email':
-        return variant === 0 && this.facts.email ? this.facts.email : `user${n}@example.com`;
-      case 'uri':
-      case 'url':
-      case 'iri':
-      case 'uri-reference':
-      case 'iri-reference':
-        return variant === 0 && this.facts.url ? this.facts.url : `https://example.com/${n}`;
-      case 'hostname':
-        return `host${n}.example.com`;
-      case 'ipv4':
-        return `192.0.2.${1 + (variant % 254)}`;
-      case 'ipv6':
-        return `2001:db8::${(1 + variant).toString(16)}`;
-      case 'uuid': {
-        const hex = createHash('sha256').update(`${this.facts.phrase}\u0000${variant}`).digest('hex');
-        return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-      }
-      default:
-        return undefined;
-    }
-  }
-}
-
-const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function typeOf(schema: Schema): string | undefined {
-  const type = schema.type;
-  if (Array.isArray(type)) return (type.find((t) => t !== 'null') ?? type[0]) as string | undefined;
-  if (typeof type === 'string') return type;
-  if ('properties' in schema || 'required' in schema || 'additionalProperties' in schema) return 'object';
-  if ('items' in schema || 'prefixItems' in schema || 'minItems' in schema) return 'array';
-  if ('minimum' in schema || 'maximum' in schema || 'multipleOf' in schema) return 'number';
-  return undefined;
-}
-
-/** Two schemas as one: properties merged, required lists joined, the later schema's other keywords winning. */
-function merge(a: Schema, b: Schema): Schema {
-  const merged: Schema = { ...a, ...b };
-  if (isSchema(a.properties) || isSchema(b.properties)) merged.properties = { ...(a.properties as Schema), ...(b.properties as Schema) };
-  if (Array.isArray(a.required) || Array.isArray(b.required)) merged.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
-  return merged;
-}
-
-const capitalise = (word: string) => (word ? word[0]!.toUpperCase() + word.slice(1) : word);
-
-/**
- * minLength/maxLength count code points, as JSON Schema does: the value repeated up to minLength, cut at maxLength.
- * The repetitions are appended in place, so padding is linear in the result.
- */
-function fitLength(value: string, schema: Schema): string {
-  const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
-  const max = typeof schema.maxLength === 'number' ? schema.maxLength : Number.POSITIVE_INFINITY;
-  const chars = [...value];
-  const unit = chars.length > 0 ? [...chars] : ['x'];
-  while (chars.length < min) {
-    if (chars.length > 0) chars.push(' ');
-    for (const char of unit) chars.push(char);
-  }
-  const fitted = chars.length > max ? chars.slice(0, max) : chars;
-  while (fitted.length > min && fitted.at(-1) === ' ') fitted.pop();
-  return fitted.join('');
 }

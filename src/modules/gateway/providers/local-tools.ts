@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { keywords } from './local-answers.js';
-import { promptFacts, schemaInstance } from './local-schema.js';
+import { promptFacts } from './local-prompt-facts.js';
+import { schemaInstance } from './local-schema.js';
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from './types.js';
 
 /**

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens, tokenPieces, truncateToTokens } from '../tokens.js';
 import { answer, describeImages, enhance, ENHANCE_TARGET_PATTERN, imagesToDescribe, lastUserMessage, seededRandom, toolResultsAnswer, trailingToolResults } from './local-answers.js';
-import { checkLocalSchema, promptFacts, schemaInstance } from './local-schema.js';
+import { promptFacts } from './local-prompt-facts.js';
+import { checkLocalSchema, schemaInstance } from './local-schema.js';
 import { LocalSchemaLimitError } from './local-schema-limits.js';
 import { chooseTool, toolCallFor } from './local-tools.js';
 import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local-embed.js';
