@@ -231,7 +231,7 @@ export function createServices(platform: Platform) {
   // The OpenAI- and Anthropic-compatible surfaces over the gateway.
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
   // OpenAI's Responses API over the same gateway, with its stored responses.
-  const responses = createResponsesService({ db, clock, logger: platform.logger, gateway, subscriptions });
+  const responses = createResponsesService({ db, clock, logger: platform.logger, gateway, subscriptions, files });
   // The admin playground: runs through the gateway as its internal identity.
   const playground = createPlaygroundService({ db, clock, auth, plans, subscriptions, wallet, catalog, gateway, media, jobs, files, library });
   // Feature flags evaluated per viewer: targeting by plan reads the plan the viewer meters against.

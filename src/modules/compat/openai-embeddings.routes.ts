@@ -35,8 +35,9 @@ export const openAiEmbeddingsRoutes: FastifyPluginAsyncTypebox<{ gateway: Pick<G
       },
     },
     async (request, reply) => {
-      const { response, requestId, replayed } = await createEmbedding(gateway, principalOf(request), request.body, request.headers['idempotency-key']);
+      const { response, requestId, replayed, recomputed } = await createEmbedding(gateway, principalOf(request), request.body, request.headers['idempotency-key']);
       if (replayed) reply.header('idempotent-replayed', 'true');
+      if (recomputed) reply.header('idempotent-recomputed', 'true');
       reply.header('x-ai-request-id', requestId);
       return response;
     },

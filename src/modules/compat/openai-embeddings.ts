@@ -58,7 +58,7 @@ function textsOf(input: Body['input']): string[] {
 
 /** `POST /openai/v1/embeddings`: OpenAI's request in, OpenAI's `list` of embeddings out. */
 export async function createEmbedding(gateway: Pick<GatewayService, 'embeddings'>, principal: Parameters<GatewayService['embeddings']['create']>[0], body: Body, idempotencyKey?: string) {
-  const { body: answer, replayed } = await gateway.embeddings.create(
+  const { body: answer, replayed, recomputed } = await gateway.embeddings.create(
     principal,
     { model: body.model, input: textsOf(body.input), ...(body.dimensions == null ? {} : { dimensions: body.dimensions }), ...(body.user == null ? {} : { user: body.user }) },
     { idempotencyKey, encodingFormat: body.encoding_format ?? 'float' },
@@ -72,5 +72,6 @@ export async function createEmbedding(gateway: Pick<GatewayService, 'embeddings'
     },
     requestId: answer.requestId,
     replayed,
+    recomputed,
   };
 }

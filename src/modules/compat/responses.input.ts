@@ -2,10 +2,10 @@ import { badRequest } from '../../platform/http/errors.js';
 import { imagePartFromUrl, type ChatMessage, type ContentPart } from '../gateway/index.js';
 import type { WireInputItem, WireInputPart } from './responses.schemas.js';
 
-/** A content part as kept with a stored response and listed by `input_items`. */
+/** A content part as kept with a stored response and listed by `input_items` (`file_id`: responses.images.ts). */
 export type KeptPart =
   | { type: 'input_text'; text: string }
-  | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high' }
+  | { type: 'input_image'; image_url: string; detail: 'auto' | 'low' | 'high'; file_id?: string }
   | { type: 'output_text'; text: string; annotations: unknown[] }
   | { type: 'refusal'; refusal: string };
 

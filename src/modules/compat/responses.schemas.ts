@@ -106,6 +106,7 @@ const InputMessage = Type.Object({
       type: Type.String({ description: 'input_text, input_image, output_text or refusal' }),
       text: Type.Optional(Type.String()),
       image_url: Type.Optional(Type.String()),
+      file_id: Type.Optional(Type.String({ description: 'The stored file that keeps an image sent inline (its URL is image_url); it goes with the response' })),
       detail: Type.Optional(Type.String()),
       refusal: Type.Optional(Type.String()),
       annotations: Type.Optional(Type.Array(Type.Unknown())),

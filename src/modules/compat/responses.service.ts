@@ -7,6 +7,7 @@ import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
 import type { GatewayService, TextAnswerBody } from '../gateway/index.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
+import { keepImagesAsFiles, restoreKeptImages, type ImageFiles } from './responses.images.js';
 import { inputItemId, pendingResponse, toResponse, toResponseCall, type ResponseCall } from './responses.format.js';
 import type { ResponseCreateRequest, ResponseObjectBody } from './responses.schemas.js';
 import { createResponseStore, type ResponseOwner } from './responses.store.js';
@@ -26,6 +27,8 @@ export interface ResponsesServiceDeps {
   logger: FastifyBaseLogger;
   gateway: Pick<GatewayService, 'text' | 'streamText'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
+  /** Where the images of stored responses are kept (responses.images.ts). */
+  files: ImageFiles;
 }
 
 /** The gateway's field names as this surface names them (a 400 about `maxTokens` names `max_output_tokens`). */
@@ -50,7 +53,7 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
  * chat completions), with the responses kept for 30 days so they can be retrieved and continued.
  */
 export function createResponsesService(deps: ResponsesServiceDeps) {
-  const { clock, gateway, logger } = deps;
+  const { db, clock, gateway, logger, files } = deps;
   const store = createResponseStore(deps);
 
   async function ownerOf(principal: Principal): Promise<ResponseOwner> {
@@ -60,16 +63,30 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
   async function prepare(principal: Principal, body: ResponseCreateRequest): Promise<{ owner: ResponseOwner; call: ResponseCall }> {
     const owner = await ownerOf(principal);
-    const history = body.previous_response_id ? await store.conversation(owner, body.previous_response_id) : [];
+    const previous = body.previous_response_id;
+    const history = previous ? await restoreKeptImages(files, previous, await store.conversation(owner, previous)) : [];
     return { owner, call: toResponseCall(body, history) };
   }
 
-  /** The answer as a response, kept when `store` is on (a replay answers the response its first call kept). */
+  /**
+   * The answer as a response, kept when `store` is on, its inline images as files of the caller (a replay answers the
+   * response its first call kept).
+   */
   async function finish(principal: Principal, owner: ResponseOwner, call: ResponseCall, answer: TextAnswerBody, createdAt: number): Promise<ResponseObjectBody> {
     const response = toResponse(answer, call.echo, createdAt, seconds(clock.now()));
     if (!call.echo.store) return response;
-    const inputItems = call.inputItems.map((item, i) => ({ ...item, id: item.id ?? inputItemId(answer.requestId, item, i) }));
-    return store.save({ owner, userId: principal.userId, requestId: answer.requestId, previousResponseId: call.echo.previous_response_id, inputItems, response });
+    const kept = await store.kept(response.id);
+    if (kept) return kept;
+    const withIds = call.inputItems.map((item, i) => ({ ...item, id: item.id ?? inputItemId(answer.requestId, item, i) }));
+    const { items: inputItems, fileIds } = await keepImagesAsFiles(files, principal.userId, withIds);
+    try {
+      const saved = await store.save({ owner, userId: principal.userId, requestId: answer.requestId, previousResponseId: call.echo.previous_response_id, inputItems, response });
+      if (!saved.inserted) await files.removeFiles(fileIds);
+      return saved.response;
+    } catch (err) {
+      await files.removeFiles(fileIds).catch(() => undefined);
+      throw err;
+    }
   }
 
   async function stored(principal: Principal, id: string) {
@@ -112,7 +129,9 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     },
 
     async remove(principal: Principal, id: string) {
-      if (!(await store.remove(await ownerOf(principal), id))) await stored(principal, id);
+      const removed = await store.remove(await ownerOf(principal), id);
+      if (!removed) await stored(principal, id);
+      else await files.removeFiles(removed.imageFileIds);
       return { id, object: 'response' as const, deleted: true as const };
     },
 
@@ -128,8 +147,10 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       return { object: 'list' as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: from + limit < ordered.length };
     },
 
-    /** Account deletion: the user's own stored responses go (in the deletion's transaction). */
-    onAccountDeleted: (tx: DbOrTx, userId: string) => store.removeOwnedBy(tx, userId),
+    /** Account deletion: the user's own stored responses go, with their images (in the deletion's transaction). */
+    async onAccountDeleted(tx: DbOrTx, userId: string): Promise<void> {
+      await files.removeFiles(await store.removeOwnedBy(tx, userId), tx);
+    },
 
     jobs(): JobDefinition[] {
       return [
@@ -137,8 +158,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
           name: RESPONSES_PURGE_JOB,
           options: { cron: '41 * * * *', retryLimit: 1 },
           handler: async () => {
-            const purged = await store.purgeExpired();
-            if (purged > 0) logger.info({ purged }, 'expired stored responses purged');
+            const { purged, images } = await db.transaction(async (tx) => {
+              const expired = await store.purgeExpired(tx);
+              return { purged: expired.purged, images: await files.removeFiles(expired.imageFileIds, tx) };
+            });
+            if (purged > 0) logger.info({ purged, images }, 'expired stored responses purged');
           },
         }) as JobDefinition,
       ];

@@ -42,6 +42,10 @@ interface ChainRow {
   depth: number;
 }
 
+/** The files that keep a row's images (responses.images.ts), read in the database: a row is never loaded for them. */
+const imageFileIds = sql<string[] | null>`jsonb_path_query_array(${storedResponses.inputItems}, '$[*].content[*].file_id')`;
+const fileIdsOf = (rows: { fileIds: string[] | null }[]) => rows.flatMap((row) => row.fileIds ?? []);
+
 const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows; // both drivers answer raw SQL with `{ rows }`
 
 /** The `stored_responses` table: one row per stored response, read only by its owner and only until it expires. */
@@ -50,8 +54,17 @@ export function createResponseStore({ db, clock }: { db: Db; clock: Clock }) {
     and(eq(storedResponses.id, id), eq(storedResponses.ownerType, owner.type), eq(storedResponses.ownerId, owner.id), gt(storedResponses.expiresAt, clock.now()));
 
   return {
-    /** Keeps a finished response; an Idempotency-Key replay finds the row its first call kept and answers that. */
-    async save(entry: NewStoredResponse): Promise<ResponseObjectBody> {
+    /** The response kept under `id`, whoever owns it (an Idempotency-Key replay looks for its first call's). */
+    async kept(id: string): Promise<ResponseObjectBody | undefined> {
+      const [row] = await db.select({ response: storedResponses.response }).from(storedResponses).where(eq(storedResponses.id, id));
+      return row?.response as unknown as ResponseObjectBody | undefined;
+    },
+
+    /**
+     * Keeps a finished response; when its id is already kept (a concurrent replay of the same Idempotency-Key) answers
+     * that one, `inserted: false`.
+     */
+    async save(entry: NewStoredResponse): Promise<{ response: ResponseObjectBody; inserted: boolean }> {
       const now = clock.now();
       const [inserted] = await db
         .insert(storedResponses)
@@ -69,9 +82,9 @@ export function createResponseStore({ db, clock }: { db: Db; clock: Clock }) {
         })
         .onConflictDoNothing({ target: storedResponses.id })
         .returning({ response: storedResponses.response });
-      if (inserted) return inserted.response as unknown as ResponseObjectBody;
+      if (inserted) return { response: inserted.response as unknown as ResponseObjectBody, inserted: true };
       const [kept] = await db.select({ response: storedResponses.response }).from(storedResponses).where(eq(storedResponses.id, entry.response.id));
-      return (kept?.response as unknown as ResponseObjectBody | undefined) ?? entry.response;
+      return { response: (kept?.response as unknown as ResponseObjectBody | undefined) ?? entry.response, inserted: false };
     },
 
     async find(owner: ResponseOwner, id: string) {
@@ -79,9 +92,10 @@ export function createResponseStore({ db, clock }: { db: Db; clock: Clock }) {
       return row ? { response: row.response as unknown as ResponseObjectBody, inputItems: row.inputItems as unknown as Required<KeptItem>[] } : undefined;
     },
 
-    async remove(owner: ResponseOwner, id: string): Promise<boolean> {
-      const deleted = await db.delete(storedResponses).where(visible(owner, id)).returning({ id: storedResponses.id });
-      return deleted.length > 0;
+    /** Deletes the response; null when the caller cannot see it, else the files of its images (to delete with it). */
+    async remove(owner: ResponseOwner, id: string): Promise<{ imageFileIds: string[] } | null> {
+      const deleted = await db.delete(storedResponses).where(visible(owner, id)).returning({ fileIds: imageFileIds });
+      return deleted.length > 0 ? { imageFileIds: fileIdsOf(deleted) } : null;
     },
 
     /**
@@ -112,15 +126,19 @@ export function createResponseStore({ db, clock }: { db: Db; clock: Clock }) {
       return chain.flatMap((row) => [...row.input_items, ...row.output]);
     },
 
-    /** Deletes what expired (the reads above already ignore it); returns how many rows went. */
-    async purgeExpired(): Promise<number> {
-      const deleted = await db.delete(storedResponses).where(lt(storedResponses.expiresAt, clock.now())).returning({ id: storedResponses.id });
-      return deleted.length;
+    /** Deletes what expired (the reads above already ignore it), in `tx`: how many rows went, and their images' files. */
+    async purgeExpired(tx: DbOrTx): Promise<{ purged: number; imageFileIds: string[] }> {
+      const deleted = await tx.delete(storedResponses).where(lt(storedResponses.expiresAt, clock.now())).returning({ fileIds: imageFileIds });
+      return { purged: deleted.length, imageFileIds: fileIdsOf(deleted) };
     },
 
-    /** A deleted account's own responses go with it (its workspaces' stay with them). */
-    async removeOwnedBy(tx: DbOrTx, userId: string): Promise<void> {
-      await tx.delete(storedResponses).where(and(eq(storedResponses.ownerType, 'USER'), eq(storedResponses.ownerId, userId)));
+    /** A deleted account's own responses go with it (its workspaces' stay with them): answers their images' files. */
+    async removeOwnedBy(tx: DbOrTx, userId: string): Promise<string[]> {
+      const deleted = await tx
+        .delete(storedResponses)
+        .where(and(eq(storedResponses.ownerType, 'USER'), eq(storedResponses.ownerId, userId)))
+        .returning({ fileIds: imageFileIds });
+      return fileIdsOf(deleted);
     },
   };
 }

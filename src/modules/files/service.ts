@@ -2,12 +2,13 @@ import type { Readable } from 'node:stream';
 import { and, eq, sql } from 'drizzle-orm';
 import { files } from '../../db/schema/files.js';
 import type { Clock } from '../../platform/clock/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { SafeFetcher } from '../../platform/net/safe-fetch.js';
 import { StoredObjectMissing, type ByteRange, type Storage } from '../../platform/storage/storage.js';
+import { readFileBytes, removeFiles } from './by-id.js';
 import type { FilesContext } from './context.js';
 import { createRawUrls } from './raw-urls.js';
 import { findReadyByKey, readSource, resolveRawUrl } from './read-source.js';
@@ -113,6 +114,12 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl,
      * they reveal it; a source URL is recorded without credentials.
      */
     saveBytes: (input: SaveBytesInput): Promise<{ id: string; key: string; url: string; contentType: string; size: number }> => saveBytes(ctx, input),
+
+    /** The bytes of a file kept by id (stored with saveBytes), or null when the file or its bytes are gone. */
+    readFileBytes: (id: string): Promise<{ bytes: Buffer; contentType: string } | null> => readFileBytes(ctx, id),
+
+    /** Deletes files kept by id, with their bytes: in `handle` when the caller deletes what refers to them in a transaction. */
+    removeFiles: (ids: readonly string[], handle?: DbOrTx): Promise<number> => removeFiles(ctx, ids, handle),
 
     /** Whether a URL points at one of our raw files (absolute under PUBLIC_BASE_URL, or relative). */
     isRawUrl(url: string): boolean {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { StrictObject } from '../../platform/http/schemas.js';
-import { MAX_EMBEDDING_INPUTS } from './embeddings.js';
+import { MAX_EMBEDDING_INPUTS } from './embeddings-limits.js';
 import { MAX_MESSAGE_CHARS } from './schemas.js';
 
 /** Up to 2048 texts of up to 200,000 characters: bodies larger than the default limit. */

@@ -85,6 +85,7 @@ describe('POST /v1/ai/embeddings with local/embed', () => {
     const again = await embed(accessToken, payload, { 'idempotency-key': 'embed-key-1' });
     const asBase64 = await embed(accessToken, { ...payload, encodingFormat: 'base64' }, { 'idempotency-key': 'embed-key-1' });
     expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['idempotent-recomputed']).toBeUndefined(); // two vectors are kept whole
     expect(json(again)).toEqual(json(first));
     expect(json(asBase64).embeddings.map((e: { embedding: string }) => decodeVector(e.embedding))).toEqual(json(first).embeddings.map((e: { embedding: number[] }) => e.embedding));
     expect((await walletState(t, user.id)).balance).toBe(balance);
@@ -105,7 +106,7 @@ describe('POST /v1/ai/embeddings with local/embed', () => {
     expect(tooMany.statusCode).toBe(400);
     const long = await embed(accessToken, { model: 'local/embed', input: ['short', 'lighthouse '.repeat(9000)] });
     expect(long.statusCode).toBe(400);
-    expect(json(long).error).toMatchObject({ message: expect.stringContaining('input[1] is about'), details: [{ field: 'input.1' }] });
+    expect(json(long).error).toMatchObject({ message: expect.stringContaining('input[1] is at least 9000 tokens'), details: [{ field: 'input.1' }] });
     const wide = await embed(accessToken, { model: 'local/embed', input: 'x', dimensions: 512 });
     expect(wide.statusCode).toBe(400);
     expect(json(wide).error.message).toContain('at most 256 dimensions');

@@ -4,6 +4,8 @@ import type { Db } from '../../platform/db/database.js';
 import { AppError, badRequest, forbidden } from '../../platform/http/errors.js';
 import type { CatalogService, GatewayModel } from '../catalog/service.js';
 import type { Access } from './access.js';
+import { checkEmbeddingsBody, countEmbeddingTokens, tooLongForModel } from './embeddings-limits.js';
+import { embedOn, keptVectors, recomputeVectors, type KeptEmbeddings } from './embeddings-replay.js';
 import { checkedVectors, encodeVector, renderVectors, type EncodingFormat } from './embeddings-vectors.js';
 import { upstreamToAppError } from './errors.js';
 import { fallbackMetadata, runWithFallbacks, type FallbackFrom } from './fallback-loop.js';
@@ -11,13 +13,10 @@ import type { Fallbacks } from './fallbacks.js';
 import type { Metering } from './metering.js';
 import type { Metered } from './metering-types.js';
 import type { UpstreamPool } from './pool.js';
-import { UpstreamError, type EmbeddingResult } from './providers/types.js';
+import type { EmbeddingResult } from './providers/types.js';
 import { priceOrReservation, refundFailed } from './text-billing.js';
-import { countTextTokens } from './tokens.js';
 
-/** OpenAI's limits, applied to every provider: inputs per call, and tokens of all inputs together. */
-export const MAX_EMBEDDING_INPUTS = 2048;
-export const MAX_EMBEDDING_TOTAL_TOKENS = 300_000;
+export { MAX_EMBEDDING_INPUTS, MAX_EMBEDDING_TOTAL_TOKENS } from './embeddings-limits.js';
 /** The scopes that let an API key embed: its own, or the text scope (embeddings are metered like text). */
 export const EMBED_SCOPES = ['ai:embed', 'ai:text'] as const;
 
@@ -32,16 +31,13 @@ export interface EmbeddingsBody {
   user?: string;
 }
 
-/** The answer as kept for an Idempotency-Key replay: vectors in base64 (see embeddings-vectors.ts). */
-type StoredEmbeddings = {
-  model: string;
-  requestId: string;
-  dimensions: number;
-  vectors: string[];
-  usage: { inputTokens: number; creditsConsumed: number };
-};
+export type EmbeddingsAnswer = Omit<KeptEmbeddings, 'vectors' | 'vectorsSha256'> & { embeddings: Array<number[] | string> };
 
-export type EmbeddingsAnswer = Omit<StoredEmbeddings, 'vectors'> & { embeddings: Array<number[] | string> };
+/** A call's answer: what its Idempotency-Key keeps, and the vectors (base64, embeddings-vectors.ts) it answers now. */
+interface Embedded {
+  kept: KeptEmbeddings;
+  vectors: string[];
+}
 
 type Once = <T extends Record<string, unknown>>(
   principal: Principal,
@@ -83,16 +79,6 @@ export function requireEmbedScope(principal: Principal): void {
   }
 }
 
-/** Refusals of the body that need no model: empty inputs, too many of them, an impossible `dimensions`. */
-function checkBody(body: EmbeddingsBody): void {
-  if (body.input.length === 0) throw badRequest('input is empty: send a text or an array of texts to embed.', [{ field: 'input', message: 'must not be empty' }]);
-  if (body.input.length > MAX_EMBEDDING_INPUTS) {
-    throw badRequest(`input has ${body.input.length} texts; send at most ${MAX_EMBEDDING_INPUTS} per call.`, [{ field: 'input', message: `must have at most ${MAX_EMBEDDING_INPUTS} items` }]);
-  }
-  const empty = body.input.findIndex((text) => text.length === 0);
-  if (empty >= 0) throw badRequest(`input[${empty}] is an empty string; every text to embed needs at least one character.`, [{ field: `input.${empty}`, message: 'must not be empty' }]);
-}
-
 /**
  * `POST /v1/ai/embeddings` and `POST /openai/v1/embeddings`: metered like text on the input tokens (reserved on the
  * count, charged on the provider's usage or the count), with the key's controls, the operator's fallback models and
@@ -101,7 +87,8 @@ function checkBody(body: EmbeddingsBody): void {
 export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
   const { catalog, metering, pool, logger } = deps;
 
-  async function size(principal: Principal, model: GatewayModel, tokens: number[]): Promise<Sized> {
+  /** The checks of the caller and the model, before any text is tokenized: the model's type, plan and key access, an adapter. */
+  async function admit(principal: Principal, model: GatewayModel): Promise<Access> {
     if (model.type !== 'EMBEDDING') {
       throw badRequest(`The model "${model.slug}" is a ${model.type} model; embeddings need an EMBEDDING model. Pick one from GET /v1/models?type=EMBEDDING.`, { model: model.slug, type: model.type });
     }
@@ -109,27 +96,25 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
     if (!pool.adapterOf(model.providerSlug)?.embed) {
       throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" cannot be used right now: its provider has no embeddings adapter. Choose a different model from GET /v1/models?type=EMBEDDING.`, { model: model.slug });
     }
+    return access;
+  }
+
+  /** The reservation of counted texts on one model, each within its context. */
+  async function fit(model: GatewayModel, access: Access, tokens: number[]): Promise<Sized> {
     const limit = model.maxContextTokens;
     const tooLong = limit ? tokens.findIndex((count) => count > limit) : -1;
-    if (tooLong >= 0) {
-      throw badRequest(`input[${tooLong}] is about ${tokens[tooLong]} tokens; the model "${model.slug}" reads at most ${limit} per text. Split it.`, [{ field: `input.${tooLong}`, message: 'is too long for this model' }]);
-    }
+    if (tooLong >= 0) throw tooLongForModel(tooLong, `about ${tokens[tooLong]}`, model, limit!);
     const inputTokens = tokens.reduce((sum, count) => sum + count, 0);
     const reservedTokens = await catalog.estimateTokens(model, { kind: 'text', inputTokens, maxOutputTokens: 0 });
     return { model, access, reservedTokens };
   }
 
-  const upstream = (model: GatewayModel, body: EmbeddingsBody) =>
-    pool.run(model.providerSlug, (adapter, credential) => {
-      if (!adapter.embed) throw new UpstreamError('model_not_found', `The provider "${model.providerSlug}" serves no embeddings.`);
-      return adapter.embed(credential, { model: model.upstreamModel, input: body.input, dimensions: body.dimensions, user: body.user });
-    });
-
   /** The call moved to a fallback model (checked for this caller, its reservation raised if it costs more), or null when it is gone. */
   async function switchTo(principal: Principal, tokens: number[], call: Reserved, fallbackId: string, error: unknown): Promise<Reserved | null> {
     const entry = await catalog.getById(fallbackId);
     if (!entry) return null;
-    const sized = await size(principal, await catalog.resolveForGateway(entry.row.slug), tokens);
+    const model = await catalog.resolveForGateway(entry.row.slug);
+    const sized = await fit(model, await admit(principal, model), tokens);
     const metered = await metering.switchModel(principal, call.metered, sized.model, sized.reservedTokens);
     return { sized, metered, fallbackFrom: call.fallbackFrom ?? { model: call.sized.model.slug, error } };
   }
@@ -138,21 +123,18 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
   const refund = (body: EmbeddingsBody, call: Reserved, err: unknown) =>
     refundFailed(deps, { metered: call.metered, modelSlug: call.sized.model.slug, metadata: { inputs: body.input.length, ...(call.fallbackFrom ? { fallbackFrom: call.fallbackFrom.model } : {}) }, internalMessage: 'The embeddings call failed on our side.' }, err);
 
-  async function run(principal: Principal, body: EmbeddingsBody, requestId: string): Promise<StoredEmbeddings> {
+  async function run(principal: Principal, body: EmbeddingsBody, atLeast: number[], requestId: string): Promise<Embedded> {
     const started = performance.now();
     const model = await catalog.resolveForGateway(body.model);
-    const tokens = body.input.map(countTextTokens);
-    const inputTokens = tokens.reduce((sum, count) => sum + count, 0);
-    if (inputTokens > MAX_EMBEDDING_TOTAL_TOKENS) {
-      throw badRequest(`The input is about ${inputTokens} tokens in all; send at most ${MAX_EMBEDDING_TOTAL_TOKENS} per call.`, [{ field: 'input', message: 'is too long in all' }]);
-    }
-    const sized = await size(principal, model, tokens);
-    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
+    const access = await admit(principal, model);
+    const tokens = countEmbeddingTokens(body.input, atLeast, model);
+    const sized = await fit(model, access, tokens);
+    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started }, { access });
     const first: Reserved = { sized, metered };
     const { p: served, value: outcome } = await runWithFallbacks({
       first,
       fallbackIds: async () => (deps.fallbacks ? deps.fallbacks.idsOf(model.id) : []),
-      attempt: (call) => upstream(call.sized.model, body),
+      attempt: (call) => embedOn(pool, call.sized.model, body),
       switchTo: (call, fallbackId, firstError) => switchTo(principal, tokens, call, fallbackId, firstError),
       fail: (call, err) => refund(body, call, err),
       skipped: { logger, requestId, message: 'fallback model cannot take the embeddings call; trying the next' },
@@ -166,16 +148,18 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
       await deps.db.transaction((tx) => metering.refund(tx, served.metered, upstreamToAppError(err, served.sized.model.slug)));
       throw upstreamToAppError(err, served.sized.model.slug);
     }
-    return settle(served, { vectors, usage: result.usage, counted: inputTokens, accountId: outcome.accountId, inputs: body.input.length });
+    const counted = tokens.reduce((sum, count) => sum + count, 0);
+    return settle(served, { vectors, usage: result.usage, counted, accountId: outcome.accountId, inputs: body.input.length });
   }
 
-  async function settle(call: Reserved, outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number }): Promise<StoredEmbeddings> {
+  async function settle(call: Reserved, outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number }): Promise<Embedded> {
     const { sized, metered } = call;
     const { model } = sized;
     const inputTokens = outcome.usage?.inputTokens ?? outcome.counted;
     const price = await priceOrReservation(deps, model, { inputTokens, outputTokens: 0 }, { reservedTokens: sized.reservedTokens, requestId: metered.requestId }, 'embeddings');
     const dimensions = outcome.vectors.length > 0 ? Buffer.byteLength(outcome.vectors[0]!, 'base64') / 4 : 0;
-    const stored = (creditsConsumed: number): StoredEmbeddings => ({ model: model.slug, requestId: metered.requestId, dimensions, vectors: outcome.vectors, usage: { inputTokens, creditsConsumed } });
+    const vectors = keptVectors(outcome.vectors);
+    const kept = (creditsConsumed: number): KeptEmbeddings => ({ model: model.slug, requestId: metered.requestId, dimensions, usage: { inputTokens, creditsConsumed }, ...vectors });
     const { chargedTokens } = await metering.settleNow(metered, {
       status: 'SUCCESS',
       chargeTokens: price.tokens,
@@ -193,23 +177,37 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
         ...fallbackMetadata(call.fallbackFrom),
       },
       generation: null,
-      response: (settled) => stored(settled.chargedTokens),
+      response: (settled) => kept(settled.chargedTokens),
     });
     pool.recordSpend(outcome.accountId, price.providerCostMicros);
-    return stored(chargedTokens);
+    return { kept: kept(chargedTokens), vectors: outcome.vectors };
   }
 
   return {
     /** Refuses an API key with neither embedding scope (routes call it before reading the body). */
     requireScope: requireEmbedScope,
 
-    /** Embeds `body.input` in order; `encodingFormat` shapes the vectors of the answer (a replay may ask either). */
-    async create(principal: Principal, body: EmbeddingsBody, options: { idempotencyKey?: string; encodingFormat?: EncodingFormat } = {}): Promise<{ body: EmbeddingsAnswer; replayed: boolean }> {
-      checkBody(body);
+    /**
+     * Embeds `body.input` in order; `encodingFormat` shapes the vectors of the answer (a replay may ask either). A
+     * replay whose answer kept no vectors (embeddings-replay.ts) embeds again, uncharged: `recomputed`.
+     */
+    async create(
+      principal: Principal,
+      body: EmbeddingsBody,
+      options: { idempotencyKey?: string; encodingFormat?: EncodingFormat } = {},
+    ): Promise<{ body: EmbeddingsAnswer; replayed: boolean; recomputed: boolean }> {
+      const atLeast = checkEmbeddingsBody(body.input);
       const request: EmbeddingsBody = { model: body.model, input: body.input, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }), ...(body.user === undefined ? {} : { user: body.user }) };
-      const { body: stored, replayed } = await deps.once(principal, options, ROUTE, request, (requestId) => run(principal, request, requestId));
-      const { vectors, ...rest } = stored;
-      return { body: { ...rest, embeddings: renderVectors(vectors, options.encodingFormat ?? 'float') }, replayed };
+      let fresh: string[] | undefined;
+      const { body: kept, replayed } = await deps.once(principal, options, ROUTE, request, async (requestId) => {
+        const embedded = await run(principal, request, atLeast, requestId);
+        fresh = embedded.vectors;
+        return embedded.kept;
+      });
+      const recomputed = !fresh && !kept.vectors;
+      const vectors = fresh ?? kept.vectors ?? (await recomputeVectors(deps, kept, request, options.idempotencyKey));
+      const { model, requestId, dimensions, usage } = kept;
+      return { body: { model, requestId, dimensions, usage, embeddings: renderVectors(vectors, options.encodingFormat ?? 'float') }, replayed, recomputed };
     },
   };
 }

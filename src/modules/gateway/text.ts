@@ -9,7 +9,7 @@ import { withFallbacks } from './text-fallbacks.js';
 import { asStream, pump } from './text-stream.js';
 import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps, TextOptions } from './text-types.js';
 import { checkCapabilities, checkImageUrls } from './text-capabilities.js';
-import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtMost } from './tokens.js';
+import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtLeast, messageTokensAtMost } from './tokens.js';
 
 export const DEFAULT_MAX_TOKENS = 2048;
 /** Chat history replay: a quarter of the context window, capped at 24,000 tokens; system text is never trimmed. */
@@ -81,6 +81,11 @@ export function createTextGateway(deps: TextGatewayDeps) {
     const budget = Math.min(HISTORY_CAP_TOKENS, model.maxContextTokens ? Math.floor(model.maxContextTokens / 4) : HISTORY_CAP_TOKENS);
     const fitted = options.tools || call.messages.some((m) => m.role === 'tool') ? { messages: call.messages, trimmed: 0 } : fitHistory(call.messages, budget);
     const messages = withServerInstruction(model, fitted.messages, call.instruction);
+    // The lowest count the characters allow, first: a body that surely cannot fit is refused before it is tokenized.
+    const atLeast = messageTokensAtLeast(messages);
+    if (model.maxContextTokens && atLeast >= model.maxContextTokens) {
+      throw badRequest(`The messages are at least ${atLeast} tokens; the model "${model.slug}" reads at most ${model.maxContextTokens}. Shorten them.`, [{ field: 'messages', message: 'are too long for this model' }]);
+    }
     const inputTokens = countMessageTokens(messages, imageTokenRule(adapter?.kind ?? 'openai')) + countToolTokens(options.tools) + responseFormatTokens(options);
     const modelMax = model.maxOutputTokens ?? Number.POSITIVE_INFINITY;
     if (call.maxTokens !== undefined && call.maxTokens > modelMax) {
@@ -143,10 +148,13 @@ export function createTextGateway(deps: TextGatewayDeps) {
       try {
         return { answer: await pump(deps, p, opened, sse), sse };
       } catch (err) {
-        // Billing failed after the stream started: the reservation stays open and the sweeper settles it on the
-        // progress recorded so far. The client is told the answer did not complete.
+        // Not the charge (pump answers its failures itself): the reservation stays open, its request's key or the
+        // sweeper closes it on the progress recorded so far, which is all the client is told.
         logger.error({ err, requestId }, 'finishing a stream failed');
-        await sse.send({ type: 'error', error: { code: 'INTERNAL', message: 'Something went wrong on our side while finishing the answer. Retry; you will not be charged twice for this one.' } });
+        await sse.send({
+          type: 'error',
+          error: { code: 'INTERNAL', message: 'Something went wrong on our side while finishing the answer, which is incomplete. It is charged at most for the text delivered (GET /v1/usage shows the charge).', chargedTokens: null },
+        });
         sse.end();
         return { answer: null, sse };
       }

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as GptTokenizer from 'gpt-tokenizer';
 import { messageImages, messageText, type ChatMessage, type ImagePart, type ToolDefinition } from './providers/types.js';
+import { TOKEN_SLICE_CHARS, tokenSlices, tokensAtLeast } from './token-bounds.js';
 
 /**
  * gpt-tokenizer's tables hold ~20 MB of heap (~40 MB resident), so they are loaded by the first count rather than at
@@ -20,8 +21,22 @@ const PLAIN = { disallowedSpecial: new Set<string>() };
 const TOKENS_PER_MESSAGE = 3;
 const REPLY_PRIMING_TOKENS = 3;
 
+/** Long texts are counted slice by slice (token-bounds.ts): the same count, without the tokenizer's quadratic worst case. */
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : (tokenizer ?? loadTokenizer()).countTokens(text, PLAIN);
+  return countTextTokensUpTo(text, Number.POSITIVE_INFINITY);
+}
+
+/** The count of `text`, or, once the count passes `limit`, a partial count above it (the rest is not tokenized). */
+export function countTextTokensUpTo(text: string, limit: number): number {
+  if (text.length === 0) return 0;
+  const { countTokens } = tokenizer ?? loadTokenizer();
+  if (text.length <= TOKEN_SLICE_CHARS) return countTokens(text, PLAIN);
+  let total = 0;
+  for (const slice of tokenSlices(text)) {
+    total += countTokens(slice, PLAIN);
+    if (total > limit) break;
+  }
+  return total;
 }
 
 const roleTokens = new Map<string, number>();
@@ -123,6 +138,16 @@ export function messageTokensAtMost(messages: readonly ChatMessage[]): number {
     if (typeof message.content !== 'string' || message.toolCalls || message.toolCallId) total += countMessageTokens([message]);
     else total += REPLY_PRIMING_TOKENS + TOKENS_PER_MESSAGE + tokensOfRole(message.role) + Buffer.byteLength(message.content);
   }
+  return total;
+}
+
+/**
+ * A count the messages' tokens (as `countMessageTokens` counts them) cannot be below, found without the tokenizer:
+ * enough to refuse a body that surely cannot fit before spending time on its tokens. Images and tool calls add nothing.
+ */
+export function messageTokensAtLeast(messages: readonly ChatMessage[]): number {
+  let total = REPLY_PRIMING_TOKENS;
+  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensAtLeast(messageText(message));
   return total;
 }
 
