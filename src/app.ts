@@ -114,7 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addSchema(OpenAiError);
   app.addSchema(AnthropicError);
   await app.register(cookie);
-  await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis });
+  await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis, metrics: platform.metrics });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
   // An API key's own requests-per-minute, in the rate-limit store shared by the instances.
   registerCredentialRateLimit(app, (request) => {

@@ -16,7 +16,7 @@ import { createLibraryService } from './modules/library/service.js';
 import { createUsageService } from './modules/usage/service.js';
 import { createFilesService } from './modules/files/service.js';
 import { createJobsService } from './modules/jobs/service.js';
-import { createGatewayService, createMediaGateway } from './modules/gateway/index.js';
+import { createDailyRequestLimit, createGatewayService, createMediaGateway } from './modules/gateway/index.js';
 import { createPlaygroundService } from './modules/playground/service.js';
 import { createSubscriptionBillingService, subscriptionJobs, type ConfirmedPayment } from './modules/subscriptions/index.js';
 import { createWebhooksService } from './modules/webhooks/service.js';
@@ -128,7 +128,7 @@ export function createServices(platform: Platform) {
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
   // What the text and media gateways both meter with: the model, the caller's plan, the wallet, the usage record and the library item.
-  const meteringDeps = { db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library };
+  const meteringDeps = { db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, dailyRequests: createDailyRequestLimit({ clock, wallet }) };
   const gateway = createGatewayService({
     ...meteringDeps,
     keys: apiKeys,
@@ -149,6 +149,7 @@ export function createServices(platform: Platform) {
     pool: gateway.pool,
     adapters: gateway.mediaAdapters,
     metering: gateway.metering,
+    idempotency: gateway.idempotency,
   });
   // Outgoing webhooks: fed by the domain-event outbox only; every delivery goes through the SSRF-safe fetcher.
   const webhooks = createWebhooksService({

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../src/app.js';
 import { jobs } from '../src/db/schema/jobs.js';
-import { setBalance, walletState } from './helpers/gateway.js';
+import { setBalance, setPlan, walletState } from './helpers/gateway.js';
 import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
 import { bearer, json, signUp } from './helpers/test-app.js';
 
@@ -33,6 +33,8 @@ describe('a media job and its queue message commit together', () => {
   it('an instance that stops before any worker ran the job leaves it to the next instance, which finishes it', async () => {
     const first = await instance({ workers: false });
     const { accessToken, user } = await signUp(first.app);
+    // Two jobs open at once: more than the free plan runs.
+    await setPlan(first as never, user.id, 'studio');
     const submitted = (payload: Record<string, unknown>) => first.app.inject({ method: 'POST', url: payload.count ? '/v1/ai/image' : '/v1/ai/video', headers: bearer(accessToken), payload });
     const video = json(await submitted({ model: 'local/video', prompt: 'a lighthouse at dusk', durationSeconds: 1 }));
     const image = json(await submitted({ model: 'local/image', prompt: 'a lighthouse at dawn', count: 1, width: 64, height: 64, async: true }));

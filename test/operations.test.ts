@@ -75,14 +75,15 @@ describe('operations endpoints', () => {
     expect(response.body).toMatch(/swagger/i);
   });
 
-  it('answers 500 INTERNAL without internals when the database is gone, and /readyz reports it', async () => {
+  it('answers a retryable 503 without internals when the database is gone, and /readyz reports it', async () => {
     const { accessToken } = json(await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: { email: 'db-gone@example.com', password: 'long enough' } }));
     await t.platform.jobs.stop();
     expect((await t.app.inject({ url: '/readyz' })).statusCode).toBe(503);
     await t.platform.database.close();
     const response = await t.app.inject({ url: '/v1/users/me', headers: { authorization: `Bearer ${accessToken}` } });
-    expect(response.statusCode).toBe(500);
-    expect(json(response).error).toMatchObject({ code: 'INTERNAL', details: { requestId: response.headers['x-request-id'] } });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toBe('2');
+    expect(json(response).error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { retryable: true, requestId: response.headers['x-request-id'] } });
     expect(response.body).not.toMatch(/select|users|pglite|postgres/i);
     const ready = await t.app.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(503);

@@ -988,7 +988,7 @@ export interface paths {
         put?: never;
         /**
          * Embed texts: one unit vector per text, metered on the input tokens
-         * @description API keys need the `ai:embed` scope (or `ai:text`). Charged like text on the input tokens (the provider's count, or ours when it sends none); `Idempotency-Key` replays the first answer uncharged. Vectors are not saved to the library. `local/embed` works offline.
+         * @description API keys need the `ai:embed` scope (or `ai:text`). Charged like text on the input tokens (the provider's count, or ours when it sends none); `Idempotency-Key` replays the first answer uncharged (vectors over 64 KB are not kept: the replay embeds the texts again on the same model, still uncharged, with `idempotent-recomputed: true`). Vectors are not saved to the library. `local/embed` works offline.
          */
         post: operations["postAiEmbeddings"];
         delete?: never;
@@ -1245,7 +1245,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a QUEUED or RUNNING job; the reserved credits are refunded. A finished job answers 409. */
+        /**
+         * Cancel a QUEUED or RUNNING job
+         * @description Refunded in full while the provider has not got the job, or when it confirms it stopped the task unbilled. A job the provider is making and cannot stop (MiniMax, Kling, Google Veo, a running Runway task, a running image job) is charged its full price: the provider bills it. 409 for a finished job, and for a moment while the job is being handed to the provider.
+         */
         post: operations["postJobsByIdCancel"];
         delete?: never;
         options?: never;
@@ -8997,7 +9000,7 @@ export interface operations {
                     negativePrompt?: string;
                     /** @description For reproducible results */
                     seed?: number;
-                    /** @description Provider-specific keys merged into the upstream call (see the model's capabilities.extra) */
+                    /** @description Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price */
                     extra?: {
                         [key: string]: unknown;
                     };
@@ -9316,7 +9319,7 @@ export interface operations {
                     durationSeconds?: number;
                     /** @description For reproducible results */
                     seed?: number;
-                    /** @description Provider-specific keys merged into the upstream call (see the model's capabilities.extra) */
+                    /** @description Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price */
                     extra?: {
                         [key: string]: unknown;
                     };
@@ -11038,6 +11041,8 @@ export interface operations {
                                 type: string;
                                 text?: string;
                                 image_url?: string;
+                                /** @description The stored file that keeps an image sent inline (its URL is image_url); it goes with the response */
+                                file_id?: string;
                                 detail?: string;
                                 refusal?: string;
                                 annotations?: unknown[];
@@ -11702,7 +11707,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: Cancel a QUEUED or RUNNING job; the reserved credits are refunded. A finished job answers 409. */
+            /** @description OK: Cancel a QUEUED or RUNNING job */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -18264,7 +18269,7 @@ export interface operations {
                     durationSeconds?: number;
                     /** @description For reproducible results */
                     seed?: number;
-                    /** @description Provider-specific keys merged into the upstream call (see the model's capabilities.extra) */
+                    /** @description Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price */
                     extra?: {
                         [key: string]: unknown;
                     };
@@ -18394,7 +18399,7 @@ export interface operations {
                     negativePrompt?: string;
                     /** @description For reproducible results */
                     seed?: number;
-                    /** @description Provider-specific keys merged into the upstream call (see the model's capabilities.extra) */
+                    /** @description Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price */
                     extra?: {
                         [key: string]: unknown;
                     };

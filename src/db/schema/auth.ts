@@ -24,6 +24,11 @@ export const users = pgTable(
     role: text('role', { enum: ['USER', 'ADMIN', 'SUPER_ADMIN'] }).notNull().default('USER'),
     /** SUSPENDED: an operator stopped the account (no sign-in, sessions revoked); it keeps its email and handle. */
     status: text('status', { enum: ['ACTIVE', 'SUSPENDED', 'DELETED'] }).notNull().default('ACTIVE'),
+    /**
+     * The role of the operator who suspended the account (the CLI counts as a SUPER_ADMIN), so only an operator of at
+     * least that rank lifts it; null when not suspended, or suspended before this was recorded.
+     */
+    suspendedByRole: text('suspended_by_role', { enum: ['ADMIN', 'SUPER_ADMIN', 'CLI'] }),
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
     deletedAt: tz('deleted_at'),

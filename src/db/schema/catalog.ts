@@ -37,6 +37,12 @@ export interface ControlDescriptor {
   max?: number;
   step?: number;
   role?: string;
+  /**
+   * Provider prices of the values that cost other than the model's `pricing` (which is for the `default` value): per
+   * value, the price units it changes, in the model's pricing currency. An `extra` key its adapter marks as priced
+   * takes no other value but the default.
+   */
+  prices?: Record<string, Partial<Record<PriceUnit, number>>>;
 }
 
 /** A block of defaults or an override; an override may give part of a descriptor (merged over the inherited one). */

@@ -58,5 +58,7 @@ export const jobs = pgTable(
   (t) => [
     index('jobs_user_created_idx').on(t.userId, t.createdAt, t.id),
     index('jobs_lease_idx').on(t.leaseUntil).where(sql`${t.leaseUntil} is not null`),
+    // The open jobs alone, counted against the plan's concurrentJobs at every job submit (JobsService.openJobsLocked).
+    index('jobs_open_idx').on(t.userId).where(sql`${t.status} in ('QUEUED', 'RUNNING')`),
   ],
 );

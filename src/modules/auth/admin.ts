@@ -44,6 +44,20 @@ function requireAuthorityOver(operator: Operator, user: UserRow, action: 'suspen
   throw forbidden(`Only a SUPER_ADMIN can ${action} an ${user.role} account.`);
 }
 
+/** An operator's rank over suspensions; the CLI is run by whoever runs the service, so it ranks as a SUPER_ADMIN. */
+const suspensionRank = (role: string | null): number => (role === 'SUPER_ADMIN' || role === 'CLI' ? 2 : role === 'ADMIN' ? 1 : 0);
+
+/** A suspension is lifted only by an operator of at least the rank of the one who imposed it. */
+function requireRankOfSuspender(operator: Operator, user: UserRow): void {
+  if (suspensionRank(operator.role) >= suspensionRank(user.suspendedByRole)) return;
+  const by = user.suspendedByRole === 'CLI' ? 'from the command line' : 'by a SUPER_ADMIN';
+  throw forbidden(`This suspension was imposed ${by}: only a SUPER_ADMIN can lift it.`);
+}
+
+/** The role recorded with a suspension (an operator without a known role is recorded as an ADMIN). */
+const suspenderRole = (operator: Operator): NonNullable<UserRow['suspendedByRole']> =>
+  operator.role === 'SUPER_ADMIN' || operator.role === 'CLI' ? operator.role : 'ADMIN';
+
 /** What the audit trail keeps of a user: enough to know who it was, never a credential. */
 const auditView = (u: UserRow) => ({ email: u.email, role: u.role, status: u.status });
 
@@ -123,12 +137,13 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         requireAuthorityOver(operator, user, 'suspend');
         if (user.status === 'SUSPENDED') throw conflict('This account is already suspended.');
         const now = clock.now();
-        const [updated] = await tx.update(users).set({ status: 'SUSPENDED', updatedAt: now }).where(eq(users.id, userId)).returning();
+        const suspendedByRole = suspenderRole(operator);
+        const [updated] = await tx.update(users).set({ status: 'SUSPENDED', suspendedByRole, updatedAt: now }).where(eq(users.id, userId)).returning();
         activeUsers.changed(userId);
         const ended = await revokeAllSessions(tx, userId, 'ACCOUNT_SUSPENDED', now);
         await tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
         await recordSecurityEvent(tx, { userId, kind: 'SESSION_REVOKED', client, at: now, metadata: { reason: 'ACCOUNT_SUSPENDED', sessions: ended.length } });
-        await audit({ action: 'user.suspend', targetType: 'user', targetId: userId, before: { status: user.status }, after: { status: 'SUSPENDED', sessionsEnded: ended.length }, reason }, tx);
+        await audit({ action: 'user.suspend', targetType: 'user', targetId: userId, before: { status: user.status }, after: { status: 'SUSPENDED', suspendedByRole, sessionsEnded: ended.length }, reason }, tx);
         openSessions.ended(ended);
         return updated!;
       });
@@ -136,7 +151,8 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
 
     /**
      * Lifts a suspension: the account can sign in again (its old sessions stay ended). The same operators who may
-     * suspend an account may lift its suspension: only a SUPER_ADMIN for an ADMIN or SUPER_ADMIN account.
+     * suspend an account may lift its suspension (only a SUPER_ADMIN for an ADMIN or SUPER_ADMIN account), and never
+     * an operator of lower rank than the one who suspended it: an ADMIN cannot undo a SUPER_ADMIN's suspension.
      */
     async unsuspend(operator: Operator, userId: string, reason: string, audit: AuditWriter): Promise<UserRow> {
       return db.transaction(async (tx) => {
@@ -144,9 +160,11 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         if (user.id === operator.userId) throw conflict('You cannot lift a suspension on your own account.');
         requireAuthorityOver(operator, user, 'lift the suspension of');
         if (user.status !== 'SUSPENDED') throw conflict('This account is not suspended.');
-        const [updated] = await tx.update(users).set({ status: 'ACTIVE', updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
+        requireRankOfSuspender(operator, user);
+        const [updated] = await tx.update(users).set({ status: 'ACTIVE', suspendedByRole: null, updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
         activeUsers.changed(userId);
-        await audit({ action: 'user.unsuspend', targetType: 'user', targetId: userId, before: { status: 'SUSPENDED' }, after: { status: 'ACTIVE' }, reason }, tx);
+        const before = { status: 'SUSPENDED', suspendedByRole: user.suspendedByRole };
+        await audit({ action: 'user.unsuspend', targetType: 'user', targetId: userId, before, after: { status: 'ACTIVE' }, reason }, tx);
         return updated!;
       });
     },

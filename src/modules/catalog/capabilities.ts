@@ -117,11 +117,21 @@ const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, Capabilit
         aspectRatio: { type: 'enum', label: 'Aspect ratio', values: ['16:9', '9:16'], default: '16:9' },
         negativePrompt: { type: 'string', label: 'Negative prompt' },
       },
-      extra: { resolution: { type: 'enum', label: 'Resolution', values: ['720p', '1080p'], default: '720p' } },
+      extra: {
+        resolution: { type: 'enum', label: 'Resolution', values: ['720p', '1080p'], default: '720p' },
+        personGeneration: { type: 'enum', label: 'People', values: ['allow_all', 'allow_adult', 'dont_allow'] },
+      },
     },
   },
   stability: {
     IMAGE: { controls: { negativePrompt: { type: 'string', label: 'Negative prompt' } } },
+    AUDIO_MUSIC: {
+      extra: {
+        output_format: { type: 'enum', label: 'Format', values: ['mp3', 'wav'], default: 'mp3' },
+        steps: { type: 'integer', label: 'Steps', min: 4, max: 8, default: 8 },
+        cfg_scale: { type: 'number', label: 'Prompt adherence', min: 1, max: 25, step: 0.5, default: 1 },
+      },
+    },
   },
   bfl: { IMAGE: { controls: { width: { type: 'integer', label: 'Width', min: 256, max: 1440, step: 32, default: 1024 }, height: { type: 'integer', label: 'Height', min: 256, max: 1440, step: 32, default: 1024 } } } },
   ideogram: {
@@ -140,6 +150,7 @@ const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, Capabilit
         cfg_scale: { type: 'number', label: 'Prompt adherence', min: 0, max: 1, step: 0.1, default: 0.5 },
         mode: { type: 'enum', label: 'Mode', values: ['std', 'pro'], default: 'std' },
         camera_control: { type: 'object', label: 'Camera control' },
+        static_mask: { type: 'string', label: 'Motion brush: static area' },
         dynamic_masks: { type: 'object', label: 'Motion brush' },
       },
     },
@@ -150,6 +161,7 @@ const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, Capabilit
         aspectRatio: { type: 'enum', label: 'Aspect ratio', values: ASPECT_RATIOS, default: '16:9' },
         seedImageUrl: { type: 'image', label: 'Start frame', role: 'startFrame' },
       },
+      extra: { contentModeration: { type: 'object', label: 'Content moderation' } },
     },
   },
   minimax: {
@@ -159,12 +171,23 @@ const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, Capabilit
         aspectRatio: null,
         seed: null,
       },
+      // A resolution other than the default is taken only where the model prices it (see the seeded models).
+      extra: {
+        resolution: { type: 'enum', label: 'Resolution', values: ['768P'], default: '768P' },
+        prompt_optimizer: { type: 'boolean', label: 'Prompt optimizer', default: true },
+        fast_pretreatment: { type: 'boolean', label: 'Fast prompt optimization', default: false },
+      },
     },
   },
   elevenlabs: {
     AUDIO_SPEECH: {
       controls: { voice: { type: 'string', label: 'Voice ID', default: '21m00Tcm4TlvDq8ikWAM' } },
-      extra: { stability: { type: 'number', label: 'Stability', min: 0, max: 1, step: 0.05, default: 0.5 } },
+      extra: {
+        stability: { type: 'number', label: 'Stability', min: 0, max: 1, step: 0.05, default: 0.5 },
+        similarity_boost: { type: 'number', label: 'Similarity', min: 0, max: 1, step: 0.05, default: 0.75 },
+        style: { type: 'number', label: 'Style exaggeration', min: 0, max: 1, step: 0.05, default: 0 },
+        use_speaker_boost: { type: 'boolean', label: 'Speaker boost', default: true },
+      },
     },
   },
   groq: {

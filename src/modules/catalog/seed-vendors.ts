@@ -114,7 +114,11 @@ export const VENDOR_MEDIA_MODELS: SeedModel[] = [
   }),
   video('runway', 'gen4_turbo', 'Runway Gen-4 Turbo', 5, 'Runway Gen-4 Turbo image-to-video.'),
   video('runway', 'gen3a_turbo', 'Runway Gen-3 Alpha Turbo', 5, 'Runway Gen-3 Alpha Turbo.'),
-  video('minimax', 'hailuo-02', 'Hailuo 02', 4.67, 'MiniMax Hailuo 02 at 768p.', { upstream: 'MiniMax-Hailuo-02' }),
+  // 768P: $0.28 a 6-second clip; 1080P (6-second clips only): $0.49.
+  video('minimax', 'hailuo-02', 'Hailuo 02', 4.67, 'MiniMax Hailuo 02 at 768p, or 1080p (6-second clips) with extra.resolution.', {
+    upstream: 'MiniMax-Hailuo-02',
+    override: { extra: { resolution: { values: ['768P', '1080P'], prices: { '1080P': { second: 8.17 } } } } },
+  }),
 
   // Speech and music
   speech('openai', 'gpt-4o-mini-tts', 'GPT-4o mini TTS', { minute: 1.5 }, 'Steerable text to speech (estimated per minute of audio).'),

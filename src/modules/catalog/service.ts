@@ -1,5 +1,5 @@
 import { and, eq, gt, isNull, or } from 'drizzle-orm';
-import { models, providers, type ModelFeature, type ModelPricing, type ModelType, type ProviderStatus } from '../../db/schema/catalog.js';
+import { models, providers, type ModelFeature, type ModelPricing, type ModelType, type PriceUnit, type ProviderStatus } from '../../db/schema/catalog.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
@@ -36,6 +36,9 @@ export interface GatewayModel {
   availability: 'AVAILABLE' | 'RETIRING' | 'RETIRED';
   pricing: ModelPricing | null;
 }
+
+/** Price units that replace the model's own for one request (its options' prices), in the model's pricing currency. */
+export type PriceOptions = Partial<Record<PriceUnit, number>>;
 
 export type EstimateRequest =
   | { kind: 'text'; inputTokens: number; maxOutputTokens: number }
@@ -137,6 +140,8 @@ export function createCatalogService(deps: CatalogServiceDeps) {
       subscribed = false; // retried on the next load
     }
   }
+  // Changes announced while the listener was reconnecting were missed: the snapshot may be stale.
+  events?.onReconnect(invalidate);
 
   async function snapshot(): Promise<CatalogSnapshot> {
     if (cached && performance.now() - cached.at < ttlMs) return cached.snapshot;
@@ -161,10 +166,11 @@ export function createCatalogService(deps: CatalogServiceDeps) {
     await events?.publish(CHANGED_CHANNEL, { at: clock.now().toISOString() }).catch(() => undefined);
   }
 
-  function price(snap: CatalogSnapshot, model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits) {
+  function price(snap: CatalogSnapshot, model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits, options?: PriceOptions) {
     const entry = snap.byId.get(model.id) ?? snap.bySlug.get(model.slug);
     if (!entry) throw notFound(`No model with slug "${model.slug}".`);
-    const result = priceUnits(entry.row.pricing, usage, snap.settings);
+    const pricing = options && entry.row.pricing ? { ...entry.row.pricing, ...options } : entry.row.pricing;
+    const result = priceUnits(pricing, usage, snap.settings);
     if (!result.ok) throw modelUnavailable(entry.row.slug, `it has no ${result.missing.replace(/^an? /, '')} for this kind of use.`);
     return result.quote;
   }
@@ -279,17 +285,20 @@ export function createCatalogService(deps: CatalogServiceDeps) {
       return updated.length > 0;
     },
 
-    /** Tokens one generation will reserve; the same function backs POST /v1/credits/estimate. */
-    async estimateTokens(model: Pick<GatewayModel, 'id' | 'slug'>, request: EstimateRequest): Promise<number> {
+    /**
+     * Tokens one generation will reserve; the same function backs POST /v1/credits/estimate. `options`: the price units
+     * the request's priced options change (see `ControlDescriptor.prices`).
+     */
+    async estimateTokens(model: Pick<GatewayModel, 'id' | 'slug'>, request: EstimateRequest, options?: PriceOptions): Promise<number> {
       const snap = await snapshot();
       const entry = snap.byId.get(model.id) ?? snap.bySlug.get(model.slug);
       if (!entry) throw notFound(`No model with slug "${model.slug}".`);
-      return price(snap, model, usageFor(entry, request)).tokens;
+      return price(snap, model, usageFor(entry, request), options).tokens;
     },
 
-    /** Tokens and provider cost of what a call actually used. */
-    async priceUsage(model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits) {
-      return price(await snapshot(), model, usage);
+    /** Tokens and provider cost of what a call actually used (with the price units its options changed). */
+    async priceUsage(model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits, options?: PriceOptions) {
+      return price(await snapshot(), model, usage, options);
     },
   };
 }

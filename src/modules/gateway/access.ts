@@ -4,19 +4,27 @@ import type { GatewayModel } from '../catalog/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletOwner } from '../wallet/service.js';
+import { planLimitsOf, type DailyRequestLimit, type PlanLimits } from './plan-limits.js';
 
 export interface AccessDeps {
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
+  /** The plan's `dailyRequests`; without it requests are not counted. */
+  dailyRequests?: Pick<DailyRequestLimit, 'admit'>;
 }
 
 export interface Access {
   subscriptionId: string;
   /** The wallet the call is metered against (the workspace's for workspace subscriptions). */
   owner: WalletOwner;
+  /** The limits of the plan in effect (`concurrentJobs` is checked where a job is created). */
+  limits: PlanLimits;
 }
 
-/** The plan checks of every gateway call, in the spec's order: an active plan, API access for keys, the model in the plan. */
+/**
+ * The plan checks of every gateway call, in the spec's order: an active plan, API access for keys, the model in the
+ * plan; then the request is counted against the plan's daily limit (429 QUOTA_EXCEEDED), before anything is reserved.
+ */
 export async function checkAccess(deps: AccessDeps, principal: Principal, model: GatewayModel): Promise<Access> {
   const active = await deps.subscriptions.activeFor(principal.userId);
   if (!active) {
@@ -39,5 +47,8 @@ export async function checkAccess(deps: AccessDeps, principal: Principal, model:
     });
   }
   const subscription = active.subscription;
-  return { subscriptionId: subscription.id, owner: subscription.workspaceId ? { workspaceId: subscription.workspaceId } : { userId: principal.userId } };
+  const owner: WalletOwner = subscription.workspaceId ? { workspaceId: subscription.workspaceId } : { userId: principal.userId };
+  const limits = planLimitsOf(active.plan);
+  await deps.dailyRequests?.admit(owner, limits);
+  return { subscriptionId: subscription.id, owner, limits };
 }

@@ -3,7 +3,13 @@ import { overBudget, spendCentsOf } from './pool-spend.js';
 
 type AccountRow = typeof providerAccounts.$inferSelect;
 
-/** An upstream account as operators see it: never its key, only the last 4 characters. */
+/**
+ * The last 4 characters of a key, shown to operators. A key of parts (Kling's `<access key>:<secret key>`) is hinted
+ * by its public first part: the end of the whole string would be the end of the secret.
+ */
+export const keyHintOf = (apiKey: string): string => apiKey.split(':')[0]!.slice(-4);
+
+/** An upstream account as operators see it: never its key, only the last 4 characters of its public part. */
 export function accountView(row: AccountRow, now: Date, usable: boolean) {
   return {
     id: row.id,

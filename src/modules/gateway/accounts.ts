@@ -11,7 +11,7 @@ import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { CatalogService } from '../catalog/service.js';
 import { checkBaseUrl } from './account-base-url.js';
-import { accountView, type AccountView } from './account-view.js';
+import { accountView, keyHintOf, type AccountView } from './account-view.js';
 import type { UpstreamPool } from './pool.js';
 import { overBudget, periodOf, spendCentsOf } from './pool-spend.js';
 
@@ -85,6 +85,16 @@ export function createUpstreamAccounts(deps: {
     if (provider?.status === 'INACTIVE') await catalog.setProviderStatus(providerSlug, 'ACTIVE');
   }
 
+  /** A key of parts (Kling's `<access key>:<secret key>`) is refused here in the shape its adapter refuses at start. */
+  function checkKeyShape(providerSlug: string, apiKey: string | undefined): void {
+    if (apiKey === undefined) return;
+    try {
+      pool.adapterOf(providerSlug)?.checkKeyShape?.(apiKey);
+    } catch (err) {
+      throw badRequest(`This key cannot be used with "${providerSlug}": ${err instanceof Error ? err.message : String(err)}`, { field: 'apiKey' });
+    }
+  }
+
   const duplicate = (providerSlug: string) => conflict(`The provider "${providerSlug}" already has an account with this API key.`);
 
   return {
@@ -132,6 +142,7 @@ export function createUpstreamAccounts(deps: {
       if (!pool.serves(providerSlug)) {
         throw badRequest(`The provider "${providerSlug}" has no upstream adapter in this service, so accounts cannot be added to it.`, { field: 'providerSlug' });
       }
+      checkKeyShape(providerSlug, input.apiKey);
       await checkBaseUrl(outbound, input.baseUrl);
       const id = newId();
       const now = clock.now();
@@ -145,7 +156,7 @@ export function createUpstreamAccounts(deps: {
               providerSlug,
               source: 'OPERATOR',
               keyFingerprint: fingerprintOf(input.apiKey),
-              keyHint: input.apiKey.slice(-4),
+              keyHint: keyHintOf(input.apiKey),
               encryptedApiKey: secrets.seal(input.apiKey, id),
               label: input.label,
               baseUrl: input.baseUrl ?? null,
@@ -189,6 +200,7 @@ export function createUpstreamAccounts(deps: {
           { field: 'apiKey', requiredWith: 'baseUrl' },
         );
       }
+      checkKeyShape(providerSlug, patch.apiKey);
       await checkBaseUrl(outbound, patch.baseUrl);
       const result = await db
         .transaction(async (tx) => {
@@ -202,7 +214,7 @@ export function createUpstreamAccounts(deps: {
               ...(patch.monthlyBudgetCents !== undefined ? { monthlyBudgetCents: patch.monthlyBudgetCents } : {}),
               ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
               ...(patch.apiKey !== undefined
-                ? { encryptedApiKey: secrets.seal(patch.apiKey, row.id), keyHint: patch.apiKey.slice(-4), keyFingerprint: fingerprintOf(patch.apiKey), status: 'ACTIVE' as const, consecutiveFailures: 0 }
+                ? { encryptedApiKey: secrets.seal(patch.apiKey, row.id), keyHint: keyHintOf(patch.apiKey), keyFingerprint: fingerprintOf(patch.apiKey), status: 'ACTIVE' as const, consecutiveFailures: 0 }
                 : {}),
               updatedAt: now,
             })

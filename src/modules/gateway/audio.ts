@@ -2,7 +2,8 @@ import { meteredRequestId } from './metering-scope.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';
-import { checkControl, checkExtra } from './controls.js';
+import { checkControl } from './controls.js';
+import { checkExtra } from './extra.js';
 import { asAppError, keepOutput, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
 import type { AudioResult } from './providers/media/media-types.js';
 
@@ -53,14 +54,14 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
         if (body.voice !== undefined) checkControl(model, 'voice', body.voice);
         if (body.speed !== undefined) checkControl(model, 'speed', body.speed);
       }
-      if (body.extra) checkExtra(model, body.extra);
+      const prices = body.extra ? checkExtra(model, adapter.extraKeys?.[music ? 'music' : 'speech'], body.extra) : null;
       const generateSpeech = music ? null : requireCapability(adapter, 'generateSpeech', model, 'speak');
       const generateMusic = music ? requireCapability(adapter, 'generateMusic', model, 'make music') : null;
       const access = await checkAccess(deps, principal, model);
 
       const characters = music ? null : [...body.text!].length;
       const estimate = music ? ({ kind: 'music' } as const) : ({ kind: 'speech', characters: characters! } as const);
-      const reserved = await catalog.estimateTokens(model, estimate);
+      const reserved = await catalog.estimateTokens(model, estimate, prices ?? undefined);
       const requestId = meteredRequestId();
       const operation = music ? 'audio.music' : 'audio.speech';
       const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started }, { access });
@@ -74,7 +75,7 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
             ? generateMusic!(credential, { model: model.upstreamModel, description: body.description!, seed: body.seed ?? null, extra: body.extra })
             : generateSpeech!(credential, { model: model.upstreamModel, text: body.text!, voice: body.voice ?? null, speed: body.speed ?? null, extra: body.extra }),
         );
-        price = await catalog.priceUsage(model, music ? { generations: 1 } : { characters: characters! });
+        price = await catalog.priceUsage(model, music ? { generations: 1 } : { characters: characters! }, prices ?? undefined);
         // What the answer costs is on the reservation before the file is stored: a crash meanwhile is charged, not refunded.
         await deps.metering.answered(metered, price.tokens);
         kept = await keepOutput(deps, principal.userId, { kind: 'bytes', bytes: result.value.bytes, mimeType: result.value.mimeType }, 'AUDIO', music ? 'audio/mpeg' : 'audio/wav');

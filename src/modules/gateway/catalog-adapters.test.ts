@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock/clock.js';
+import { capabilityKind, mergeCapabilities } from '../catalog/capabilities.js';
 import { SEED_MODELS } from '../catalog/seed-data.js';
-import { mediaCapability, type MediaCapability } from './providers/media/media-types.js';
+import { mediaCapability, type ExtraCallKind, type MediaCapability } from './providers/media/media-types.js';
 import { buildMediaAdapters } from './providers/media/registry.js';
 import { buildProviderRegistry, KNOWN_PROVIDERS } from './registry.js';
 
@@ -55,5 +56,25 @@ describe('the seeded catalog is truthful', () => {
     const providers = new Set(SEED_MODELS.filter((m) => ['IMAGE', 'VIDEO', 'AUDIO'].includes(m.type) && m.status !== 'DISABLED').map((m) => m.provider));
     for (const slug of ['google', 'stability', 'bfl', 'ideogram', 'recraft', 'kling', 'minimax']) expect(providers.has(slug), slug).toBe(true);
     for (const slug of providers) expect(media.has(slug), slug).toBe(true);
+  });
+
+  it('advertises only extra keys its adapter sends, and prices every other value of a priced one', () => {
+    const callKind: Partial<Record<string, ExtraCallKind>> = { VIDEO: 'video', AUDIO_SPEECH: 'speech', AUDIO_MUSIC: 'music' };
+    const problems = SEED_MODELS.filter((model) => model.status !== 'DISABLED').flatMap((model) => {
+      const kind = capabilityKind(model.type, model.features);
+      const merged = mergeCapabilities({ type: model.type, features: model.features, maxOutputTokens: model.maxOutputTokens ?? null, maxBatch: null, providerSlug: model.provider, providerOverrides: {}, modelOverride: model.capabilityOverride ?? {} });
+      const call = callKind[kind];
+      const declared = call ? media.get(model.provider)?.extraKeys?.[call] : undefined;
+      return Object.entries(merged.extra).flatMap(([key, value]) => {
+        const own = declared?.[key];
+        const slug = `${model.provider}/${model.name} extra.${key}`;
+        if (!own) return [`${slug} is not sent by the adapter`];
+        const descriptor = value as { values?: unknown[]; default?: unknown; prices?: Record<string, unknown> };
+        if (!own.priced) return [];
+        const unpriced = (descriptor.values ?? []).filter((v) => v !== descriptor.default && !descriptor.prices?.[String(v)]);
+        return unpriced.length > 0 ? [`${slug} allows unpriced ${unpriced.join(', ')}`] : [];
+      });
+    });
+    expect(problems).toEqual([]);
   });
 });

@@ -1,15 +1,16 @@
 import { badRequest } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 
-interface Descriptor {
+export interface Descriptor {
   type?: string;
-  values?: unknown[];
+  values?: readonly unknown[];
   min?: number;
   max?: number;
   default?: unknown;
+  prices?: Record<string, unknown>;
 }
 
-const descriptorOf = (block: Record<string, unknown>, key: string): Descriptor | null => {
+export const descriptorOf = (block: Record<string, unknown>, key: string): Descriptor | null => {
   const value = block[key];
   return value && typeof value === 'object' ? value : null;
 };
@@ -17,7 +18,7 @@ const descriptorOf = (block: Record<string, unknown>, key: string): Descriptor |
 export const controlDefault = (model: GatewayModel, key: string): unknown => descriptorOf(model.capabilities.controls, key)?.default;
 
 /** One value against its descriptor; the message names the field and what it accepts. */
-function checkValue(model: GatewayModel, field: string, descriptor: Descriptor, value: unknown): void {
+export function checkValue(model: GatewayModel, field: string, descriptor: Descriptor, value: unknown): void {
   const fail = (accepts: string) => {
     throw badRequest(`${field} ${accepts} for the model "${model.slug}" (got ${JSON.stringify(value)}).`, [{ field, message: accepts }]);
   };
@@ -41,6 +42,9 @@ function checkValue(model: GatewayModel, field: string, descriptor: Descriptor, 
     case 'object':
       if (!value || typeof value !== 'object' || Array.isArray(value)) fail('must be an object');
       return;
+    case 'boolean':
+      if (typeof value !== 'boolean') fail('must be true or false');
+      return;
     default:
       return;
   }
@@ -54,12 +58,4 @@ export function checkControl(model: GatewayModel, key: string, value: unknown): 
     throw badRequest(`The model "${model.slug}" does not take ${key}. It takes: ${taken.join(', ') || 'no optional controls'}.`, [{ field: key, message: 'not supported by this model' }]);
   }
   checkValue(model, key, descriptor, value);
-}
-
-/** `extra` is passed upstream verbatim; keys the model describes in `capabilities.extra` are checked, others pass. */
-export function checkExtra(model: GatewayModel, extra: Record<string, unknown>): void {
-  for (const [key, value] of Object.entries(extra)) {
-    const descriptor = descriptorOf(model.capabilities.extra, key);
-    if (descriptor) checkValue(model, `extra.${key}`, descriptor, value);
-  }
 }

@@ -28,18 +28,52 @@ export function upstreamToAppError(err: unknown, modelSlug: string): AppError {
   }
 }
 
-/** The `error` event that ends a stream which broke after it started. */
-export function streamErrorEvent(err: unknown): { type: 'error'; error: { code: string; message: string } } {
+/** The `error` event of a stream: its code and message, and the wallet tokens the stream was charged (null: not yet known). */
+export interface StreamErrorEvent {
+  type: 'error';
+  error: { code: string; message: string; chargedTokens?: number | null; chargeAtMostTokens?: number };
+}
+
+const chargeSentence = (chargedTokens: number) =>
+  chargedTokens > 0 ? `The text delivered so far was charged: ${chargedTokens} tokens.` : 'Nothing was charged.';
+
+/**
+ * The `error` event that ends a stream which broke after it started; with `chargedTokens` (what its settlement charged
+ * for the part delivered, 0 when it was refunded) the message says it too.
+ */
+export function streamErrorEvent(err: unknown, chargedTokens?: number): StreamErrorEvent {
   const error = err instanceof UpstreamError ? err : null;
+  const charge = chargedTokens === undefined ? {} : { chargedTokens };
+  const charged = chargedTokens === undefined ? '' : ` ${chargeSentence(chargedTokens)}`;
   if (error?.kind === 'timeout') {
-    return { type: 'error', error: { code: 'PROVIDER_UNAVAILABLE', message: `The provider stopped sending the answer (${error.message}). The text received so far was billed; retry for a complete answer.` } };
+    return { type: 'error', error: { code: 'PROVIDER_UNAVAILABLE', message: `The provider stopped sending the answer (${error.message}).${charged} Retry for a complete answer.`, ...charge } };
   }
   if (error?.kind === 'bad_request' || error?.kind === 'model_refused') {
-    return { type: 'error', error: { code: 'BAD_REQUEST', message: `The provider stopped the answer: ${error.message}` } };
+    return { type: 'error', error: { code: 'BAD_REQUEST', message: `The provider stopped the answer: ${error.message}${charged}`, ...charge } };
   }
   const message = err instanceof Error ? err.message : String(err);
   return {
     type: 'error',
-    error: { code: 'PROVIDER_UNAVAILABLE', message: `The provider failed in the middle of the answer (${message}). The text received so far was billed; retry for a complete answer.` },
+    error: { code: 'PROVIDER_UNAVAILABLE', message: `The provider failed in the middle of the answer (${message}).${charged} Retry for a complete answer.`, ...charge },
+  };
+}
+
+/**
+ * The `error` event of a stream whose charge could not be written (the database was away): the answer is cut, and
+ * its reservation is charged when it is closed, on the progress last recorded on it: at most `atMostTokens`.
+ */
+export function chargePendingEvent(atMostTokens: number): StreamErrorEvent {
+  const charge =
+    atMostTokens > 0
+      ? `The text delivered is charged when the service reaches its database again: at most ${atMostTokens} tokens (GET /v1/usage shows the charge).`
+      : 'Nothing is charged for it.';
+  return {
+    type: 'error',
+    error: {
+      code: 'SERVICE_UNAVAILABLE',
+      message: `The answer was cut: the service lost its database while charging it. ${charge} Retry for a complete answer.`,
+      chargedTokens: null,
+      chargeAtMostTokens: atMostTokens,
+    },
   };
 }

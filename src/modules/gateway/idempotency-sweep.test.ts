@@ -104,12 +104,12 @@ describe('an Idempotency-Key whose request outlived its reservation', () => {
     expect(after.balance).toBe(after.ledgerSum);
   });
 
-  it('a job queued under a key whose completion failed keeps the key: once the job is charged a retry answers as charged and queues nothing', async () => {
+  it('a job and its key\'s answer commit together: when storing the answer fails nothing is queued or charged, and the retry queues once', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
     const image = { model: 'local/image', prompt: 'a lighthouse', count: 1, width: 64, height: 64, async: true };
     const submit = () => t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'job-once' }, payload: image });
-    // The job and its message commit, then storing the answer on the key fails, as a crash between the two would.
+    // Storing the answer on the key fails: the job's transaction fails with it.
     await t.platform.database.exec(`
       create function refuse_key_completion() returns trigger language plpgsql as $$
       begin raise exception 'completion refused by the test'; end $$;
@@ -120,19 +120,21 @@ describe('an Idempotency-Key whose request outlived its reservation', () => {
     } finally {
       await t.platform.database.exec('drop trigger refuse_key_completion on gateway_idempotency; drop function refuse_key_completion();');
     }
-    const [job] = await t.platform.db.select().from(jobs).where(eq(jobs.userId, user.id));
-    expect(await entryOf(user.id, 'job-once')).toMatchObject({ requestId: job!.id, status: 'IN_PROGRESS' });
-
-    // The job runs on its own and its runner charges it (its reservation does not name the key).
-    await until(async () => (await t.platform.db.select({ status: jobs.status }).from(jobs).where(eq(jobs.id, job!.id)))[0]!.status === 'SUCCEEDED', 'the job to succeed');
-    const charged = await walletState(t, user.id);
-    expect(charged.balance).toBeLessThan(before.balance);
+    expect(await t.platform.db.$count(jobs, eq(jobs.userId, user.id))).toBe(0);
+    expect(await entryOf(user.id, 'job-once')).toBeUndefined();
 
     const retry = await submit();
-    expect(retry.statusCode).toBe(409);
-    expect(json(retry).error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('was charged'), details: { idempotencyKey: 'job-once', requestId: job!.id } });
-    expect(await entryOf(user.id, 'job-once')).toMatchObject({ requestId: job!.id, status: 'CHARGED' });
+    expect(retry.statusCode).toBe(200);
+    const [job] = await t.platform.db.select().from(jobs).where(eq(jobs.userId, user.id));
+    expect(json(retry)).toEqual({ jobId: job!.id, status: 'QUEUED' });
+    expect(await entryOf(user.id, 'job-once')).toMatchObject({ requestId: job!.id, status: 'COMPLETED', response: json(retry) });
+    await until(async () => (await t.platform.db.select({ status: jobs.status }).from(jobs).where(eq(jobs.id, job!.id)))[0]!.status === 'SUCCEEDED', 'the job to succeed');
+    const again = await submit();
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(json(again)).toEqual(json(retry));
     expect(await t.platform.db.$count(jobs, eq(jobs.userId, user.id))).toBe(1);
-    expect(await walletState(t, user.id)).toEqual(charged);
+    const charged = await walletState(t, user.id);
+    expect(charged.balance).toBeLessThan(before.balance);
+    expect(charged.balance).toBe(charged.ledgerSum);
   });
 });

@@ -53,6 +53,11 @@ export interface IdempotencyDeps {
   clock: Clock;
   /** The state of the request's reservation: how an entry left in progress is judged. */
   reservationStatus: (requestId: string) => Promise<'OPEN' | 'IN_FLIGHT' | 'SETTLED' | 'RELEASED' | null>;
+  /**
+   * Closes the request's open reservation as the sweeper would, its key following in the same transaction: when its
+   * lease lapsed, or (`abandoned`) when its request failed and gives it up. Null when it stays open.
+   */
+  sweepReservation?: (requestId: string, options: { abandoned: boolean }) => Promise<ReservationClosed | null>;
 }
 
 const entryOf = (e: KeyEntry) => and(eq(gatewayIdempotency.userId, e.userId), eq(gatewayIdempotency.key, e.key), eq(gatewayIdempotency.requestId, e.requestId));
@@ -76,10 +81,16 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
    * does not name its key, e.g. a job's, reserved by its runner): null while its request may still finish it. One that
    * never reserved anything within the grace was left by a crash before the reservation, and is freed like a refund.
    */
-  async function closedReservation(entry: { requestId: string; createdAt: Date }, now: Date): Promise<ReservationClosed | null> {
+  async function closedReservation(entry: { requestId: string; createdAt: Date }, now: Date): Promise<ReservationClosed | 'SWEPT' | null> {
     const status = await deps.reservationStatus(entry.requestId);
     if (status === 'SETTLED' || status === 'RELEASED') return status;
-    return status === null && now.getTime() - entry.createdAt.getTime() > UNRESERVED_GRACE_MS ? 'RELEASED' : null;
+    // Its process died or stalled past the lease: closed here rather than at the next sweep, the key following it.
+    if (status !== null) return (await deps.sweepReservation?.(entry.requestId, { abandoned: false })) ? 'SWEPT' : null;
+    return now.getTime() - entry.createdAt.getTime() > UNRESERVED_GRACE_MS ? 'RELEASED' : null;
+  }
+
+  async function abandon(entry: KeyEntry): Promise<void> {
+    await db.delete(gatewayIdempotency).where(and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
   }
 
   return {
@@ -105,6 +116,7 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
           continue;
         }
         const closed = existing.status === 'IN_PROGRESS' ? await closedReservation(existing, now) : null;
+        if (closed === 'SWEPT') continue; // the key followed the sweep: read it again
         if (closed) {
           await followReservation(db, existing, closed);
           if (closed === 'RELEASED') continue;
@@ -145,9 +157,32 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
       await db.update(gatewayIdempotency).set({ status: 'COMPLETED', responseStatus: status, response, completedAt: clock.now() }).where(entryOf(entry));
     },
 
+    /**
+     * Stores the answer in `tx`, the transaction that commits what it names (a queued job's handle), so a retry after a
+     * crash replays it rather than queueing again. False when the key is no longer this request's in progress (a retry
+     * took it over): the caller must then roll `tx` back.
+     */
+    async completeIn(entry: KeyEntry, response: Record<string, unknown>, tx: DbOrTx): Promise<boolean> {
+      const inProgress = and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS'));
+      const set = { status: 'COMPLETED' as const, responseStatus: 200, response, completedAt: clock.now() };
+      return (await tx.update(gatewayIdempotency).set(set).where(inProgress).returning({ id: gatewayIdempotency.id })).length > 0;
+    },
+
     /** Frees the key after a failed call (nothing was charged), so the client may retry with it. */
-    async abandon(entry: KeyEntry): Promise<void> {
-      await db.delete(gatewayIdempotency).where(and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
+    abandon,
+
+    /**
+     * The request failed, or its stream broke: the key follows its reservation. Freed when nothing was reserved or the
+     * reservation was refunded; marked CHARGED when it was settled; when it is still open (its settlement or refund
+     * could not be written, e.g. the database connection was lost) it is closed now as the sweeper would, the key
+     * following in that transaction. When even that cannot be written the key stays in progress, and a retry closes
+     * the reservation once its lease has lapsed (see `begin`).
+     */
+    async giveUp(entry: KeyEntry): Promise<void> {
+      const status = await deps.reservationStatus(entry.requestId);
+      if (status === null) await abandon(entry);
+      else if (status === 'SETTLED' || status === 'RELEASED') await followReservation(db, entry, status);
+      else await deps.sweepReservation?.(entry.requestId, { abandoned: true });
     },
 
     /** The sweeper closed the reservation of a request that died holding the key, in `tx`: the key follows it. */

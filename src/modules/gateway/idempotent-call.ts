@@ -19,13 +19,14 @@ function keyScope(idempotency: Pick<IdempotencyStore, 'chargeQuery'>, entry: Key
 
 /**
  * Runs `run` once per Idempotency-Key (the JSON calls and the streamed text alike): a repeat with the same body gets
- * the stored answer (`replayed`), and `run` runs under the key's request id as one metered request. A failure frees
- * the key for a retry. `answerOf` gives the answer to store from what `run` returned, or null when there is none (a
- * stream that broke midway): the key is freed then, unless the charge marked it. Otherwise, once `run` succeeded, the
- * key is never freed here: a job it queued is charged later, under the key's request id.
+ * the stored answer (`replayed`), and `run` runs under the key's request id as one metered request. After a failure
+ * the key follows the request's reservation (`giveUp`): freed for a retry when nothing was charged, never freed once
+ * charged. `answerOf` gives the answer to store from what `run` returned, or null when there is none (a stream that
+ * broke midway): the key follows the reservation then too. Otherwise, once `run` succeeded, the key is never freed
+ * here: a job it queued is charged later, under the key's request id.
  */
 export async function runWithIdempotencyKey<R, T extends Record<string, unknown>>(
-  idempotency: Pick<IdempotencyStore, 'begin' | 'chargeQuery' | 'complete' | 'abandon'>,
+  idempotency: Pick<IdempotencyStore, 'begin' | 'chargeQuery' | 'complete' | 'giveUp'>,
   request: { userId: string; key: string; route: string; body: unknown },
   run: (requestId: string) => Promise<R>,
   answerOf: (result: R) => T | null,
@@ -38,11 +39,11 @@ export async function runWithIdempotencyKey<R, T extends Record<string, unknown>
   try {
     result = await withMeteringScope(scope, () => run(begun.requestId));
   } catch (err) {
-    await idempotency.abandon(entry).catch(() => undefined);
+    await idempotency.giveUp(entry).catch(() => undefined);
     throw err;
   }
   const answer = answerOf(result);
-  if (answer === null) await idempotency.abandon(entry);
+  if (answer === null) await idempotency.giveUp(entry).catch(() => undefined);
   else if (!completed()) await idempotency.complete(entry, 200, answer);
   return { replayed: false, result };
 }

@@ -5,6 +5,8 @@ import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
 import { checkAccess } from './access.js';
 import { runImageJob } from './image-job.js';
+import { commitJobWithKey } from './job-key.js';
+import { admitJob } from './plan-limits.js';
 import { imageMetadata, priceTable, produceImages, readImageSource, type ImageSpec, type ProducedImages } from './image-produce.js';
 import { asAppError, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
 import type { MediaAdapter, MediaFile } from './providers/media/media-types.js';
@@ -153,8 +155,10 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       const { model, access, spec } = await prepare(principal, body, true);
       const prices = await priceTable(deps, model, spec.count);
       const jobId = meteredRequestId();
-      // The job and its queue message commit together: no job is left QUEUED with nothing to run it.
-      await db.transaction(async (tx) => {
+      // The job, its queue message and the key's answer commit together: no job is left QUEUED with nothing to run
+      // it, and a retry after a crash finds this job rather than queueing a second.
+      return commitJobWithKey(deps, principal.userId, jobId, { jobId, status: 'QUEUED' as const }, async (tx) => {
+        await admitJob(jobs, tx, access.owner, access.limits);
         await jobs.create(
           {
             id: jobId,
@@ -171,7 +175,6 @@ export function createImageGateway(deps: MediaGatewayDeps) {
         );
         await queue.send(MEDIA_RUN_QUEUE, { jobId }, { tx });
       });
-      return { jobId, status: 'QUEUED' };
     },
 
     /** Runs a queued image job (pg-boss); safe to run twice: the reservation and the settlement are keyed by the job id. */

@@ -1,6 +1,7 @@
 /** The gateway module's public entry: the text gateway's service and the media gateway built beside it. */
 export { createGatewayService, type GatewayService } from './service.js';
 export { createMediaGateway, type MediaGateway } from './media.js';
+export { createDailyRequestLimit } from './plan-limits.js';
 export type { TextAnswerBody, TextBody } from './service.js';
 export { IdempotencyHeaders, MAX_MESSAGE_CHARS, MAX_MESSAGES, TEXT_BODY_LIMIT_BYTES } from './schemas.js';
 // The request and answer schemas of /v1/ai/*, for surfaces that mirror them (the admin playground).

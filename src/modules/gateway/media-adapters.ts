@@ -3,6 +3,7 @@ import type { LocalMediaOptions } from './providers/media/local-media.js';
 import type { MediaAdapter } from './providers/media/media-types.js';
 import { buildMediaAdapters } from './providers/media/registry.js';
 import { UpstreamError, type ProviderAdapter } from './providers/types.js';
+import type { UpstreamHttp } from './providers/upstream-http.js';
 import { KNOWN_PROVIDERS } from './registry.js';
 
 export interface MediaProviders {
@@ -28,8 +29,8 @@ function asPoolAdapter(media: MediaAdapter): ProviderAdapter {
   };
 }
 
-export function buildMediaProviders(clock: Clock, local?: Omit<LocalMediaOptions, 'clock'>): MediaProviders {
-  const adapters = buildMediaAdapters({ clock, local });
+export function buildMediaProviders(clock: Clock, local?: Omit<LocalMediaOptions, 'clock'>, http?: UpstreamHttp): MediaProviders {
+  const adapters = buildMediaAdapters({ clock, local, http });
   const mediaOnly = new Map<string, ProviderAdapter>();
   for (const [slug, adapter] of adapters) if (!KNOWN_PROVIDERS[slug]) mediaOnly.set(slug, asPoolAdapter(adapter));
   return { adapters, mediaOnly };

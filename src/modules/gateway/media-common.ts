@@ -15,6 +15,7 @@ import type { UsageService } from '../usage/service.js';
 import type { WalletService } from '../wallet/service.js';
 import type { AccessDeps } from './access.js';
 import { upstreamToAppError } from './errors.js';
+import type { IdempotencyStore } from './idempotency.js';
 import type { Metering } from './metering.js';
 import type { Metered, SettleCall } from './metering-types.js';
 import type { UpstreamPool } from './pool.js';
@@ -31,6 +32,8 @@ export interface MediaGatewayDeps extends AccessDeps {
   usage: UsageService;
   library: Pick<LibraryService, 'saveGeneration'>;
   metering: Metering;
+  /** A queued job's handle is its Idempotency-Key's answer, written with the job (`job-key.ts`). */
+  idempotency: Pick<IdempotencyStore, 'completeIn'>;
   files: Pick<FilesService, 'saveBytes' | 'readSource'>;
   notifications: Pick<NotificationsService, 'notify'>;
   jobs: JobsService;

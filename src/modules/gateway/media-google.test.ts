@@ -205,4 +205,40 @@ describe('POST /v1/ai/video with Veo', () => {
     expect(failed.errorMessage).toContain('We encountered an issue with the audio for your prompt');
     expect(await walletState(t, user.id)).toEqual(before);
   });
+
+  it('refuses sampleCount (Google would bill every sample) and other keys Veo is not sold with, before reserving anything; sends the keys it takes', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    await setBalance(t, user.id, VIDEO_BUDGET);
+    const before = await walletState(t, user.id);
+    const from = fake.requests.length;
+    for (const [extra, message] of [
+      [{ sampleCount: 2 }, 'extra.sampleCount is not taken by model google/veo-3; it takes: resolution, personGeneration.'],
+      [{ numberOfVideos: 2 }, 'extra.numberOfVideos is not taken by model google/veo-3'],
+      [{ resolution: '4k' }, 'extra.resolution must be one of "720p", "1080p"'],
+    ] as const) {
+      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'google/veo-3', prompt: 'x', extra } });
+      expect(response.statusCode, JSON.stringify(extra)).toBe(400);
+      expect(json(response).error.message).toContain(message);
+    }
+    expect(await walletState(t, user.id)).toEqual(before);
+    expect(callsTo(':predictLongRunning', from)).toEqual([]);
+
+    const job = await submitted(accessToken, { model: 'google/veo-3', prompt: 'a kite at dusk', durationSeconds: 8, extra: { resolution: '1080p', personGeneration: 'allow_all' } });
+    const model = await t.services.catalog.resolveForGateway('google/veo-3');
+    expect(job.creditsReserved).toBe(await t.services.catalog.estimateTokens(model, { kind: 'video', seconds: 8 }));
+    expect(callsTo(':predictLongRunning', from)[0]!.body.parameters).toMatchObject({ resolution: '1080p', personGeneration: 'allow_all', durationSeconds: 8 });
+  });
+
+  it('charges a job cancelled while Google makes it: the Gemini API cannot stop a Veo operation', async () => {
+    const { accessToken, user } = await signUp(t.app);
+    await setBalance(t, user.id, VIDEO_BUDGET);
+    const before = await walletState(t, user.id);
+    const job = await submitted(accessToken, { model: 'google/veo-3-fast', prompt: 'a train at night', durationSeconds: 8 });
+    const canceled = await t.app.inject({ method: 'POST', url: `/v1/jobs/${job.jobId}/cancel`, headers: bearer(accessToken) });
+    expect(json(canceled)).toMatchObject({ status: 'CANCELED', creditsConsumed: job.creditsReserved });
+    expect((await ledgerOf(t, job.jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -job.creditsReserved]]);
+    expect(await walletState(t, user.id)).toEqual({ balance: before.balance - job.creditsReserved, ledgerSum: before.ledgerSum - job.creditsReserved });
+    const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, job.jobId));
+    expect(usage).toMatchObject({ status: 'PARTIAL', tokensConsumed: job.creditsReserved, metadata: expect.objectContaining({ canceled: true }) });
+  });
 });

@@ -5,7 +5,7 @@ import { solidPng, type MediaFakeRequest } from '../../../test/helpers/fake-medi
 import { klingApiKey, startFakeKling, type KlingFake } from '../../../test/helpers/fakes/kling.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { pathOf } from '../../../test/helpers/files.js';
-import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { ledgerOf, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { jobEventsWhile } from '../../../test/helpers/job-stream.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 
@@ -35,6 +35,8 @@ afterAll(async () => {
 async function customer() {
   const account = await signUp(t.app);
   await setBalance(t, account.user.id, 100_000_000);
+  // Room for several jobs at a time (the free plan runs one).
+  await setPlan(t, account.user.id, 'studio');
   return account;
 }
 const frame = `data:image/png;base64,${solidPng(32, 18).toString('base64')}`;
@@ -55,7 +57,7 @@ describe('Kling video jobs', () => {
       durationSeconds: 10,
       aspectRatio: '1:1',
       negativePrompt: 'text, watermark',
-      extra: { cfg_scale: 0.5, mode: 'pro', camera_control: camera },
+      extra: { cfg_scale: 0.5, camera_control: camera },
     });
     expect(submitted.statusCode, submitted.body).toBe(200);
     const { jobId, creditsReserved } = json(submitted);
@@ -73,7 +75,6 @@ describe('Kling video jobs', () => {
     expect(create.path).toBe('/v1/videos/text2video');
     expect(create.body).toEqual({
       cfg_scale: 0.5,
-      mode: 'pro',
       camera_control: camera,
       model_name: 'kling-v2-1-master',
       prompt: 'A lantern floats over a dark lake',
@@ -144,11 +145,55 @@ describe('Kling video jobs', () => {
     expect(create.body).toMatchObject({ model_name: 'kling-v2-1', mode: 'pro' });
   });
 
-  it('keeps kling-v2-1 in standard mode even when the caller asks for pro in extra (the price is for standard)', async () => {
+  it('keeps kling-v2-1 in standard mode, with the caller’s other extra keys', async () => {
     const { accessToken } = await customer();
-    const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1', prompt: 'std frame', seedImageUrl: frame, extra: { mode: 'pro', cfg_scale: 0.4 } }));
+    const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1', prompt: 'std frame', seedImageUrl: frame, extra: { cfg_scale: 0.4 } }));
     await t.services.media.runJob(jobId);
     const create = fake.requests.find((r) => r.method === 'POST' && r.body?.prompt === 'std frame')!;
     expect(create.body).toMatchObject({ model_name: 'kling-v2-1', mode: 'std', cfg_scale: 0.4 });
+  });
+
+  it('refuses extra keys Kling’s models are not sold with (mode: pro costs more) or Kling does not take, before reserving anything', async () => {
+    const { accessToken, user } = await customer();
+    const before = await walletState(t, user.id);
+    const posts = fake.requests.length;
+    for (const [extra, message] of [
+      [{ mode: 'pro' }, 'extra.mode is not taken by model kling/kling-v2-1; it takes: cfg_scale, camera_control, static_mask, dynamic_masks.'],
+      [{ callback_url: 'https://attacker.example/hook' }, 'extra.callback_url is not taken by model kling/kling-v2-1'],
+      [{ trajectories: [{ x: 1, y: 2 }] }, 'extra.trajectories is not taken'],
+      [{ cfg_scale: 2 }, 'extra.cfg_scale must be between 0 and 1'],
+    ] as const) {
+      const response = await video(accessToken, { model: 'kling/kling-v2-1', prompt: 'refused', seedImageUrl: frame, extra });
+      expect(response.statusCode, JSON.stringify(extra)).toBe(400);
+      expect(json(response).error.message).toContain(message);
+    }
+    expect(await walletState(t, user.id)).toEqual(before);
+    expect(fake.requests.length).toBe(posts);
+    expect(json(await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: bearer(accessToken) })).items).toEqual([]);
+  });
+
+  it('charges the full price for a job cancelled once Kling has it (Kling cannot stop it), and refunds one still queued here', async () => {
+    const { accessToken, user } = await customer();
+    const before = await walletState(t, user.id);
+    const running = json(await video(accessToken, { model: 'kling/kling-v2-1-master', prompt: 'cancel after submit' }));
+    await t.services.media.runJob(running.jobId);
+    expect((await getJob(accessToken, running.jobId)).status).toBe('RUNNING');
+    const calls = fake.requests.length;
+    const canceled = await t.app.inject({ method: 'POST', url: `/v1/jobs/${running.jobId}/cancel`, headers: bearer(accessToken) });
+    expect(canceled.statusCode, canceled.body).toBe(200);
+    expect(json(canceled)).toMatchObject({ status: 'CANCELED', creditsConsumed: running.creditsReserved, errorMessage: expect.stringContaining('cannot stop it') });
+    expect(fake.requests.length).toBe(calls);
+    expect((await ledgerOf(t, running.jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -running.creditsReserved]]);
+    expect(await walletState(t, user.id)).toEqual({ balance: before.balance - running.creditsReserved, ledgerSum: before.ledgerSum - running.creditsReserved });
+    // Later steps find the job closed: nothing more is charged or refunded.
+    await t.services.media.pollJob(running.jobId);
+    expect((await walletState(t, user.id)).balance).toBe(before.balance - running.creditsReserved);
+
+    const queued = json(await video(accessToken, { model: 'kling/kling-v2-1-master', prompt: 'cancel before submit' }));
+    const refunded = await t.app.inject({ method: 'POST', url: `/v1/jobs/${queued.jobId}/cancel`, headers: bearer(accessToken) });
+    expect(json(refunded)).toMatchObject({ status: 'CANCELED', creditsConsumed: 0 });
+    await t.services.media.runJob(queued.jobId);
+    expect(fake.requests.some((r) => r.body?.prompt === 'cancel before submit')).toBe(false);
+    expect((await walletState(t, user.id)).balance).toBe(before.balance - running.creditsReserved);
   });
 });

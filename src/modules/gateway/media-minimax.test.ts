@@ -4,7 +4,7 @@ import { files } from '../../db/schema/files.js';
 import { jobs } from '../../db/schema/jobs.js';
 import { MINIMAX_KEYS, MINIMAX_SENSITIVE_WORD, startFakeMinimax, type MinimaxFake } from '../../../test/helpers/fakes/minimax.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
-import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
+import { ledgerOf, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { MAX_VIDEO_JOB_MS } from './video-job.js';
 
@@ -31,6 +31,8 @@ afterAll(async () => {
 async function customer() {
   const account = await signUp(t.app);
   await setBalance(t, account.user.id, 100_000_000);
+  // Room for several jobs at a time (the free plan runs one).
+  await setPlan(t, account.user.id, 'studio');
   return account;
 }
 const submit = async (token: string, payload: Record<string, unknown>) => {
@@ -109,5 +111,52 @@ describe('MiniMax video jobs', () => {
     expect(row).toMatchObject({ status: 'FAILED', errorCode: 'TIMEOUT', tokensConsumed: 0 });
     expect(fake.requests.length).toBe(reads);
     expect(await walletState(t, user.id)).toEqual(before);
+  });
+
+  it('reserves and charges 1080P at its own price (more than 768P), sending the resolution to MiniMax', async () => {
+    const { accessToken, user } = await customer();
+    const model = await t.services.catalog.resolveForGateway('minimax/hailuo-02');
+    const standard = await submit(accessToken, { prompt: 'standard clip', durationSeconds: 6 });
+    expect(standard.creditsReserved).toBe(await t.services.catalog.estimateTokens(model, { kind: 'video', seconds: 6 }));
+    const before = await walletState(t, user.id);
+    const sharp = await submit(accessToken, { prompt: 'sharp clip', durationSeconds: 6, extra: { resolution: '1080P' } });
+    expect(sharp.creditsReserved).toBe(await t.services.catalog.estimateTokens(model, { kind: 'video', seconds: 6 }, { second: 8.17 }));
+    expect(sharp.creditsReserved).toBeGreaterThan(standard.creditsReserved);
+    expect((await walletState(t, user.id)).balance).toBe(before.balance - sharp.creditsReserved);
+    await t.services.media.runJob(sharp.jobId);
+    expect(fake.requests.find((r) => r.method === 'POST' && r.body?.prompt === 'sharp clip')?.body).toMatchObject({ resolution: '1080P', duration: 6 });
+    for (let i = 0; i < 4; i++) await t.services.media.pollJob(sharp.jobId);
+    expect(await getJob(accessToken, sharp.jobId)).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: sharp.creditsReserved });
+    expect((await ledgerOf(t, sharp.jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -sharp.creditsReserved]]);
+    expect((await walletState(t, user.id)).balance).toBe(before.balance - sharp.creditsReserved);
+  });
+
+  it('refuses undeclared or unpriced extra keys with 400 before reserving anything', async () => {
+    const { accessToken, user } = await customer();
+    const before = await walletState(t, user.id);
+    const posts = fake.requests.length;
+    for (const [extra, message] of [
+      [{ foo: 1 }, 'extra.foo is not taken by model minimax/hailuo-02; it takes: resolution, prompt_optimizer, fast_pretreatment.'],
+      [{ callback_url: 'https://attacker.example/hook' }, 'extra.callback_url is not taken by model minimax/hailuo-02'],
+      [{ resolution: '512P' }, 'extra.resolution must be one of "768P", "1080P"'],
+      [{ prompt_optimizer: 'yes' }, 'extra.prompt_optimizer must be true or false'],
+    ] as const) {
+      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'minimax/hailuo-02', prompt: 'x', extra } });
+      expect(response.statusCode, JSON.stringify(extra)).toBe(400);
+      expect(json(response).error.message).toContain(message);
+    }
+    expect(await walletState(t, user.id)).toEqual(before);
+    expect(fake.requests.length).toBe(posts);
+  });
+
+  it('charges a job cancelled while MiniMax makes it (MiniMax cannot stop tasks); refunds none of it', async () => {
+    const { accessToken, user } = await customer();
+    const before = await walletState(t, user.id);
+    const { jobId, creditsReserved } = await submit(accessToken, { prompt: 'cancelled at MiniMax', durationSeconds: 6 });
+    await t.services.media.runJob(jobId);
+    const canceled = await t.app.inject({ method: 'POST', url: `/v1/jobs/${jobId}/cancel`, headers: bearer(accessToken) });
+    expect(json(canceled)).toMatchObject({ status: 'CANCELED', creditsConsumed: creditsReserved });
+    expect((await ledgerOf(t, jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -creditsReserved]]);
+    expect(await walletState(t, user.id)).toEqual({ balance: before.balance - creditsReserved, ledgerSum: before.ledgerSum - creditsReserved });
   });
 });

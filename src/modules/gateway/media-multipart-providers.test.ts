@@ -90,10 +90,14 @@ describe('Stability through the gateway', () => {
   it('makes music with Stable Audio and stores the MP3', async () => {
     const { accessToken, user } = await signUp(t.app);
     await setBalance(t, user.id, 10_000_000);
-    const response = await post(accessToken, '/v1/ai/audio', { model: 'stability/stable-audio-2.5', description: 'calm piano, 70 BPM', seed: 3, extra: { duration: 20 } });
+    // The model decides the length: extra.duration is not taken.
+    const refused = await post(accessToken, '/v1/ai/audio', { model: 'stability/stable-audio-2.5', description: 'calm piano', extra: { duration: 190 } });
+    expect(refused.statusCode).toBe(400);
+    expect(json(refused).error.message).toContain('extra.duration is not taken by model stability/stable-audio-2.5; it takes: output_format, steps, cfg_scale.');
+    const response = await post(accessToken, '/v1/ai/audio', { model: 'stability/stable-audio-2.5', description: 'calm piano, 70 BPM', seed: 3, extra: { steps: 6 } });
     expect(response.statusCode, response.body).toBe(200);
     expect(json(response).audio.mimeType).toBe('audio/mpeg');
-    expect(stability.generations().at(-1)).toMatchObject({ path: '/v2beta/audio/stable-audio-2/text-to-audio', body: { model: 'stable-audio-2.5', prompt: 'calm piano, 70 BPM', duration: '20', seed: '3' } });
+    expect(stability.generations().at(-1)).toMatchObject({ path: '/v2beta/audio/stable-audio-2/text-to-audio', body: { model: 'stable-audio-2.5', prompt: 'calm piano, 70 BPM', steps: '6', seed: '3' } });
     expect((await raw(json(response).audio.url)).type).toContain('audio/mpeg');
   });
 

@@ -15,7 +15,7 @@ const Prompt = Type.String({ minLength: 1, maxLength: MAX_PROMPT_CHARS, pattern:
 const SourceUrl = (description: string) => Type.String({ minLength: 1, maxLength: MAX_SOURCE_URL_CHARS, description });
 const Seed = Type.Integer({ minimum: 0, maximum: 4_294_967_295, description: 'For reproducible results' });
 const NegativePrompt = Type.String({ maxLength: MAX_PROMPT_CHARS, description: 'Omitted: a short default; "" for none' });
-const Extra = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { description: "Provider-specific keys merged into the upstream call (see the model's capabilities.extra)", maxProperties: 50 });
+const Extra = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { description: "Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price", maxProperties: 50 });
 const JobId = Type.String({ minLength: 1, maxLength: 64, description: 'One of your finished video jobs' });
 
 export const ImageBody = StrictObject({

@@ -3,6 +3,7 @@ import type { JobRow } from '../jobs/service.js';
 import { createAudioGateway } from './audio.js';
 import { createEnhanceImage } from './enhance-image.js';
 import { createImageGateway, MEDIA_RUN_QUEUE } from './image.js';
+import { createJobCanceller } from './job-cancel.js';
 import { asAppError, failJob, type MediaGatewayDeps } from './media-common.js';
 import { createVideoGateway } from './video.js';
 import { MEDIA_POLL_QUEUE } from './video-job.js';
@@ -27,9 +28,7 @@ export function createMediaGateway(deps: MediaGatewayDeps) {
   const audio = createAudioGateway(deps);
   const enhance = createEnhanceImage(deps, image);
 
-  jobs.onCancel(async (job) => {
-    if (job.kind !== 'IMAGE') await video.stopUpstream(job);
-  });
+  jobs.setCanceller(createJobCanceller(deps));
   // A step cut by a dead process runs again: a video the provider already took is polled, anything else runs anew.
   jobs.onResume(async (job, tx) => {
     await deps.queue.send(job.externalId ? MEDIA_POLL_QUEUE : MEDIA_RUN_QUEUE, { jobId: job.id }, { tx });

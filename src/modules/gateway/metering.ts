@@ -3,20 +3,22 @@ import type { Tx } from '../../platform/db/database.js';
 import type { AppError } from '../../platform/http/errors.js';
 import { metricsOrPrivate } from '../../platform/metrics/metrics.js';
 import type { GatewayModel } from '../catalog/service.js';
-import type { SweptReservation } from '../wallet/service.js';
+import type { SweptReservation, WalletService } from '../wallet/service.js';
 import { checkAccess, type Access } from './access.js';
 import { baseRecord, commonMetadata, isTimeout, latency } from './metering-records.js';
 import { reserveChecked, switchModel } from './metering-reserve.js';
 import { settleIn, settleNow } from './metering-settle.js';
 import { recordSwept } from './metering-swept.js';
+import { settleRetrying } from './settle-retry.js';
 import type { Metered, MeteringDeps, ModelRef, ReserveCall, SettleCall, Settled } from './metering-types.js';
 
 /**
  * The metering pipeline every gateway call goes through (see `MeteringDeps`): the API of the parts in
  * metering-reserve.ts, metering-settle.ts and metering-swept.ts, with the calls counter they share.
  */
-export function createMetering(deps: MeteringDeps) {
+export function createMetering(deps: MeteringDeps & { wallet: MeteringDeps['wallet'] & Pick<WalletService, 'reservation'> }) {
   const { wallet, usage } = deps;
+  const stillOpen = async (requestId: string) => ['OPEN', 'IN_FLIGHT'].includes((await wallet.reservation(requestId))?.status ?? '');
   const calls = metricsOrPrivate(deps.metrics).counter({
     name: 'storefront_gateway_calls_total',
     help: 'Metered gateway calls by provider, model, operation and outcome (success, partial, or the error code of a refunded call)',
@@ -62,9 +64,14 @@ export function createMetering(deps: MeteringDeps) {
 
     /**
      * Charges a delivered generation in ONE statement (the hot path), or the general way in one transaction when the
-     * shortcut does not cover it; exactly once by the request id either way (see metering-settle.ts).
+     * shortcut does not cover it; exactly once by the request id either way (see metering-settle.ts). Sent again for
+     * a few seconds when it lost its database connection and the reservation is still open (settle-retry.ts).
      */
-    settleNow: (m: Metered, call: SettleCall): Promise<Settled> => settleNow(deps, counted, m, call),
+    settleNow: (m: Metered, call: SettleCall): Promise<Settled> =>
+      settleRetrying(
+        () => settleNow(deps, counted, m, call),
+        () => stillOpen(m.requestId),
+      ),
 
     /** Charges a delivered generation inside `tx` (a job ends with it), exactly once by its request id. */
     settle: (tx: Tx, m: Metered, call: SettleCall): Promise<Settled> => settleIn(deps, counted, tx, m, call),

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { ProviderSettings } from '../../config.js';
 import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
+import { keyHintOf } from './account-view.js';
 import { createAnthropicAdapter } from './providers/anthropic.js';
 import { createLocalProvider } from './providers/local.js';
 import { createOpenAiAdapter } from './providers/openai.js';
-import type { ConnectGuard } from './providers/openai-http.js';
+import { KNOWN_MEDIA_PROVIDERS } from './providers/media/registry.js';
+import { createUpstreamHttp, type UpstreamHttp } from './providers/upstream-http.js';
 import type { ProviderAdapter } from './providers/types.js';
 
 /**
@@ -62,28 +64,33 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 const fingerprint = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /**
- * The outbound policy for the base URLs operators store through the admin API, checked again at every new connection
- * (the address checked when the URL was saved may have changed since). The built-in defaults and `<PREFIX>_BASE_URL`
- * are the operator's own configuration, trusted as they are: a self-hosted server on the private network is what
- * `<PREFIX>_BASE_URL` is for, and whoever sets the environment holds the keys already.
+ * The gateway's one outbound client: every adapter connects through it, and a connection to a base URL operators
+ * stored through the admin API passes the outbound policy whenever it is opened (the address checked when the URL was
+ * saved may have changed since). The built-in defaults (text and media) and `<PREFIX>_BASE_URL` are the operator's
+ * own configuration, trusted as they are: a self-hosted server on the private network is what `<PREFIX>_BASE_URL`
+ * is for, and whoever sets the environment holds the keys already.
  */
-export function connectGuardFor(settings: Record<string, ProviderSettings>, outbound: OutboundPolicy): ConnectGuard {
-  const configured = [...Object.values(KNOWN_PROVIDERS).map((known) => known.baseUrl), ...Object.values(settings).map((config) => config.baseUrl)];
+export function upstreamHttpFor(settings: Record<string, ProviderSettings>, outbound: OutboundPolicy): UpstreamHttp {
+  const configured = [
+    ...Object.values(KNOWN_PROVIDERS).map((known) => known.baseUrl),
+    ...Object.values(KNOWN_MEDIA_PROVIDERS).map((known) => known.baseUrl),
+    ...Object.values(settings).map((config) => config.baseUrl),
+  ];
   const trusted = new Set(configured.flatMap((baseUrl) => (baseUrl && URL.canParse(baseUrl) ? [new URL(baseUrl).origin] : [])));
-  return (url) => (trusted.has(url.origin) ? null : outbound.connectGuard(url));
+  return createUpstreamHttp((url) => (trusted.has(url.origin) ? null : outbound.connectGuard(url)));
 }
 
 /**
  * Builds the adapters and the configured accounts. `local` always has one built-in account; a known provider
  * gets one account per key in `<PREFIX>_API_KEY`; a keyless or unknown provider with `<PREFIX>_BASE_URL` gets one.
- * With `outbound`, OpenAI-compatible text calls to any other address pass the outbound policy when they connect.
+ * Text adapters call out through `http` (see `upstreamHttpFor`); without it, every address is trusted.
  */
 export function buildProviderRegistry(
   settings: Record<string, ProviderSettings>,
-  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number; mediaOnly?: Map<string, ProviderAdapter>; outbound?: OutboundPolicy } = {},
+  options: { localChunkDelayMs?: number; streamIdleTimeoutMs?: number; mediaOnly?: Map<string, ProviderAdapter>; http?: UpstreamHttp } = {},
 ): Map<string, ProviderEntry> {
   const registry = new Map<string, ProviderEntry>();
-  const connectGuard = options.outbound ? connectGuardFor(settings, options.outbound) : undefined;
+  const { http } = options;
   const mediaOnly = options.mediaOnly ?? new Map<string, ProviderAdapter>();
   const slugs = new Set([...Object.keys(KNOWN_PROVIDERS), ...mediaOnly.keys()]);
   // Unknown prefixes with a base URL are OpenAI-compatible servers; their slug is the lower-cased prefix.
@@ -104,8 +111,7 @@ export function buildProviderRegistry(
         providerSlug: slug,
         fingerprint: fingerprint(`${apiKey}`),
         apiKey,
-        // A key of parts (`<access key>:<secret key>`) is hinted by its public part, never its secret.
-        keyHint: apiKey.split(':')[0]!.slice(-4),
+        keyHint: keyHintOf(apiKey),
         baseUrl: config?.baseUrl ?? null,
         label: `${envPrefixOf(slug)}_API_KEY #${index + 1}`,
         monthlyBudgetCents: config?.monthlyBudgetCents ?? null,
@@ -127,7 +133,7 @@ export function buildProviderRegistry(
       providerSlug: slug,
       fingerprint: fingerprint(`${apiKey}`),
       apiKey,
-      keyHint: apiKey.slice(-4),
+      keyHint: keyHintOf(apiKey),
       baseUrl,
       label: `${envPrefixOf(slug)}_API_KEY #${index + 1}`,
       monthlyBudgetCents: config?.monthlyBudgetCents ?? null,
@@ -138,8 +144,8 @@ export function buildProviderRegistry(
     }
     const adapter =
       known.adapter === 'anthropic'
-        ? createAnthropicAdapter({ defaultBaseUrl: known.baseUrl, streamIdleTimeoutMs: options.streamIdleTimeoutMs })
-        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', tokenLimitParam: known.tokenLimitParam, streamIdleTimeoutMs: options.streamIdleTimeoutMs, connectGuard });
+        ? createAnthropicAdapter({ defaultBaseUrl: known.baseUrl, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http })
+        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', tokenLimitParam: known.tokenLimitParam, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http });
     registry.set(slug, { slug, adapter, accounts });
   }
   return registry;

@@ -21,7 +21,7 @@ import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { ChatMessage } from './providers/types.js';
-import { buildProviderRegistry } from './registry.js';
+import { buildProviderRegistry, upstreamHttpFor } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
 import type { LocalMediaOptions } from './providers/media/local-media.js';
 import { createFallbacks } from './fallbacks.js';
@@ -47,7 +47,7 @@ export interface GatewayServiceDeps {
   catalog: Pick<CatalogService, 'resolveForGateway' | 'estimateTokens' | 'priceUsage' | 'setProviderStatus' | 'snapshot' | 'getById' | 'getBySlug'>;
   subscriptions: Pick<SubscriptionsService, 'activeFor'>;
   plans: Pick<PlansService, 'isModelAllowed' | 'featuresOf'>;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'reservation' | 'grow'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'reservation' | 'grow' | 'sweepOne'>;
   usage: UsageService;
   library: LibraryService;
   /** Per-key budgets (the API keys module); without it keys have no budgets. */
@@ -113,11 +113,18 @@ const ENHANCE_ROUTE = 'POST /v1/ai/enhance/prompt';
 /** The AI gateway: the text routes, the upstream-account pool and the idempotency store. */
 export function createGatewayService(deps: GatewayServiceDeps) {
   const { db, clock, logger } = deps;
-  const media = buildMediaProviders(clock, deps.localMedia);
-  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly, outbound: deps.outbound });
+  // Every adapter, text and media, calls out through this one client (operators' base URLs checked at each connection).
+  const http = upstreamHttpFor(deps.providers, deps.outbound);
+  const media = buildMediaProviders(clock, deps.localMedia, http);
+  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly, http });
   const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics, secrets: deps.secrets, events: deps.events });
   const accounts = createUpstreamAccounts({ db, clock, pool, secrets: deps.secrets, catalog: deps.catalog, outbound: deps.outbound });
-  const idempotency = createIdempotencyStore({ db, clock, reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null });
+  const idempotency = createIdempotencyStore({
+    db,
+    clock,
+    reservationStatus: async (requestId) => (await deps.wallet.reservation(requestId))?.status ?? null,
+    sweepReservation: (requestId, options) => deps.wallet.sweepOne(requestId, options),
+  });
   const metering = createMetering({ ...deps, idempotency });
   const fallbacks = createFallbacks({ db, catalog: deps.catalog });
   const text = createTextGateway({ ...deps, pool, metering, fallbacks });

@@ -1,5 +1,5 @@
 import type { SseStream } from '../../platform/http/sse.js';
-import { streamErrorEvent } from './errors.js';
+import { chargePendingEvent, streamErrorEvent } from './errors.js';
 import { UpstreamError, type TextResult, type TextStream, type TextStreamEvent, type TokenUsage, type ToolCall } from './providers/types.js';
 import { fail, finalize } from './text-billing.js';
 import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
@@ -8,7 +8,9 @@ import { countAnswerTokens } from './tokens.js';
 /**
  * Sends the upstream stream to the client and bills it once it ends. A client that leaves does not stop the
  * metering: the answer is read to its end. A stream that breaks midway is billed for the text delivered so far (or
- * refunded when there is none) and ends with an `error` event; null then.
+ * refunded when there is none) and ends with an `error` event saying what was charged; null then. When the charge
+ * cannot be written (the database is away), the `error` event says the most the reservation will be charged when it
+ * is closed without this process: the progress last recorded on it.
  */
 export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: TextStream; accountId: string }, sse: SseStream): Promise<TextAnswer | null> {
   const { logger, pool } = deps;
@@ -24,20 +26,22 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   let finishReason = 'stop';
   let failure: unknown = null;
   let lastProgress = 0;
-  let pieces = 0;
   let progress: Promise<void> = Promise.resolve();
+  /** The most usage recorded on the reservation (or sent to be): what closing it without this process charges at most. */
+  let marked = 0;
   try {
     for await (const event of opened.value) {
       if (event.type === 'text' || event.type === 'tool_call') {
         if (event.type === 'text') text += event.delta;
         else addToolCallPiece(toolCalls, event);
-        pieces++;
         if (!clientGone) await sse.send(event);
-        // Record progress on the reservation, so a crash mid-stream is settled on what was produced.
-        if (pieces === 1 || performance.now() - lastProgress > 2000) {
+        // Record progress on the reservation, so a crash mid-stream is settled on what was produced (once something
+        // was: a stream that delivered nothing is refunded, whoever closes it).
+        const produced = text.length > 0 || toolCalls.length > 0;
+        if (produced && (lastProgress === 0 || performance.now() - lastProgress > 2000)) {
           lastProgress = performance.now();
           const sofar = countAnswerTokens(text, toolCalls);
-          progress = progress.then(() => reportProgress(deps, p, sofar));
+          progress = progress.then(() => reportProgress(deps, p, sofar, (tokens) => (marked = Math.max(marked, tokens))));
         }
       } else if (event.type === 'usage') reported = event.usage;
       else finishReason = event.finishReason;
@@ -50,17 +54,27 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   if (failure) {
     if (failure instanceof UpstreamError && failure.accountFailure) await pool.markFailure(p.model.providerSlug, opened.accountId, failure).catch(() => undefined);
     logger.warn({ requestId, err: failure }, 'upstream stream broke midway');
-    if (text.length === 0 && toolCalls.length === 0) {
-      await fail(deps, p, failure);
-    } else {
-      await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', delivered: true, extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } });
+    let chargedTokens = 0;
+    try {
+      if (text.length === 0 && toolCalls.length === 0) await fail(deps, p, failure);
+      else {
+        const partial = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', delivered: true, extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } });
+        chargedTokens = partial.usage.creditsConsumed;
+      }
+    } catch (err) {
+      return endUncharged(deps, p, sse, err, marked);
     }
-    await sse.send(streamErrorEvent(failure));
+    await sse.send(streamErrorEvent(failure, chargedTokens));
     sse.end();
     return null;
   }
 
-  const answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} });
+  let answer: TextAnswer;
+  try {
+    answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} });
+  } catch (err) {
+    return endUncharged(deps, p, sse, err, marked);
+  }
   await sse.send({ type: 'usage', usage: { inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens } });
   await sse.send({ type: 'finish', finishReason });
   sse.end();
@@ -78,10 +92,23 @@ function addToolCallPiece(calls: ToolCall[], event: Extract<TextStreamEvent, { t
 /** The calls in index order, without holes (an index the provider skipped). */
 const completeCalls = (calls: ToolCall[]): ToolCall[] => calls.filter((c): c is ToolCall => c !== undefined);
 
-async function reportProgress(deps: TextGatewayDeps, p: Prepared, outputTokens: number): Promise<void> {
+/**
+ * The charge could not be written (settle-retry.ts already tried again): the reservation is left open, and whoever
+ * closes it (the key's `giveUp`, a retry, the sweeper) charges the usage last recorded on it, at most `marked`.
+ */
+async function endUncharged(deps: TextGatewayDeps, p: Prepared, sse: SseStream, err: unknown, marked: number): Promise<null> {
+  deps.logger.error({ err, requestId: p.requestId, chargeAtMostTokens: marked }, 'charging a stream failed; its reservation is closed on its recorded progress');
+  await sse.send(chargePendingEvent(marked));
+  sse.end();
+  return null;
+}
+
+async function reportProgress(deps: TextGatewayDeps, p: Prepared, outputTokens: number, sending: (tokens: number) => void): Promise<void> {
   try {
     const sofar = await deps.catalog.priceUsage(p.model, { inputTokens: p.inputTokens, outputTokens });
-    await deps.wallet.markInFlight({ requestId: p.requestId, usedTokens: Math.min(sofar.tokens, p.reservedTokens) });
+    const usedTokens = Math.min(sofar.tokens, p.reservedTokens);
+    sending(usedTokens);
+    await deps.wallet.markInFlight({ requestId: p.requestId, usedTokens });
   } catch (err) {
     deps.logger.warn({ err, requestId: p.requestId }, 'recording stream progress failed');
   }

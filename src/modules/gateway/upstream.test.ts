@@ -122,7 +122,8 @@ describe('OpenAI-compatible provider through the gateway', () => {
     expect(response.statusCode).toBe(200);
     const events = parseSse(response.body);
     expect(events.filter((e) => e.type === 'text').map((e) => e.delta).join('')).toBe('alpha beta gamma ');
-    expect(events.at(-1)).toEqual({ type: 'error', error: { code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('middle of the answer') } });
+    const errorEvent = events.at(-1)!;
+    expect(errorEvent).toEqual({ type: 'error', error: { code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('middle of the answer'), chargedTokens: expect.any(Number) } });
     expect(events.some((e) => e.type === 'finish')).toBe(false);
 
     const after = await walletState(t, userId);
@@ -130,6 +131,9 @@ describe('OpenAI-compatible provider through the gateway', () => {
     expect(usage).toMatchObject({ status: 'PARTIAL', outputUnits: countTextTokens('alpha beta gamma ') });
     expect(before.balance - after.balance).toBe(usage!.tokensConsumed);
     expect(usage!.tokensConsumed).toBe(await priceOf('openai/gpt-4o-mini', usage!.inputUnits, countTextTokens('alpha beta gamma ')));
+    // The error event says what the ledger took.
+    expect(errorEvent.error.chargedTokens).toBe(usage!.tokensConsumed);
+    expect(errorEvent.error.message).toContain(`The text delivered so far was charged: ${usage!.tokensConsumed} tokens.`);
     expect(after.ledgerSum).toBe(after.balance);
     expect(await t.platform.db.$count(generations, eq(generations.requestId, usage!.requestId))).toBe(0);
   });
@@ -147,6 +151,7 @@ describe('OpenAI-compatible provider through the gateway', () => {
     const response = await ask({ model: 'openai/gpt-4o-mini', messages: conversation, stream: true });
     const events = parseSse(response.body);
     expect(events.map((e) => e.type)).toEqual(['error']);
+    expect(events[0]!.error).toMatchObject({ chargedTokens: 0, message: expect.stringContaining('Nothing was charged.') });
     expect(await walletState(t, userId)).toEqual(before);
     const [usage] = (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId))).slice(-1);
     expect(usage).toMatchObject({ status: 'FAILED', tokensConsumed: 0 });

@@ -4,7 +4,7 @@ import type { JobRow } from '../jobs/service.js';
 import { asAppError, failJob, keepOutput, refundFailed, requireCapability, settleDelivered, succeedJob, type MediaGatewayDeps } from './media-common.js';
 import { seedFrom } from './providers/media/local-media.js';
 import type { MediaAdapter, UpstreamCredential, VideoStatus, VideoSubmission } from './providers/media/media-types.js';
-import { JOB_LEASE_SECONDS, readStoredMedia, type VideoInput } from './video-common.js';
+import { JOB_LEASE_SECONDS, priceOptionsOf, readStoredMedia, type VideoInput } from './video-common.js';
 
 export const MEDIA_POLL_QUEUE = 'media.job-poll';
 /** A video job still unfinished this long after it started is failed (TIMEOUT) and refunded. */
@@ -87,6 +87,9 @@ export async function runVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise<
     return;
   }
   const input = job.input as unknown as VideoInput;
+  // Claimed before the provider is called: from now on a cancel finds the job being handed over (409) instead of
+  // refunding a task the provider may be making already.
+  if (!(await jobs.update(job.id, { startedAt: clock.now() }))) return;
   let submitted: { value: VideoSubmission; accountId: string };
   try {
     const model = await catalog.resolveForGateway(job.modelSlug);
@@ -174,7 +177,7 @@ export async function pollVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise
     return;
   }
   const seconds = finished.durationSeconds ?? input.durationSeconds;
-  const cost = await catalog.priceUsage(model, { seconds: input.durationSeconds }).catch(() => ({ providerCostCents: 0 }));
+  const cost = await catalog.priceUsage(model, { seconds: input.durationSeconds }, priceOptionsOf(input)).catch(() => ({ providerCostCents: 0 }));
   const videos = [{ url: kept.url, mimeType: kept.mimeType, durationSeconds: seconds }];
   await succeedJob(deps, job.id, async (tx) => {
     // The price was fixed at submit: the reservation is what the job costs.
@@ -194,11 +197,15 @@ export async function pollVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise
   });
 }
 
-/** Best effort: tells the provider to stop a task nobody wants any more. */
-export async function stopVideoUpstream(deps: MediaGatewayDeps, job: JobRow): Promise<void> {
-  if (!job.externalId || !job.providerAccountId) return;
+/**
+ * Tells the provider to stop a task nobody wants any more. True only when it confirmed the task stopped unbilled;
+ * false when its adapter cannot stop tasks (MiniMax, Kling, Google) or the account is gone.
+ */
+export async function stopVideoUpstream(deps: MediaGatewayDeps, job: JobRow): Promise<boolean> {
+  if (!job.externalId || !job.providerAccountId) return false;
   const model = await deps.catalog.resolveForGateway(job.modelSlug).catch(() => null);
   const adapter = model ? deps.adapters.get(model.providerSlug) : undefined;
   const credential = deps.pool.credentialById(job.providerAccountId);
-  if (adapter?.cancelVideo && credential) await adapter.cancelVideo(credential, job.externalId);
+  if (!adapter?.cancelVideo || !credential) return false;
+  return adapter.cancelVideo(credential, job.externalId);
 }

@@ -4,14 +4,17 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
-import { checkAccess } from './access.js';
+import { checkAccess, type Access } from './access.js';
 import { negativePromptOf, requireCapability, resolveMediaModel, type MediaGatewayDeps } from './media-common.js';
 import { wavDurationSeconds } from './providers/media/audio.js';
 import { VIDEO_ASPECT_RATIOS, type MediaAdapter, type MediaFile, type VideoAspectRatio } from './providers/media/media-types.js';
-import { checkControl, checkExtra, controlDefault } from './controls.js';
+import { checkControl, controlDefault } from './controls.js';
+import { checkExtra } from './extra.js';
 import { MEDIA_RUN_QUEUE } from './image.js';
-import { JOB_LEASE_SECONDS, readStoredMedia, type VideoInput, type VideoOp } from './video-common.js';
-import { pollVideoJob, runVideoJob, stopVideoUpstream } from './video-job.js';
+import { commitJobWithKey } from './job-key.js';
+import { admitJob } from './plan-limits.js';
+import { JOB_LEASE_SECONDS, priceOptionsOf, readStoredMedia, type VideoOp } from './video-common.js';
+import { pollVideoJob, runVideoJob } from './video-job.js';
 
 export interface VideoBody {
   model: string;
@@ -45,18 +48,18 @@ export interface ExtendBody {
 /** Video operations beyond plain generation, per adapter kind (the built-in provider renders them offline). */
 const VIDEO_OPERATIONS: Record<string, ReadonlySet<'lipSync' | 'extend'>> = { local: new Set(['lipSync', 'extend']) };
 
-export interface VideoHandle {
+export type VideoHandle = {
   jobId: string;
   status: 'QUEUED';
   creditsReserved: number;
-}
+};
 
 /**
  * The video routes (generate, lip-sync, extend): checks, the sources kept, the price reserved and the job queued. The
  * queued job runs in video-job.ts.
  */
 export function createVideoGateway(deps: MediaGatewayDeps) {
-  const { db, catalog, files, jobs, queue } = deps;
+  const { catalog, files, jobs, queue } = deps;
 
   async function keepSource(url: string, ownerId: string, accept: 'image' | 'audio' | 'video', what: string): Promise<string> {
     const source = await files.readSource(url, { accept: [accept], what, ...(accept === 'video' ? { maxBytes: 200 * 1024 * 1024, timeoutMs: 60_000 } : {}) });
@@ -85,11 +88,17 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     }
   }
 
-  /** Reserves the fixed price, stores the job and queues it in one transaction; 429 QUOTA_EXCEEDED leaves nothing behind. */
-  async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, subscriptionId: string, owner: VideoInput['owner'], input: VideoOp): Promise<VideoHandle> {
-    const tokens = await catalog.estimateTokens(model, { kind: 'video', seconds: input.durationSeconds });
+  /**
+   * Reserves the fixed price (with the priced options of `extra`), stores the job, queues it and answers its
+   * Idempotency-Key in one transaction; 429 QUOTA_EXCEEDED (the wallet, or the plan's concurrent jobs) leaves nothing behind.
+   */
+  async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, access: Access, input: VideoOp): Promise<VideoHandle> {
+    const { subscriptionId, owner } = access;
+    const tokens = await catalog.estimateTokens(model, { kind: 'video', seconds: input.durationSeconds }, priceOptionsOf(input));
     const jobId = meteredRequestId();
-    await db.transaction(async (tx) => {
+    const handle: VideoHandle = { jobId, status: 'QUEUED', creditsReserved: tokens };
+    return commitJobWithKey(deps, principal.userId, jobId, handle, async (tx) => {
+      await admitJob(jobs, tx, owner, access.limits);
       await jobs.create(
         {
           id: jobId,
@@ -109,7 +118,6 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
       // The job, its tokens and its queue message commit together: no job is left QUEUED with nothing to run it.
       await queue.send(MEDIA_RUN_QUEUE, { jobId }, { tx });
     });
-    return { jobId, status: 'QUEUED', creditsReserved: tokens };
   }
 
   const aspectOf = (model: GatewayModel, asked: VideoAspectRatio | undefined | null): VideoAspectRatio => {
@@ -129,11 +137,11 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
       for (const key of ['durationSeconds', 'aspectRatio', 'seedImageUrl', 'endImageUrl', 'seed'] as const) {
         if (body[key] !== undefined) checkControl(model, key, body[key]);
       }
-      if (body.extra) checkExtra(model, body.extra);
+      const priceOptions = body.extra ? checkExtra(model, adapter.extraKeys?.video, body.extra) : null;
       const access = await checkAccess(deps, principal, model);
       const seedImageUrl = body.seedImageUrl ? await keepSource(body.seedImageUrl, principal.userId, 'image', 'the start frame (seedImageUrl)') : null;
       const endImageUrl = body.endImageUrl ? await keepSource(body.endImageUrl, principal.userId, 'image', 'the end frame (endImageUrl)') : null;
-      return queueJob(principal, model, 'VIDEO', access.subscriptionId, access.owner, {
+      return queueJob(principal, model, 'VIDEO', access, {
         op: 'generate',
         prompt: body.prompt,
         durationSeconds: durationOf(model, body.durationSeconds),
@@ -143,6 +151,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         seedImageUrl,
         endImageUrl,
         extra: body.extra ?? {},
+        priceOptions,
       });
     },
 
@@ -166,7 +175,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         seconds = [...body.text!].length / 15;
       }
       const max = typeof (model.capabilities.controls.durationSeconds as { max?: unknown } | undefined)?.max === 'number' ? ((model.capabilities.controls.durationSeconds as { max: number }).max) : 10;
-      return queueJob(principal, model, 'LIP_SYNC', access.subscriptionId, access.owner, {
+      return queueJob(principal, model, 'LIP_SYNC', access, {
         op: 'lipSync',
         prompt: body.text ? `Lip-sync: ${body.text}` : 'Lip-sync to the supplied audio',
         durationSeconds: Math.min(max, Math.max(1, Math.ceil(seconds))),
@@ -186,7 +195,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
       const access = await checkAccess(deps, principal, model);
       const fromJob = body.jobId ? await videoOfJob(principal.userId, body.jobId) : null;
       const videoUrl = fromJob ? fromJob.url : await keepSource(body.videoUrl!, principal.userId, 'video', 'the video (videoUrl)');
-      return queueJob(principal, model, 'VIDEO_EXTEND', access.subscriptionId, access.owner, {
+      return queueJob(principal, model, 'VIDEO_EXTEND', access, {
         op: 'extend',
         prompt: body.prompt ?? (fromJob?.prompt ? `Continue: ${fromJob.prompt}` : 'Continue the scene'),
         durationSeconds: durationOf(model, body.durationSeconds),
@@ -200,9 +209,6 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
 
     /** The poll queue: asks the provider, stores progress, and on the result copies, settles and ends the job. */
     pollJob: (job: JobRow): Promise<void> => pollVideoJob(deps, job),
-
-    /** Best effort: tells the provider to stop a task nobody wants any more. */
-    stopUpstream: (job: JobRow): Promise<void> => stopVideoUpstream(deps, job),
   };
 }
 

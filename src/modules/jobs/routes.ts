@@ -59,7 +59,9 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<{ jobs: JobsService }> = asyn
       config: { auth: 'required', scope: 'jobs:write' },
       schema: {
         tags,
-        summary: 'Cancel a QUEUED or RUNNING job; the reserved credits are refunded. A finished job answers 409.',
+        summary: 'Cancel a QUEUED or RUNNING job',
+        description:
+          'Refunded in full while the provider has not got the job, or when it confirms it stopped the task unbilled. A job the provider is making and cannot stop (MiniMax, Kling, Google Veo, a running Runway task, a running image job) is charged its full price: the provider bills it. 409 for a finished job, and for a moment while the job is being handed to the provider.',
         params: JobIdParams,
         response: { 200: JobSchema, ...errorResponses(401, 403, 404, 409) },
       },

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { FINAL_JOB_STATUSES, jobs, type JobKind, type JobStatus } from '../../db/schema/jobs.js';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -8,9 +8,17 @@ import { conflict, notFound } from '../../platform/http/errors.js';
 import { newestFirstPage } from '../../platform/http/pagination.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { WalletService } from '../wallet/service.js';
+import { cancelJob, type JobCanceller } from './cancel.js';
 import { createJobLeases } from './leases.js';
 
+export type { CancelSettlement, JobCanceller } from './cancel.js';
+
 export type JobRow = typeof jobs.$inferSelect;
+/** Whose wallet a job is metered against (its `input.owner`): a workspace's when set, else the user's. */
+export interface JobOwner {
+  userId?: string | null;
+  workspaceId?: string | null;
+}
 export type NewJob = Omit<typeof jobs.$inferInsert, 'createdAt' | 'updatedAt' | 'status'>;
 
 /** The job as clients see it (GET /v1/jobs/:id, list items, stream events). */
@@ -85,7 +93,7 @@ export function createJobsService(deps: JobsServiceDeps) {
   const { db, clock, events, logger, wallet } = deps;
   const watchers = new Map<string, Set<() => void>>();
   let subscription: Promise<void> | null = null;
-  const cancelHandlers: Array<(job: JobRow) => Promise<void>> = [];
+  let canceller: JobCanceller | null = null;
   const leases = createJobLeases({ db, clock, logger, leaseSeconds: deps.stepLeaseSeconds, metrics: deps.metrics });
 
   function subscribeOnce(): Promise<void> {
@@ -102,6 +110,10 @@ export function createJobsService(deps: JobsServiceDeps) {
       });
     return subscription;
   }
+  // Changes announced while the listener was reconnecting were missed: every watcher reads its job again.
+  events.onReconnect(() => {
+    for (const callbacks of watchers.values()) for (const callback of callbacks) callback();
+  });
 
   async function ownJob(userId: string, id: string): Promise<JobRow> {
     if (!UUID.test(id)) throw notFound('No such job.');
@@ -173,37 +185,42 @@ export function createJobsService(deps: JobsServiceDeps) {
       return row ?? null;
     },
 
-    /** Registers work to do when a job is cancelled (e.g. stop the upstream task); runs after the refund committed. */
-    onCancel(handler: (job: JobRow) => Promise<void>): void {
-      cancelHandlers.push(handler);
+    /** Registers how cancellations are paid for (see `JobCanceller`); without one they are refunded in full. */
+    setCanceller(value: JobCanceller): void {
+      canceller = value;
     },
 
     /**
-     * Cancels an open job of the caller: the reservation is refunded in full (nothing was delivered) in the same
-     * transaction as the status change, so a job finishing at the same moment either settles or refunds, never both.
+     * Cancels an open job of the caller. A job its provider never got is refunded in full; one it got is refunded only
+     * when the provider confirms it stopped the task unbilled, and is otherwise charged (see cancel.ts).
      */
     async cancel(userId: string, id: string): Promise<JobView> {
-      await ownJob(userId, id);
-      const outcome = await db.transaction(async (tx) => {
-        const [row] = await tx.select().from(jobs).where(eq(jobs.id, id)).for('update');
-        if (!row || isFinal(row.status)) return { row: row!, canceled: false };
-        await wallet.release({ requestId: row.requestId, reason: 'Refunded: the job was cancelled' }, tx);
-        const now = clock.now();
-        const [updated] = await tx
-          .update(jobs)
-          .set({ status: 'CANCELED', errorCode: 'CANCELED', errorMessage: 'You cancelled this job; the reserved credits were refunded.', tokensConsumed: 0, updatedAt: now, finishedAt: now })
-          .where(eq(jobs.id, id))
-          .returning();
-        return { row: updated!, canceled: true };
-      });
+      const job = await ownJob(userId, id);
+      const outcome = isFinal(job.status) ? { row: job, canceled: false } : await cancelJob({ db, clock, logger, wallet }, canceller, job);
       if (!outcome.canceled) {
         throw conflict(`This job has already finished (${outcome.row.status}); only a QUEUED or RUNNING job can be cancelled.`, { status: outcome.row.status });
       }
       await announce(id);
-      for (const handler of cancelHandlers) {
-        await handler(outcome.row).catch((err: unknown) => logger.warn({ err, jobId: id }, 'stopping a cancelled job upstream failed'));
-      }
       return toJobView(outcome.row);
+    },
+
+    /**
+     * The owner's jobs QUEUED or RUNNING, inside the transaction that creates the next one: an advisory lock on the
+     * owner, held until `tx` ends, serialises the owner's job creations on every instance, so a count followed by an
+     * insert in the same transaction cannot be outrun by a parallel submit.
+     */
+    async openJobsLocked(tx: Tx, owner: JobOwner): Promise<number> {
+      const key = owner.workspaceId ? `workspace:${owner.workspaceId}` : `user:${owner.userId}`;
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`jobs:${key}`}))`);
+      const ownerIs = owner.workspaceId
+        ? sql`${jobs.input}->'owner'->>'workspaceId' = ${owner.workspaceId}`
+        : and(eq(jobs.userId, owner.userId!), sql`${jobs.input}->'owner'->>'userId' = ${owner.userId!}`);
+      const [row] = await tx
+        .select({ open: sql<number>`count(*)::int` })
+        .from(jobs)
+        // Spelled as the partial index jobs_open_idx is, so a prepared (generic) plan can use it.
+        .where(and(sql`${jobs.status} in ('QUEUED', 'RUNNING')`, ownerIs));
+      return Number(row?.open ?? 0);
     },
 
     /**

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isConnectionLost } from '../db/connection-lost.js';
 import { AppError } from './errors.js';
+import { drainOversizedBody } from './oversized-body.js';
 import { describeValidationErrors } from './validation-messages.js';
 
 interface Envelope {
@@ -42,6 +44,18 @@ export interface DescribedError {
   headers: Record<string, string>;
 }
 
+/**
+ * A request that lost a connection it needed (its database's, mostly; `connection-lost.ts` also takes a socket's reset
+ * or refusal): retried a moment later it usually succeeds, on another connection.
+ */
+const RETRY_AFTER_CONNECTION_LOST_SECONDS = 2;
+const connectionLost = (requestId: string) => ({
+  status: 503,
+  code: 'SERVICE_UNAVAILABLE',
+  message: `The service lost its connection to its database (or another service it needs) while answering. Retry in ${RETRY_AFTER_CONNECTION_LOST_SECONDS} seconds; a metered call retried with the same Idempotency-Key is never charged twice.`,
+  details: { retryable: true, requestId },
+});
+
 export function describeError(error: FastifyError | AppError, request: FastifyRequest): DescribedError {
   const plain = (status: number, code: string, message: string, details: unknown = null): DescribedError => ({ status, code, message, details, headers: {} });
   if (error instanceof AppError) {
@@ -56,6 +70,10 @@ export function describeError(error: FastifyError | AppError, request: FastifyRe
   if (known) return plain(known.status, known.code, known.message);
   if (error.statusCode === 429) return plain(429, 'RATE_LIMITED', 'Too many requests. Slow down and try again shortly.');
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return plain(error.statusCode, 'BAD_REQUEST', error.message);
+  if (isConnectionLost(error)) {
+    request.log.warn({ err: error }, 'a connection was lost during the request');
+    return { ...connectionLost(request.id), headers: { 'retry-after': String(RETRY_AFTER_CONNECTION_LOST_SECONDS) } };
+  }
   request.log.error({ err: error }, 'unhandled error');
   return plain(500, 'INTERNAL', 'Something went wrong on our side. Try again; if it keeps happening, contact support.', { requestId: request.id });
 }
@@ -68,6 +86,7 @@ const spec = (e: DescribedError): unknown => envelope(e.code, e.message, e.detai
  */
 export function registerErrorHandling(app: FastifyInstance, render: (error: DescribedError) => unknown = spec): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    if ('code' in error && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainOversizedBody(request, reply);
     const described = describeError(error, request);
     return reply.code(described.status).headers(described.headers).send(render(described));
   });

@@ -1,21 +1,24 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { Metrics } from '../metrics/metrics.js';
 import { AppError } from './errors.js';
+import { redisWithLocalFallback } from './rate-limit-store.js';
 
 const UNLIMITED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** The global per-IP limit; kept in Redis when available so it holds across instances. */
-export async function registerRateLimit(app: FastifyInstance, options: { perMinute: number; redis: Redis | null }): Promise<void> {
+/**
+ * The global per-IP limit; kept in Redis when available so it holds across instances, and counted by each instance
+ * alone while Redis does not answer (rate-limit-store.ts), so limits never stop applying.
+ */
+export async function registerRateLimit(app: FastifyInstance, options: { perMinute: number; redis: Redis | null; metrics: Metrics }): Promise<void> {
   await app.register(rateLimit, {
     global: true,
     max: options.perMinute,
     timeWindow: 60_000,
     keyGenerator: (request) => request.ip,
     allowList: (request) => UNLIMITED_PATHS.has(request.url.split('?')[0] ?? ''),
-    ...(options.redis ? { redis: options.redis, nameSpace: 'storefront:ratelimit:' } : {}),
-    // A Redis outage must not take the API down with it.
-    skipOnError: true,
+    ...(options.redis ? { store: redisWithLocalFallback(options.redis, { nameSpace: 'storefront:ratelimit:', logger: app.log, metrics: options.metrics }) } : {}),
     errorResponseBuilder: (_request, context) => {
       const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
       return new AppError(429, 'RATE_LIMITED', `Too many requests from your address. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, {
@@ -28,7 +31,7 @@ export async function registerRateLimit(app: FastifyInstance, options: { perMinu
 
 /**
  * A per-credential limit on top of the per-IP one (an API key's `rateLimit.requestsPerMinute`), counted in
- * the same store (Redis when available, so it holds across instances). `limitOf` names the bucket and its limit, or
+ * the same store (Redis when available, so it holds across instances; per instance while Redis is away). `limitOf` names the bucket and its limit, or
  * null for a request it does not cover (nothing is counted then).
  */
 export function registerCredentialRateLimit(app: FastifyInstance, limitOf: (request: FastifyRequest) => { key: string; perMinute: number } | null): void {

@@ -210,6 +210,9 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
   });
 }
 
+/** The Veo parameters the Gemini API knows (`seed` and `generateAudio` are Vertex AI's: refused below with their own message). */
+const VEO_PARAMETERS = ['aspectRatio', 'durationSeconds', 'negativePrompt', 'personGeneration', 'resolution', 'sampleCount', 'seed', 'generateAudio'];
+
 /** Google's checks of a Veo submission on the Gemini API; the refusal message, or null when it is accepted. */
 function checkVeo(model: string, body: any): string | null {
   const instance = body.instances?.[0];
@@ -223,6 +226,9 @@ function checkVeo(model: string, body: any): string | null {
   if (parameters.durationSeconds !== undefined && !VEO_DURATIONS[model]!.includes(parameters.durationSeconds)) {
     return `The number value for \`durationSeconds\` is out of bound. Please provide a value between ${VEO_DURATIONS[model]![0]} and ${VEO_DURATIONS[model]!.at(-1)}, inclusive.`;
   }
+  const unknown = Object.keys(parameters).find((key) => !VEO_PARAMETERS.includes(key));
+  if (unknown) return `\`${unknown}\` isn't supported by this model. Please remove it and try again.`;
+  if (parameters.sampleCount !== undefined && !(Number.isInteger(parameters.sampleCount) && parameters.sampleCount >= 1 && parameters.sampleCount <= 4)) return 'sampleCount must be between 1 and 4.';
   if (parameters.seed !== undefined) return "`seed` isn't supported by this model. Please remove it and try again.";
   if (parameters.generateAudio !== undefined) return "`generateAudio` isn't supported by this model. Please remove it and try again.";
   if (parameters.resolution !== undefined && (model.startsWith('veo-2') || !['720p', '1080p'].includes(parameters.resolution))) return `\`resolution\` ${parameters.resolution} isn't supported by this model.`;

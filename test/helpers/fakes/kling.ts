@@ -99,6 +99,7 @@ function invalidParam(endpoint: KlingTask['endpoint'], body: Record<string, any>
     if (body.dynamic_masks !== undefined && !Array.isArray(body.dynamic_masks)) return 'dynamic_masks must be an array';
     if (body.image_tail !== undefined && body.model_name === 'kling-v2-1' && body.mode !== 'pro') return 'image_tail is supported in pro mode only';
   } else if (body.image !== undefined || body.image_tail !== undefined) return 'image is not a parameter of text2video';
+  else if (body.static_mask !== undefined || body.dynamic_masks !== undefined) return 'static_mask and dynamic_masks are parameters of image2video';
   return null;
 }
 

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { anthropicRequestBody, finishReasonOf, fromAnthropicMessage, usageOf, type AnthropicUsage } from './anthropic-messages.js';
 import { guardStream } from './stream-guard.js';
 import { UpstreamError, classifyStatus, type ProviderAdapter, type TextParameter, type TextStreamEvent, type UpstreamCredential } from './types.js';
+import { connectRefusal, directUpstreamHttp, redirectError, type UpstreamHttp } from './upstream-http.js';
 
 export { toAnthropicMessages } from './anthropic-messages.js';
 
@@ -9,6 +10,8 @@ export { toAnthropicMessages } from './anthropic-messages.js';
 export interface AnthropicAdapterOptions {
   defaultBaseUrl?: string;
   streamIdleTimeoutMs?: number;
+  /** The gateway's outbound client, which checks each new connection (`registry.ts` decides which origins). */
+  http?: UpstreamHttp;
 }
 
 /**
@@ -23,6 +26,7 @@ const ANTHROPIC_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): ProviderAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? 'https://api.anthropic.com';
+  const http = options.http ?? directUpstreamHttp;
   const clients = new Map<string, Anthropic>();
 
   const clientFor = async (credential: UpstreamCredential): Promise<Anthropic> => {
@@ -31,7 +35,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
     let client = clients.get(key);
     if (!client) {
       const AnthropicClient = anthropicSdk ?? (await loadAnthropicSdk());
-      client = clients.get(key) ?? new AnthropicClient({ apiKey: credential.apiKey ?? '', baseURL, maxRetries: 0, timeout: credential.timeoutMs });
+      client = clients.get(key) ?? new AnthropicClient({ apiKey: credential.apiKey ?? '', baseURL, maxRetries: 0, timeout: credential.timeoutMs, fetch: http.fetch });
       clients.set(key, client);
     }
     return client;
@@ -159,7 +163,7 @@ export function mapAnthropicError(err: unknown, model: string): UpstreamError {
 function mapSdkError(AnthropicClient: typeof Anthropic, err: unknown, model: string): UpstreamError | null {
   if (err instanceof AnthropicClient.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
   if (err instanceof AnthropicClient.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
-  if (err instanceof AnthropicClient.APIConnectionError) return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
+  if (err instanceof AnthropicClient.APIConnectionError) return connectRefusal(err) ?? new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
   if (err instanceof AnthropicClient.APIError) {
     const body = (err.error ?? {}) as { error?: { type?: unknown; message?: unknown } };
     const message = typeof body.error?.message === 'string' && body.error.message ? body.error.message : err.message;
@@ -170,6 +174,8 @@ function mapSdkError(AnthropicClient: typeof Anthropic, err: unknown, model: str
       return new UpstreamError(kind, message, null, type ?? 'stream_error');
     }
     const status = err.status as number; // the SDK types it loosely; a response error always has one
+    // The outbound client never follows a redirect: the SDK sees it as it came.
+    if (status >= 300 && status < 400) return redirectError(status, err.headers instanceof Headers ? err.headers.get('location') : null);
     return new UpstreamError(classifyStatus(status, type, message, model), message, status, type ?? `http_${status}`);
   }
   return null;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderSettings } from '../../../config.js';
 import { classifyAddress } from '../../../platform/net/address-policy.js';
 import { createOutboundPolicy, type OutboundPolicySettings } from '../../../platform/net/outbound-policy.js';
-import { buildProviderRegistry } from '../registry.js';
+import { buildProviderRegistry, upstreamHttpFor } from '../registry.js';
 import { UpstreamError, type UpstreamCredential } from './types.js';
 
 /**
@@ -31,7 +31,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const settings = (baseUrl: string): Record<string, ProviderSettings> => ({ OPENAI: { apiKeys: ['sk-env-key-0001'], baseUrl, monthlyBudgetCents: null, timeoutMs: null } });
 const openAiWith = (policy: OutboundPolicySettings, envBaseUrl = `http://127.0.0.1:${port}/v1`) =>
-  buildProviderRegistry(settings(envBaseUrl), { outbound: createOutboundPolicy(policy) }).get('openai')!;
+  buildProviderRegistry(settings(envBaseUrl), { http: upstreamHttpFor(settings(envBaseUrl), createOutboundPolicy(policy)) }).get('openai')!;
 const credential = (baseUrl: string | null, apiKey = 'sk-operator-key-0002'): UpstreamCredential => ({ accountId: 'a1', providerSlug: 'openai', apiKey, baseUrl, timeoutMs: 5_000 });
 const request = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'hello' }], maxTokens: 16 };
 

@@ -1,17 +1,15 @@
 import { EventEmitter } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
-import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { createRequire } from 'node:module';
-import type * as Undici from 'undici';
 import type { Dispatcher, Pool } from 'undici';
-import { FetchError } from '../../../platform/net/outbound-policy.js';
 import { UpstreamError, classifyStatus } from './types.js';
+import { connectRefusal, directUpstreamHttp, redirectError, type UpstreamHttp } from './upstream-http.js';
 
 /**
  * A lean HTTP client for OpenAI-compatible APIs on undici, for the text hot path (the `openai` SDK's fetch, web
- * streams and header objects cost about 1 ms of CPU per call). One keep-alive pool per origin and no retries: the
- * account pool fails over itself. It does what the SDK did for us: time limits, cancelling, error bodies, SSE.
+ * streams and header objects cost about 1 ms of CPU per call). One keep-alive pool per origin, from the gateway's
+ * outbound client (`upstream-http.ts`, which checks each new connection), and no retries: the account pool fails
+ * over itself. It does what the SDK did for us: time limits, cancelling, error bodies, SSE.
  */
 
 export interface CallOptions {
@@ -33,31 +31,6 @@ export interface OpenAiEventStream {
 const DEFAULT_CONNECTIONS_PER_ORIGIN = 1024;
 const USER_AGENT = 'Storefront-Gateway/1.0';
 
-/**
- * The outbound policy for a base URL, applied when a connection is made (null: an address the operator configured,
- * trusted as it is). Its `lookup` resolves and refuses at every new connection, so a name re-pointed after the URL was
- * saved is refused then; calls on open keep-alive connections pay nothing. Throws `FetchError` to refuse at once.
- */
-export type ConnectGuard = (url: URL) => { lookup: LookupFunction } | null;
-
-const pools = new Map<string, Pool>();
-
-// Loaded with the first pool (~5 MB of heap): a service whose text models are all built in never needs it.
-let undici: typeof Undici | undefined;
-const loadUndici = (): typeof Undici => (undici ??= createRequire(import.meta.url)('undici') as typeof Undici);
-
-function poolFor(origin: string, connections: number, connect: { lookup: LookupFunction } | null): Pool {
-  const key = `${connections} ${connect ? 'guarded ' : ''}${origin}`;
-  let pool = pools.get(key);
-  if (!pool) {
-    // Our own timer bounds the wait for headers (an account may allow up to an hour); undici's bodyTimeout stays as
-    // a backstop against a body that never ends.
-    pool = new (loadUndici().Pool)(origin, { connections, headersTimeout: 0, ...(connect ? { connect } : {}) });
-    pools.set(key, pool);
-  }
-  return pool;
-}
-
 /** One account's way in: a base URL (possibly with a path prefix, http or https) and its key. */
 export class OpenAiEndpoint {
   private readonly pool: Pool;
@@ -66,20 +39,14 @@ export class OpenAiEndpoint {
   private readonly getHeaders: Record<string, string>;
   private readonly postHeaders: Record<string, string>;
 
-  constructor(baseUrl: string, apiKey: string, connections = DEFAULT_CONNECTIONS_PER_ORIGIN, guard?: ConnectGuard) {
+  constructor(baseUrl: string, apiKey: string, connections = DEFAULT_CONNECTIONS_PER_ORIGIN, http: UpstreamHttp = directUpstreamHttp) {
     let url: URL;
     try {
       url = new URL(baseUrl);
     } catch {
       throw new UpstreamError('network', `The provider's base URL is not a valid URL: ${baseUrl}`, null, 'connection_error');
     }
-    let connect: { lookup: LookupFunction } | null;
-    try {
-      connect = guard ? guard(url) : null;
-    } catch (err) {
-      throw connectionError(err);
-    }
-    this.pool = poolFor(url.origin, connections, connect);
+    this.pool = http.pool(url.origin, connections);
     this.pathPrefix = url.pathname.replace(/\/+$/, '');
     this.query = url.search;
     this.getHeaders = { authorization: `Bearer ${apiKey}`, accept: 'application/json', 'user-agent': USER_AGENT };
@@ -305,10 +272,7 @@ const GOOGLE_KEY_REFUSAL = /API key (not valid|not found|expired)/i;
 const snippet = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
 
 export function statusError(status: number, text: string, model: string, location?: string | string[]): UpstreamError {
-  if (status >= 300 && status < 400) {
-    const target = typeof location === 'string' ? ` to ${location}` : '';
-    return new UpstreamError('server', `The provider redirected the call${target} (HTTP ${status}); the account's base URL should be the final address.`, status, `http_${status}`);
-  }
+  if (status >= 300 && status < 400) return redirectError(status, typeof location === 'string' ? location : null);
   const fields = errorFields(tryJson(text));
   const body = snippet(text);
   const message = fields.message ?? (body ? `The provider answered HTTP ${status}: ${body}` : `The provider answered HTTP ${status} with no error message.`);
@@ -326,11 +290,9 @@ function streamedError(error: unknown): UpstreamError {
 }
 
 function connectionError(err: unknown): UpstreamError {
-  if (err instanceof FetchError) {
-    // The outbound policy refused the account's address (or could not resolve it).
-    const refused = err.reason === 'ADDRESS_NOT_ALLOWED' || err.reason === 'PROTOCOL_NOT_ALLOWED' || err.reason === 'INVALID_URL';
-    return new UpstreamError('network', `The provider's base URL cannot be used: ${err.message}`, null, refused ? 'address_not_allowed' : 'connection_error');
-  }
+  // The outbound policy refused the account's address (or could not resolve it).
+  const refused = connectRefusal(err);
+  if (refused) return refused;
   const code = (err as { code?: unknown } | null)?.code;
   // The pool's bodyTimeout backstop.
   if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');

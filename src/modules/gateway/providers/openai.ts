@@ -1,9 +1,10 @@
 import type OpenAI from 'openai';
 import type * as OpenAiSdk from 'openai';
-import { OpenAiEndpoint, type ConnectGuard } from './openai-http.js';
+import { OpenAiEndpoint } from './openai-http.js';
 import { embedThrough } from './openai-embed.js';
 import { OPENAI_PARAMETERS, toToolCalls, toUsage, toolCallEvents, wireMessage, wireOptions, type WireChunk, type WireCompletion } from './openai-chat.js';
 import { guardStream } from './stream-guard.js';
+import { directUpstreamHttp, type UpstreamHttp } from './upstream-http.js';
 import {
   UpstreamError,
   classifyStatus,
@@ -31,8 +32,8 @@ export interface OpenAiAdapterOptions {
   streamIdleTimeoutMs?: number;
   /** Connections kept per upstream origin (default 1024). */
   connectionsPerOrigin?: number;
-  /** The outbound policy for account base URLs, applied at connection time (`registry.ts` decides which). */
-  connectGuard?: ConnectGuard;
+  /** The gateway's outbound client, which checks each new connection (`registry.ts` decides which origins). */
+  http?: UpstreamHttp;
 }
 
 /** Servers without authentication (a local Ollama) get a placeholder key: the SDK needs one, and so do some servers. */
@@ -46,7 +47,7 @@ let openAiSdk: typeof OpenAiSdk | undefined;
 export const loadOpenAiSdk = async (): Promise<typeof OpenAiSdk> => (openAiSdk ??= await import('openai'));
 
 /** One SDK client per upstream account (and base URL and timeout), made on first use and kept (media only). */
-export function openAiClients(defaultBaseUrl: string | undefined): (credential: UpstreamCredential) => Promise<OpenAI> {
+export function openAiClients(defaultBaseUrl: string | undefined, http: UpstreamHttp = directUpstreamHttp): (credential: UpstreamCredential) => Promise<OpenAI> {
   const clients = new Map<string, OpenAI>();
   return async (credential) => {
     const baseURL = credential.baseUrl ?? defaultBaseUrl;
@@ -55,7 +56,7 @@ export function openAiClients(defaultBaseUrl: string | undefined): (credential: 
     if (!client) {
       const { default: OpenAiClient } = openAiSdk ?? (await loadOpenAiSdk());
       // The pool fails over across accounts itself, so the SDK must not retry on its own.
-      client = clients.get(key) ?? new OpenAiClient({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs });
+      client = clients.get(key) ?? new OpenAiClient({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs, fetch: http.fetch });
       clients.set(key, client);
     }
     return client;
@@ -72,7 +73,7 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     const key = `${baseUrl}\u0000${apiKey}`;
     let endpoint = endpoints.get(key);
     if (!endpoint) {
-      endpoint = new OpenAiEndpoint(baseUrl, apiKey, options.connectionsPerOrigin, options.connectGuard);
+      endpoint = new OpenAiEndpoint(baseUrl, apiKey, options.connectionsPerOrigin, options.http);
       endpoints.set(key, endpoint);
     }
     return endpoint;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { callUpstream, httpError, jsonOf, type UpstreamResponse } from './http.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
 import type { ImageRequest, MediaAdapter } from './media-types.js';
 import { imageSizeRule, snapImageSize, type SizeRule } from './sizes.js';
 
@@ -23,6 +24,8 @@ export const BFL_DEFAULT_POLL_INTERVAL_MS = 500;
 
 export interface BflOptions {
   defaultBaseUrl?: string;
+  /** The gateway's outbound client (default: every address trusted). */
+  http?: UpstreamHttp;
   /** Wait between two reads of a pending task (0 in tests). */
   pollIntervalMs?: number;
   /** BFL's moderation tolerance, 0 (strict) to 6; BFL's default is 2. */
@@ -104,6 +107,7 @@ const MODERATED: Record<string, string> = {
 
 export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? BFL_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const pollIntervalMs = options.pollIntervalMs ?? BFL_DEFAULT_POLL_INTERVAL_MS;
   const safetyTolerance = options.safetyTolerance ?? 2;
   const baseOf = (credential: UpstreamCredential) => (credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '');
@@ -119,7 +123,7 @@ export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
         new UpstreamError('timeout', `BFL did not finish the image within ${Math.round(credential.timeoutMs / 100) / 10} s.`, null, 'timeout');
       const base = baseOf(credential);
       const { body, width, height } = bflTask(request, safetyTolerance);
-      const submitted = await callUpstream(`${base}/v1/${encodeURIComponent(request.model)}`, { method: 'POST', headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const submitted = await callUpstream(http, `${base}/v1/${encodeURIComponent(request.model)}`, { method: 'POST', headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal: request.signal });
       if (submitted.status < 200 || submitted.status >= 300) throw httpError(submitted, errorOf(submitted), request.model);
       const task = jsonOf(submitted) as { id?: unknown; polling_url?: unknown } | null;
       if (typeof task?.id !== 'string' || !task.id) throw new UpstreamError('server', 'BFL accepted the image task but sent no task id.', submitted.status, 'malformed_response');
@@ -128,7 +132,7 @@ export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
       for (;;) {
         const left = deadline - Date.now();
         if (left <= 0) throw timedOut();
-        const response = await callUpstream(pollingUrl, { method: 'GET', headers: headers(credential), timeoutMs: left, signal: request.signal });
+        const response = await callUpstream(http, pollingUrl, { method: 'GET', headers: headers(credential), timeoutMs: left, signal: request.signal });
         const result = jsonOf(response) as { status?: unknown; result?: { sample?: unknown } | null } | null;
         if (result?.status === 'Task not found') throw new UpstreamError('server', `BFL no longer knows the image task ${task.id}.`, response.status, 'task_not_found');
         if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), request.model);
@@ -160,7 +164,7 @@ export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(`${baseOf(credential)}/v1/credits`, { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, `${baseOf(credential)}/v1/credits`, { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

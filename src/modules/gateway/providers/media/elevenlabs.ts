@@ -2,7 +2,8 @@ import { UpstreamError, classifyStatus, type UpstreamCredential } from '../types
 import { pcm16ToWav, wavDurationSeconds } from './audio.js';
 import { mediaTypeOf } from './download.js';
 import { callUpstream, jsonOf, mergeExtra, type UpstreamResponse } from './http.js';
-import type { MediaAdapter } from './media-types.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
+import type { ExtraKeys, MediaAdapter } from './media-types.js';
 
 /**
  * ElevenLabs (https://elevenlabs.io/docs/api-reference): text to speech with `POST /v1/text-to-speech/{voice_id}`
@@ -19,6 +20,14 @@ const MUSIC_FORMAT = 'mp3_44100_128';
 
 /** Voice settings ElevenLabs takes under `voice_settings` (sent when given in `extra`). */
 const VOICE_SETTINGS = ['stability', 'similarity_boost', 'style', 'use_speaker_boost', 'speed'] as const;
+
+/** The `extra` keys of speech (voice settings; `speed` is the request's own field). Music takes none. */
+export const ELEVENLABS_SPEECH_EXTRA: ExtraKeys = {
+  stability: { type: 'number', min: 0, max: 1 },
+  similarity_boost: { type: 'number', min: 0, max: 1 },
+  style: { type: 'number', min: 0, max: 1 },
+  use_speaker_boost: { type: 'boolean' },
+};
 
 /**
  * ElevenLabs errors are `{ "detail": { "status" | "code", "message", ... } }`, a validation list
@@ -52,14 +61,16 @@ function elevenLabsError(response: UpstreamResponse, model: string): UpstreamErr
   return new UpstreamError(kind, message, response.status, code ?? `http_${response.status}`);
 }
 
-export function createElevenLabsAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
+export function createElevenLabsAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? ELEVENLABS_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
   const headers = (credential: UpstreamCredential, accept: string) => ({ 'xi-api-key': credential.apiKey ?? '', accept });
 
   return {
     kind: 'elevenlabs',
     needsCredential: true,
+    extraKeys: { speech: ELEVENLABS_SPEECH_EXTRA },
 
     async generateSpeech(credential, request) {
       const voice = request.voice?.trim() || ELEVENLABS_DEFAULT_VOICE;
@@ -71,7 +82,7 @@ export function createElevenLabsAdapter(options: { defaultBaseUrl?: string } = {
       }
       if (request.speed !== undefined && request.speed !== null) settings.speed = request.speed;
       const body = mergeExtra(extra, { text: request.text, model_id: request.model, voice_settings: Object.keys(settings).length > 0 ? settings : undefined });
-      const response = await callUpstream(urlOf(credential, `/v1/text-to-speech/${encodeURIComponent(voice)}?output_format=${SPEECH_FORMAT}`), {
+      const response = await callUpstream(http, urlOf(credential, `/v1/text-to-speech/${encodeURIComponent(voice)}?output_format=${SPEECH_FORMAT}`), {
         method: 'POST',
         headers: headers(credential, 'audio/*, application/octet-stream'),
         body,
@@ -93,7 +104,7 @@ export function createElevenLabsAdapter(options: { defaultBaseUrl?: string } = {
 
     async generateMusic(credential, request) {
       const body = mergeExtra(request.extra, { prompt: request.description, model_id: request.model, seed: request.seed ?? undefined });
-      const response = await callUpstream(urlOf(credential, `/v1/music?output_format=${MUSIC_FORMAT}`), {
+      const response = await callUpstream(http, urlOf(credential, `/v1/music?output_format=${MUSIC_FORMAT}`), {
         method: 'POST',
         headers: headers(credential, 'audio/*, application/octet-stream'),
         body,
@@ -107,7 +118,7 @@ export function createElevenLabsAdapter(options: { defaultBaseUrl?: string } = {
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(urlOf(credential, '/v1/models'), { method: 'GET', headers: headers(credential, 'application/json'), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/models'), { method: 'GET', headers: headers(credential, 'application/json'), timeoutMs: credential.timeoutMs });
       if (response.status < 200 || response.status >= 300) throw elevenLabsError(response, '');
     },
   };

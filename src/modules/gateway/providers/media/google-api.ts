@@ -1,5 +1,6 @@
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { callUpstream, httpError, jsonOf, type UpstreamRequest, type UpstreamResponse } from './http.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
 
 /**
  * What the Google media adapters share: the native Gemini API root of an account, keyed calls
@@ -25,14 +26,17 @@ export interface GoogleClient {
   /** A keyed call to `path` (`/v1beta/...`) under the account's native root. */
   call(credential: UpstreamCredential, method: UpstreamRequest['method'], path: string, body?: unknown, signal?: AbortSignal): Promise<UpstreamResponse>;
   root(credential: UpstreamCredential): string;
+  /** The gateway's outbound client, for calls `call` does not make. */
+  http: UpstreamHttp;
 }
 
-export function googleClient(defaultRoot: string): GoogleClient {
+export function googleClient(defaultRoot: string, http: UpstreamHttp = directUpstreamHttp): GoogleClient {
   const root = (credential: UpstreamCredential) => googleRoot(credential.baseUrl, defaultRoot);
   return {
     root,
+    http,
     call: (credential, method, path, body, signal) =>
-      callUpstream(`${root(credential)}${path}`, {
+      callUpstream(http, `${root(credential)}${path}`, {
         method,
         headers: { 'x-goog-api-key': credential.apiKey ?? '', accept: 'application/json' },
         body,

@@ -1,7 +1,8 @@
 import { GOOGLE_DEFAULT_ROOT, googleClient, googleError, isOk } from './google-api.js';
+import type { UpstreamHttp } from '../upstream-http.js';
 import { generateGeminiImage, generateImagen, isImagen } from './google-images.js';
 import { pollVeo, submitVeo } from './google-veo.js';
-import type { MediaAdapter } from './media-types.js';
+import type { ExtraKeys, MediaAdapter } from './media-types.js';
 
 export { GOOGLE_DEFAULT_ROOT } from './google-api.js';
 
@@ -17,12 +18,22 @@ export { GOOGLE_DEFAULT_ROOT } from './google-api.js';
  * The account's base URL may be the OpenAI-compatible one used for text; the native root is derived from it.
  * Billing per Google's pricing page: Imagen per image, Gemini image output per image (1290 output tokens), Veo per second.
  */
-export function createGoogleMediaAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
-  const client = googleClient(options.defaultBaseUrl ?? GOOGLE_DEFAULT_ROOT);
+/**
+ * The `extra` keys sent to Veo beside ours (under `parameters`). Google bills Veo per second at 720p and 1080p alike;
+ * `sampleCount` is not taken: it makes Google bill several videos for the one the job delivers and charges.
+ */
+export const VEO_EXTRA: ExtraKeys = {
+  resolution: { type: 'enum', values: ['720p', '1080p'] },
+  personGeneration: { type: 'enum', values: ['allow_all', 'allow_adult', 'dont_allow'] },
+};
+
+export function createGoogleMediaAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
+  const client = googleClient(options.defaultBaseUrl ?? GOOGLE_DEFAULT_ROOT, options.http);
 
   return {
     kind: 'google',
     needsCredential: true,
+    extraKeys: { video: VEO_EXTRA },
 
     generateImage: (credential, request) => (isImagen(request.model) ? generateImagen(client, credential, request) : generateGeminiImage(client, credential, request)),
 
@@ -30,8 +41,7 @@ export function createGoogleMediaAdapter(options: { defaultBaseUrl?: string } = 
 
     pollVideo: (credential, externalId, signal) => pollVeo(client, credential, externalId, signal),
 
-    /** The Gemini API offers no way to stop a Veo operation: it runs to its end at Google and its result is ignored. */
-    async cancelVideo() {},
+    // No cancelVideo: the Gemini API cannot stop a Veo operation, so a cancelled job's operation runs on and is billed.
 
     async checkCredential(credential) {
       const response = await client.call(credential, 'GET', '/v1beta/models?pageSize=1');

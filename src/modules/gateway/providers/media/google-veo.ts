@@ -3,6 +3,7 @@ import { GOOGLE_INLINE_MAX_BYTES, googleError, isOk, rpcCodeName, type GoogleCli
 import { jsonOf, mergeExtra, type UpstreamResponse } from './http.js';
 import type { MediaFile, MediaOutput, VideoRequest, VideoStatus, VideoSubmission } from './media-types.js';
 import { nearestSize } from './sizes.js';
+import type { UpstreamHttp } from '../upstream-http.js';
 
 /**
  * Veo on the Gemini API (see google-media.ts for the documentation): `POST /v1beta/models/{model}:predictLongRunning`
@@ -130,7 +131,7 @@ async function downloadOutput(client: GoogleClient, credential: UpstreamCredenti
   const file = /(?:^|\/)files\/([\w-]+)/.exec(uri)?.[1];
   if (!file) return { error: { code: 'malformed_response', message: `Google returned a video location that is not a file of the Gemini API (${uri.slice(0, 200)}).` } };
   const url = `${client.root(credential)}/v1beta/files/${file}:download?alt=media`;
-  const response = await fetchNoRedirect(url, { 'x-goog-api-key': credential.apiKey ?? '' }, credential.timeoutMs, signal);
+  const response = await fetchNoRedirect(client.http, url, { 'x-goog-api-key': credential.apiKey ?? '' }, credential.timeoutMs, signal);
   const location = response.headers.get('location');
   if (response.status >= 300 && response.status < 400 && location) return { kind: 'url', url: new URL(location, url).href, mimeType: 'video/mp4' };
   if (response.status === 404) return { error: { code: 'not_found', message: 'The video is no longer stored at Google (generated files are kept for two days).' } };
@@ -140,10 +141,10 @@ async function downloadOutput(client: GoogleClient, credential: UpstreamCredenti
 }
 
 /** `callUpstream`, but a redirect is returned rather than followed: following it would carry the key to another host. */
-async function fetchNoRedirect(url: string, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
+async function fetchNoRedirect(http: UpstreamHttp, url: string, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
   const timeout = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await fetch(url, { headers, redirect: 'manual', signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
+    const response = await http.fetch(url, { headers, redirect: 'manual', signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => undefined);
       return { status: response.status, headers: response.headers, body: Buffer.alloc(0) };

@@ -1,4 +1,5 @@
 import { UpstreamError, classifyStatus } from '../types.js';
+import { connectRefusal, redirectError, type UpstreamHttp } from '../upstream-http.js';
 import type { MediaFile } from './media-types.js';
 
 /** One answer of an upstream HTTP API, fully read. */
@@ -20,27 +21,36 @@ export interface UpstreamRequest {
 }
 
 /**
- * Calls an upstream API with Node's fetch and reads the whole answer within the time limit. Transport failures become
- * `UpstreamError`s (timeout, network, aborted); HTTP statuses are returned for the adapter to interpret.
+ * Calls an upstream API through the gateway's outbound client (each new connection passes its address policy) and
+ * reads the whole answer within the time limit. A redirect is refused, never followed. Transport failures become
+ * `UpstreamError`s (timeout, network, aborted, a refused address); HTTP statuses are returned for the adapter to
+ * interpret.
  */
-export async function callUpstream(url: string, request: UpstreamRequest): Promise<UpstreamResponse> {
+export async function callUpstream(http: UpstreamHttp, url: string, request: UpstreamRequest): Promise<UpstreamResponse> {
   const json = request.body !== undefined;
   if (json && request.form) throw new TypeError('callUpstream sends a JSON body or a form, not both');
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
   try {
-    const response = await fetch(url, {
+    const response = await http.fetch(url, {
       method: request.method,
       headers: { ...request.headers, ...(json ? { 'content-type': 'application/json' } : {}) },
       body: json ? JSON.stringify(request.body) : request.form,
       signal,
-      redirect: 'error',
+      redirect: 'manual',
     });
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      throw redirectError(response.status, response.headers.get('location'));
+    }
     const body = Buffer.from(await response.arrayBuffer());
     return { status: response.status, headers: response.headers, body };
   } catch (err) {
+    if (err instanceof UpstreamError) throw err;
     if (request.signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
     if (timeout.aborted) throw new UpstreamError('timeout', `The provider did not answer within ${Math.round(request.timeoutMs / 100) / 10} s.`, null, 'timeout');
+    const refused = connectRefusal(err);
+    if (refused) throw refused;
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
     throw new UpstreamError('network', `Could not reach the provider: ${cause}`, null, 'connection_error');
   }

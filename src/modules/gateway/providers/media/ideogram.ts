@@ -1,5 +1,6 @@
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { callUpstream, httpError, jsonOf, multipartForm, type UpstreamResponse } from './http.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
 import type { MediaAdapter, MediaOutput } from './media-types.js';
 import { imageSizeRule, snapImageSize } from './sizes.js';
 
@@ -52,8 +53,9 @@ function errorOf(response: UpstreamResponse): { code: string | null; message: st
   return { code: response.status === 422 ? 'safety_check_failed' : null, message: first ?? text };
 }
 
-export function createIdeogramAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
+export function createIdeogramAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? IDEOGRAM_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
   const headers = (credential: UpstreamCredential) => ({ 'api-key': credential.apiKey ?? '', accept: 'application/json' });
 
@@ -76,7 +78,7 @@ export function createIdeogramAdapter(options: { defaultBaseUrl?: string } = {})
         image_weight: source && request.strength !== null ? imageWeightOf(request.strength) : null,
       });
       const path = source ? '/v1/ideogram-v3/remix' : '/v1/ideogram-v3/generate';
-      const response = await callUpstream(urlOf(credential, path), { method: 'POST', headers: headers(credential), form, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const response = await callUpstream(http, urlOf(credential, path), { method: 'POST', headers: headers(credential), form, timeoutMs: credential.timeoutMs, signal: request.signal });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), request.model);
 
       const items = (jsonOf(response) as { data?: unknown } | null)?.data;
@@ -94,7 +96,7 @@ export function createIdeogramAdapter(options: { defaultBaseUrl?: string } = {})
     // Ideogram has no key or balance endpoint for API keys; listing the account's custom models is a documented,
     // authenticated read that generates nothing and is not billed.
     async checkCredential(credential) {
-      const response = await callUpstream(urlOf(credential, '/models'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/models'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

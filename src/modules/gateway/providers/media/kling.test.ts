@@ -109,6 +109,13 @@ describe('Kling: submit', () => {
     expect(fake.requests.length).toBe(calls);
   });
 
+  it('refuses the motion brush without a start frame (text2video has none) before calling Kling', async () => {
+    const calls = fake.requests.length;
+    const refused = await upstreamError(adapter.submitVideo!(credential, request({ extra: { dynamic_masks: { mask: 'https://example.com/m.png', trajectories: [{ x: 1, y: 1 }] } } })));
+    expect(refused).toMatchObject({ kind: 'bad_request', code: 'start_frame_required' });
+    expect(fake.requests.length).toBe(calls);
+  });
+
   it('snaps ratios to 16:9, 9:16 or 1:1 and durations to 5 or 10 seconds', () => {
     expect(['16:9', '9:16', '1:1', '4:3', '3:4'].map(klingRatio)).toEqual(['16:9', '9:16', '1:1', '16:9', '9:16']);
     expect([1, 5, 7.5, 8, 10, 15].map(klingDuration)).toEqual([5, 5, 5, 10, 10, 10]);
@@ -148,10 +155,8 @@ describe('Kling: poll', () => {
     expect(await adapter.pollVideo!(credential, 'abc')).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
   });
 
-  it('has no cancel endpoint: cancelling calls nothing', async () => {
-    const calls = fake.requests.length;
-    await expect(adapter.cancelVideo!(credential, 'text2video:1')).resolves.toBeUndefined();
-    expect(fake.requests.length).toBe(calls);
+  it('has no cancel endpoint, so the adapter offers none (a cancelled job is charged)', () => {
+    expect('cancelVideo' in adapter).toBe(false);
   });
 });
 

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { UpstreamError, classifyStatus, type UpstreamCredential, type UpstreamErrorKind } from '../types.js';
 import { callUpstream, jsonOf, mergeExtra, type UpstreamResponse } from './http.js';
-import type { MediaAdapter, MediaFile, VideoRequest, VideoStatus } from './media-types.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
+import type { ExtraKeys, MediaAdapter, MediaFile, VideoRequest, VideoStatus } from './media-types.js';
 import { nearestSize } from './sizes.js';
 
 /**
@@ -101,6 +102,18 @@ function imageOf(file: MediaFile, which: string): string {
   return file.bytes.toString('base64');
 }
 
+/**
+ * The `extra` keys sent to Kling beside ours. `mode` changes Kling's price (pro costs more than std); the motion brush
+ * (`static_mask`, `dynamic_masks` with their `trajectories`) is for video from a start frame.
+ */
+export const KLING_VIDEO_EXTRA: ExtraKeys = {
+  cfg_scale: { type: 'number', min: 0, max: 1 },
+  mode: { type: 'enum', values: ['std', 'pro'], priced: true },
+  camera_control: { type: 'object' },
+  static_mask: { type: 'string' },
+  dynamic_masks: { type: 'object' },
+};
+
 /** The motion brush takes a list; a single `{ mask, trajectories }` object is one brush. */
 function extraOf(extra: Record<string, unknown>): Record<string, unknown> {
   // The gateway polls; a caller's callback would receive this account's task data.
@@ -112,8 +125,9 @@ function extraOf(extra: Record<string, unknown>): Record<string, unknown> {
 
 type Endpoint = 'text2video' | 'image2video';
 
-export function createKlingAdapter(options: { defaultBaseUrl?: string; now?: () => number } = {}): MediaAdapter {
+export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp; now?: () => number } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? KLING_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const now = options.now ?? Date.now;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
 
@@ -128,7 +142,7 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; now?: () 
   }
 
   async function call(credential: UpstreamCredential, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal) {
-    return callUpstream(urlOf(credential, path), { method, headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal });
+    return callUpstream(http, urlOf(credential, path), { method, headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal });
   }
 
   function submission(request: VideoRequest): { endpoint: Endpoint; body: Record<string, unknown>; duration: 5 | 10 } {
@@ -142,6 +156,9 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; now?: () 
       if (request.endImage) own.image_tail = imageOf(request.endImage, 'end frame');
       return { endpoint: 'image2video', body: mergeExtra(extraOf(request.extra), own), duration };
     }
+    if (request.extra.static_mask !== undefined || request.extra.dynamic_masks !== undefined) {
+      throw new UpstreamError('bad_request', 'The motion brush (static_mask, dynamic_masks) paints over a start frame: send seedImageUrl with it.', 400, 'start_frame_required');
+    }
     if (IMAGE_ONLY_MODELS.has(request.model)) {
       throw new UpstreamError('bad_request', `Kling ${request.model} makes video from a start frame: send seedImageUrl, or choose kling-v2-1-master for video from text.`, 400, 'start_frame_required');
     }
@@ -152,6 +169,7 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; now?: () 
   return {
     kind: 'kling',
     needsCredential: true,
+    extraKeys: { video: KLING_VIDEO_EXTRA },
     checkKeyShape: (apiKey) => void parseKlingCredential(apiKey),
 
     async submitVideo(credential, request) {
@@ -198,8 +216,7 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; now?: () 
       }
     },
 
-    // Kling has no endpoint to stop a task: a cancelled job's task runs to its end at Kling.
-    async cancelVideo() {},
+    // No cancelVideo: Kling has no endpoint to stop a task, so a cancelled job's task runs to its end and is billed.
 
     async checkCredential(credential) {
       const response = await call(credential, 'GET', '/v1/videos/image2video?pageNum=1&pageSize=1');

@@ -165,7 +165,8 @@ export function createLocalMediaProvider(options: LocalMediaOptions): MediaAdapt
     },
 
     async cancelVideo() {
-      // Nothing runs in the background: a cancelled task is simply never polled again.
+      // Nothing runs in the background and nothing is billed: a cancelled task is simply never polled again.
+      return true;
     },
 
     async generateSpeech(_credential, request) {

@@ -116,6 +116,28 @@ export interface AudioResult {
   durationSeconds: number | null;
 }
 
+/** The kinds of call an adapter may take `extra` keys for. */
+export type ExtraCallKind = 'video' | 'speech' | 'music';
+
+/**
+ * One key of a request's `extra` that an adapter sends upstream, and the values its provider takes there (checked
+ * before anything is reserved). `object` values are sent as they are, so only keys whose provider price does not
+ * depend on their content may be objects.
+ */
+export interface ExtraKey {
+  type: 'enum' | 'number' | 'integer' | 'boolean' | 'string' | 'object';
+  values?: readonly (string | number)[];
+  min?: number;
+  max?: number;
+  /**
+   * The provider bills differently per value: a value other than the model's default is taken only when the model's
+   * catalog row prices it (`capabilities.extra.<key>.prices`), and the reservation and charge follow that price.
+   */
+  priced?: true;
+}
+
+export type ExtraKeys = Readonly<Record<string, ExtraKey>>;
+
 /**
  * One media provider. Each capability is optional: an adapter implements what its API offers, and the gateway answers
  * 503 MODEL_UNAVAILABLE for a model whose adapter lacks the needed one (`mediaCapability` below).
@@ -129,8 +151,13 @@ export interface MediaAdapter {
   submitVideo?(credential: UpstreamCredential, request: VideoRequest): Promise<VideoSubmission>;
   /** Where a submitted video stands. A task the provider no longer knows is reported FAILED (`not_found`), not thrown. */
   pollVideo?(credential: UpstreamCredential, externalId: string, signal?: AbortSignal): Promise<VideoStatus>;
-  /** Stops a submitted video (a task that already ended, or is unknown, is fine). */
-  cancelVideo?(credential: UpstreamCredential, externalId: string): Promise<void>;
+  /**
+   * Asks the provider to stop a submitted video. True only when it confirms the task stopped before it was billed; false
+   * (or no method at all: the provider cannot stop tasks) means the provider charges the task.
+   */
+  cancelVideo?(credential: UpstreamCredential, externalId: string): Promise<boolean>;
+  /** The `extra` keys each kind of call sends upstream; any other key is refused (400) before anything is reserved. */
+  readonly extraKeys?: Readonly<Partial<Record<ExtraCallKind, ExtraKeys>>>;
   /** Speech as a WAV file. */
   generateSpeech?(credential: UpstreamCredential, request: SpeechRequest): Promise<AudioResult>;
   generateMusic?(credential: UpstreamCredential, request: MusicRequest): Promise<AudioResult>;

@@ -1,6 +1,7 @@
 import { UpstreamError, type UpstreamCredential, type UpstreamErrorKind } from '../types.js';
 import { callUpstream, dataUri, httpError, jsonOf, mergeExtra, type UpstreamResponse } from './http.js';
-import type { MediaAdapter, MediaFile, VideoRequest, VideoStatus } from './media-types.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
+import type { ExtraKeys, MediaAdapter, MediaFile, VideoRequest, VideoStatus } from './media-types.js';
 
 /**
  * MiniMax's video API, built from https://platform.minimax.io/docs (API reference "Video Generation": text to video,
@@ -19,6 +20,16 @@ export const MINIMAX_DEFAULT_BASE_URL = 'https://api.minimax.io';
 export const MINIMAX_IMAGE_MAX_BYTES = 20 * 1024 * 1024;
 const RESOLUTIONS = ['512P', '768P', '1080P'] as const;
 type Resolution = (typeof RESOLUTIONS)[number];
+
+/**
+ * The `extra` keys sent to MiniMax beside ours. `resolution` changes MiniMax's price (1080P costs more than 768P, 512P
+ * less), so only the values a model's catalog row prices are taken.
+ */
+export const MINIMAX_VIDEO_EXTRA: ExtraKeys = {
+  resolution: { type: 'enum', values: RESOLUTIONS, priced: true },
+  prompt_optimizer: { type: 'boolean' },
+  fast_pretreatment: { type: 'boolean' },
+};
 
 /** MiniMax's documented status codes. 1001 is its own timeout; 1008 an empty balance another account may not have. */
 const CODE_KINDS: Record<number, UpstreamErrorKind> = {
@@ -81,14 +92,15 @@ export function minimaxTask(request: VideoRequest): { body: Record<string, unkno
   return { body: mergeExtra(extra, own), duration };
 }
 
-export function createMinimaxAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
+export function createMinimaxAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? MINIMAX_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
   const headers = (credential: UpstreamCredential) => ({ authorization: `Bearer ${credential.apiKey ?? ''}`, accept: 'application/json' });
 
   /** One call; HTTP failures are thrown, the JSON (with its `base_resp`) is returned for the caller to read. */
   async function call<T>(credential: UpstreamCredential, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, model = '') {
-    const response: UpstreamResponse = await callUpstream(urlOf(credential, path), { method, headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal });
+    const response: UpstreamResponse = await callUpstream(http, urlOf(credential, path), { method, headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal });
     const json = jsonOf(response) as (T & { base_resp?: BaseResp }) | null;
     if (response.status < 200 || response.status >= 300) {
       const failure = failureOf(json);
@@ -108,6 +120,7 @@ export function createMinimaxAdapter(options: { defaultBaseUrl?: string } = {}):
   return {
     kind: 'minimax',
     needsCredential: true,
+    extraKeys: { video: MINIMAX_VIDEO_EXTRA },
 
     async submitVideo(credential, request) {
       const { body, duration } = minimaxTask(request);
@@ -145,8 +158,7 @@ export function createMinimaxAdapter(options: { defaultBaseUrl?: string } = {}):
       }
     },
 
-    // MiniMax has no endpoint to stop a task: a cancelled job's task runs to its end at MiniMax.
-    async cancelVideo() {},
+    // No cancelVideo: MiniMax has no endpoint to stop a task, so a cancelled job's task runs to its end and is billed.
 
     async checkCredential(credential) {
       const { status, json } = await call(credential, 'GET', '/v1/files/list?purpose=t2a_async_input');

@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import { loadOpenAiSdk, mapOpenAiError, openAiClients } from '../openai.js';
+import type { UpstreamHttp } from '../upstream-http.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { wavDurationSeconds } from './audio.js';
 import { mediaTypeOf } from './download.js';
@@ -16,6 +17,8 @@ import { imageSizeRule, snapImageSize } from './sizes.js';
 export interface OpenAiMediaOptions {
   /** Used when an account has no base URL of its own. */
   defaultBaseUrl: string;
+  /** The gateway's outbound client (default: every address trusted). */
+  http?: UpstreamHttp;
 }
 
 /** Images one call may return: DALL·E 3 makes one; the API caps `n` at 10. */
@@ -28,7 +31,7 @@ const isDallE = (model: string) => model.toLowerCase().startsWith('dall-e');
 const SOURCE_EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
 
 export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdapter {
-  const clientFor = openAiClients(options.defaultBaseUrl);
+  const clientFor = openAiClients(options.defaultBaseUrl, options.http);
 
   async function images(credential: UpstreamCredential, request: ImageRequest, width: number, height: number): Promise<OpenAI.ImagesResponse> {
     const client = await clientFor(credential);

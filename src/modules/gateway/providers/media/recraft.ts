@@ -1,6 +1,7 @@
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { mediaTypeOf } from './download.js';
 import { callUpstream, httpError, jsonOf, multipartForm, type UpstreamResponse } from './http.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
 import type { MediaAdapter, MediaOutput } from './media-types.js';
 import { imageSizeRule, snapImageSize } from './sizes.js';
 
@@ -54,8 +55,9 @@ function errorOf(response: UpstreamResponse): { code: string | null; message: st
   return { code, message };
 }
 
-export function createRecraftAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
+export function createRecraftAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? RECRAFT_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
   const headers = (credential: UpstreamCredential) => ({ authorization: `Bearer ${credential.apiKey ?? ''}`, accept: 'application/json' });
 
@@ -77,14 +79,14 @@ export function createRecraftAdapter(options: { defaultBaseUrl?: string } = {}):
       };
       const source = request.initImage;
       const response = source
-        ? await callUpstream(urlOf(credential, '/v1/images/imageToImage'), {
+        ? await callUpstream(http, urlOf(credential, '/v1/images/imageToImage'), {
             method: 'POST',
             headers: headers(credential),
             form: multipartForm({ ...fields, image: source, strength: request.strength ?? DEFAULT_STRENGTH }),
             timeoutMs: credential.timeoutMs,
             signal: request.signal,
           })
-        : await callUpstream(urlOf(credential, '/v1/images/generations'), {
+        : await callUpstream(http, urlOf(credential, '/v1/images/generations'), {
             method: 'POST',
             headers: headers(credential),
             body: { ...fields, size: `${size.width}x${size.height}` },
@@ -108,7 +110,7 @@ export function createRecraftAdapter(options: { defaultBaseUrl?: string } = {}):
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(urlOf(credential, '/v1/users/me'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/users/me'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

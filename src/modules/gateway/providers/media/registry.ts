@@ -11,6 +11,7 @@ import { createOpenAiMediaAdapter } from './openai-media.js';
 import { createRecraftAdapter, RECRAFT_DEFAULT_BASE_URL } from './recraft.js';
 import { createRunwayAdapter, RUNWAY_DEFAULT_BASE_URL } from './runway.js';
 import { createStabilityAdapter, STABILITY_DEFAULT_BASE_URL } from './stability.js';
+import type { UpstreamHttp } from '../upstream-http.js';
 
 /**
  * Which media adapter serves which catalog provider, and where its API lives by default. Accounts (keys, base URL
@@ -39,6 +40,8 @@ export interface MediaRegistryOptions {
   clock: Clock;
   /** Tuning of the built-in provider (video render time, images per call, clip size). */
   local?: Omit<LocalMediaOptions, 'clock'>;
+  /** The gateway's outbound client, every adapter's way out (default: every address trusted). */
+  http?: UpstreamHttp;
 }
 
 /** One media adapter per provider slug that has one; a provider missing here has no media adapter (503 for its media models). */
@@ -47,37 +50,37 @@ export function buildMediaAdapters(options: MediaRegistryOptions): Map<string, M
   for (const [slug, known] of Object.entries(KNOWN_MEDIA_PROVIDERS)) {
     switch (known.adapter) {
       case 'bfl':
-        adapters.set(slug, createBflAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createBflAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'kling':
-        adapters.set(slug, createKlingAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createKlingAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'minimax':
-        adapters.set(slug, createMinimaxAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createMinimaxAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'local':
         adapters.set(slug, createLocalMediaProvider({ ...options.local, clock: options.clock }));
         break;
       case 'openai':
-        adapters.set(slug, createOpenAiMediaAdapter({ defaultBaseUrl: known.baseUrl! }));
+        adapters.set(slug, createOpenAiMediaAdapter({ defaultBaseUrl: known.baseUrl!, http: options.http }));
         break;
       case 'runway':
-        adapters.set(slug, createRunwayAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createRunwayAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'elevenlabs':
-        adapters.set(slug, createElevenLabsAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createElevenLabsAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'google':
-        adapters.set(slug, createGoogleMediaAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createGoogleMediaAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'stability':
-        adapters.set(slug, createStabilityAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createStabilityAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'ideogram':
-        adapters.set(slug, createIdeogramAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createIdeogramAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
       case 'recraft':
-        adapters.set(slug, createRecraftAdapter({ defaultBaseUrl: known.baseUrl }));
+        adapters.set(slug, createRecraftAdapter({ defaultBaseUrl: known.baseUrl, http: options.http }));
         break;
     }
   }

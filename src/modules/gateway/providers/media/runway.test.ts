@@ -137,13 +137,16 @@ describe('Runway: poll and fetch', () => {
     });
   });
 
-  it('cancels with DELETE, after which the task reads CANCELLED (a FAILED status for us)', async () => {
+  it('cancels with DELETE, after which the task reads CANCELLED (a FAILED status for us); only a waiting task is confirmed unbilled', async () => {
     fake.setScript(['RUNNING']);
     const { externalId } = await adapter.submitVideo!(credential, request());
-    await adapter.cancelVideo!(credential, externalId);
+    expect(await adapter.cancelVideo!(credential, externalId)).toBe(false);
     expect(last()).toMatchObject({ method: 'DELETE', path: `/v1/tasks/${externalId}` });
     expect(await adapter.pollVideo!(credential, externalId)).toMatchObject({ status: 'FAILED', error: { code: 'CANCELLED' } });
-    await expect(adapter.cancelVideo!(credential, '00000000-0000-4000-8000-000000000000')).resolves.toBeUndefined();
+    fake.setScript(['PENDING']);
+    const waiting = await adapter.submitVideo!(credential, request());
+    expect(await adapter.cancelVideo!(credential, waiting.externalId)).toBe(true);
+    await expect(adapter.cancelVideo!(credential, '00000000-0000-4000-8000-000000000000')).resolves.toBe(false);
   });
 
   it('reports a task Runway no longer knows as FAILED not_found', async () => {

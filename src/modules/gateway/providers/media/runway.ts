@@ -1,6 +1,7 @@
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { callUpstream, dataUri, httpError, jsonOf, mergeExtra, type UpstreamResponse } from './http.js';
-import type { MediaAdapter, MediaFile, VideoRequest, VideoStatus } from './media-types.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
+import type { ExtraKeys, MediaAdapter, MediaFile, VideoRequest, VideoStatus } from './media-types.js';
 import { nearestSize } from './sizes.js';
 
 /**
@@ -13,6 +14,12 @@ export const RUNWAY_API_VERSION = '2024-11-06';
 export const RUNWAY_DEFAULT_BASE_URL = 'https://api.dev.runwayml.com';
 /** Runway's limit for an image sent as a data URI. */
 export const RUNWAY_DATA_URI_MAX_BYTES = 5 * 1024 * 1024;
+
+/** The `extra` keys sent to Runway beside ours: its moderation setting (`{ publicFigureThreshold: "auto" | "low" }`). */
+export const RUNWAY_VIDEO_EXTRA: ExtraKeys = { contentModeration: { type: 'object' } };
+
+/** Task states in which Runway has not started the work: a task stopped then is not billed. */
+const WAITING = new Set(['PENDING', 'THROTTLED']);
 
 interface RunwayModel {
   /** Output resolutions (`width:height`) the model accepts. */
@@ -73,8 +80,9 @@ function errorOf(response: UpstreamResponse): { code: string | null; message: st
   return { code: typeof body?.code === 'string' ? body.code : null, message: base && issues.length > 0 ? `${base} (${issues.join('; ')})` : base };
 }
 
-export function createRunwayAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
+export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? RUNWAY_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
   const headers = (credential: UpstreamCredential) => ({ authorization: `Bearer ${credential.apiKey ?? ''}`, 'x-runway-version': RUNWAY_API_VERSION, accept: 'application/json' });
 
@@ -112,10 +120,11 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string } = {}): 
   return {
     kind: 'runway',
     needsCredential: true,
+    extraKeys: { video: RUNWAY_VIDEO_EXTRA },
 
     async submitVideo(credential, request) {
       const { path, body, duration } = submission(request);
-      const response = await callUpstream(urlOf(credential, path), { method: 'POST', headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const response = await callUpstream(http, urlOf(credential, path), { method: 'POST', headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal: request.signal });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), request.model);
       const id = (jsonOf(response) as { id?: unknown } | null)?.id;
       if (typeof id !== 'string' || !id) throw new UpstreamError('server', 'The provider accepted the video but sent no task id.', response.status, 'malformed_response');
@@ -123,7 +132,7 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string } = {}): 
     },
 
     async pollVideo(credential, externalId, signal): Promise<VideoStatus> {
-      const response = await callUpstream(urlOf(credential, `/v1/tasks/${encodeURIComponent(externalId)}`), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs, signal });
+      const response = await callUpstream(http, urlOf(credential, `/v1/tasks/${encodeURIComponent(externalId)}`), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs, signal });
       if (response.status === 404) return { status: 'FAILED', progress: null, error: { code: 'not_found', message: errorOf(response).message ?? 'The provider no longer knows this task.' } };
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
       const task = jsonOf(response) as { status?: unknown; progress?: unknown; output?: unknown; failure?: unknown; failureCode?: unknown } | null;
@@ -155,14 +164,19 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string } = {}): 
       }
     },
 
+    /** Deletes the task; confirmed unbilled only when it was still waiting (a running task is counted as billed). */
     async cancelVideo(credential, externalId) {
-      const response = await callUpstream(urlOf(credential, `/v1/tasks/${encodeURIComponent(externalId)}`), { method: 'DELETE', headers: { ...headers(credential), accept: '*/*' }, timeoutMs: credential.timeoutMs });
-      if (response.status === 404 || (response.status >= 200 && response.status < 300)) return;
+      const url = urlOf(credential, `/v1/tasks/${encodeURIComponent(externalId)}`);
+      const read = await callUpstream(http, url, { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const waiting = read.status === 200 && WAITING.has(String((jsonOf(read) as { status?: unknown } | null)?.status));
+      const response = await callUpstream(http, url, { method: 'DELETE', headers: { ...headers(credential), accept: '*/*' }, timeoutMs: credential.timeoutMs });
+      if (response.status >= 200 && response.status < 300) return waiting;
+      if (response.status === 404) return false;
       throw httpError(response, errorOf(response), '');
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(urlOf(credential, '/v1/organization'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/organization'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

@@ -2,7 +2,8 @@ import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { wavDurationSeconds } from './audio.js';
 import { mediaTypeOf } from './download.js';
 import { callUpstream, httpError, jsonOf, mergeExtra, multipartForm, type FormValue, type UpstreamResponse } from './http.js';
-import type { MediaAdapter } from './media-types.js';
+import { directUpstreamHttp, type UpstreamHttp } from '../upstream-http.js';
+import type { ExtraKeys, MediaAdapter } from './media-types.js';
 import { imageSizeRule, snapImageSize } from './sizes.js';
 
 /**
@@ -83,6 +84,13 @@ function mediaOf(response: UpstreamResponse, field: 'image' | 'audio'): { bytes:
   return { bytes, declared };
 }
 
+/** The `extra` keys of Stable Audio (a flat price per generation); `duration` is not taken: the model decides the length. */
+export const STABLE_AUDIO_EXTRA: ExtraKeys = {
+  output_format: { type: 'enum', values: ['mp3', 'wav'] },
+  steps: { type: 'integer', min: 4, max: 8 },
+  cfg_scale: { type: 'number', min: 1, max: 25 },
+};
+
 /** `extra` values as form fields: numbers and strings as they are, anything else as JSON. */
 function formFields(values: Record<string, unknown>): Record<string, FormValue> {
   const fields: Record<string, FormValue> = {};
@@ -94,14 +102,16 @@ function formFields(values: Record<string, unknown>): Record<string, FormValue> 
 
 const seedOf = (seed: number | null | undefined) => (seed === null || seed === undefined ? null : Math.abs(Math.trunc(seed)) % SEED_RANGE);
 
-export function createStabilityAdapter(options: { defaultBaseUrl?: string } = {}): MediaAdapter {
+export function createStabilityAdapter(options: { defaultBaseUrl?: string; http?: UpstreamHttp } = {}): MediaAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? STABILITY_DEFAULT_BASE_URL;
+  const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
   const headers = (credential: UpstreamCredential, accept: string) => ({ authorization: `Bearer ${credential.apiKey ?? ''}`, accept });
 
   return {
     kind: 'stability',
     needsCredential: true,
+    extraKeys: { music: STABLE_AUDIO_EXTRA },
 
     async generateImage(credential, request) {
       const service = stabilityImageService(request.model);
@@ -122,7 +132,7 @@ export function createStabilityAdapter(options: { defaultBaseUrl?: string } = {}
         seed: seedOf(request.seed),
         output_format: 'png',
       });
-      const response = await callUpstream(urlOf(credential, service.path), { method: 'POST', headers: headers(credential, 'image/*'), form, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const response = await callUpstream(http, urlOf(credential, service.path), { method: 'POST', headers: headers(credential, 'image/*'), form, timeoutMs: credential.timeoutMs, signal: request.signal });
       if (response.status < 200 || response.status >= 300) throw stabilityError(response, request.model);
       const { bytes, declared } = mediaOf(response, 'image');
       return { images: [{ kind: 'bytes', bytes, mimeType: mediaTypeOf(bytes, declared, 'image/png') }], count: 1, maxPerCall: 1, width: size.width, height: size.height };
@@ -131,7 +141,7 @@ export function createStabilityAdapter(options: { defaultBaseUrl?: string } = {}
     async generateMusic(credential, request) {
       const format = request.extra?.output_format === 'wav' ? 'wav' : 'mp3';
       const fields = mergeExtra(request.extra, { prompt: request.description, model: request.model, seed: seedOf(request.seed) ?? undefined, output_format: format });
-      const response = await callUpstream(urlOf(credential, '/v2beta/audio/stable-audio-2/text-to-audio'), {
+      const response = await callUpstream(http, urlOf(credential, '/v2beta/audio/stable-audio-2/text-to-audio'), {
         method: 'POST',
         headers: headers(credential, 'audio/*'),
         form: multipartForm(formFields(fields)),
@@ -145,7 +155,7 @@ export function createStabilityAdapter(options: { defaultBaseUrl?: string } = {}
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(urlOf(credential, '/v1/user/account'), { method: 'GET', headers: headers(credential, 'application/json'), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/user/account'), { method: 'GET', headers: headers(credential, 'application/json'), timeoutMs: credential.timeoutMs });
       if (response.status < 200 || response.status >= 300) throw stabilityError(response, '');
     },
   };

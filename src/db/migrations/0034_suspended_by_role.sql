@@ -1,0 +1,1 @@
+ALTER TABLE "users" ADD COLUMN "suspended_by_role" text;

@@ -1,0 +1,1 @@
+CREATE INDEX "jobs_open_idx" ON "jobs" USING btree ("user_id") WHERE "jobs"."status" in ('QUEUED', 'RUNNING');
