@@ -6,6 +6,7 @@ import { classifyAddress } from '../../../platform/net/address-policy.js';
 import { createOutboundPolicy, type OutboundPolicySettings } from '../../../platform/net/outbound-policy.js';
 import { buildProviderRegistry, upstreamHttpFor } from '../registry.js';
 import { UpstreamError, type UpstreamCredential } from './types.js';
+import { rejection } from '../../../../test/helpers/rejection.js';
 
 /**
  * The OpenAI-compatible client checks an operator's base URL again whenever it opens a connection (DNS rebinding);
@@ -35,14 +36,7 @@ const openAiWith = (policy: OutboundPolicySettings, envBaseUrl = `http://127.0.0
 const credential = (baseUrl: string | null, apiKey = 'sk-operator-key-0002'): UpstreamCredential => ({ accountId: 'a1', providerSlug: 'openai', apiKey, baseUrl, timeoutMs: 5_000 });
 const request = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'hello' }], maxTokens: 16 };
 
-async function upstreamError(work: Promise<unknown>): Promise<UpstreamError> {
-  const err = await work.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
-}
+const upstreamError = (work: Promise<unknown>) => rejection(work, UpstreamError);
 
 describe('connection-time check of base URLs', () => {
   it('calls a base URL from the environment on loopback as it is (operator configuration)', async () => {

@@ -7,6 +7,7 @@ import { createOutboundPolicy, type ResolveAddresses } from '../../../platform/n
 import { buildMediaProviders } from '../media-adapters.js';
 import { buildProviderRegistry, upstreamHttpFor } from '../registry.js';
 import { UpstreamError, type UpstreamCredential } from './types.js';
+import { rejection } from '../../../../test/helpers/rejection.js';
 
 /**
  * Every provider calls out through the gateway's one outbound client, so an operator's base URL is checked at every
@@ -83,14 +84,7 @@ const checks = () => {
   ];
 };
 
-async function upstreamError(work: Promise<unknown>): Promise<UpstreamError> {
-  const err = await work.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UpstreamError);
-  return err as UpstreamError;
-}
+const upstreamError = (work: Promise<unknown>) => rejection(work, UpstreamError);
 
 describe('the outbound client of every provider', () => {
   it('does not follow a redirect to a metadata address, by name or by IP: the call fails and nothing connects there', async () => {
