@@ -58,6 +58,8 @@ const fromIp = (ip: string) => t.app.inject({ url: '/v1/auth/config', remoteAddr
 
 describe.runIf(hasRedisServer)('a Redis outage', () => {
   it('is reported by /readyz, which stays ready, and rate limits keep applying per instance until Redis is back', async () => {
+    // The service's Redis client connects in the background after the start: ready once it has.
+    await within(async () => (await ready()).status === 'ready', 10_000);
     expect(await ready()).toEqual({ status: 'ready', checks: { database: 'ok', jobs: 'ok', redis: 'ok' } });
     expect(await metric('storefront_rate_limit_redis_up')).toBe(1);
 

@@ -16,7 +16,7 @@ export const not =
     !test(cp);
 
 /**
- * Unicode properties are V8's to know: one RegExp per property, `^\p{…}$`, made once per process. V8 has already
+ * Unicode properties are V8's to know: one RegExp per property, `^\p{...}$`, made once per process. V8 has already
  * accepted the name (as part of the whole pattern), and there are only some hundreds of valid names, so this stays
  * small. Making one costs up to milliseconds (`\p{L}` is hundreds of ranges): callers charge a property to their budget.
  */

@@ -25,7 +25,7 @@ export const patternBudget = (): PatternBudget => ({ steps: LOCAL_PATTERN_BOUNDS
  * answer does not depend on what came before): about ten distinct properties fit in the budget.
  */
 const PROPERTY_STEPS = 20_000;
-/** V8 builds a property's ranges while it parses a pattern (~40 µs for `\p{L}`, ~150 µs in a class): charged first. */
+/** V8 builds a property's ranges while it parses a pattern (~40 us for `\p{L}`, ~150 us in a class): charged first. */
 export const PROPERTY_PARSE_STEPS = 5_000;
 
 export class Unsupported extends Error {}
@@ -105,7 +105,7 @@ export class Parser {
     if (this.chars[this.at] === '?') {
       const kind = this.chars[this.at + 1];
       const named = kind === '<' && this.chars[this.at + 2] !== '=' && this.chars[this.at + 2] !== '!';
-      // Lookarounds, and modifiers like (?i:…), are beyond the automaton.
+      // Lookarounds, and modifiers like (?i:...), are beyond the automaton.
       if (kind !== ':' && !named) throw new Unsupported();
       this.at = named ? this.chars.indexOf('>', this.at) + 1 : this.at + 2;
     }
@@ -114,7 +114,7 @@ export class Parser {
     return inner;
   }
 
-  /** `[…]`: in `u` syntax classes do not nest, and a range joins two single code points. */
+  /** `[...]`: in `u` syntax classes do not nest, and a range joins two single code points. */
   private characterClass(): Node {
     const negated = this.chars[this.at] === '^';
     if (negated) this.at++;

@@ -9,7 +9,7 @@ import { LOCAL_PATTERN_BOUNDS } from './local-schema-limits.js';
  * Why the work is bounded: the pattern is parsed (local-pattern-parse.ts: sequences, alternatives, repetitions,
  * assertions, classes), compiled here to a Thompson automaton of at most `states` states and simulated breadth-first
  * (Pike's VM). At each position of the text every state is visited at most once, so a test costs at most (length + 1) ×
- * states × (1 + class size) steps, whatever the nesting of quantifiers, and each step is charged: all the work of one
+ * states x (1 + class size) steps, whatever the nesting of quantifiers, and each step is charged: all the work of one
  * answer's patterns (parsing, compiling, testing, making a sample) shares one budget of `steps`; a test that runs out
  * counts as no match, a pattern whose compiling runs out is not honoured. Nothing depends on the clock, so the same
  * request gives the same answer. Lookarounds and backreferences have no automaton: such patterns are not honoured
@@ -79,7 +79,7 @@ export function compilePattern(pattern: string, budget: PatternBudget): Compiled
 
 /**
  * Builds the program backwards from its end, each node compiled in front of what follows it. Repetitions are
- * unrolled, so `states` caps the program and `states` × 4 the compiling itself (`(?:){500}` unrolls to nothing).
+ * unrolled, so `states` caps the program and `states` x 4 the compiling itself (`(?:){500}` unrolls to nothing).
  */
 class Compiler {
   private readonly insts: Inst[] = [];
