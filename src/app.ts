@@ -58,10 +58,11 @@ import { fallbackAdminRoutes } from './modules/gateway/fallbacks.routes.js';
 import { workspaceRoutes } from './modules/workspaces/routes.js';
 import { paymentRoutes } from './modules/payments/routes.js';
 import { topUpRoutes } from './modules/topup/routes.js';
-import { AnthropicError, OpenAiError } from './modules/compat/index.js';
+import { AnthropicError, GeminiError, OpenAiError } from './modules/compat/index.js';
 import { openAiRoutes } from './modules/compat/openai.routes.js';
 import { openAiEmbeddingsRoutes } from './modules/compat/openai-embeddings.routes.js';
 import { anthropicRoutes } from './modules/compat/anthropic.routes.js';
+import { geminiRoutes } from './modules/compat/gemini.routes.js';
 import { openAiResponsesRoutes } from './modules/compat/responses.routes.js';
 
 export const VERSION = '0.1.0';
@@ -113,6 +114,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // them. Shared schemas go in before any route: one added after routes are registered resets the validator compiler.
   app.addSchema(OpenAiError);
   app.addSchema(AnthropicError);
+  app.addSchema(GeminiError);
   await app.register(cookie);
   await registerRateLimit(app, { perMinute: config.rateLimitPerMinute, redis: platform.redis, metrics: platform.metrics });
   await app.register(authPlugin, { tokens: platform.tokens, apiKeys: services.apiKeys.verifier, sessionOpen: services.auth.sessionOpen });
@@ -150,6 +152,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(openAiEmbeddingsRoutes, { gateway: services.gateway, prefix: '/openai/v1' });
   await app.register(openAiResponsesRoutes, { responses: services.responses, prefix: '/openai/v1' });
   await app.register(anthropicRoutes, { compat: services.compat, prefix: '/anthropic/v1' });
+  await app.register(geminiRoutes, { compat: services.compat, prefix: '/gemini/v1beta' });
   await app.register(jobsRoutes, { jobs: services.jobs });
   // onClose hooks run last-registered first: buffered gateway spend and key stamps are written before the platform
   // closes the database.

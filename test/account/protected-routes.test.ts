@@ -45,7 +45,10 @@ const concrete = (path: string) =>
   path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === 'handle' ? 'someone' : name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x'));
 
 /** The SDK-compatible surfaces answer in their vendor's error shape; everything else in the spec's envelope. */
-const unauthorizedCode = (path: string) => (path.startsWith('/openai/') ? 'invalid_api_key' : path.startsWith('/anthropic/') ? 'authentication_error' : 'UNAUTHORIZED');
+const SDK_CODES: [string, string][] = [['/openai/', 'invalid_api_key'], ['/anthropic/', 'authentication_error'], ['/gemini/', 'UNAUTHENTICATED']];
+const unauthorizedCode = (path: string) => SDK_CODES.find(([prefix]) => path.startsWith(prefix))?.[1] ?? 'UNAUTHORIZED';
+/** Google's errors carry the HTTP status as `code` and the name as `status`. */
+const codeOf = (error: { code?: unknown; type?: string; status?: string } | undefined) => (typeof error?.code === 'number' ? error.status : (error?.code ?? error?.type));
 
 describe('protected routes', () => {
   it('the account area protects every route but the spec\'s public ones', () => {
@@ -64,7 +67,7 @@ describe('protected routes', () => {
       for (const headers of [{}, { authorization: 'Bearer not-a-token' }, bearer(challengeToken)]) {
         const response = await t.app.inject({ method, url, headers });
         const error = json(response).error;
-        expect({ route: `${route.method} ${route.path}`, status: response.statusCode, code: error?.code ?? error?.type }).toEqual({
+        expect({ route: `${route.method} ${route.path}`, status: response.statusCode, code: codeOf(error) }).toEqual({
           route: `${route.method} ${route.path}`,
           status: 401,
           code: unauthorizedCode(route.path),

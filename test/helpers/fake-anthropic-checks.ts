@@ -5,6 +5,8 @@
  * together with top_p (refused by current Claude models).
  */
 
+import { thinkingBlockProblem, thinkingProblem } from './fake-anthropic-thinking.js';
+
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX_CACHE_BREAKPOINTS = 4;
@@ -63,6 +65,10 @@ function blockProblem(block: any, role: string, at: string): string | null {
       }
       return null;
     }
+    case 'thinking':
+    case 'redacted_thinking':
+      if (role !== 'assistant') return `${at}: thinking blocks are only allowed in assistant messages`;
+      return thinkingBlockProblem(block, at);
     default:
       return `${at}: Input tag '${String(block?.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'tool_use', 'tool_result', 'document'`;
   }
@@ -160,5 +166,5 @@ export function invalidRequest(body: any): string | null {
   if (body.top_k !== undefined && (!Number.isInteger(body.top_k) || body.top_k < 0)) return 'top_k: Input should be a valid integer';
   if (body.stop_sequences !== undefined && (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((s: unknown) => typeof s !== 'string'))) return 'stop_sequences: Input should be a valid list';
   if (body.metadata !== undefined && (!isObject(body.metadata) || typeof body.metadata.user_id !== 'string')) return 'metadata.user_id: Input should be a valid string';
-  return messagesProblem(body.messages) ?? toolsProblem(body) ?? cacheProblem(body);
+  return messagesProblem(body.messages) ?? toolsProblem(body) ?? cacheProblem(body) ?? thinkingProblem(body);
 }

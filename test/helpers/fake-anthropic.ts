@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { invalidRequest, cacheMarkers } from './fake-anthropic-checks.js';
+import { signatureOf, thinkingTextOf } from './fake-anthropic-thinking.js';
 import { chunks, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeBehavior, type FakeRequest, type FakeUpstream } from './fake-upstreams.js';
 
 /**
@@ -56,6 +57,8 @@ function promptCache(body: any, total: number, seen: Set<string>): { creation: n
 }
 
 interface Answer {
+  /** The thinking, when the request enabled it (signed like the real API's, see fake-anthropic-thinking.ts). */
+  thinking: string | null;
   text: string;
   toolCalls: ToolCallScript[];
   stopReason: string;
@@ -83,13 +86,16 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
   }
   const scripted = behavior.kind === 'ok' && typeof behavior.usage === 'object' ? behavior.usage : null;
   const total = scripted?.inputTokens ?? inputTokensOf(body);
-  const output = scripted?.outputTokens ?? tokensOf(text) + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
+  const thinking = thinkingTextOf(body);
+  const output = scripted?.outputTokens ?? tokensOf(text) + tokensOf(thinking ?? '') + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
   // Scripted classes replace what the prompt's cache markers would give.
   const classes = behavior.kind === 'ok' ? behavior.tokenClasses : undefined;
   const cache = classes ? { creation: classes.cacheWrite ?? 0, read: classes.cached ?? 0 } : promptCache(body, total, seen);
   const explicit = behavior.kind === 'ok' ? behavior.finishReason : undefined;
   const stopReason = explicit ?? (stopSequence !== null ? 'stop_sequence' : toolCalls.length ? 'tool_use' : output >= body.max_tokens ? 'max_tokens' : 'end_turn');
+  const reasoning = classes?.reasoning ?? (thinking ? tokensOf(thinking) : 0);
   return {
+    thinking,
     text,
     toolCalls,
     stopReason,
@@ -99,7 +105,7 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
       cache_creation_input_tokens: cache.creation,
       cache_read_input_tokens: cache.read,
       output_tokens: output,
-      ...(classes?.reasoning ? { output_tokens_details: { thinking_tokens: classes.reasoning } } : {}),
+      ...(reasoning ? { output_tokens_details: { thinking_tokens: reasoning } } : {}),
     },
   };
 }
@@ -117,6 +123,13 @@ async function streamAnswer(res: ServerResponse, body: any, behavior: FakeBehavi
   });
   event('ping', {});
   let index = 0;
+  if (answer.thinking) {
+    event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    for (const piece of chunks(answer.thinking)) event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+    event('content_block_delta', { index, delta: { type: 'signature_delta', signature: signatureOf(answer.thinking) } });
+    event('content_block_stop', { index });
+    index++;
+  }
   if (answer.text || answer.toolCalls.length === 0) {
     event('content_block_start', { index, content_block: { type: 'text', text: '' } });
     const pieces = chunks(answer.text);
@@ -191,6 +204,7 @@ export function startFakeAnthropic(decide: Decide = () => ({ kind: 'ok' })): Pro
       if (body.stream) return streamAnswer(res, body, behavior, answer, id);
 
       const content = [
+        ...(answer.thinking ? [{ type: 'thinking', thinking: answer.thinking, signature: signatureOf(answer.thinking) }] : []),
         ...(answer.text || answer.toolCalls.length === 0 ? [{ type: 'text', text: answer.text }] : []),
         ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments || '{}') })),
       ];

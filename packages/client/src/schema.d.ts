@@ -1185,6 +1185,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/gemini/v1beta/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's models in Google's list shape (name: models/<model id>) */
+        get: operations["getGeminiV1betaModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gemini/v1beta/models/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One model in Google's shape; the path is models/<model id> */
+        get: operations["getGeminiV1betaModelsByPath"];
+        put?: never;
+        /** models/<model id>:generateContent, :streamGenerateContent?alt=sse or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free) */
+        post: operations["postGeminiV1betaModelsByPath"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -3656,6 +3691,16 @@ export interface components {
             error: {
                 type: string;
                 message: string;
+            };
+        };
+        /** @description Google's error shape */
+        GeminiError: {
+            error: {
+                /** @description The HTTP status */
+                code: number;
+                message: string;
+                /** @description INVALID_ARGUMENT, UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED, ... */
+                status: string;
             };
         };
     };
@@ -8579,7 +8624,7 @@ export interface operations {
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
                     /** @description Extension: functions the model may call (needs a TOOLS model) */
                     tools?: {
@@ -8626,6 +8671,12 @@ export interface operations {
                     frequencyPenalty?: number;
                     /** @description Extension: your end user's id, passed to the provider for abuse monitoring */
                     user?: string;
+                    /** @description Extension: how hard a reasoning model thinks, sent in its provider's terms (OpenAI-style `reasoning_effort`, Anthropic's thinking budget: minimal 1024, low 2048, medium 8192, high 24576 tokens, added to maxTokens). A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so */
+                    reasoning?: {
+                        effort?: "none" | "minimal" | "low" | "medium" | "high";
+                        /** @description A thinking budget in tokens (Anthropic's models; an effort model gets the nearest level) */
+                        budgetTokens?: number;
+                    };
                 };
             };
         };
@@ -8658,6 +8709,17 @@ export interface operations {
                             name: string;
                             arguments: string;
                         }[];
+                        /** @description Extension: the model's thinking blocks, when its provider returns them (never part of text) */
+                        thinking?: ({
+                            /** @enum {string} */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "redacted_thinking";
+                            data: string;
+                        })[];
                     };
                     "text/event-stream": string;
                 };
@@ -9717,6 +9779,7 @@ export interface operations {
                     presence_penalty?: number | null;
                     frequency_penalty?: number | null;
                     user?: string | null;
+                    reasoning_effort?: ("none" | "minimal" | "low" | "medium" | "high") | null;
                     n?: 1 | null;
                     stream?: boolean | null;
                     stream_options?: {
@@ -9798,6 +9861,8 @@ export interface operations {
                                         arguments: string;
                                     };
                                 }[];
+                                /** @description The model's thinking, when its provider returns it (never part of content) */
+                                reasoning_content?: string;
                             };
                             finish_reason: string;
                             logprobs: null;
@@ -10558,6 +10623,10 @@ export interface operations {
                     stream_options?: {
                         include_obfuscation?: boolean;
                     } | null;
+                    reasoning?: {
+                        effort?: ("none" | "minimal" | "low" | "medium" | "high") | null;
+                        summary?: ("auto" | "concise" | "detailed") | null;
+                    } | null;
                 };
             };
         };
@@ -10592,6 +10661,15 @@ export interface operations {
                         };
                         model: string;
                         output: ({
+                            /** @enum {string} */
+                            type: "reasoning";
+                            id: string;
+                            summary: {
+                                /** @enum {string} */
+                                type: "summary_text";
+                                text: string;
+                            }[];
+                        } | {
                             /** @enum {string} */
                             type: "message";
                             id: string;
@@ -10787,6 +10865,15 @@ export interface operations {
                         };
                         model: string;
                         output: ({
+                            /** @enum {string} */
+                            type: "reasoning";
+                            id: string;
+                            summary: {
+                                /** @enum {string} */
+                                type: "summary_text";
+                                text: string;
+                            }[];
+                        } | {
                             /** @enum {string} */
                             type: "message";
                             id: string;
@@ -11192,6 +11279,12 @@ export interface operations {
                             }[];
                             /** @description tool_result: the call failed */
                             is_error?: boolean;
+                            /** @description thinking (assistant): the model’s thinking, as it came */
+                            thinking?: string;
+                            /** @description thinking: its signature, as it came */
+                            signature?: string;
+                            /** @description redacted_thinking: its data, as it came */
+                            data?: string;
                             cache_control?: {
                                 /** @enum {string} */
                                 type: "ephemeral";
@@ -11259,9 +11352,10 @@ export interface operations {
                         /** @description effort: not supported, refused with a 400 */
                         effort?: unknown;
                     };
-                    /** @description Extended thinking is not carried yet: only `{ "type": "disabled" }` is accepted */
+                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
                     thinking?: {
-                        type: string;
+                        type: "enabled" | "disabled";
+                        budget_tokens?: number;
                     };
                     /** @description Code-execution containers: not supported, refused with a 400 */
                     container?: unknown;
@@ -11287,6 +11381,15 @@ export interface operations {
                         role: "assistant";
                         model: string;
                         content: ({
+                            /** @enum {string} */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "redacted_thinking";
+                            data: string;
+                        } | {
                             /** @enum {string} */
                             type: "text";
                             text: string;
@@ -11400,6 +11503,514 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+        };
+    };
+    getGeminiV1betaModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: The caller's models in Google's list shape (name: models/<model id>) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        models: {
+                            /** @description `models/<model id>` */
+                            name: string;
+                            baseModelId: string;
+                            version: string;
+                            displayName: string;
+                            description: string;
+                            inputTokenLimit?: number;
+                            outputTokenLimit?: number;
+                            supportedGenerationMethods: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Google's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getGeminiV1betaModelsByPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `<model>:<method>` or `<model>` (the model id may hold a slash) */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: One model in Google's shape; the path is models/<model id> */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description `models/<model id>` */
+                        name: string;
+                        baseModelId: string;
+                        version: string;
+                        displayName: string;
+                        description: string;
+                        inputTokenLimit?: number;
+                        outputTokenLimit?: number;
+                        supportedGenerationMethods: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid; `details` lists each problem */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Google's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postGeminiV1betaModelsByPath: {
+        parameters: {
+            query?: {
+                /** @description `sse` for streamGenerateContent (the only stream form served) */
+                alt?: string;
+            };
+            header?: {
+                /** @description Replays the first answer for the same body without charging again (kept 24 hours) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description `<model>:<method>` or `<model>` (the model id may hold a slash) */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    contents?: {
+                        /** @description `user` (default) or `model` */
+                        role?: string;
+                        parts: {
+                            text?: string;
+                            /** @description A thought summary (model turns); dropped from the conversation */
+                            thought?: boolean;
+                            thoughtSignature?: string;
+                            /** @description An image as base64: PNG, JPEG, GIF or WebP */
+                            inlineData?: {
+                                mimeType: string;
+                                data: string;
+                            };
+                            /** @description An image at an https URL */
+                            fileData?: {
+                                mimeType?: string;
+                                fileUri: string;
+                            };
+                            functionCall?: {
+                                name: string;
+                                args?: unknown;
+                                id?: string;
+                            };
+                            functionResponse?: {
+                                name: string;
+                                response?: unknown;
+                                id?: string;
+                            };
+                        }[];
+                    }[];
+                    systemInstruction?: {
+                        /** @description `user` (default) or `model` */
+                        role?: string;
+                        parts: {
+                            text?: string;
+                            /** @description A thought summary (model turns); dropped from the conversation */
+                            thought?: boolean;
+                            thoughtSignature?: string;
+                            /** @description An image as base64: PNG, JPEG, GIF or WebP */
+                            inlineData?: {
+                                mimeType: string;
+                                data: string;
+                            };
+                            /** @description An image at an https URL */
+                            fileData?: {
+                                mimeType?: string;
+                                fileUri: string;
+                            };
+                            functionCall?: {
+                                name: string;
+                                args?: unknown;
+                                id?: string;
+                            };
+                            functionResponse?: {
+                                name: string;
+                                response?: unknown;
+                                id?: string;
+                            };
+                        }[];
+                    } | string;
+                    tools?: {
+                        functionDeclarations?: {
+                            name: string;
+                            description?: string;
+                            /** @description The arguments in Gemini's schema subset (types in upper or lower case) */
+                            parameters?: Record<string, never>;
+                            /** @description The arguments as a JSON schema */
+                            parametersJsonSchema?: Record<string, never>;
+                        }[];
+                    }[];
+                    toolConfig?: {
+                        functionCallingConfig?: {
+                            /** @description `AUTO`, `ANY` or `NONE` */
+                            mode?: string;
+                            allowedFunctionNames?: string[];
+                        };
+                    };
+                    generationConfig?: {
+                        temperature?: number;
+                        topP?: number;
+                        topK?: number;
+                        maxOutputTokens?: number;
+                        stopSequences?: string[];
+                        /** @description Only 1 */
+                        candidateCount?: number;
+                        /** @description `text/plain` or `application/json` */
+                        responseMimeType?: string;
+                        /** @description JSON schema the answer follows (with application/json) */
+                        responseJsonSchema?: unknown;
+                        /** @description The same in Gemini's schema subset */
+                        responseSchema?: unknown;
+                        seed?: number;
+                        presencePenalty?: number;
+                        frequencyPenalty?: number;
+                        /** @description Thinking controls, not carried yet: accepted and ignored (named in the x-storefront-ignored header) */
+                        thinkingConfig?: unknown;
+                    };
+                    /** @description Safety settings: accepted and ignored (named in the x-storefront-ignored header) */
+                    safetySettings?: unknown;
+                    /** @description Cached contents: not supported, refused with a 400 */
+                    cachedContent?: unknown;
+                    generateContentRequest?: {
+                        contents: {
+                            /** @description `user` (default) or `model` */
+                            role?: string;
+                            parts: {
+                                text?: string;
+                                /** @description A thought summary (model turns); dropped from the conversation */
+                                thought?: boolean;
+                                thoughtSignature?: string;
+                                /** @description An image as base64: PNG, JPEG, GIF or WebP */
+                                inlineData?: {
+                                    mimeType: string;
+                                    data: string;
+                                };
+                                /** @description An image at an https URL */
+                                fileData?: {
+                                    mimeType?: string;
+                                    fileUri: string;
+                                };
+                                functionCall?: {
+                                    name: string;
+                                    args?: unknown;
+                                    id?: string;
+                                };
+                                functionResponse?: {
+                                    name: string;
+                                    response?: unknown;
+                                    id?: string;
+                                };
+                            }[];
+                        }[];
+                        systemInstruction?: {
+                            /** @description `user` (default) or `model` */
+                            role?: string;
+                            parts: {
+                                text?: string;
+                                /** @description A thought summary (model turns); dropped from the conversation */
+                                thought?: boolean;
+                                thoughtSignature?: string;
+                                /** @description An image as base64: PNG, JPEG, GIF or WebP */
+                                inlineData?: {
+                                    mimeType: string;
+                                    data: string;
+                                };
+                                /** @description An image at an https URL */
+                                fileData?: {
+                                    mimeType?: string;
+                                    fileUri: string;
+                                };
+                                functionCall?: {
+                                    name: string;
+                                    args?: unknown;
+                                    id?: string;
+                                };
+                                functionResponse?: {
+                                    name: string;
+                                    response?: unknown;
+                                    id?: string;
+                                };
+                            }[];
+                        } | string;
+                        tools?: {
+                            functionDeclarations?: {
+                                name: string;
+                                description?: string;
+                                /** @description The arguments in Gemini's schema subset (types in upper or lower case) */
+                                parameters?: Record<string, never>;
+                                /** @description The arguments as a JSON schema */
+                                parametersJsonSchema?: Record<string, never>;
+                            }[];
+                        }[];
+                        toolConfig?: {
+                            functionCallingConfig?: {
+                                /** @description `AUTO`, `ANY` or `NONE` */
+                                mode?: string;
+                                allowedFunctionNames?: string[];
+                            };
+                        };
+                        generationConfig?: {
+                            temperature?: number;
+                            topP?: number;
+                            topK?: number;
+                            maxOutputTokens?: number;
+                            stopSequences?: string[];
+                            /** @description Only 1 */
+                            candidateCount?: number;
+                            /** @description `text/plain` or `application/json` */
+                            responseMimeType?: string;
+                            /** @description JSON schema the answer follows (with application/json) */
+                            responseJsonSchema?: unknown;
+                            /** @description The same in Gemini's schema subset */
+                            responseSchema?: unknown;
+                            seed?: number;
+                            presencePenalty?: number;
+                            frequencyPenalty?: number;
+                            /** @description Thinking controls, not carried yet: accepted and ignored (named in the x-storefront-ignored header) */
+                            thinkingConfig?: unknown;
+                        };
+                        /** @description Safety settings: accepted and ignored (named in the x-storefront-ignored header) */
+                        safetySettings?: unknown;
+                        /** @description Cached contents: not supported, refused with a 400 */
+                        cachedContent?: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK: models/<model id>:generateContent, :streamGenerateContent?alt=sse or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        candidates: {
+                            content: {
+                                /** @enum {string} */
+                                role: "model";
+                                parts: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            finishReason: string;
+                            index: number;
+                        }[];
+                        usageMetadata: {
+                            promptTokenCount: number;
+                            /** @description Output tokens, thinking excluded */
+                            candidatesTokenCount: number;
+                            thoughtsTokenCount?: number;
+                            /** @description Of promptTokenCount: read from the prompt cache */
+                            cachedContentTokenCount?: number;
+                            totalTokenCount: number;
+                            /** @description Wallet tokens this call was charged (this service's extension) */
+                            tokensCharged: number;
+                        };
+                        modelVersion: string;
+                        /** @description The gateway's request id */
+                        responseId: string;
+                    } | {
+                        /** @description An estimate in the gateway's tokenizer; nothing is charged */
+                        totalTokens: number;
+                    };
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Google's error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
+                };
+            };
+            /** @description Google's error shape */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiError"];
                 };
             };
         };
@@ -17770,7 +18381,7 @@ export interface operations {
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
                     /** @description Extension: functions the model may call (needs a TOOLS model) */
                     tools?: {
@@ -17817,6 +18428,12 @@ export interface operations {
                     frequencyPenalty?: number;
                     /** @description Extension: your end user's id, passed to the provider for abuse monitoring */
                     user?: string;
+                    /** @description Extension: how hard a reasoning model thinks, sent in its provider's terms (OpenAI-style `reasoning_effort`, Anthropic's thinking budget: minimal 1024, low 2048, medium 8192, high 24576 tokens, added to maxTokens). A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so */
+                    reasoning?: {
+                        effort?: "none" | "minimal" | "low" | "medium" | "high";
+                        /** @description A thinking budget in tokens (Anthropic's models; an effort model gets the nearest level) */
+                        budgetTokens?: number;
+                    };
                 };
             };
         };
@@ -17849,6 +18466,17 @@ export interface operations {
                             name: string;
                             arguments: string;
                         }[];
+                        /** @description Extension: the model's thinking blocks, when its provider returns them (never part of text) */
+                        thinking?: ({
+                            /** @enum {string} */
+                            type: "thinking";
+                            thinking: string;
+                            signature: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "redacted_thinking";
+                            data: string;
+                        })[];
                     };
                     "text/event-stream": string;
                 };
@@ -17973,7 +18601,7 @@ export interface operations {
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
                     /** @description Extension: functions the model may call (needs a TOOLS model) */
                     tools?: {
@@ -18020,6 +18648,12 @@ export interface operations {
                     frequencyPenalty?: number;
                     /** @description Extension: your end user's id, passed to the provider for abuse monitoring */
                     user?: string;
+                    /** @description Extension: how hard a reasoning model thinks, sent in its provider's terms (OpenAI-style `reasoning_effort`, Anthropic's thinking budget: minimal 1024, low 2048, medium 8192, high 24576 tokens, added to maxTokens). A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so */
+                    reasoning?: {
+                        effort?: "none" | "minimal" | "low" | "medium" | "high";
+                        /** @description A thinking budget in tokens (Anthropic's models; an effort model gets the nearest level) */
+                        budgetTokens?: number;
+                    };
                 };
             };
         };
@@ -19618,6 +20252,17 @@ export interface operations {
                                 name: string;
                                 arguments: string;
                             }[];
+                            /** @description Extension: the model's thinking blocks, when its provider returns them (never part of text) */
+                            thinking?: ({
+                                /** @enum {string} */
+                                type: "thinking";
+                                thinking: string;
+                                signature: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "redacted_thinking";
+                                data: string;
+                            })[];
                         };
                     };
                 };

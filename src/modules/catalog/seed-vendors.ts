@@ -6,29 +6,37 @@ import { USD_NOTE, chat, embedding, image, speech, video, type SeedModel } from 
  * Checked against the vendors' pricing pages in autumn 2025; the seed refreshes them on upgrade.
  */
 const NO_TEMPERATURE = { controls: { temperature: null } };
+/**
+ * How each reasoning model takes a reasoning control (the gateway's `reasoning.ts`): `effort` for OpenAI's
+ * `reasoning_effort` (o-series, GPT-5; xAI's grok-3-mini with low and high only; Groq's gpt-oss with low, medium and
+ * high), `budget` for Anthropic's extended thinking. A model without the flag answers without the control.
+ */
+const EFFORT = { flags: { reasoning: 'effort' } };
+const EFFORT_NO_TEMPERATURE = { ...NO_TEMPERATURE, ...EFFORT };
+const THINKING = { flags: { reasoning: 'budget' } };
 
 // Cached-input prices from OpenAI's pricing page; Anthropic's cache reads at 10% and 5-minute cache writes at 125% of input.
 export const VENDOR_TEXT_MODELS: SeedModel[] = [
   // OpenAI
-  chat('openai', 'gpt-5', 'GPT-5', { in: 125, out: 1000, cached: 12.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: "OpenAI's flagship reasoning model for coding and agentic tasks.", override: NO_TEMPERATURE }),
-  chat('openai', 'gpt-5-mini', 'GPT-5 mini', { in: 25, out: 200, cached: 2.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: 'A faster, cheaper GPT-5 for well-defined tasks.', override: NO_TEMPERATURE }),
-  chat('openai', 'gpt-5-nano', 'GPT-5 nano', { in: 5, out: 40, cached: 0.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: 'The fastest, cheapest GPT-5 for summarisation and classification.', override: NO_TEMPERATURE }),
+  chat('openai', 'gpt-5', 'GPT-5', { in: 125, out: 1000, cached: 12.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: "OpenAI's flagship reasoning model for coding and agentic tasks.", override: EFFORT_NO_TEMPERATURE }),
+  chat('openai', 'gpt-5-mini', 'GPT-5 mini', { in: 25, out: 200, cached: 2.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: 'A faster, cheaper GPT-5 for well-defined tasks.', override: EFFORT_NO_TEMPERATURE }),
+  chat('openai', 'gpt-5-nano', 'GPT-5 nano', { in: 5, out: 40, cached: 0.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: 'The fastest, cheapest GPT-5 for summarisation and classification.', override: EFFORT_NO_TEMPERATURE }),
   chat('openai', 'gpt-4.1', 'GPT-4.1', { in: 200, out: 800, cached: 50, ctx: 1_047_576, maxOut: 32_768, vision: true, description: 'Non-reasoning model with a 1M-token context, strong at instruction following.' }),
   chat('openai', 'gpt-4.1-mini', 'GPT-4.1 mini', { in: 40, out: 160, cached: 10, ctx: 1_047_576, maxOut: 32_768, vision: true, description: 'Smaller GPT-4.1 balancing speed and intelligence.' }),
   chat('openai', 'gpt-4.1-nano', 'GPT-4.1 nano', { in: 10, out: 40, cached: 2.5, ctx: 1_047_576, maxOut: 32_768, vision: true, description: 'The fastest and cheapest GPT-4.1.' }),
   chat('openai', 'gpt-4o', 'GPT-4o', { in: 250, out: 1000, cached: 125, ctx: 128_000, maxOut: 16_384, vision: true, description: 'Versatile multimodal model.' }),
   chat('openai', 'gpt-4o-mini', 'GPT-4o mini', { in: 15, out: 60, cached: 7.5, ctx: 128_000, maxOut: 16_384, vision: true, description: 'Small, affordable multimodal model.' }),
-  chat('openai', 'o3', 'o3', { in: 200, out: 800, cached: 50, ctx: 200_000, maxOut: 100_000, vision: true, reasoning: true, description: 'Reasoning model for math, science and coding.', override: NO_TEMPERATURE }),
-  chat('openai', 'o4-mini', 'o4-mini', { in: 110, out: 440, cached: 27.5, ctx: 200_000, maxOut: 100_000, vision: true, reasoning: true, description: 'Fast, cost-efficient reasoning model.', override: NO_TEMPERATURE }),
+  chat('openai', 'o3', 'o3', { in: 200, out: 800, cached: 50, ctx: 200_000, maxOut: 100_000, vision: true, reasoning: true, description: 'Reasoning model for math, science and coding.', override: EFFORT_NO_TEMPERATURE }),
+  chat('openai', 'o4-mini', 'o4-mini', { in: 110, out: 440, cached: 27.5, ctx: 200_000, maxOut: 100_000, vision: true, reasoning: true, description: 'Fast, cost-efficient reasoning model.', override: EFFORT_NO_TEMPERATURE }),
   embedding('openai', 'text-embedding-3-small', 'Text Embedding 3 Small', 2, 8191, 'Small, efficient embedding model.'),
   embedding('openai', 'text-embedding-3-large', 'Text Embedding 3 Large', 13, 8191, 'Most capable OpenAI embedding model.'),
 
   // Anthropic
-  chat('anthropic', 'claude-opus-4-1', 'Claude Opus 4.1', { upstream: 'claude-opus-4-1-20250805', in: 1500, out: 7500, cached: 150, cacheWrite: 1875, ctx: 200_000, maxOut: 32_000, vision: true, reasoning: true, description: "Anthropic's most capable model for complex, long-running tasks." }),
-  chat('anthropic', 'claude-sonnet-4-5', 'Claude Sonnet 4.5', { upstream: 'claude-sonnet-4-5-20250929', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'Best Claude for coding and agents.' }),
-  chat('anthropic', 'claude-sonnet-4', 'Claude Sonnet 4', { upstream: 'claude-sonnet-4-20250514', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'High-performance Claude with extended thinking.' }),
-  chat('anthropic', 'claude-haiku-4-5', 'Claude Haiku 4.5', { upstream: 'claude-haiku-4-5-20251001', in: 100, out: 500, cached: 10, cacheWrite: 125, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'The fastest Claude with near-frontier intelligence.' }),
-  chat('anthropic', 'claude-3-7-sonnet', 'Claude Sonnet 3.7', { upstream: 'claude-3-7-sonnet-20250219', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, availability: 'RETIRING', description: 'Previous-generation Sonnet; deprecated by Anthropic.' }),
+  chat('anthropic', 'claude-opus-4-1', 'Claude Opus 4.1', { upstream: 'claude-opus-4-1-20250805', in: 1500, out: 7500, cached: 150, cacheWrite: 1875, ctx: 200_000, maxOut: 32_000, vision: true, reasoning: true, description: "Anthropic's most capable model for complex, long-running tasks.", override: THINKING }),
+  chat('anthropic', 'claude-sonnet-4-5', 'Claude Sonnet 4.5', { upstream: 'claude-sonnet-4-5-20250929', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'Best Claude for coding and agents.', override: THINKING }),
+  chat('anthropic', 'claude-sonnet-4', 'Claude Sonnet 4', { upstream: 'claude-sonnet-4-20250514', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'High-performance Claude with extended thinking.', override: THINKING }),
+  chat('anthropic', 'claude-haiku-4-5', 'Claude Haiku 4.5', { upstream: 'claude-haiku-4-5-20251001', in: 100, out: 500, cached: 10, cacheWrite: 125, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'The fastest Claude with near-frontier intelligence.', override: THINKING }),
+  chat('anthropic', 'claude-3-7-sonnet', 'Claude Sonnet 3.7', { upstream: 'claude-3-7-sonnet-20250219', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, availability: 'RETIRING', description: 'Previous-generation Sonnet; deprecated by Anthropic.', override: THINKING }),
   chat('anthropic', 'claude-3-5-haiku', 'Claude Haiku 3.5', { upstream: 'claude-3-5-haiku-20241022', in: 80, out: 400, cached: 8, cacheWrite: 100, ctx: 200_000, maxOut: 8192, vision: true, description: 'Previous-generation fast Claude.' }),
 
   // Google Gemini API
@@ -48,8 +56,8 @@ export const VENDOR_TEXT_MODELS: SeedModel[] = [
   // Groq
   chat('groq', 'llama-3.3-70b-versatile', 'Llama 3.3 70B Versatile (Groq)', { in: 59, out: 79, ctx: 131_072, maxOut: 32_768, description: 'Meta Llama 3.3 70B at Groq speed.' }),
   chat('groq', 'llama-3.1-8b-instant', 'Llama 3.1 8B Instant (Groq)', { in: 5, out: 8, ctx: 131_072, maxOut: 131_072, description: 'Small, very fast Llama.' }),
-  chat('groq', 'openai/gpt-oss-120b', 'GPT-OSS 120B (Groq)', { in: 15, out: 75, ctx: 131_072, maxOut: 65_536, reasoning: true, description: "OpenAI's open-weight 120B reasoning model on Groq." }),
-  chat('groq', 'openai/gpt-oss-20b', 'GPT-OSS 20B (Groq)', { in: 10, out: 50, ctx: 131_072, maxOut: 65_536, reasoning: true, description: "OpenAI's open-weight 20B reasoning model on Groq." }),
+  chat('groq', 'openai/gpt-oss-120b', 'GPT-OSS 120B (Groq)', { in: 15, out: 75, ctx: 131_072, maxOut: 65_536, reasoning: true, description: "OpenAI's open-weight 120B reasoning model on Groq.", override: { flags: { reasoning: 'effort', reasoningEfforts: ['low', 'medium', 'high'] } } }),
+  chat('groq', 'openai/gpt-oss-20b', 'GPT-OSS 20B (Groq)', { in: 10, out: 50, ctx: 131_072, maxOut: 65_536, reasoning: true, description: "OpenAI's open-weight 20B reasoning model on Groq.", override: { flags: { reasoning: 'effort', reasoningEfforts: ['low', 'medium', 'high'] } } }),
   chat('groq', 'meta-llama/llama-4-scout-17b-16e-instruct', 'Llama 4 Scout (Groq)', { in: 11, out: 34, ctx: 131_072, maxOut: 8192, vision: true, description: 'Meta Llama 4 Scout multimodal model on Groq.' }),
   chat('groq', 'meta-llama/llama-4-maverick-17b-128e-instruct', 'Llama 4 Maverick (Groq)', { in: 20, out: 60, ctx: 131_072, maxOut: 8192, vision: true, description: 'Meta Llama 4 Maverick multimodal model on Groq.' }),
   chat('groq', 'qwen/qwen3-32b', 'Qwen3 32B (Groq)', { in: 29, out: 59, ctx: 131_072, maxOut: 40_960, reasoning: true, description: 'Alibaba Qwen3 32B on Groq.' }),
@@ -70,7 +78,7 @@ export const VENDOR_TEXT_MODELS: SeedModel[] = [
   // xAI
   chat('xai', 'grok-4', 'Grok 4', { upstream: 'grok-4-0709', in: 300, out: 1500, ctx: 256_000, maxOut: 64_000, vision: true, reasoning: true, description: "xAI's flagship reasoning model.", override: NO_TEMPERATURE }),
   chat('xai', 'grok-4-fast', 'Grok 4 Fast', { upstream: 'grok-4-fast-reasoning', in: 20, out: 50, ctx: 2_000_000, maxOut: 30_000, vision: true, reasoning: true, description: 'Cost-efficient Grok with a 2M-token context.' }),
-  chat('xai', 'grok-3-mini', 'Grok 3 Mini', { in: 30, out: 50, ctx: 131_072, maxOut: 32_768, reasoning: true, description: 'Lightweight thinking model.' }),
+  chat('xai', 'grok-3-mini', 'Grok 3 Mini', { in: 30, out: 50, ctx: 131_072, maxOut: 32_768, reasoning: true, description: 'Lightweight thinking model.', override: { flags: { reasoning: 'effort', reasoningEfforts: ['low', 'high'] } } }),
   chat('xai', 'grok-code-fast-1', 'Grok Code Fast 1', { in: 20, out: 150, ctx: 256_000, maxOut: 10_000, reasoning: true, description: 'Speedy reasoning model for agentic coding.' }),
 ];
 

@@ -139,7 +139,8 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
 
   it('refuses what it cannot honour with a 400 naming it', () => {
     const cases: [Partial<MessagesRequest>, string][] = [
-      [{ thinking: { type: 'enabled', budget_tokens: 1024 } as MessagesRequest['thinking'] }, 'thinking'],
+      [{ max_tokens: 1024, thinking: { type: 'enabled', budget_tokens: 1024 } }, 'thinking.budget_tokens'],
+      [{ thinking: { type: 'enabled' } }, 'thinking.budget_tokens'],
       [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'web_search_20250305'],
       [{ tools: [{ name: 'no_schema' }] }, 'tools.0.input_schema'],
       [{ tools: [weather, weather] }, 'tools.1.name'],
@@ -158,6 +159,12 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
       expect(err.message).toContain(named);
     }
     expect(toTextBody(request({ thinking: { type: 'disabled' } })).messages).toHaveLength(1);
+  });
+
+  it("carries thinking as the gateway's reasoning budget, max_tokens keeping the answer's room", () => {
+    const body = toTextBody(request({ max_tokens: 5000, thinking: { type: 'enabled', budget_tokens: 2048 } }));
+    expect(body).toMatchObject({ maxTokens: 5000 - 2048, reasoning: { budgetTokens: 2048 }, reasoningField: 'thinking' });
+    expect(toTextBody(request({ thinking: { type: 'disabled' } }))).not.toHaveProperty('reasoning');
   });
 
   it('refuses more images than a request may carry, counting tool results too', () => {

@@ -106,7 +106,7 @@ describe('/anthropic/v1/messages with tools, tool results and images (built-in m
     const before = await walletState(t, userId);
     const base = { model: 'local/text', max_tokens: 64, messages: [question] };
     const refusals: [Record<string, unknown>, RegExp][] = [
-      [{ thinking: { type: 'enabled', budget_tokens: 2048 } }, /thinking/],
+      [{ thinking: { type: 'enabled', budget_tokens: 2048 } }, /thinking\.budget_tokens must be less than max_tokens/],
       [{ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, /web_search_20250305/],
       [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }, /"document" block/],
       [{ output_config: { effort: 'high' } }, /output_config\.effort/],

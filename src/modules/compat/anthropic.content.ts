@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import { badRequest } from '../../platform/http/errors.js';
-import { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, type ChatMessage, type ContentPart, type ImagePart, type ToolCall } from '../gateway/index.js';
+import { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, type ChatMessage, type ContentPart, type ImagePart, type ThinkingBlock, type ToolCall } from '../gateway/index.js';
 import type { ContentBlock, MessagesBody } from './anthropic.schemas.js';
 
 type Block = Static<typeof ContentBlock>;
@@ -12,7 +12,7 @@ export function refuse(field: string, problem: string): never {
   throw badRequest(`${field} ${problem}`, [{ field, message: problem }]);
 }
 
-const TAKEN = 'send text, image, tool_use or tool_result blocks';
+const TAKEN = 'send text, image, tool_use or tool_result blocks (and an assistant’s thinking blocks)';
 const unknownBlock = (block: { type: string }, field: string): never =>
   refuse(field, `is a "${block.type}" block, which this service cannot pass on; ${TAKEN}.`);
 
@@ -65,14 +65,26 @@ function userMessages(blocks: Block[], field: string, images: { count: number })
 function assistantMessage(blocks: Block[], field: string): ChatMessage {
   const parts: ContentPart[] = [];
   const toolCalls: ToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
   blocks.forEach((block, j) => {
     const at = `${field}.${j}`;
     if (block.type === 'text') parts.push(textPart(block, at, ''));
     else if (block.type === 'tool_use') toolCalls.push(toolCallOf(block, at));
+    else if (block.type === 'thinking' || block.type === 'redacted_thinking') thinking.push(thinkingOf(block, at));
     else if (block.type === 'image' || block.type === 'tool_result') refuse(at, `is an ${block.type} block in an assistant message; send it in a user message.`);
     else unknownBlock(block, at);
   });
-  return { role: 'assistant', content: contentOf(parts), ...(toolCalls.length ? { toolCalls } : {}) };
+  return { role: 'assistant', content: contentOf(parts), ...(toolCalls.length ? { toolCalls } : {}), ...(thinking.length ? { thinking } : {}) };
+}
+
+/** A thinking block sent back: kept exactly as it came (the provider checks its signature). */
+function thinkingOf(block: Block, field: string): ThinkingBlock {
+  if (block.type === 'redacted_thinking') {
+    if (block.data === undefined) refuse(`${field}.data`, 'is required in a redacted_thinking block.');
+    return { type: 'redacted_thinking', data: block.data };
+  }
+  if (block.thinking === undefined || block.signature === undefined) refuse(field, 'is a thinking block without its thinking and signature; send it back as it came.');
+  return { type: 'thinking', thinking: block.thinking, signature: block.signature };
 }
 
 function toolCallOf(block: Block, field: string): ToolCall {

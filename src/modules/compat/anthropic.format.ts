@@ -25,10 +25,13 @@ export function toTextBody(body: MessagesRequest): TextBody {
   const tools = toolsOf(body.tools);
   const choice = toolChoiceOf(body.tool_choice, tools);
   const format = body.output_config?.format;
+  const budget = thinkingBudgetOf(body);
   return {
     model: body.model,
     messages,
-    maxTokens: body.max_tokens,
+    // Anthropic's max_tokens holds the thinking budget and the answer; the gateway's maxTokens is the answer's room.
+    maxTokens: budget ? body.max_tokens - budget : body.max_tokens,
+    ...(budget ? { reasoning: { budgetTokens: budget }, reasoningField: 'thinking' } : {}),
     serverInstruction: false,
     // Left undefined when not sent: the gateway passes on (and checks against the provider) only the ones set.
     temperature: body.temperature ?? undefined,
@@ -43,8 +46,16 @@ export function toTextBody(body: MessagesRequest): TextBody {
   };
 }
 
+/** The thinking budget of `thinking: { type: "enabled" }`, checked as Anthropic checks it; null when disabled or absent. */
+function thinkingBudgetOf(body: MessagesRequest): number | null {
+  if (body.thinking?.type !== 'enabled') return null;
+  const budget = body.thinking.budget_tokens;
+  if (budget === undefined) refuse('thinking.budget_tokens', 'is required when thinking is enabled (at least 1024).');
+  if (budget >= body.max_tokens) refuse('thinking.budget_tokens', `must be less than max_tokens (${body.max_tokens}).`);
+  return budget;
+}
+
 function refuseUnsupported(body: MessagesRequest): void {
-  if (body.thinking && body.thinking.type !== 'disabled') refuse('thinking', 'is not supported yet: leave it out (or send { "type": "disabled" }) and the model answers without extended thinking.');
   if (body.output_config?.effort != null) refuse('output_config.effort', 'is not supported yet: leave it out.');
   for (const field of ['container', 'mcp_servers', 'context_management'] as const) {
     if (body[field] != null) refuse(field, "is not supported: this service runs no Anthropic-side tools or context editing. Leave it out.");
@@ -157,15 +168,16 @@ function parseObject(text: string): Record<string, unknown> | null {
   }
 }
 
-/** The answer's blocks: its text (always one block when it called no tool), then its tool calls. */
+/** The answer's blocks: its thinking (intact, signatures included), its text (always one block when it called no tool), then its tool calls. */
 export function toMessage(answer: TextAnswerBody): Static<typeof Message> {
   const calls = answer.toolCalls ?? [];
+  const thinking = answer.thinking ?? [];
   return {
     id: messageId(answer.requestId),
     type: 'message',
     role: 'assistant',
     model: answer.model,
-    content: [...(answer.text || calls.length === 0 ? [{ type: 'text' as const, text: answer.text }] : []), ...calls.map(toolUseBlock)],
+    content: [...thinking, ...(answer.text || calls.length === 0 ? [{ type: 'text' as const, text: answer.text }] : []), ...calls.map(toolUseBlock)],
     stop_reason: stopReason(answer.finishReason),
     stop_sequence: null,
     usage: anthropicUsage(answer),

@@ -4,7 +4,7 @@ import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toAnthropicError } from './anthropic.format.js';
 import { MESSAGES_BODY_LIMIT_BYTES, MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
-import { IdempotencyHeaders } from '../gateway/index.js';
+import { IGNORED_HEADER, IdempotencyHeaders } from '../gateway/index.js';
 import type { CompatService } from './service.js';
 
 /**
@@ -35,9 +35,10 @@ export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService 
         await compat.streamMessage(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { message, requestId, replayed } = await compat.message(principal, request.body, { idempotencyKey });
+      const { message, requestId, replayed, ignored } = await compat.message(principal, request.body, { idempotencyKey });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
+      if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));
       return message;
     },
   );

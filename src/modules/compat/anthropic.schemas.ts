@@ -49,9 +49,12 @@ export const ContentBlock = Type.Object(
     tool_use_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'tool_result: the tool_use it answers' })),
     content: Type.Optional(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(ToolResultPart, { maxItems: 100 })], { description: 'tool_result: the result' })),
     is_error: Type.Optional(Type.Boolean({ description: 'tool_result: the call failed' })),
+    thinking: Type.Optional(Type.String({ description: 'thinking (assistant): the model’s thinking, as it came' })),
+    signature: Type.Optional(Type.String({ description: 'thinking: its signature, as it came' })),
+    data: Type.Optional(Type.String({ description: 'redacted_thinking: its data, as it came' })),
     cache_control: CacheControl,
   },
-  { description: 'A content block (text, image, tool_use or tool_result)' },
+  { description: 'A content block (text, image, tool_use, tool_result, or an assistant’s thinking or redacted_thinking sent back intact)' },
 );
 
 const ToolDefinition = Type.Object({
@@ -97,7 +100,15 @@ export const MessagesBody = Type.Object({
       effort: NotSupported('effort'),
     }),
   ),
-  thinking: Type.Optional(Type.Object({ type: Type.String() }, { description: 'Extended thinking is not carried yet: only `{ "type": "disabled" }` is accepted' })),
+  thinking: Type.Optional(
+    Type.Object(
+      { type: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) },
+      {
+        description:
+          'Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so',
+      },
+    ),
+  ),
   container: NotSupported('Code-execution containers'),
   mcp_servers: NotSupported('MCP servers'),
   context_management: NotSupported('Context management'),
@@ -116,7 +127,14 @@ export const Message = Type.Object({
   type: Type.Literal('message'),
   role: Type.Literal('assistant'),
   model: Type.String(),
-  content: Type.Array(Type.Union([Type.Object({ type: Type.Literal('text'), text: Type.String() }), ToolUseBlock])),
+  content: Type.Array(
+    Type.Union([
+      Type.Object({ type: Type.Literal('thinking'), thinking: Type.String(), signature: Type.String() }),
+      Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() }),
+      Type.Object({ type: Type.Literal('text'), text: Type.String() }),
+      ToolUseBlock,
+    ]),
+  ),
   stop_reason: Type.String(),
   stop_sequence: Nullable(Type.String()),
   usage: Type.Object({

@@ -6,7 +6,7 @@ import { heldStream, type GatewayEvent, type TranslatedStream } from './held-str
 /**
  * Translates the gateway's stream into Anthropic's named events
  * (https://docs.claude.com/en/docs/build-with-claude/streaming): message_start, then one content block at a time with
- * increasing indexes: text as `text_delta`s, each tool call as a `tool_use` block (id, name, input {}) whose arguments
+ * increasing indexes: thinking as `thinking_delta`s and its `signature_delta`, text as `text_delta`s, each tool call as a `tool_use` block (id, name, input {}) whose arguments
  * follow as `input_json_delta`s; then message_delta (stop reason, billed usage) and message_stop once the gateway
  * settled. A stream that broke midway ends with an `error` event.
  *
@@ -20,6 +20,8 @@ export function anthropicEventStream(target: SseStream, meta: { id: string; mode
   let open: { index: number; call: number | null } | null = null;
   /** The block index of each tool call (by the gateway's index). */
   const callBlocks = new Map<number, number>();
+  /** The block index of each thinking block (by the gateway's index). */
+  const thinkingBlocks = new Map<number, number>();
 
   const send = (type: string, data: Record<string, unknown> = {}) => target.send({ type, ...data }, type);
   async function start(): Promise<void> {
@@ -58,8 +60,22 @@ export function anthropicEventStream(target: SseStream, meta: { id: string; mode
     if (piece.argumentsDelta) await send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece.argumentsDelta } });
   }
 
+  /** Thinking comes first, as Anthropic streams it: `thinking_delta`s, then its `signature_delta`; a redacted block whole. */
+  async function thinking(index: number, piece: GatewayEvent): Promise<void> {
+    let block = thinkingBlocks.get(index);
+    if (block === undefined) {
+      const start = piece.redactedData !== undefined ? { type: 'redacted_thinking', data: piece.redactedData } : { type: 'thinking', thinking: '', signature: '' };
+      block = await openBlock(start, null);
+      thinkingBlocks.set(index, block);
+      open = { index: block, call: -1 - index }; // never taken for a text or a tool call's block
+    }
+    if (piece.delta) await send('content_block_delta', { index: block, delta: { type: 'thinking_delta', thinking: piece.delta } });
+    if (piece.signature) await send('content_block_delta', { index: block, delta: { type: 'signature_delta', signature: piece.signature } });
+  }
+
   const sse = heldStream(target, async (event: GatewayEvent) => {
     if (event.type === 'text' && event.delta) await text(event.delta);
+    else if (event.type === 'thinking' && event.index !== undefined) await thinking(event.index, event);
     else if (event.type === 'tool_call' && event.index !== undefined) await toolCall(event.index, event);
     else if (event.type === 'error' && event.error) {
       failed = true;

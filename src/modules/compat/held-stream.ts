@@ -2,7 +2,7 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { GatewayService, TextAnswerBody, TextBody } from '../gateway/index.js';
 
-/** One event the gateway's text stream writes (`text`, `tool_call`, `usage`, `finish`, `error`). */
+/** One event the gateway's text stream writes (`text`, `tool_call`, `thinking`, `usage`, `finish`, `error`). */
 export interface GatewayEvent {
   type: string;
   delta?: string;
@@ -11,6 +11,9 @@ export interface GatewayEvent {
   id?: string;
   name?: string;
   argumentsDelta?: string;
+  /** `thinking`: a piece of thinking block `index`: text (`delta`), its `signature`, or a redacted block's data. */
+  signature?: string;
+  redactedData?: string;
   finishReason?: string;
   error?: { code: string; message: string };
 }

@@ -10,7 +10,7 @@ type WireMessage = ChatCompletionRequest['messages'][number];
  * OpenAI parameters this gateway does not carry to any provider: refused with a 400 naming them rather than dropped
  * (`store` and `metadata`, OpenAI's own dashboard features, are harmless and ignored).
  */
-const NOT_CARRIED = ['logprobs', 'top_logprobs', 'logit_bias', 'audio', 'modalities', 'prediction', 'web_search_options', 'reasoning_effort', 'functions', 'function_call', 'service_tier'];
+const NOT_CARRIED = ['logprobs', 'top_logprobs', 'logit_bias', 'audio', 'modalities', 'prediction', 'web_search_options', 'functions', 'function_call', 'service_tier'];
 
 function refuseUncarried(body: ChatCompletionRequest): void {
   const raw = body as Record<string, unknown>;
@@ -95,8 +95,12 @@ export function toTextBody(body: ChatCompletionRequest): TextBody {
     ...(body.presence_penalty == null ? {} : { presencePenalty: body.presence_penalty }),
     ...(body.frequency_penalty == null ? {} : { frequencyPenalty: body.frequency_penalty }),
     ...(body.user ? { user: body.user } : {}),
+    ...(body.reasoning_effort == null ? {} : { reasoning: { effort: body.reasoning_effort }, reasoningField: 'reasoning_effort' }),
   };
 }
+
+/** The thinking's text, for the `reasoning_content` field DeepSeek- and OpenRouter-style clients read. */
+export const reasoningText = (thinking: TextAnswerBody['thinking']): string => (thinking ?? []).map((block) => (block.type === 'thinking' ? block.thinking : '')).join('');
 
 export const completionId = (requestId: string) => `chatcmpl-${requestId}`;
 
@@ -132,7 +136,13 @@ export function toChatCompletion(answer: TextAnswerBody, created: number): Stati
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: toolCalls && !answer.text ? null : answer.text, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: toolCalls && !answer.text ? null : answer.text,
+          refusal: null,
+          ...(toolCalls ? { tool_calls: toolCalls } : {}),
+          ...(reasoningText(answer.thinking) ? { reasoning_content: reasoningText(answer.thinking) } : {}),
+        },
         finish_reason: answer.finishReason ?? 'stop',
         logprobs: null,
       },

@@ -5,7 +5,7 @@ import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { StrictObject } from '../../platform/http/schemas.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toOpenAiError } from './openai.errors.js';
-import { IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
+import { IGNORED_HEADER, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
 import { ChatCompletion, ChatCompletionBody, ImageGenerationBody, ImagesResponse, KeyInfo, OpenAiModel, OpenAiModelList, SpeechAudio, SpeechBody, openAiErrors } from './openai.schemas.js';
 import type { CompatService } from './service.js';
 
@@ -37,9 +37,10 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
         await compat.streamChatCompletion(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { completion, requestId, replayed } = await compat.chatCompletion(principal, request.body, { idempotencyKey });
+      const { completion, requestId, replayed, ignored } = await compat.chatCompletion(principal, request.body, { idempotencyKey });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
+      if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));
       return completion;
     },
   );

@@ -52,6 +52,14 @@ export const ChatCompletionBody = Type.Object({
   presence_penalty: Penalty,
   frequency_penalty: Penalty,
   user: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
+  reasoning_effort: Type.Optional(
+    Nullable(
+      Type.Union(['none', 'minimal', 'low', 'medium', 'high'].map((e) => Type.Literal(e)), {
+        description:
+          "Sent to reasoning models in their provider's terms (Anthropic's as a thinking budget); a model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning_effort` header says so",
+      }),
+    ),
+  ),
   n: Type.Optional(Nullable(Type.Literal(1, { description: 'Only one choice per call' }))),
   stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with chat.completion.chunk events, then `data: [DONE]`' }))),
   stream_options: Type.Optional(Nullable(Type.Object({ include_usage: Type.Optional(Type.Boolean()) }))),
@@ -119,7 +127,13 @@ export const ChatCompletion = Type.Object({
   choices: Type.Array(
     Type.Object({
       index: Type.Integer(),
-      message: Type.Object({ role: Type.Literal('assistant'), content: Nullable(Type.String()), refusal: Type.Null(), tool_calls: Type.Optional(Type.Array(WireToolCall)) }),
+      message: Type.Object({
+        role: Type.Literal('assistant'),
+        content: Nullable(Type.String()),
+        refusal: Type.Null(),
+        tool_calls: Type.Optional(Type.Array(WireToolCall)),
+        reasoning_content: Type.Optional(Type.String({ description: "The model's thinking, when its provider returns it (never part of content)" })),
+      }),
       finish_reason: Type.String(),
       logprobs: Type.Null(),
     }),

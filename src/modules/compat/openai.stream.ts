@@ -22,8 +22,15 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
     return chunk([{ index: 0, delta: { ...d, tool_calls: [{ index, ...call }] }, finish_reason: null, logprobs: null }]);
   };
 
+  const reasoningDelta = (text: string) => {
+    const d = roleSent ? {} : { role: 'assistant' };
+    roleSent = true;
+    return chunk([{ index: 0, delta: { ...d, reasoning_content: text }, finish_reason: null, logprobs: null }]);
+  };
+
   const sse = heldStream(target, async (event) => {
     if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
+    else if (event.type === 'thinking' && event.delta) await target.send(reasoningDelta(event.delta));
     else if (event.type === 'tool_call' && event.index !== undefined) {
       // OpenAI's shape: the call's first chunk carries its id, type and name; later ones only argument text.
       const first = event.id || event.name ? { id: event.id, type: 'function', function: { name: event.name, arguments: event.argumentsDelta ?? '' } } : null;

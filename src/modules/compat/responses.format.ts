@@ -2,7 +2,7 @@ import { badRequest } from '../../platform/http/errors.js';
 import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefinition } from '../gateway/index.js';
 import { keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
 import type { OutputItem, ResponseCreateRequest, ResponseObjectBody, WireTool } from './responses.schemas.js';
-import { notCarried } from './openai.format.js';
+import { notCarried, reasoningText } from './openai.format.js';
 
 /**
  * Responses fields no provider behind this gateway honours: refused by name when they would change the answer (an
@@ -11,9 +11,8 @@ import { notCarried } from './openai.format.js';
  * `truncation` (history is fitted as on chat completions) and `max_tool_calls` (it counts built-in tool calls only).
  */
 const NOT_CARRIED: Record<string, (value: unknown) => boolean> = {
-  reasoning: (v) => typeof v === 'object' && v !== null && Object.values(v).some((x) => x !== null && x !== undefined),
   background: (v) => v === true,
-  // The other inclusions name what this gateway has none of (reasoning, built-in tool results) or always sends (images).
+  // The other inclusions name what this gateway has none of (encrypted reasoning, built-in tool results) or always sends (images).
   include: (v) => Array.isArray(v) && v.includes('message.output_text.logprobs'),
   conversation: (v) => v !== null && v !== undefined,
   prompt: (v) => v !== null && v !== undefined,
@@ -111,7 +110,8 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
   const inputItems = keptInput(body.input);
   const sourced: SourcedItem[] = [
     ...(body.instructions ? [{ item: { type: 'message', role: 'system', status: 'completed', content: [{ type: 'input_text', text: body.instructions }] } as KeptItem, path: 'instructions' }] : []),
-    ...history.map((item) => ({ item, path: 'previous_response_id' })),
+    // A stored answer's reasoning item is a summary, which no provider takes back as input.
+    ...history.filter((item) => (item as { type: string }).type !== 'reasoning').map((item) => ({ item, path: 'previous_response_id' })),
     ...inputItems.map((item, i) => ({ item, path: typeof body.input === 'string' ? 'input' : `input.${i}` })),
   ];
   const { messages, paths } = toChatMessages(sourced);
@@ -130,6 +130,7 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
       ...(responseFormat ? { responseFormat } : {}),
       ...(body.top_p == null ? {} : { topP: body.top_p }),
       ...(user ? { user } : {}),
+      ...(body.reasoning?.effort ? { reasoning: { effort: body.reasoning.effort }, reasoningField: 'reasoning' } : {}),
     },
     echo: echoOf(body),
     inputItems,
@@ -140,6 +141,7 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
 const hexOf = (requestId: string) => requestId.replaceAll('-', '');
 export const responseId = (requestId: string) => `resp_${hexOf(requestId)}`;
 export const messageItemId = (requestId: string) => `msg_${hexOf(requestId)}`;
+export const reasoningItemId = (requestId: string) => `rs_${hexOf(requestId)}`;
 export const callItemId = (requestId: string, index: number) => `fc_${hexOf(requestId)}_${index}`;
 /** Ids of the input items the caller sent without one, stable for the request (a replay keeps them). */
 export const inputItemId = (requestId: string, item: KeptItem, index: number) => `${item.type === 'message' ? 'msg' : item.type === 'function_call' ? 'fc' : 'fco'}_${hexOf(requestId)}_in${index}`;
@@ -159,11 +161,13 @@ export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObje
 
 const INCOMPLETE: Record<string, 'max_output_tokens' | 'content_filter'> = { length: 'max_output_tokens', content_filter: 'content_filter' };
 
-/** The answer's output items: its text as one message (when it has text, or nothing else), then each function call. */
-export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason'>): OutputItem[] {
+/** The answer's output items: its thinking as a reasoning item's summary (when the provider returned any), its text as one message (when it has text, or nothing else), then each function call. */
+export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason' | 'thinking'>): OutputItem[] {
   const status = INCOMPLETE[answer.finishReason] ? ('incomplete' as const) : ('completed' as const);
   const calls = answer.toolCalls ?? [];
+  const summary = reasoningText(answer.thinking);
   return [
+    ...(summary ? [{ type: 'reasoning' as const, id: reasoningItemId(answer.requestId), summary: [{ type: 'summary_text' as const, text: summary }] }] : []),
     ...(answer.text || calls.length === 0
       ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: [{ type: 'output_text' as const, text: answer.text, annotations: [] }] }]
       : []),

@@ -101,7 +101,6 @@ function keptItem(raw: WireInputItem, field: string): KeptItem {
   if (type === 'item_reference') {
     throw refuse(`${field}.type`, `${field} is an item_reference, which is not served here: send the item itself, or continue a stored response with previous_response_id.`, 'is not supported');
   }
-  if (type === 'reasoning') throw refuse(`${field}.type`, `${field} is a reasoning item; reasoning is not carried to any provider here, so leave it out.`, 'is not supported');
   throw refuse(
     `${field}.type`,
     `${field} is a ${type} item, which belongs to a built-in tool or feature this gateway does not serve; send message, function_call and function_call_output items.`,
@@ -112,7 +111,8 @@ function keptItem(raw: WireInputItem, field: string): KeptItem {
 /** The request's `input` as checked items: a string is one user message. */
 export function keptInput(input: string | WireInputItem[]): KeptItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: input }] }];
-  return input.map((raw, i) => keptItem(raw, `input.${i}`));
+  // A reasoning item sent back holds a summary, which no provider takes as input: it is read past, not kept.
+  return input.flatMap((raw, i) => (raw.type === 'reasoning' ? [] : [keptItem(raw, `input.${i}`)]));
 }
 
 /** A message's content; null for an empty assistant message (an answer with no text carries nothing to send back). */

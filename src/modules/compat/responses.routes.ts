@@ -4,7 +4,7 @@ import { principalOf } from '../../platform/auth/plugin.js';
 import { describeError } from '../../platform/http/error-handler.js';
 import { badRequest, type AppError } from '../../platform/http/errors.js';
 import { openSse } from '../../platform/http/sse.js';
-import { IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
+import { IGNORED_HEADER, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
 import { toOpenAiError } from './openai.errors.js';
 import { openAiErrors } from './openai.schemas.js';
 import { InputItemList, InputItemsQuery, ResponseCreateBody, ResponseDeleted, ResponseIdParams, ResponseObject, RetrieveQuery } from './responses.schemas.js';
@@ -42,9 +42,10 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
         await responses.stream(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { response, requestId, replayed } = await responses.create(principal, request.body, { idempotencyKey });
+      const { response, requestId, replayed, ignored } = await responses.create(principal, request.body, { idempotencyKey });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
+      if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));
       return response;
     },
   );

@@ -85,6 +85,20 @@ export const ResponseCreateBody = Type.Object({
   truncation: Type.Optional(Nullable(Type.Enum(['auto', 'disabled']))),
   stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with the Responses streaming events (server-sent events)' }))),
   stream_options: Type.Optional(Nullable(Type.Object({ include_obfuscation: Type.Optional(Type.Boolean()) }))),
+  reasoning: Type.Optional(
+    Nullable(
+      Type.Object(
+        {
+          effort: Type.Optional(Nullable(Type.Enum(['none', 'minimal', 'low', 'medium', 'high']))),
+          summary: Type.Optional(Nullable(Type.Enum(['auto', 'concise', 'detailed']))),
+        },
+        {
+          description:
+            "Sent to reasoning models in their provider's terms (Anthropic's as a thinking budget); the thinking the provider returns comes back as a reasoning item's summary. A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so",
+        },
+      ),
+    ),
+  ),
 });
 export type ResponseCreateRequest = Static<typeof ResponseCreateBody>;
 export type WireInputItem = Static<typeof InputItem>;
@@ -95,6 +109,7 @@ const ItemStatus = Type.Enum(['in_progress', 'completed', 'incomplete']);
 const OutputText = Type.Object({ type: Type.Literal('output_text'), text: Type.String(), annotations: Type.Array(Type.Unknown()) });
 const OutputMessage = Type.Object({ type: Type.Literal('message'), id: Type.String(), role: Type.Literal('assistant'), status: ItemStatus, content: Type.Array(OutputText) });
 const FunctionCall = Type.Object({ type: Type.Literal('function_call'), id: Type.String(), call_id: Type.String(), name: Type.String(), arguments: Type.String(), status: ItemStatus });
+const ReasoningItem = Type.Object({ type: Type.Literal('reasoning'), id: Type.String(), summary: Type.Array(Type.Object({ type: Type.Literal('summary_text'), text: Type.String() })) });
 const FunctionCallOutput = Type.Object({ type: Type.Literal('function_call_output'), id: Type.String(), call_id: Type.String(), output: Type.String(), status: ItemStatus });
 const InputMessage = Type.Object({
   type: Type.Literal('message'),
@@ -138,7 +153,7 @@ export const ResponseObject = Type.Object({
   max_output_tokens: Nullable(Type.Integer()),
   metadata: AnyObject,
   model: Type.String(),
-  output: Type.Array(Type.Union([OutputMessage, FunctionCall])),
+  output: Type.Array(Type.Union([ReasoningItem, OutputMessage, FunctionCall])),
   output_text: Type.String({ description: 'The output text joined (the SDKs compute it too)' }),
   parallel_tool_calls: Type.Boolean(),
   previous_response_id: Nullable(Type.String()),

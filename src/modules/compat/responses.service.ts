@@ -102,7 +102,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       const { body: answer, replayed } = await gateway.text(principal, call.body, options).catch((err: unknown) => {
         throw inResponsesTerms(err, call.paths);
       });
-      return { response: await finish(principal, owner, call, answer, createdAt), requestId: answer.requestId, replayed };
+      return { response: await finish(principal, owner, call, answer, createdAt), requestId: answer.requestId, replayed, ignored: answer.ignored };
     },
 
     /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */

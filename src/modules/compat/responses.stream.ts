@@ -1,11 +1,17 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import type { TextAnswerBody } from '../gateway/index.js';
 import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
-import { callItemId, messageItemId } from './responses.format.js';
+import { callItemId, messageItemId, reasoningItemId } from './responses.format.js';
 import type { ResponseObjectBody } from './responses.schemas.js';
 
 interface OpenMessage {
   kind: 'message';
+  outputIndex: number;
+  id: string;
+  text: string;
+}
+interface OpenReasoning {
+  kind: 'reasoning';
   outputIndex: number;
   id: string;
   text: string;
@@ -23,7 +29,8 @@ interface OpenCall {
  * Translates the gateway's text stream into the Responses streaming events, each with its `type` and
  * `sequence_number` (also sent as the SSE event name): response.created and response.in_progress first; per text
  * answer an output message (output_item.added, content_part.added, output_text.delta…, output_text.done,
- * content_part.done, output_item.done); per tool call a function_call item (output_item.added,
+ * content_part.done, output_item.done), after the model's thinking as a reasoning item (reasoning_summary_part.added,
+ * reasoning_summary_text.delta…/.done, reasoning_summary_part.done, output_item.done); per tool call a function_call item (output_item.added,
  * function_call_arguments.delta…/.done, output_item.done); then response.completed (or response.incomplete) carrying
  * the whole response, usage included. `finish` turns the billed answer into that response (and stores it). A stream
  * that broke midway ends with an `error` event and response.failed instead.
@@ -34,7 +41,7 @@ export function responseEventStream(target: SseStream, pending: ResponseObjectBo
   let started = false;
   let failed = false;
   let outputs = 0;
-  let open: OpenMessage | OpenCall | null = null;
+  let open: OpenMessage | OpenCall | OpenReasoning | null = null;
   const calls = new Map<number, OpenCall>();
 
   const emit = (event: Record<string, unknown> & { type: string }) => target.send({ ...event, sequence_number: sequence++ }, event.type);
@@ -60,7 +67,12 @@ export function responseEventStream(target: SseStream, pending: ResponseObjectBo
     open = null;
     if (!item) return;
     const at = { item_id: item.id, output_index: item.outputIndex };
-    if (item.kind === 'message') {
+    if (item.kind === 'reasoning') {
+      const part = { type: 'summary_text', text: item.text };
+      await emit({ type: 'response.reasoning_summary_text.done', ...at, summary_index: 0, text: item.text });
+      await emit({ type: 'response.reasoning_summary_part.done', ...at, summary_index: 0, part });
+      await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: { type: 'reasoning', id: item.id, summary: [part] } });
+    } else if (item.kind === 'message') {
       const part = { type: 'output_text', text: item.text, annotations: [] };
       await emit({ type: 'response.output_text.done', ...at, content_index: 0, text: item.text, logprobs: [] });
       await emit({ type: 'response.content_part.done', ...at, content_index: 0, part });
@@ -84,6 +96,20 @@ export function responseEventStream(target: SseStream, pending: ResponseObjectBo
     await emit({ type: 'response.output_text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] });
   }
 
+  /** Every thinking block goes to one reasoning item, as its summary (the final response holds the same). */
+  async function onThinking(delta: string): Promise<void> {
+    if (open?.kind !== 'reasoning') {
+      await closeOpen();
+      const item: OpenReasoning = { kind: 'reasoning', outputIndex: outputs++, id: reasoningItemId(requestId), text: '' };
+      open = item;
+      await emit({ type: 'response.output_item.added', output_index: item.outputIndex, item: { type: 'reasoning', id: item.id, summary: [] } });
+      await emit({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    const item = open;
+    item.text += delta;
+    await emit({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index: item.outputIndex, summary_index: 0, delta });
+  }
+
   async function onToolCall(event: GatewayEvent): Promise<void> {
     const index = event.index ?? 0;
     let call = calls.get(index);
@@ -103,6 +129,7 @@ export function responseEventStream(target: SseStream, pending: ResponseObjectBo
   const sse = heldStream(target, async (event) => {
     await start();
     if (event.type === 'text' && event.delta) await onText(event.delta);
+    else if (event.type === 'thinking' && event.delta) await onThinking(event.delta);
     else if (event.type === 'tool_call') await onToolCall(event);
     else if (event.type === 'error' && event.error) {
       failed = true;

@@ -207,9 +207,8 @@ describe('what the Responses surface refuses, before any charge', () => {
   });
 
   it('refuses fields no provider here carries, by name', async () => {
-    const err = await expectUnchargedRefusal(() => openai.responses.create({ model: MODEL, input: 'Think hard', reasoning: { effort: 'high' } }), 'reasoning');
-    expect(err.message).toContain('reasoning');
-    await expectUnchargedRefusal(() => openai.responses.create({ model: MODEL, input: 'Later', background: true }), 'background');
+    const err = await expectUnchargedRefusal(() => openai.responses.create({ model: MODEL, input: 'Later', background: true }), 'background');
+    expect(err.message).toContain('background');
   });
 
   it('refuses items of built-in tools and points at them', async () => {

@@ -13,6 +13,9 @@ import { anthropicEventStream } from './anthropic.stream.js';
 import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { openAiChunkStream } from './openai.stream.js';
 import { createCompatMedia, type CompatMediaDeps } from './media.js';
+import { toGenerateContentResponse, toTextBody as toGeminiTextBody, type GenerateContentRequest } from './gemini.format.js';
+import { countRequestTokens, toGeminiModel } from './gemini.models.js';
+import { geminiChunkStream } from './gemini.stream.js';
 
 export interface CompatServiceDeps extends Omit<CompatMediaDeps, 'now' | 'gateway'> {
   clock: Clock;
@@ -42,13 +45,19 @@ export function createCompatService(deps: CompatServiceDeps) {
     return listed.filter((e) => access.allowed(active.plan.id, e.row.id) && (!keyAllows || keyAllows.includes(e.row.slug)));
   }
 
+  async function geminiModel(principal: Principal, id: string) {
+    const entry = (await allowedModels(principal)).find((e) => e.row.slug === id);
+    if (!entry) throw notFound(`The model "models/${id}" does not exist or your plan does not include it. List yours with GET /gemini/v1beta/models.`);
+    return toGeminiModel(entry);
+  }
+
   return {
     /** Images and speech through the media gateway. */
     ...createCompatMedia({ gateway, media: deps.media, files: deps.files, now: () => clock.now() }),
 
     async chatCompletion(principal: Principal, body: ChatCompletionRequest, options: { idempotencyKey?: string }) {
       const { body: answer, replayed } = await gateway.text(principal, toTextBody(body), options);
-      return { completion: toChatCompletion(answer, seconds(clock.now())), requestId: answer.requestId, replayed };
+      return { completion: toChatCompletion(answer, seconds(clock.now())), requestId: answer.requestId, replayed, ignored: answer.ignored };
     },
 
     /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */
@@ -62,12 +71,36 @@ export function createCompatService(deps: CompatServiceDeps) {
     /** Anthropic's `POST /v1/messages`. */
     async message(principal: Principal, body: MessagesRequest, options: { idempotencyKey?: string }) {
       const { body: answer, replayed } = await gateway.text(principal, toAnthropicTextBody(body), options);
-      return { message: toMessage(answer), requestId: answer.requestId, replayed };
+      return { message: toMessage(answer), requestId: answer.requestId, replayed, ignored: answer.ignored };
     },
 
     async streamMessage(principal: Principal, body: MessagesRequest, options: TranslatedStreamOptions) {
       await streamTranslated(gateway, principal, toAnthropicTextBody(body), options, (target, requestId) => anthropicEventStream(target, { id: messageId(requestId), model: body.model }));
     },
+
+    /** Gemini's `models/{model}:generateContent`. */
+    async generateContent(principal: Principal, model: string, body: GenerateContentRequest, options: { idempotencyKey?: string }) {
+      const { body: answer, replayed } = await gateway.text(principal, toGeminiTextBody(model, body), options);
+      // What the gateway itself left out of the upstream call (when it reports any), for the x-storefront-ignored header.
+      const gatewayIgnored = (answer as { ignored?: string[] }).ignored ?? [];
+      return { response: toGenerateContentResponse(answer), requestId: answer.requestId, replayed, gatewayIgnored };
+    },
+
+    async streamGenerateContent(principal: Principal, model: string, body: GenerateContentRequest, options: TranslatedStreamOptions) {
+      await streamTranslated(gateway, principal, toGeminiTextBody(model, body), options, (target, requestId) => geminiChunkStream(target, { responseId: requestId, model }));
+    },
+
+    /** Gemini's countTokens: counted here (no upstream call, nothing charged), for a model the caller may use. */
+    async countGeminiTokens(principal: Principal, model: string, body: GenerateContentRequest) {
+      await geminiModel(principal, model);
+      return { totalTokens: countRequestTokens(toGeminiTextBody(model, body)) };
+    },
+
+    async geminiModels(principal: Principal) {
+      return { models: (await allowedModels(principal)).map(toGeminiModel) };
+    },
+
+    geminiModel,
 
     async listModels(principal: Principal) {
       return { object: 'list' as const, data: (await allowedModels(principal)).map(toOpenAiModel) };

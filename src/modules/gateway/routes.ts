@@ -5,6 +5,7 @@ import { openSse } from '../../platform/http/sse.js';
 import { EnhanceBody, EnhanceResponse, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES, TextBody, TextResponse } from './schemas.js';
 import type { GatewayService } from './service.js';
 import { fromTextRoute } from './text-body.js';
+import { IGNORED_HEADER } from './text.js';
 
 /** `/v1/ai/*` text routes: access tokens or API keys with the route's scope. */
 export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService }> = async (app, { gateway }) => {
@@ -36,6 +37,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
       const { body: answer, replayed } = await gateway.text(principal, body, { idempotencyKey });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', answer.requestId);
+      if (answer.ignored) reply.header(IGNORED_HEADER, answer.ignored.join(', '));
       return answer;
     },
   );

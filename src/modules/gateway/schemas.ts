@@ -70,6 +70,18 @@ export const TextExtensions = {
   presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: 'Extension' })),
   frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: 'Extension' })),
   user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Extension: your end user's id, passed to the provider for abuse monitoring" })),
+  reasoning: Type.Optional(
+    StrictObject(
+      {
+        effort: Type.Optional(Type.Union(['none', 'minimal', 'low', 'medium', 'high'].map((e) => Type.Literal(e)))),
+        budgetTokens: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000, description: "A thinking budget in tokens (Anthropic's models; an effort model gets the nearest level)" })),
+      },
+      {
+        description:
+          "Extension: how hard a reasoning model thinks, sent in its provider's terms (OpenAI-style `reasoning_effort`, Anthropic's thinking budget: minimal 1024, low 2048, medium 8192, high 24576 tokens, added to maxTokens). A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so",
+      },
+    ),
+  ),
 };
 
 export const TextBody = StrictObject({
@@ -80,7 +92,7 @@ export const TextBody = StrictObject({
   stream: Type.Optional(
     Type.Boolean({
       description:
-        'Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}}',
+        'Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}}',
     }),
   ),
   ...TextExtensions,
@@ -99,6 +111,11 @@ export const TextResponse = Type.Object({
   model: Type.String(),
   requestId: Type.String(),
   toolCalls: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() }), { description: 'Extension: the tools the model called (present only when it called some; run them and send the results as tool messages)' })),
+  thinking: Type.Optional(
+    Type.Array(Type.Union([Type.Object({ type: Type.Literal('thinking'), thinking: Type.String(), signature: Type.String() }), Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() })]), {
+      description: "Extension: the model's thinking blocks, when its provider returns them (never part of text)",
+    }),
+  ),
 });
 
 export const EnhanceBody = StrictObject({

@@ -78,6 +78,8 @@ export interface TextBody extends TextOptions {
   stream?: boolean;
   /** false: the caller's messages go upstream as they are (the SDK-compatible surfaces); default: the spec's server instruction first. */
   serverInstruction?: boolean;
+  /** The reasoning control's name on the caller's surface (`reasoning_effort`, `thinking`...), named when it is left out. */
+  reasoningField?: string;
 }
 
 export interface EnhanceBody {
@@ -150,6 +152,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     temperature: body.temperature,
     options: textOptionsOf(body),
     instruction: body.serverInstruction === false ? null : undefined,
+    ...(body.reasoningField ? { reasoningField: body.reasoningField } : {}),
     accepts: textModelsOnly,
     saveToHistory: true,
     answerBody: textResponse,
@@ -193,7 +196,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
      */
     async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<TextAnswerBody | null> {
       // The request id travels as a header: the stream's events carry none.
-      const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, () => options.open({ 'x-ai-request-id': requestId }))).answer;
+      const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, (headers) => options.open({ ...headers, 'x-ai-request-id': requestId }))).answer;
       if (!options.idempotencyKey) return textResponseOrNull(await run(newId()));
       // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
       const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body }, run, textResponseOrNull);

@@ -3,7 +3,7 @@ import type { CatalogService, GatewayModel, UsageUnits } from '../catalog/servic
 import { upstreamToAppError } from './errors.js';
 import { fallbackMetadata } from './fallback-loop.js';
 import type { Metered } from './metering-types.js';
-import { messageText, UpstreamError, type ChatMessage, type TokenUsage, type ToolCall } from './providers/types.js';
+import { messageText, UpstreamError, type ChatMessage, type ThinkingBlock, type TokenUsage, type ToolCall } from './providers/types.js';
 import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
 import { countAnswerTokens } from './tokens.js';
 
@@ -46,6 +46,7 @@ export async function finalize(
   outcome: {
     text: string;
     toolCalls?: ToolCall[];
+    thinking?: ThinkingBlock[];
     usage: TokenUsage | null;
     finishReason: string;
     accountId: string | null;
@@ -62,6 +63,8 @@ export async function finalize(
   const answerOf = (chargedTokens: number): TextAnswer => ({
     text: outcome.text,
     ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}),
+    ...(outcome.thinking?.length ? { thinking: outcome.thinking } : {}),
+    ...(p.ignored?.length ? { ignored: p.ignored } : {}),
     usage: Object.assign({ inputTokens: measured.inputTokens, outputTokens: measured.outputTokens, creditsConsumed: chargedTokens }, classes),
     model: p.model.slug,
     requestId: p.requestId,

@@ -1,6 +1,6 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import { chargePendingEvent, streamErrorEvent } from './errors.js';
-import { UpstreamError, type TextResult, type TextStream, type TextStreamEvent, type TokenUsage, type ToolCall } from './providers/types.js';
+import { UpstreamError, type TextResult, type TextStream, type TextStreamEvent, type ThinkingBlock, type TokenUsage, type ToolCall } from './providers/types.js';
 import { fail, finalize } from './text-billing.js';
 import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
 import { countAnswerTokens } from './tokens.js';
@@ -22,6 +22,7 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   });
   let text = '';
   const toolCalls: ToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
   let reported: TokenUsage | null = null;
   let finishReason = 'stop';
   let failure: unknown = null;
@@ -43,6 +44,9 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
           const sofar = countAnswerTokens(text, toolCalls);
           progress = progress.then(() => reportProgress(deps, p, sofar, (tokens) => (marked = Math.max(marked, tokens))));
         }
+      } else if (event.type === 'thinking') {
+        addThinkingPiece(thinking, event);
+        if (!clientGone) await sse.send(event);
       } else if (event.type === 'usage') reported = event.usage;
       else finishReason = event.finishReason;
     }
@@ -71,7 +75,7 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
 
   let answer: TextAnswer;
   try {
-    answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} });
+    answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), thinking: thinking.filter(Boolean), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} });
   } catch (err) {
     return endUncharged(deps, p, sse, err, marked);
   }
@@ -87,6 +91,18 @@ function addToolCallPiece(calls: ToolCall[], event: Extract<TextStreamEvent, { t
   if (event.id) call.id = event.id;
   if (event.name) call.name = event.name;
   call.arguments += event.argumentsDelta;
+}
+
+/** A streamed thinking block grows the same way: its text, then its signature (or a redacted block's data at once). */
+function addThinkingPiece(blocks: ThinkingBlock[], event: Extract<TextStreamEvent, { type: 'thinking' }>): void {
+  if (event.redactedData !== undefined) {
+    blocks[event.index] = { type: 'redacted_thinking', data: event.redactedData };
+    return;
+  }
+  const block = (blocks[event.index] ??= { type: 'thinking', thinking: '', signature: '' });
+  if (block.type !== 'thinking') return;
+  if (event.delta) block.thinking += event.delta;
+  if (event.signature) block.signature += event.signature;
 }
 
 /** The calls in index order, without holes (an index the provider skipped). */
@@ -117,6 +133,9 @@ async function reportProgress(deps: TextGatewayDeps, p: Prepared, outputTokens: 
 /** A whole answer as a stream, for models that cannot stream. */
 export function asStream(result: TextResult): TextStream {
   async function* events() {
+    for (const [index, block] of (result.thinking ?? []).entries()) {
+      yield block.type === 'thinking' ? { type: 'thinking' as const, index, delta: block.thinking, signature: block.signature } : { type: 'thinking' as const, index, redactedData: block.data };
+    }
     if (result.text) yield { type: 'text' as const, delta: result.text };
     for (const [index, call] of (result.toolCalls ?? []).entries()) yield { type: 'tool_call' as const, index, id: call.id, name: call.name, argumentsDelta: call.arguments };
     if (result.usage) yield { type: 'usage' as const, usage: result.usage };

@@ -11,7 +11,7 @@ import type { Fallbacks } from './fallbacks.js';
 import type { Metering } from './metering.js';
 import type { Metered } from './metering-types.js';
 import type { UpstreamPool } from './pool.js';
-import type { ChatMessage, TextRequest, ToolCall } from './providers/types.js';
+import type { ChatMessage, ReasoningOption, TextRequest, ThinkingBlock, ToolCall } from './providers/types.js';
 
 export interface TextGatewayDeps {
   db: Db;
@@ -29,7 +29,7 @@ export interface TextGatewayDeps {
 }
 
 /** The optional parameters of a text call, carried to adapters that honour them (any other is refused with a 400). */
-export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user'>;
+export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user' | 'reasoning'>;
 
 export interface TextCall {
   operation: 'text.generate' | 'prompt.enhance';
@@ -44,6 +44,8 @@ export interface TextCall {
   instruction?: string | null;
   /** Save the answer to the caller's text history. */
   saveToHistory: boolean;
+  /** The reasoning control's name on the caller's surface, for the `x-storefront-ignored` header (default `reasoning`). */
+  reasoningField?: string;
   /** The route's JSON answer: stored for the Idempotency-Key in the settling transaction. */
   answerBody?: (answer: TextAnswer) => Record<string, unknown>;
 }
@@ -52,6 +54,10 @@ export interface TextAnswer {
   text: string;
   /** The tools the model called (finish reason `tool_calls`); absent when it called none. */
   toolCalls?: ToolCall[];
+  /** The model's thinking blocks, when the provider sent any (never part of `text`). */
+  thinking?: ThinkingBlock[];
+  /** Request fields the model cannot honour that were left out rather than refused (the reasoning control). */
+  ignored?: string[];
   /** The totals and what they were charged; the token classes the provider reported, when non-zero. */
   usage: { inputTokens: number; outputTokens: number; creditsConsumed: number; cachedInputTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
   model: string;
@@ -71,9 +77,13 @@ export interface Prepared {
   inputTokens: number;
   trimmedMessages: number;
   reservedTokens: number;
+  /** The reasoning control in the model's terms (absent: none is sent). */
+  reasoning?: ReasoningOption;
+  /** What was left out (see TextAnswer.ignored). */
+  ignored?: string[];
   started: number;
   /** The model the caller asked for, when a fallback serves the call instead. */
   fallbackFrom?: { model: string; error: unknown };
 }
 
-export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens'> & { access: Access };
+export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens' | 'reasoning' | 'ignored'> & { access: Access };

@@ -9,6 +9,7 @@ import { withFallbacks } from './text-fallbacks.js';
 import { asStream, pump } from './text-stream.js';
 import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps, TextOptions } from './text-types.js';
 import { checkCapabilities, checkImageUrls } from './text-capabilities.js';
+import { reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
 import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtLeast, messageTokensAtMost } from './tokens.js';
 
 export const DEFAULT_MAX_TOKENS = 2048;
@@ -23,14 +24,19 @@ export const textResponse = (answer: TextAnswer) => ({
   requestId: answer.requestId,
   finishReason: answer.finishReason,
   ...(answer.toolCalls?.length ? { toolCalls: answer.toolCalls } : {}),
+  ...(answer.thinking?.length ? { thinking: answer.thinking } : {}),
+  ...(answer.ignored?.length ? { ignored: answer.ignored } : {}),
 });
 
 /** The optional parameters a body sets (the keys it leaves out stay out). */
 export function textOptionsOf(body: TextOptions): TextOptions {
   const options: Record<string, unknown> = {};
-  for (const key of TEXT_PARAMETERS) if (body[key] !== undefined) options[key] = body[key];
+  for (const key of [...TEXT_PARAMETERS, 'reasoning'] as const) if (body[key] !== undefined) options[key] = body[key];
   return options;
 }
+
+/** The header naming the request fields left out rather than refused. */
+export const IGNORED_HEADER = 'x-storefront-ignored';
 
 /** Keeps every system message and as much recent conversation as fits `budget` tokens (the last message always). */
 export function fitHistory(messages: ChatMessage[], budget: number): { messages: ChatMessage[]; trimmed: number } {
@@ -92,6 +98,14 @@ export function createTextGateway(deps: TextGatewayDeps) {
       throw badRequest(`maxTokens ${call.maxTokens} is more than the model "${model.slug}" can write (${modelMax}).`, [{ field: 'maxTokens', message: `must be at most ${modelMax}` }]);
     }
     let maxTokens = call.maxTokens ?? Math.min(DEFAULT_MAX_TOKENS, modelMax);
+    const reasoningMode = options.reasoning ? reasoningModeOf(model, adapter?.kind) : null;
+    const reasoning = options.reasoning && reasoningMode ? translateReasoning(options.reasoning, reasoningMode, model) : null;
+    // A model without a reasoning control answers without one, and the header says so (the charge does not change).
+    const ignored = options.reasoning && !reasoningMode ? [call.reasoningField ?? 'reasoning'] : undefined;
+    if (reasoning?.budgetTokens !== undefined) {
+      const room = model.maxContextTokens ? model.maxContextTokens - inputTokens : Number.POSITIVE_INFINITY;
+      maxTokens = thinkingMaxTokens(reasoning.budgetTokens, maxTokens, Math.min(modelMax, room), model);
+    }
     if (model.maxContextTokens) {
       const room = model.maxContextTokens - inputTokens;
       if (room <= 0) {
@@ -100,7 +114,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
         ]);
       }
       if (maxTokens > room) {
-        if (call.maxTokens !== undefined) {
+        if (call.maxTokens !== undefined && !reasoning?.budgetTokens) {
           throw badRequest(`The messages (about ${inputTokens} tokens) plus maxTokens ${maxTokens} exceed the model's context of ${model.maxContextTokens} tokens. Lower maxTokens to ${room} or shorten the messages.`, [
             { field: 'maxTokens', message: `must be at most ${room} with these messages` },
           ]);
@@ -110,7 +124,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
     }
 
     const reservedTokens = await catalog.estimateTokens(model, { kind: 'text', inputTokens, maxOutputTokens: maxTokens });
-    return { model, access, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens };
+    // Both keys always set: a fallback model's sizing replaces the first model's (text-fallbacks.ts merges them).
+    return { model, access, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, reasoning: reasoning ?? undefined, ignored };
   }
 
   /** Temperature goes upstream only to models that honour it (reasoning models advertise no temperature control). */
@@ -118,6 +133,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     Object.assign(
       { model: p.model.upstreamModel, messages: p.messages, maxTokens: p.maxTokens, temperature: p.model.capabilities.controls?.temperature ? p.call.temperature : undefined },
       p.call.options,
+      { reasoning: p.reasoning },
     );
 
   return {
@@ -135,7 +151,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
      * read to its end and settled once. An upstream that breaks midway ends the stream with an `error` event and
      * is billed for the text delivered so far (counted with the tokenizer, never from error text).
      */
-    async stream(principal: Principal, call: TextCall, requestId: string, open: () => SseStream): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
+    async stream(principal: Principal, call: TextCall, requestId: string, open: (headers: Record<string, string>) => SseStream): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
       // A fallback may answer only until the stream opens: once a byte is sent, the call stays with its model.
       const { p, value: opened } = await withFallbacks(deps, size, await prepare(principal, call, requestId), (p) => {
         const streamingSupported = p.model.capabilities.flags?.streaming !== false;
@@ -144,7 +160,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
         );
       });
 
-      const sse = open();
+      const sse = open(p.ignored?.length ? { [IGNORED_HEADER]: p.ignored.join(', ') } : {});
       try {
         return { answer: await pump(deps, p, opened, sse), sse };
       } catch (err) {

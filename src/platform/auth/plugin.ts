@@ -35,6 +35,8 @@ export interface RouteAuth {
   scope?: string;
   /** A header that may carry the API key instead of `Authorization: Bearer` (Anthropic's clients send `x-api-key`). */
   apiKeyHeader?: string;
+  /** A query parameter that may carry the API key (Google's clients may send `?key=`). */
+  apiKeyQuery?: string;
 }
 
 export interface ApiKeyVerifier {
@@ -58,6 +60,8 @@ export interface AuthPluginOptions {
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/** The OpenAPI security scheme of a key header (see `openapi.ts`): Anthropic's `x-api-key` or Google's `x-goog-api-key`. */
+const headerScheme = (header: string) => (header === 'x-goog-api-key' ? 'googApiKeyHeaderAuth' : 'apiKeyHeaderAuth');
 
 /** Reads the Bearer credential of every request and enforces each route's `config.auth`, `roles` and `scope`. */
 export const authPlugin = fp<AuthPluginOptions>(
@@ -69,7 +73,8 @@ export const authPlugin = fp<AuthPluginOptions>(
       if (config.auth === 'required' || config.auth === 'optional') {
         route.schema ??= {};
         // A route with a scope also takes API keys; optional auth lists the anonymous alternative `{}`.
-        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...(config.apiKeyHeader ? [{ apiKeyHeaderAuth: [] }] : [])] : [{ bearerAuth: [] }];
+        const keyElsewhere = [...(config.apiKeyHeader ? [{ [headerScheme(config.apiKeyHeader)]: [] }] : []), ...(config.apiKeyQuery ? [{ apiKeyQueryAuth: [] }] : [])];
+        const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...keyElsewhere] : [{ bearerAuth: [] }];
         (route.schema as Record<string, unknown>).security = config.auth === 'required' ? schemes : [...schemes, {}];
         // The roles a route needs, machine-readable for clients and for the generated admin role matrix test.
         if (config.roles) (route.schema as Record<string, unknown>)['x-roles'] = [...config.roles];
@@ -80,7 +85,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       const config = request.routeOptions.config as RouteAuth;
       const mode = config.auth ?? 'none';
       if (mode === 'none') return;
-      const token = bearerToken(request) ?? headerKey(request, config.apiKeyHeader);
+      const token = bearerToken(request) ?? headerKey(request, config.apiKeyHeader) ?? queryKey(request, config.apiKeyQuery);
       if (!token) {
         if (mode === 'required') throw unauthorized('Missing access token. Send it as "Authorization: Bearer <token>".');
         return;
@@ -142,6 +147,11 @@ function bearerToken(request: FastifyRequest): string | null {
 
 function headerKey(request: FastifyRequest, header: string | undefined): string | null {
   const value = header ? request.headers[header] : undefined;
+  return typeof value === 'string' && value.trim() ? value.trim() : null;
+}
+
+function queryKey(request: FastifyRequest, name: string | undefined): string | null {
+  const value = name ? (request.query as Record<string, unknown> | undefined)?.[name] : undefined;
   return typeof value === 'string' && value.trim() ? value.trim() : null;
 }
 

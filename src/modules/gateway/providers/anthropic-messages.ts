@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { UpstreamError, messageText, type ChatMessage, type ContentPart, type TextRequest, type TextResult, type TokenUsage, type ToolCall, type ToolDefinition } from './types.js';
+import { UpstreamError, messageText, type ChatMessage, type ContentPart, type TextRequest, type TextResult, type ThinkingBlock, type TokenUsage, type ToolCall, type ToolDefinition } from './types.js';
 
 /**
  * The gateway's text request in Anthropic's Messages API wire format (`anthropic-version: 2023-06-01`), and the answer
@@ -86,7 +86,9 @@ function blocksOf(message: ChatMessage, position: number): Block[] {
   if (message.role === 'assistant' && typeof message.content !== 'string' && message.content.some((p) => p.type === 'image')) {
     throw new UpstreamError('bad_request', `messages[${position}] is an assistant message with an image; only user messages and tool results may carry images.`, null, 'invalid_message');
   }
-  const blocks: Block[] = partBlocks(message.content);
+  // Thinking goes back first and intact (an unsigned one, from another provider, cannot be verified: left out).
+  const thinking = (message.role === 'assistant' ? (message.thinking ?? []) : []).filter((b) => b.type === 'redacted_thinking' || b.signature);
+  const blocks: Block[] = [...thinking, ...partBlocks(message.content)];
   for (const call of message.toolCalls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call) });
   return blocks;
 }
@@ -102,7 +104,7 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): { system:
     if (message.role === 'system') return;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const { content } = message;
-    const plain = typeof content === 'string' && message.role !== 'tool' && !message.toolCalls?.length ? content : null;
+    const plain = typeof content === 'string' && message.role !== 'tool' && !message.toolCalls?.length && !message.thinking?.length ? content : null;
     const blocks = blocksOf(message, position);
     let turn = turns[turns.length - 1];
     if (!turn || turn.role !== role) {
@@ -158,6 +160,7 @@ export function anthropicRequestBody(request: TextRequest): Anthropic.MessageCre
     ...(request.user ? { metadata: { user_id: request.user } } : {}),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
+    ...(request.reasoning?.budgetTokens ? { thinking: { type: 'enabled' as const, budget_tokens: request.reasoning.budgetTokens } } : {}),
   };
 }
 
@@ -195,9 +198,12 @@ export function usageOf(usage: AnthropicUsage): TokenUsage | null {
 export function fromAnthropicMessage(message: Anthropic.Message): TextResult {
   let text = '';
   const toolCalls: ToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
   for (const block of message.content) {
     if (block.type === 'text') text += block.text;
     else if (block.type === 'tool_use') toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+    else if (block.type === 'thinking') thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: block.data });
   }
-  return { text, ...(toolCalls.length ? { toolCalls } : {}), usage: usageOf(message.usage), finishReason: finishReasonOf(message.stop_reason) };
+  return { text, ...(toolCalls.length ? { toolCalls } : {}), ...(thinking.length ? { thinking } : {}), usage: usageOf(message.usage), finishReason: finishReasonOf(message.stop_reason) };
 }

@@ -99,6 +99,8 @@ async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamE
   };
   // content block index -> tool call index, and whether that call has sent any argument text yet
   const toolCalls = new Map<number, { index: number; sentArguments: boolean }>();
+  // content block index -> thinking block index (thinking comes before the text and the tool calls)
+  const thinking = new Map<number, number>();
   let stopReason: string | null = null;
   let stopped = false;
   for await (const event of upstream) {
@@ -114,12 +116,20 @@ async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamE
           yield { type: 'tool_call', index: call.index, id: block.id, name: block.name, argumentsDelta: '' };
         } else if (block.type === 'text' && block.text) {
           yield { type: 'text', delta: block.text };
+        } else if (block.type === 'thinking' || block.type === 'redacted_thinking') {
+          const index = thinking.size;
+          thinking.set(event.index, index);
+          if (block.type === 'redacted_thinking') yield { type: 'thinking', index, redactedData: block.data };
+          else if (block.thinking || block.signature) yield { type: 'thinking', index, ...(block.thinking ? { delta: block.thinking } : {}), ...(block.signature ? { signature: block.signature } : {}) };
         }
         break;
       }
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta.type === 'text_delta' && delta.text) yield { type: 'text', delta: delta.text };
+        const thought = thinking.get(event.index);
+        if (thought !== undefined && delta.type === 'thinking_delta' && delta.thinking) yield { type: 'thinking', index: thought, delta: delta.thinking };
+        if (thought !== undefined && delta.type === 'signature_delta' && delta.signature) yield { type: 'thinking', index: thought, signature: delta.signature };
         const call = toolCalls.get(event.index);
         if (delta.type === 'input_json_delta' && call && delta.partial_json) {
           call.sentArguments = true;

@@ -61,6 +61,8 @@ export function wireOptions(request: TextRequest): Record<string, unknown> {
   if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
   if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
   if (request.user !== undefined) body.user = request.user;
+  // Only models whose catalog entry takes an effort get one (the gateway decides): OpenAI's and xAI's field.
+  if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort;
   return body;
 }
 
@@ -101,11 +103,11 @@ interface WireToolCall {
   function?: { name?: string; arguments?: string };
 }
 export interface WireCompletion {
-  choices?: { message?: { content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  choices?: { message?: { content?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
   usage?: WireUsage | null;
 }
 export interface WireChunk {
-  choices?: { index?: number; delta?: { content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  choices?: { index?: number; delta?: { content?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
   usage?: WireUsage | null;
 }
 

@@ -101,9 +101,12 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
       const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
       if (!choice) throw new UpstreamError('server', 'The provider returned no answer.', null, 'empty_response');
       const toolCalls = toToolCalls(choice.message?.tool_calls);
+      // DeepSeek's (and others') reasoning text: unsigned, so never sent back to a provider that verifies thinking.
+      const reasoning = choice.message?.reasoning_content;
       return {
         text: choice.message?.content ?? '',
         ...(toolCalls ? { toolCalls } : {}),
+        ...(reasoning ? { thinking: [{ type: 'thinking' as const, thinking: reasoning, signature: '' }] } : {}),
         usage: toUsage(completion.usage),
         finishReason: choice.finish_reason ?? 'stop',
       };
@@ -123,6 +126,8 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
           if (chunk.usage) usage = toUsage(chunk.usage);
           for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
             if (choice.index !== undefined && choice.index !== 0) continue;
+            const reasoning = choice.delta?.reasoning_content;
+            if (reasoning) yield { type: 'thinking', index: 0, delta: reasoning };
             const delta = choice.delta?.content;
             if (delta) yield { type: 'text', delta };
             yield* toolCallEvents(choice.delta?.tool_calls);

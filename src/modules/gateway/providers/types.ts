@@ -31,6 +31,23 @@ export interface ToolCall {
 }
 
 /**
+ * A block of an Anthropic model's extended thinking, kept as the provider wrote it: its `signature` (or a redacted
+ * block's `data`) must come back intact on the next turn, or the provider refuses a tool-use follow-up.
+ */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
+
+/**
+ * How hard the model should think: an effort level (OpenAI-style providers) or a token budget (Anthropic). The
+ * gateway sends each model one of the two, translated (`reasoning.ts`).
+ */
+export interface ReasoningOption {
+  effort?: ReasoningEffort;
+  budgetTokens?: number;
+}
+
+/**
  * One message of a conversation. `content` is the text, or the parts in order when the message has images (or
  * parts with cache markers). An assistant message may carry `toolCalls` (its content may then be empty); a `tool`
  * message is the result of the call named by `toolCallId`.
@@ -42,6 +59,8 @@ export interface ChatMessage {
   toolCallId?: string;
   /** Anthropic's `is_error` of a tool result. */
   isError?: boolean;
+  /** An assistant turn's thinking blocks, sent back before its text (Anthropic only; other adapters leave them out). */
+  thinking?: ThinkingBlock[];
 }
 
 /** A function the model may call: its name, what it does, and its arguments as a JSON schema. */
@@ -139,6 +158,8 @@ export interface TextRequest {
   frequencyPenalty?: number;
   /** The end user behind the call, for the provider's abuse monitoring. */
   user?: string;
+  /** Set only for models whose catalog entry says how they take it (`capabilities.flags.reasoning`). */
+  reasoning?: ReasoningOption;
   signal?: AbortSignal;
 }
 
@@ -149,6 +170,8 @@ export interface TextResult {
   text: string;
   /** The tools the model called (finish reason `tool_calls`). */
   toolCalls?: ToolCall[];
+  /** The model's thinking, in order (Anthropic's blocks; a provider's plain reasoning text as one unsigned block). */
+  thinking?: ThinkingBlock[];
   /** The provider's own count; null when it sent none (the gateway then counts the text itself). */
   usage: TokenUsage | null;
   finishReason: FinishReason;
@@ -158,6 +181,8 @@ export type TextStreamEvent =
   | { type: 'text'; delta: string }
   /** A piece of tool call `index` (0-based, in the answer's order): its id and name come first, then argument text. */
   | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
+  /** A piece of thinking block `index`: its text, its signature (sent once, at its end) or a redacted block's data. */
+  | { type: 'thinking'; index: number; delta?: string; signature?: string; redactedData?: string }
   | { type: 'usage'; usage: TokenUsage }
   | { type: 'finish'; finishReason: FinishReason };
 

@@ -1,0 +1,43 @@
+import type { SseStream } from '../../platform/http/sse.js';
+import type { TextAnswerBody, ToolCall } from '../gateway/index.js';
+import { finishReasonOf, functionCallPart, geminiStatus, usageMetadataOf } from './gemini.format.js';
+import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
+
+/**
+ * Translates the gateway's stream into Gemini's `streamGenerateContent?alt=sse`: unnamed `data:` events, each a
+ * GenerateContentResponse. Text goes out as it comes; function calls go out whole in the last chunk (Gemini never
+ * splits a call's arguments), with the finish reason and the billed usage once the gateway settled. A stream that
+ * broke midway ends with a chunk holding Google's `error` object, which the SDK raises.
+ */
+export function geminiChunkStream(target: SseStream, meta: { responseId: string; model: string }): TranslatedStream {
+  let failed = false;
+  const calls = new Map<number, ToolCall>();
+
+  const chunk = (parts: unknown[], candidate: Record<string, unknown> = {}, top: Record<string, unknown> = {}) =>
+    target.send({ candidates: [{ content: { role: 'model', parts }, index: 0, ...candidate }], ...top, modelVersion: meta.model, responseId: meta.responseId });
+
+  const sse = heldStream(target, async (event: GatewayEvent) => {
+    if (event.type === 'text' && event.delta) await chunk([{ text: event.delta }]);
+    else if (event.type === 'tool_call' && event.index !== undefined) {
+      const call = calls.get(event.index) ?? { id: event.id ?? `call_${meta.responseId}_${event.index}`, name: event.name ?? '', arguments: '' };
+      call.arguments += event.argumentsDelta ?? '';
+      calls.set(event.index, call);
+    } else if (event.type === 'error' && event.error) {
+      failed = true;
+      const status = event.error.code === 'BAD_REQUEST' ? 400 : 500;
+      await target.send({ error: { code: status, message: event.error.message, status: geminiStatus(status) } });
+    }
+  });
+
+  return {
+    sse,
+    async close(answer: TextAnswerBody | null) {
+      if (answer && !failed) {
+        // The billed answer is the record: its calls win over what the stream carried.
+        const finalCalls = answer.toolCalls?.length ? answer.toolCalls : [...calls.values()];
+        await chunk(finalCalls.map(functionCallPart), { finishReason: finishReasonOf(answer.finishReason) }, { usageMetadata: usageMetadataOf(answer) });
+      }
+      target.end();
+    },
+  };
+}

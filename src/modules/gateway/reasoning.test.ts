@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
+
+const model = (flags: Record<string, unknown> = {}) => ({ slug: 'p/m', capabilities: { controls: {}, extra: {}, flags } });
+
+describe('the reasoning control in each provider’s terms', () => {
+  it('takes the mode from the catalog flag, only with the adapter that speaks it', () => {
+    expect(reasoningModeOf(model({ reasoning: 'effort' }), 'openai')).toBe('effort');
+    expect(reasoningModeOf(model({ reasoning: 'budget' }), 'anthropic')).toBe('budget');
+    expect(reasoningModeOf(model({ reasoning: 'effort' }), 'anthropic')).toBeNull();
+    expect(reasoningModeOf(model(), 'openai')).toBeNull();
+    expect(reasoningModeOf(model({ reasoning: 'budget' }), 'local')).toBeNull();
+  });
+
+  it('turns an effort into a budget by the table, and none into no thinking', () => {
+    const budget = model({ reasoning: 'budget' });
+    expect(translateReasoning({ effort: 'minimal' }, 'budget', budget)).toEqual({ budgetTokens: 1024 });
+    expect(translateReasoning({ effort: 'high' }, 'budget', budget)).toEqual({ budgetTokens: 24_576 });
+    expect(translateReasoning({ effort: 'none' }, 'budget', budget)).toBeNull();
+    expect(translateReasoning({ effort: 'low', budgetTokens: 5000 }, 'budget', budget)).toEqual({ budgetTokens: 5000 });
+    expect(() => translateReasoning({ budgetTokens: 500 }, 'budget', budget)).toThrow(/at least 1024/);
+  });
+
+  it('turns a budget into the nearest effort at or above it, within the levels the provider takes', () => {
+    expect(translateReasoning({ budgetTokens: 2048 }, 'effort', model())).toEqual({ effort: 'low' });
+    expect(translateReasoning({ budgetTokens: 100_000 }, 'effort', model())).toEqual({ effort: 'high' });
+    const xai = model({ reasoning: 'effort', reasoningEfforts: ['low', 'high'] });
+    expect(translateReasoning({ effort: 'medium' }, 'effort', xai)).toEqual({ effort: 'high' });
+    expect(translateReasoning({ effort: 'none' }, 'effort', xai)).toEqual({ effort: 'low' });
+  });
+
+  it('adds the budget to the answer’s room, within what the model writes', () => {
+    expect(thinkingMaxTokens(8192, 2048, 64_000, model())).toBe(10_240);
+    expect(thinkingMaxTokens(8192, 60_000, 64_000, model())).toBe(64_000);
+    expect(() => thinkingMaxTokens(32_000, 100, 32_000, model())).toThrow(/no room/);
+  });
+});
