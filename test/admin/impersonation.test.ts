@@ -100,7 +100,7 @@ describe('every route refuses an impersonation token unless it is on the allow-l
       const response = await call(impersonation, route.method as Method, route.url);
       const error = json(response).error;
       // The SDK-compatible surfaces answer in their vendor's error shape, with the same message.
-      const vendor = route.path.startsWith('/openai/') || route.path.startsWith('/anthropic/');
+      const vendor = ['/openai/', '/anthropic/', '/gemini/'].some((prefix) => route.path.startsWith(prefix));
       expect({ route: `${route.method} ${route.path}`, status: response.statusCode, code: vendor ? 'IMPERSONATION_NOT_ALLOWED' : error?.code }).toEqual({
         route: `${route.method} ${route.path}`,
         status: 403,
