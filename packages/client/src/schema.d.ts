@@ -1185,6 +1185,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/anthropic/v1/messages/count_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The input tokens of a Messages request (without max_tokens), counted in the gateway's tokenizer: an estimate, free; the key may come as x-api-key */
+        post: operations["postAnthropicMessagesCountTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/gemini/v1beta/models": {
         parameters: {
             query?: never;
@@ -10551,7 +10568,7 @@ export interface operations {
                          * @enum {unknown}
                          */
                         role?: "user" | "assistant" | "system" | "developer";
-                        content?: string | {
+                        content?: (string | {
                             /** @description input_text or input_image (user messages); output_text or refusal (assistant messages) */
                             type: string;
                             text?: string;
@@ -10559,10 +10576,11 @@ export interface operations {
                             detail?: ("auto" | "low" | "high" | "original") | null;
                             file_id?: string | null;
                             refusal?: string;
-                        }[];
+                        }[]) | null;
                         /** @description function_call and function_call_output: the call */
                         call_id?: string;
                         name?: string;
+                        namespace?: string | null;
                         arguments?: string;
                         output?: string | {
                             /** @description input_text or input_image (user messages); output_text or refusal (assistant messages) */
@@ -10577,7 +10595,7 @@ export interface operations {
                     }[];
                     instructions?: string | null;
                     tools?: {
-                        /** @description function (built-in tools such as web_search or file_search are not served) */
+                        /** @description function, or namespace (its function tools are offered as `<namespace>__<name>` and their calls answered with `name` and `namespace`). Built-in tools (web_search, file_search...) and custom tools are left out, named in the x-storefront-ignored header */
                         type: string;
                         name?: string;
                         description?: string | null;
@@ -10585,11 +10603,23 @@ export interface operations {
                             [key: string]: unknown;
                         } | null;
                         strict?: boolean | null;
+                        /** @description namespace: its function tools */
+                        tools?: {
+                            /** @description function (others are left out) */
+                            type: string;
+                            name?: string;
+                            description?: string | null;
+                            parameters?: {
+                                [key: string]: unknown;
+                            } | null;
+                            strict?: boolean | null;
+                        }[];
                     }[];
                     tool_choice?: (("auto" | "none" | "required") | {
                         /** @description function */
                         type: string;
                         name?: string;
+                        namespace?: string | null;
                     }) | null;
                     parallel_tool_calls?: boolean | null;
                     text?: {
@@ -10623,9 +10653,15 @@ export interface operations {
                     stream_options?: {
                         include_obfuscation?: boolean;
                     } | null;
+                    prompt_cache_key?: string | null;
+                    prompt_cache_retention?: string | null;
+                    client_metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    include?: string[] | null;
                     reasoning?: {
-                        effort?: ("none" | "minimal" | "low" | "medium" | "high") | null;
-                        summary?: ("auto" | "concise" | "detailed") | null;
+                        effort?: ("none" | "minimal" | "low" | "medium" | "high" | "xhigh") | null;
+                        summary?: ("auto" | "concise" | "detailed" | "none") | null;
                     } | null;
                 };
             };
@@ -10689,6 +10725,8 @@ export interface operations {
                             id: string;
                             call_id: string;
                             name: string;
+                            /** @description The namespace tool the function belongs to (its `name` is then the function inside it) */
+                            namespace?: string;
                             arguments: string;
                             /** @enum {unknown} */
                             status: "in_progress" | "completed" | "incomplete";
@@ -10709,7 +10747,9 @@ export interface operations {
                             /** @enum {string} */
                             type: "function";
                             name: string;
+                            namespace?: string;
                         };
+                        /** @description The function tools offered (a namespace's as `<namespace>__<name>`; built-in tools left out) */
                         tools: {
                             /** @enum {string} */
                             type: "function";
@@ -10893,6 +10933,8 @@ export interface operations {
                             id: string;
                             call_id: string;
                             name: string;
+                            /** @description The namespace tool the function belongs to (its `name` is then the function inside it) */
+                            namespace?: string;
                             arguments: string;
                             /** @enum {unknown} */
                             status: "in_progress" | "completed" | "incomplete";
@@ -10913,7 +10955,9 @@ export interface operations {
                             /** @enum {string} */
                             type: "function";
                             name: string;
+                            namespace?: string;
                         };
+                        /** @description The function tools offered (a namespace's as `<namespace>__<name>`; built-in tools left out) */
                         tools: {
                             /** @enum {string} */
                             type: "function";
@@ -11140,6 +11184,8 @@ export interface operations {
                             id: string;
                             call_id: string;
                             name: string;
+                            /** @description The namespace tool the function belongs to (its `name` is then the function inside it) */
+                            namespace?: string;
                             arguments: string;
                             /** @enum {unknown} */
                             status: "in_progress" | "completed" | "incomplete";
@@ -11349,19 +11395,18 @@ export interface operations {
                             /** @description JSON schema the answer follows */
                             schema: Record<string, never>;
                         } | null;
-                        /** @description effort: not supported, refused with a 400 */
-                        effort?: unknown;
+                        effort?: ("low" | "medium" | "high" | "max") | null;
                     };
-                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
+                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
                     thinking?: {
-                        type: "enabled" | "disabled";
+                        type: "enabled" | "adaptive" | "disabled";
                         budget_tokens?: number;
                     };
                     /** @description Code-execution containers: not supported, refused with a 400 */
                     container?: unknown;
                     /** @description MCP servers: not supported, refused with a 400 */
                     mcp_servers?: unknown;
-                    /** @description Context management: not supported, refused with a 400 */
+                    /** @description Context management: only edits that change nothing (`clear_thinking_20251015` with `keep: "all"`, what Claude Code sends) are taken; others are refused with a 400 */
                     context_management?: unknown;
                 };
             };
@@ -11498,6 +11543,230 @@ export interface operations {
             };
             /** @description Anthropic's error shape */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+        };
+    };
+    postAnthropicMessagesCountTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A model id from GET /openai/v1/models */
+                    model: string;
+                    messages: {
+                        /**
+                         * @description `system` messages join the system prompt
+                         * @enum {unknown}
+                         */
+                        role: "user" | "assistant" | "system";
+                        content: string | {
+                            /** @description `text`, `image`, `tool_use` (assistant) or `tool_result` (user); other types are refused with a 400 */
+                            type: string;
+                            /** @description text */
+                            text?: string;
+                            /** @description An image: PNG, JPEG, GIF or WebP, at most 5 MB, as base64 or an https URL */
+                            source?: {
+                                /** @description `base64` (with media_type and data) or `url` */
+                                type: string;
+                                media_type?: string;
+                                data?: string;
+                                url?: string;
+                            };
+                            /** @description tool_use: the call id */
+                            id?: string;
+                            /** @description tool_use: the tool called */
+                            name?: string;
+                            /** @description tool_use: the arguments (an object) */
+                            input?: unknown;
+                            /** @description tool_result: the tool_use it answers */
+                            tool_use_id?: string;
+                            /** @description tool_result: the result */
+                            content?: string | {
+                                /** @description `text` or `image` */
+                                type: string;
+                                text?: string;
+                                /** @description An image: PNG, JPEG, GIF or WebP, at most 5 MB, as base64 or an https URL */
+                                source?: {
+                                    /** @description `base64` (with media_type and data) or `url` */
+                                    type: string;
+                                    media_type?: string;
+                                    data?: string;
+                                    url?: string;
+                                };
+                                cache_control?: {
+                                    /** @enum {string} */
+                                    type: "ephemeral";
+                                    /** @enum {unknown} */
+                                    ttl?: "5m" | "1h";
+                                } | null;
+                            }[];
+                            /** @description tool_result: the call failed */
+                            is_error?: boolean;
+                            /** @description thinking (assistant): the model’s thinking, as it came */
+                            thinking?: string;
+                            /** @description thinking: its signature, as it came */
+                            signature?: string;
+                            /** @description redacted_thinking: its data, as it came */
+                            data?: string;
+                            cache_control?: {
+                                /** @enum {string} */
+                                type: "ephemeral";
+                                /** @enum {unknown} */
+                                ttl?: "5m" | "1h";
+                            } | null;
+                        }[];
+                    }[];
+                    system?: string | {
+                        /** @enum {string} */
+                        type: "text";
+                        text: string;
+                        cache_control?: {
+                            /** @enum {string} */
+                            type: "ephemeral";
+                            /** @enum {unknown} */
+                            ttl?: "5m" | "1h";
+                        } | null;
+                    }[];
+                    temperature?: number | null;
+                    top_p?: number | null;
+                    top_k?: number | null;
+                    stop_sequences?: string[];
+                    tools?: {
+                        name: string;
+                        description?: string;
+                        /** @description JSON schema of the arguments */
+                        input_schema?: {
+                            /** @enum {string} */
+                            type: "object";
+                        };
+                        type?: string | null;
+                        strict?: boolean;
+                        cache_control?: {
+                            /** @enum {string} */
+                            type: "ephemeral";
+                            /** @enum {unknown} */
+                            ttl?: "5m" | "1h";
+                        } | null;
+                    }[];
+                    tool_choice?: {
+                        /** @enum {unknown} */
+                        type: "auto" | "any" | "tool" | "none";
+                        /** @description type tool: the tool to call */
+                        name?: string;
+                        disable_parallel_tool_use?: boolean;
+                    };
+                    metadata?: {
+                        user_id?: string | null;
+                    };
+                    cache_control?: {
+                        /** @enum {string} */
+                        type: "ephemeral";
+                        /** @enum {unknown} */
+                        ttl?: "5m" | "1h";
+                    } | null;
+                    output_config?: {
+                        format?: {
+                            /** @enum {string} */
+                            type: "json_schema";
+                            /** @description JSON schema the answer follows */
+                            schema: Record<string, never>;
+                        } | null;
+                        effort?: ("low" | "medium" | "high" | "max") | null;
+                    };
+                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
+                    thinking?: {
+                        type: "enabled" | "adaptive" | "disabled";
+                        budget_tokens?: number;
+                    };
+                    /** @description Code-execution containers: not supported, refused with a 400 */
+                    container?: unknown;
+                    /** @description MCP servers: not supported, refused with a 400 */
+                    mcp_servers?: unknown;
+                    /** @description Context management: only edits that change nothing (`clear_thinking_20251015` with `keep: "all"`, what Claude Code sends) are taken; others are refused with a 400 */
+                    context_management?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK: The input tokens of a Messages request (without max_tokens), counted in the gateway's tokenizer: an estimate, free; the key may come as x-api-key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The request's system prompt, messages and tools in the gateway's tokenizer: an estimate, nothing is charged */
+                        input_tokens: number;
+                    };
+                };
+            };
+            /** @description Anthropic's error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnthropicError"];
+                };
+            };
+            /** @description Anthropic's error shape */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11779,8 +12048,15 @@ export interface operations {
                         seed?: number;
                         presencePenalty?: number;
                         frequencyPenalty?: number;
-                        /** @description Thinking controls, not carried yet: accepted and ignored (named in the x-storefront-ignored header) */
-                        thinkingConfig?: unknown;
+                        /** @description Thinking, as the gateway's reasoning control; a model without one answers without it (named in x-storefront-ignored) */
+                        thinkingConfig?: {
+                            /** @description 0: no thinking; -1: dynamic (effort medium); otherwise a token budget (at least 1024 on a budget model) */
+                            thinkingBudget?: number;
+                            /** @description `MINIMAL`, `LOW`, `MEDIUM` or `HIGH`: an effort level (when no thinkingBudget is set) */
+                            thinkingLevel?: string;
+                            /** @description Answer with the thinking as parts with `thought: true` */
+                            includeThoughts?: boolean;
+                        };
                     };
                     /** @description Safety settings: accepted and ignored (named in the x-storefront-ignored header) */
                     safetySettings?: unknown;
@@ -11881,8 +12157,15 @@ export interface operations {
                             seed?: number;
                             presencePenalty?: number;
                             frequencyPenalty?: number;
-                            /** @description Thinking controls, not carried yet: accepted and ignored (named in the x-storefront-ignored header) */
-                            thinkingConfig?: unknown;
+                            /** @description Thinking, as the gateway's reasoning control; a model without one answers without it (named in x-storefront-ignored) */
+                            thinkingConfig?: {
+                                /** @description 0: no thinking; -1: dynamic (effort medium); otherwise a token budget (at least 1024 on a budget model) */
+                                thinkingBudget?: number;
+                                /** @description `MINIMAL`, `LOW`, `MEDIUM` or `HIGH`: an effort level (when no thinkingBudget is set) */
+                                thinkingLevel?: string;
+                                /** @description Answer with the thinking as parts with `thought: true` */
+                                includeThoughts?: boolean;
+                            };
                         };
                         /** @description Safety settings: accepted and ignored (named in the x-storefront-ignored header) */
                         safetySettings?: unknown;

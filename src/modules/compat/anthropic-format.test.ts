@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../platform/http/errors.js';
 import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
 import type { TextAnswerBody } from '../gateway/index.js';
-import { stopReason, toMessage, toTextBody, type MessagesRequest } from './anthropic.format.js';
+import { stopReason, toCountedBody, toMessage, toTextBody, type MessagesRequest } from './anthropic.format.js';
 
 const png = solidPng(4, 3).toString('base64');
 const weather = { name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
@@ -135,6 +135,21 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
   it('maps output_config.format to a JSON-schema answer', () => {
     const schema = { type: 'object', properties: { ok: { type: 'boolean' } } };
     expect(toTextBody(request({ output_config: { format: { type: 'json_schema', schema } } })).responseFormat).toEqual({ type: 'json_schema', name: 'output', schema });
+  });
+
+  it("takes Claude Code's adaptive thinking as an effort, and the context edit that changes nothing", () => {
+    const adaptive = toTextBody(request({ max_tokens: 4096, thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }));
+    expect(adaptive).toMatchObject({ maxTokens: 4096, reasoning: { effort: 'low' }, reasoningField: 'thinking' });
+    expect(toTextBody(request({ thinking: { type: 'adaptive' } })).reasoning).toEqual({ effort: 'high' });
+    expect(toTextBody(request({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).reasoning).toEqual({ effort: 'high' });
+    expect(toTextBody(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).reasoning).toBeUndefined();
+    expect(refusal(request({ context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } })).message).toContain('context_management');
+    expect(refusal(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } }] } })).message).toContain('context_management');
+  });
+
+  it('counts a count_tokens request as the message it describes, whatever its thinking budget', () => {
+    const counted = toCountedBody({ model: 'local/text', system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }], thinking: { type: 'enabled', budget_tokens: 50_000 } });
+    expect(counted.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]);
   });
 
   it('refuses what it cannot honour with a 400 naming it', () => {

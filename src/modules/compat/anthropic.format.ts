@@ -1,8 +1,8 @@
 import type { Static } from 'typebox';
 import type { DescribedError } from '../../platform/http/error-handler.js';
-import type { ChatMessage, ContentPart, TextAnswerBody, TextBody, ToolCall, ToolChoice, ToolDefinition } from '../gateway/index.js';
+import type { ChatMessage, ContentPart, ReasoningEffort, TextAnswerBody, TextBody, ToolCall, ToolChoice, ToolDefinition } from '../gateway/index.js';
 import { contentOf, refuse, toChatMessages } from './anthropic.content.js';
-import type { Message, MessagesBody } from './anthropic.schemas.js';
+import type { CountTokensBody, Message, MessagesBody } from './anthropic.schemas.js';
 
 /**
  * Anthropic's Messages API (https://docs.claude.com/en/api/messages, streaming in
@@ -26,12 +26,14 @@ export function toTextBody(body: MessagesRequest): TextBody {
   const choice = toolChoiceOf(body.tool_choice, tools);
   const format = body.output_config?.format;
   const budget = thinkingBudgetOf(body);
+  const adaptive = adaptiveEffortOf(body);
   return {
     model: body.model,
     messages,
     // Anthropic's max_tokens holds the thinking budget and the answer; the gateway's maxTokens is the answer's room.
     maxTokens: budget ? body.max_tokens - budget : body.max_tokens,
     ...(budget ? { reasoning: { budgetTokens: budget }, reasoningField: 'thinking' } : {}),
+    ...(adaptive ? { reasoning: { effort: adaptive }, reasoningField: 'thinking' } : {}),
     serverInstruction: false,
     // Left undefined when not sent: the gateway passes on (and checks against the provider) only the ones set.
     temperature: body.temperature ?? undefined,
@@ -46,6 +48,14 @@ export function toTextBody(body: MessagesRequest): TextBody {
   };
 }
 
+export type CountTokensRequest = Static<typeof CountTokensBody>;
+
+/**
+ * A count_tokens request as the text call it counts: the same translation (and refusals) as a message, with an output
+ * room that no thinking budget can exceed, since counting has none.
+ */
+export const toCountedBody = (body: CountTokensRequest): TextBody => toTextBody({ ...body, max_tokens: Number.MAX_SAFE_INTEGER });
+
 /** The thinking budget of `thinking: { type: "enabled" }`, checked as Anthropic checks it; null when disabled or absent. */
 function thinkingBudgetOf(body: MessagesRequest): number | null {
   if (body.thinking?.type !== 'enabled') return null;
@@ -55,11 +65,37 @@ function thinkingBudgetOf(body: MessagesRequest): number | null {
   return budget;
 }
 
+/**
+ * `thinking: { type: "adaptive" }`: the model decides how much to think, at `output_config.effort` (Anthropic's default
+ * is high; `max` has no gateway level above high). Sent as the gateway's effort, which a budget model gets as a budget.
+ */
+function adaptiveEffortOf(body: MessagesRequest): ReasoningEffort | null {
+  const effort = body.output_config?.effort ?? null;
+  if (body.thinking?.type !== 'adaptive') {
+    if (effort !== null) refuse('output_config.effort', 'is taken with thinking: { "type": "adaptive" } only; leave it out otherwise.');
+    return null;
+  }
+  return effort === null || effort === 'max' ? 'high' : effort;
+}
+
 function refuseUnsupported(body: MessagesRequest): void {
-  if (body.output_config?.effort != null) refuse('output_config.effort', 'is not supported yet: leave it out.');
-  for (const field of ['container', 'mcp_servers', 'context_management'] as const) {
+  for (const field of ['container', 'mcp_servers'] as const) {
     if (body[field] != null) refuse(field, "is not supported: this service runs no Anthropic-side tools or context editing. Leave it out.");
   }
+  if (body.context_management != null && !changesNothing(body.context_management)) {
+    refuse('context_management', 'is not supported: this service does no context editing. Leave it out (edits that keep everything, clear_thinking_20251015 with keep: "all", are taken).');
+  }
+}
+
+/** Context edits that edit nothing: Claude Code sends `clear_thinking_20251015` with `keep: "all"` on every call. */
+function changesNothing(management: unknown): boolean {
+  if (typeof management !== 'object' || management === null || Array.isArray(management)) return false;
+  const { edits, ...rest } = management as { edits?: unknown };
+  if (Object.keys(rest).length > 0 || (edits !== undefined && !Array.isArray(edits))) return false;
+  return ((edits ?? []) as unknown[]).every((edit) => {
+    const { type, keep, ...other } = (edit ?? {}) as { type?: unknown; keep?: unknown };
+    return type === 'clear_thinking_20251015' && keep === 'all' && Object.keys(other).length === 0;
+  });
 }
 
 function systemMessage(system: MessagesRequest['system']): ChatMessage | null {

@@ -3,7 +3,7 @@ import { principalOf } from '../../platform/auth/plugin.js';
 import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toAnthropicError } from './anthropic.format.js';
-import { MESSAGES_BODY_LIMIT_BYTES, MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
+import { CountTokensBody, CountTokensResponse, MESSAGES_BODY_LIMIT_BYTES, MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
 import { IGNORED_HEADER, IdempotencyHeaders } from '../gateway/index.js';
 import type { CompatService } from './service.js';
 
@@ -41,5 +41,20 @@ export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService 
       if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));
       return message;
     },
+  );
+
+  app.post(
+    '/messages/count_tokens',
+    {
+      bodyLimit: MESSAGES_BODY_LIMIT_BYTES,
+      config: { auth: 'required', scope: 'ai:text', apiKeyHeader: 'x-api-key' },
+      schema: {
+        tags: ['anthropic'],
+        summary: "The input tokens of a Messages request (without max_tokens), counted in the gateway's tokenizer: an estimate, free; the key may come as x-api-key",
+        body: CountTokensBody,
+        response: { 200: CountTokensResponse, ...anthropicErrors(400, 401, 403, 404, 413, 429, 500) },
+      },
+    },
+    async (request) => compat.countAnthropicTokens(principalOf(request), request.body),
   );
 };

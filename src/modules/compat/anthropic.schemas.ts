@@ -97,21 +97,31 @@ export const MessagesBody = Type.Object({
   output_config: Type.Optional(
     Type.Object({
       format: Type.Optional(Nullable(Type.Object({ type: Type.Literal('json_schema'), schema: Type.Object({}, { description: 'JSON schema the answer follows' }) }))),
-      effort: NotSupported('effort'),
+      effort: Type.Optional(
+        Nullable(Type.Enum(['low', 'medium', 'high', 'max'], { description: 'With `thinking: { "type": "adaptive" }` only: how hard it thinks (max is taken as high); refused with a 400 otherwise' })),
+      ),
     }),
   ),
   thinking: Type.Optional(
     Type.Object(
-      { type: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) },
+      { type: Type.Union([Type.Literal('enabled'), Type.Literal('adaptive'), Type.Literal('disabled')]), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) },
       {
         description:
-          'Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so',
+          'Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so',
       },
     ),
   ),
   container: NotSupported('Code-execution containers'),
   mcp_servers: NotSupported('MCP servers'),
-  context_management: NotSupported('Context management'),
+  context_management: Type.Optional(Type.Unknown({ description: 'Context management: only edits that change nothing (`clear_thinking_20251015` with `keep: "all"`, what Claude Code sends) are taken; others are refused with a 400' })),
+});
+
+/** `POST /v1/messages/count_tokens`: a Messages request without `max_tokens` (and nothing to stream). */
+const { max_tokens: _maxTokens, stream: _stream, ...countedProperties } = MessagesBody.properties;
+export const CountTokensBody = Type.Object(countedProperties);
+
+export const CountTokensResponse = Type.Object({
+  input_tokens: Type.Integer({ description: "The request's system prompt, messages and tools in the gateway's tokenizer: an estimate, nothing is charged" }),
 });
 
 const ToolUseBlock = Type.Object({

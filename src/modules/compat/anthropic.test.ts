@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import Anthropic from '@anthropic-ai/sdk';
 import { usageRecords } from '../../db/schema/usage.js';
+import { countRequestTokens } from './gemini.models.js';
+import { toCountedBody } from './anthropic.format.js';
 import { createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 
@@ -15,10 +17,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function keyHolder(scopes: string[] = ['ai:text']) {
+async function keyHolder(scopes: string[] = ['ai:text'], controls: Record<string, unknown> = {}) {
   const { accessToken, user } = await signUp(t.app);
   await setPlan(t, user.id, 'starter');
-  const { key } = await createApiKey(t, accessToken, scopes);
+  const { key } = await createApiKey(t, accessToken, scopes, controls);
   return { userId: user.id as string, key, anthropic: new Anthropic({ apiKey: key, baseURL, maxRetries: 0 }) };
 }
 const usageOf = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
@@ -59,6 +61,25 @@ describe('/anthropic/v1/messages with the official @anthropic-ai/sdk', () => {
     const after = await walletState(t, userId);
     expect(after.balance).toBe(before.balance - record!.tokensConsumed);
     expect(after.ledgerSum).toBe(after.balance);
+  });
+
+  it('counts input tokens (messages.countTokens) in the gateway tokenizer, free, for the models the key allows', async () => {
+    const { anthropic, userId } = await keyHolder(['ai:text'], { allowedModels: ['local/text'] });
+    const before = await walletState(t, userId);
+    const { max_tokens: _max, ...counted } = ask;
+    const weather = { name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+    const plain = await anthropic.messages.countTokens(counted);
+    expect(plain.input_tokens).toBe(countRequestTokens(toCountedBody(counted)));
+    expect(plain.input_tokens).toBeGreaterThan(4);
+    const withTools = await anthropic.messages.countTokens({ ...counted, tools: [weather] });
+    expect(withTools.input_tokens).toBeGreaterThan(plain.input_tokens);
+    expect(await walletState(t, userId)).toEqual(before);
+    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId))).toEqual([]);
+
+    const other = await anthropic.messages.countTokens({ ...counted, model: 'local/vision' }).catch((err: unknown) => err);
+    expect(other).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    const unknown = await (await keyHolder()).anthropic.messages.countTokens({ ...counted, model: 'nobody/nothing' }).catch((err: unknown) => err);
+    expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
   });
 
   it('takes the key as Bearer too (authToken)', async () => {

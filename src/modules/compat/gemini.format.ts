@@ -1,6 +1,6 @@
 import type { Static } from 'typebox';
 import type { DescribedError } from '../../platform/http/error-handler.js';
-import type { ResponseFormat, TextAnswerBody, TextBody, ToolCall, ToolChoice, ToolDefinition } from '../gateway/index.js';
+import type { ReasoningEffort, ReasoningOption, ResponseFormat, TextAnswerBody, TextBody, ThinkingBlock, ToolCall, ToolChoice, ToolDefinition } from '../gateway/index.js';
 import { refuse } from './anthropic.content.js';
 import { systemMessage, toChatMessages } from './gemini.content.js';
 import { jsonSchemaOf } from './gemini.json-schema.js';
@@ -16,10 +16,7 @@ type GenerationConfig = NonNullable<GenerateContentRequest['generationConfig']>;
 
 /** Fields taken and left out of the upstream call; the answer names those the request set (`x-storefront-ignored`). */
 export function ignoredFields(body: GenerateContentRequest): string[] {
-  return [
-    ...(body.generationConfig?.thinkingConfig !== undefined ? ['generationConfig.thinkingConfig'] : []),
-    ...(body.safetySettings !== undefined ? ['safetySettings'] : []),
-  ];
+  return body.safetySettings !== undefined ? ['safetySettings'] : [];
 }
 
 /**
@@ -32,10 +29,12 @@ export function toTextBody(model: string, body: GenerateContentRequest): TextBod
   if (config.candidateCount !== undefined && config.candidateCount !== 1) refuse('generationConfig.candidateCount', 'must be 1: this service answers with one candidate.');
   const system = systemMessage(body.systemInstruction);
   const tools = toolsOf(body.tools);
+  const reasoning = reasoningOf(config.thinkingConfig);
   return {
     model,
     messages: [...(system ? [system] : []), ...toChatMessages(body.contents)],
     maxTokens: config.maxOutputTokens,
+    ...(reasoning ? { reasoning, reasoningField: 'generationConfig.thinkingConfig' } : {}),
     serverInstruction: false,
     // Left undefined when not sent: the gateway passes on (and checks against the provider) only the ones set.
     temperature: config.temperature,
@@ -49,6 +48,35 @@ export function toTextBody(model: string, body: GenerateContentRequest): TextBod
     responseFormat: responseFormatOf(config),
   };
 }
+
+/** Anthropic's smallest thinking budget (the gateway refuses less on a budget model; reasoning.ts). */
+const MIN_THINKING_BUDGET = 1024;
+
+const LEVELS: Record<string, ReasoningEffort> = { MINIMAL: 'minimal', LOW: 'low', MEDIUM: 'medium', HIGH: 'high' };
+
+/**
+ * `thinkingConfig` as the gateway's reasoning control: `thinkingBudget` 0 is off (effort none), -1 dynamic (effort
+ * medium, the gateway's default level), a positive budget that budget (raised to Anthropic's smallest, 1024, since
+ * a budget model takes no less); without a budget, `thinkingLevel` as the effort. `includeThoughts` alone asks for nothing.
+ */
+export function reasoningOf(thinking: GenerationConfig['thinkingConfig']): ReasoningOption | undefined {
+  const budget = thinking?.thinkingBudget;
+  if (budget === 0) return { effort: 'none' };
+  if (budget === -1) return { effort: 'medium' };
+  if (budget !== undefined) return { budgetTokens: Math.max(budget, MIN_THINKING_BUDGET) };
+  const level = thinking?.thinkingLevel;
+  if (level === undefined) return undefined;
+  const effort = LEVELS[level.toUpperCase()];
+  if (!effort) refuse('generationConfig.thinkingConfig.thinkingLevel', `is "${level}"; it is MINIMAL, LOW, MEDIUM or HIGH.`);
+  return { effort };
+}
+
+/** Whether the answer shows its thinking (parts with `thought: true`). */
+export const includesThoughts = (body: GenerateContentRequest) => body.generationConfig?.thinkingConfig?.includeThoughts === true;
+
+/** A thinking block as a thought part (a redacted block has no text to show and is left out). */
+export const thoughtParts = (blocks: readonly ThinkingBlock[] | undefined) =>
+  (blocks ?? []).flatMap((block) => (block.type === 'thinking' && block.thinking ? [{ text: block.thinking, thought: true }] : []));
 
 function toolsOf(tools: GenerateContentRequest['tools']): ToolDefinition[] | undefined {
   const names = new Set<string>();
@@ -132,9 +160,10 @@ function parseArguments(text: string): unknown {
   }
 }
 
-export function toGenerateContentResponse(answer: TextAnswerBody): Static<typeof GenerateContentResponse> {
+export function toGenerateContentResponse(answer: TextAnswerBody, options: { includeThoughts?: boolean } = {}): Static<typeof GenerateContentResponse> {
   const calls = answer.toolCalls ?? [];
-  const parts = [...(answer.text || calls.length === 0 ? [{ text: answer.text }] : []), ...calls.map(functionCallPart)];
+  const thoughts = options.includeThoughts ? thoughtParts(answer.thinking) : [];
+  const parts = [...thoughts, ...(answer.text || calls.length === 0 ? [{ text: answer.text }] : []), ...calls.map(functionCallPart)];
   return {
     candidates: [{ content: { role: 'model', parts }, finishReason: finishReasonOf(answer.finishReason), index: 0 }],
     usageMetadata: usageMetadataOf(answer),

@@ -55,7 +55,16 @@ const GenerationConfig = Type.Object({
   seed: Type.Optional(Type.Integer()),
   presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
   frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-  thinkingConfig: Ignored('Thinking controls, not carried yet'),
+  thinkingConfig: Type.Optional(
+    Type.Object(
+      {
+        thinkingBudget: Type.Optional(Type.Integer({ minimum: -1, description: '0: no thinking; -1: dynamic (effort medium); otherwise a token budget (at least 1024 on a budget model)' })),
+        thinkingLevel: Type.Optional(Type.String({ description: '`MINIMAL`, `LOW`, `MEDIUM` or `HIGH`: an effort level (when no thinkingBudget is set)' })),
+        includeThoughts: Type.Optional(Type.Boolean({ description: 'Answer with the thinking as parts with `thought: true`' })),
+      },
+      { description: "Thinking, as the gateway's reasoning control; a model without one answers without it (named in x-storefront-ignored)" },
+    ),
+  ),
 });
 
 export const GenerateContentBody = Type.Object({

@@ -5,11 +5,11 @@ import { heldStream, type GatewayEvent, type TranslatedStream } from './held-str
 
 /**
  * Translates the gateway's stream into Gemini's `streamGenerateContent?alt=sse`: unnamed `data:` events, each a
- * GenerateContentResponse. Text goes out as it comes; function calls go out whole in the last chunk (Gemini never
+ * GenerateContentResponse. Text goes out as it comes (and thinking, as `thought: true` parts, with includeThoughts); function calls go out whole in the last chunk (Gemini never
  * splits a call's arguments), with the finish reason and the billed usage once the gateway settled. A stream that
  * broke midway ends with a chunk holding Google's `error` object, which the SDK raises.
  */
-export function geminiChunkStream(target: SseStream, meta: { responseId: string; model: string }): TranslatedStream {
+export function geminiChunkStream(target: SseStream, meta: { responseId: string; model: string; includeThoughts?: boolean }): TranslatedStream {
   let failed = false;
   const calls = new Map<number, ToolCall>();
 
@@ -18,6 +18,7 @@ export function geminiChunkStream(target: SseStream, meta: { responseId: string;
 
   const sse = heldStream(target, async (event: GatewayEvent) => {
     if (event.type === 'text' && event.delta) await chunk([{ text: event.delta }]);
+    else if (event.type === 'thinking' && event.delta && meta.includeThoughts) await chunk([{ text: event.delta, thought: true }]);
     else if (event.type === 'tool_call' && event.index !== undefined) {
       const call = calls.get(event.index) ?? { id: event.id ?? `call_${meta.responseId}_${event.index}`, name: event.name ?? '', arguments: '' };
       call.arguments += event.argumentsDelta ?? '';

@@ -23,6 +23,30 @@ export function notCarried(fields: string[]) {
   const one = fields.length === 1;
   return badRequest(`${fields.join(', ')} ${one ? 'is' : 'are'} not supported by this gateway; leave ${one ? 'it' : 'them'} out.`, fields.map((field) => ({ field, message: 'is not supported' })));
 }
+
+/**
+ * The one rule for request fields of OpenAI's surfaces that newer clients send: a field the surface declares is read
+ * (carried, or a documented no-op); a declared field no provider here honours is refused with a 400 naming it when its
+ * value would change the answer or what is billed (`refused` says when); a field the surface does not know at all is
+ * accepted and its name returned, to be answered in `x-storefront-ignored`. An unknown field cannot change the bill:
+ * the upstream call is built from declared fields only, and the charge comes from the usage the provider reports.
+ */
+export function unknownFields(
+  raw: Record<string, unknown>,
+  declared: Iterable<string>,
+  refused: Record<string, (value: unknown) => boolean> = {},
+  alsoRefused: string[] = [],
+): string[] {
+  const known = new Set(declared);
+  const sent = [...Object.keys(refused).filter((key) => raw[key] !== undefined && refused[key]!(raw[key])), ...alsoRefused];
+  if (sent.length > 0) throw notCarried(sent);
+  const unknown = Object.keys(raw).filter((key) => !known.has(key) && !Object.hasOwn(refused, key) && raw[key] !== undefined);
+  // Names go in a header: only plain ones, and not too many; the rest are counted.
+  const named = unknown.filter((key) => HEADER_SAFE_NAME.test(key)).slice(0, MAX_NAMED_FIELDS);
+  return named.length < unknown.length ? [...named, `(${unknown.length - named.length} more)`] : named;
+}
+const HEADER_SAFE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const MAX_NAMED_FIELDS = 20;
 const isTextOnly = (value: unknown) => Array.isArray(value) && value.every((m) => m === 'text');
 
 function contentOf(message: WireMessage, index: number, imagesAllowed: boolean): ChatMessage['content'] {

@@ -86,6 +86,17 @@ describe('thinking on /anthropic/v1/messages', () => {
     expect(sent()).toMatchObject({ stream: true, thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 3000 });
   });
 
+  it("takes Claude Code's adaptive thinking at its effort, with the context edit that changes nothing", async () => {
+    decide = () => ({ kind: 'ok', text: 'Hello there.' });
+    const ask = { model: MODEL, max_tokens: 1000, messages: [question], thinking: { type: 'adaptive' }, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } };
+    const message = await anthropic.messages.create(ask as unknown as Anthropic.MessageCreateParamsNonStreaming);
+    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2048 + 1000 });
+    expect(sent().context_management).toBeUndefined();
+    expect(thinkingOf(message)).toEqual({ type: 'thinking', thinking: expect.any(String), signature: expect.any(String) });
+    await anthropic.messages.create({ ...ask, output_config: undefined } as unknown as Anthropic.MessageCreateParamsNonStreaming);
+    expect(sent().thinking).toEqual({ type: 'enabled', budget_tokens: 24_576 });
+  });
+
   it('refuses a budget at or above max_tokens, as Anthropic does', async () => {
     const refused = await anthropic.messages.create({ model: MODEL, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [question] }).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);

@@ -1,18 +1,20 @@
 import { badRequest } from '../../platform/http/errors.js';
 import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefinition } from '../gateway/index.js';
-import { keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
-import type { OutputItem, ResponseCreateRequest, ResponseObjectBody, WireTool } from './responses.schemas.js';
-import { notCarried, reasoningText } from './openai.format.js';
+import { flatToolName, keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
+import { MAX_TOOL_DESCRIPTION_CHARS, ResponseCreateBody, type OutputItem, type ResponseCreateRequest, type ResponseObjectBody, type WireNestedTool, type WireTool } from './responses.schemas.js';
+import { reasoningText, unknownFields } from './openai.format.js';
 
 /**
  * Responses fields no provider behind this gateway honours: refused by name when they would change the answer (an
- * unset, null, false, empty or default value changes nothing and passes). Read and ignored, as they change nothing
- * here: `prompt_cache_key` and `prompt_cache_retention` (cache hints), `stream_options` (no obfuscation is added),
- * `truncation` (history is fitted as on chat completions) and `max_tool_calls` (it counts built-in tool calls only).
+ * unset, null, false, empty or default value changes nothing and passes). Declared and read as no-ops, as they change
+ * nothing here: `prompt_cache_key` and `prompt_cache_retention` (cache hints), `client_metadata` (the client's trace
+ * context), `include` other than logprobs (`reasoning.encrypted_content`: no provider here returns encrypted reasoning),
+ * `stream_options` (no obfuscation is added), `truncation` (history is fitted as on chat completions) and
+ * `max_tool_calls` (it counts built-in tool calls only). Any other field is unknown: accepted and named in
+ * `x-storefront-ignored` (the rule is openai.format.ts's `unknownFields`).
  */
 const NOT_CARRIED: Record<string, (value: unknown) => boolean> = {
   background: (v) => v === true,
-  // The other inclusions name what this gateway has none of (encrypted reasoning, built-in tool results) or always sends (images).
   include: (v) => Array.isArray(v) && v.includes('message.output_text.logprobs'),
   conversation: (v) => v !== null && v !== undefined,
   prompt: (v) => v !== null && v !== undefined,
@@ -21,30 +23,71 @@ const NOT_CARRIED: Record<string, (value: unknown) => boolean> = {
   top_logprobs: (v) => typeof v === 'number' && v > 0,
   service_tier: (v) => typeof v === 'string' && v !== 'auto' && v !== 'default',
 };
+/** Declared by OpenAI and read past here (see above), though not in ResponseCreateBody. */
+const NO_OPS = ['max_tool_calls'];
+const DECLARED = [...Object.keys(ResponseCreateBody.properties), ...NO_OPS];
 
-function refuseUncarried(body: ResponseCreateRequest): void {
-  const raw = body as Record<string, unknown>;
-  const sent = Object.keys(NOT_CARRIED).filter((key) => raw[key] !== undefined && NOT_CARRIED[key]!(raw[key]));
-  if (body.text?.verbosity && body.text.verbosity !== 'medium') sent.push('text.verbosity');
-  if (sent.length > 0) throw notCarried(sent);
+/** Refuses the fields that would change the answer and are not carried; answers the unknown ones' names. */
+function uncarried(body: ResponseCreateRequest): string[] {
+  const verbosity = body.text?.verbosity && body.text.verbosity !== 'medium' ? ['text.verbosity'] : [];
+  return unknownFields(body, DECLARED, NOT_CARRIED, verbosity);
 }
 
-/** Function tools in the gateway's terms; a built-in tool is refused by its type. */
-function functionTools(tools: WireTool[]): ToolDefinition[] {
-  return tools.map((tool, i) => {
-    if (tool.type !== 'function') {
-      throw badRequest(`tools[${i}] is the built-in tool "${tool.type}", which this gateway does not serve; only function tools are. Remove it, or describe it as a function.`, [
-        { field: `tools.${i}.type`, message: `${tool.type} is not served` },
-      ]);
-    }
-    if (!tool.name) throw badRequest(`tools[${i}] is a function without a name.`, [{ field: `tools.${i}.name`, message: 'is required' }]);
-    return {
-      name: tool.name,
-      ...(tool.description ? { description: tool.description } : {}),
+/** A namespace's function and the namespace it belongs to, by the name the provider was offered. */
+export type ToolNames = ReadonlyMap<string, { namespace: string; name: string }>;
+
+/** A call as the caller named it: a namespace's function answers with its own name and the namespace. */
+export function callName(names: ToolNames | undefined, flat: string): { name: string; namespace?: string } {
+  return names?.get(flat) ?? { name: flat };
+}
+
+interface OfferedTools {
+  tools: ToolDefinition[];
+  names: Map<string, { namespace: string; name: string }>;
+  /** The tools left out, as `tools.<type>`. */
+  ignored: string[];
+}
+
+/**
+ * Function tools in the gateway's terms: a namespace's functions flattened (flatToolName), built-in and custom tools
+ * (which the providers here cannot run) left out and named.
+ */
+function offeredTools(wire: WireTool[]): OfferedTools {
+  const tools: ToolDefinition[] = [];
+  const names = new Map<string, { namespace: string; name: string }>();
+  const ignored = new Set<string>();
+  const add = (tool: WireNestedTool, field: string, namespace?: { name: string; description?: string | null }) => {
+    if (!tool.name) throw badRequest(`${field} is a function without a name.`, [{ field: `${field}.name`, message: 'is required' }]);
+    const name = namespace ? flatToolName(namespace.name, tool.name) : tool.name;
+    if (namespace) names.set(name, { namespace: namespace.name, name: tool.name });
+    const description = [tool.description, namespace?.description ? `(${namespace.name}: ${namespace.description})` : null].filter(Boolean).join('\n\n').slice(0, MAX_TOOL_DESCRIPTION_CHARS);
+    tools.push({
+      name,
+      ...(description ? { description } : {}),
       parameters: tool.parameters ?? { type: 'object', properties: {} },
       ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
-    };
+    });
+  };
+  // Named in a header: a type with other characters than these is named by its place.
+  const leftOut = (type: string, field: string) => ignored.add(/^[A-Za-z0-9_-]+$/.test(type) ? `tools.${type}` : field);
+  wire.forEach((tool, i) => {
+    if (tool.type === 'function') add(tool, `tools.${i}`);
+    else if (tool.type === 'namespace') {
+      const namespace = tool.name;
+      if (!namespace) throw badRequest(`tools[${i}] is a namespace without a name.`, [{ field: `tools.${i}.name`, message: 'is required' }]);
+      // The namespace's description goes with its first function only (each copy would be billed as input).
+      (tool.tools ?? []).forEach((inner, j) => {
+        if (inner.type === 'function') add(inner, `tools.${i}.tools.${j}`, { name: namespace, description: j === 0 ? tool.description : null });
+        else leftOut(inner.type, `tools.${i}.tools.${j}`);
+      });
+    } else leftOut(tool.type, `tools.${i}`);
   });
+  const seen = new Set<string>();
+  for (const tool of tools) {
+    if (seen.has(tool.name)) throw badRequest(`Two tools are offered as "${tool.name}"; tool names must be unique.`, [{ field: 'tools', message: `${tool.name} is offered twice` }]);
+    seen.add(tool.name);
+  }
+  return { tools, names, ignored: [...ignored] };
 }
 
 function toolChoiceOf(choice: NonNullable<ResponseCreateRequest['tool_choice']>): ToolChoice {
@@ -53,7 +96,7 @@ function toolChoiceOf(choice: NonNullable<ResponseCreateRequest['tool_choice']>)
     throw badRequest(`tool_choice names "${choice.type}", which this gateway does not serve; choose auto, none, required or a function.`, [{ field: 'tool_choice.type', message: 'must be function' }]);
   }
   if (!choice.name) throw badRequest('tool_choice names a function without its name.', [{ field: 'tool_choice.name', message: 'is required' }]);
-  return { name: choice.name };
+  return { name: choice.namespace ? flatToolName(choice.namespace, choice.name) : choice.name };
 }
 
 function formatOf(format: NonNullable<NonNullable<ResponseCreateRequest['text']>['format']>): ResponseFormat | undefined {
@@ -69,7 +112,7 @@ export type ResponseEcho = Pick<
   'instructions' | 'max_output_tokens' | 'metadata' | 'parallel_tool_calls' | 'previous_response_id' | 'store' | 'temperature' | 'text' | 'tool_choice' | 'tools' | 'top_p' | 'truncation'
 > & { user?: string };
 
-function echoOf(body: ResponseCreateRequest): ResponseEcho {
+function echoOf(body: ResponseCreateRequest, offered: ToolDefinition[]): ResponseEcho {
   const user = body.user ?? undefined;
   return {
     instructions: body.instructions ?? null,
@@ -80,8 +123,11 @@ function echoOf(body: ResponseCreateRequest): ResponseEcho {
     store: body.store ?? true,
     temperature: body.temperature ?? null,
     text: { format: body.text?.format ?? { type: 'text' }, ...(body.text?.verbosity ? { verbosity: body.text.verbosity } : {}) },
-    tool_choice: typeof body.tool_choice === 'object' && body.tool_choice ? { type: 'function', name: body.tool_choice.name ?? '' } : (body.tool_choice ?? 'auto'),
-    tools: (body.tools ?? []).map((tool) => ({ type: 'function' as const, name: tool.name ?? '', description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null })),
+    tool_choice:
+      typeof body.tool_choice === 'object' && body.tool_choice
+        ? { type: 'function', name: body.tool_choice.name ?? '', ...(body.tool_choice.namespace ? { namespace: body.tool_choice.namespace } : {}) }
+        : (body.tool_choice ?? 'auto'),
+    tools: offered.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: tool.strict ?? null })),
     top_p: body.top_p ?? null,
     truncation: body.truncation ?? 'disabled',
     ...(user ? { user } : {}),
@@ -95,6 +141,10 @@ export interface ResponseCall {
   inputItems: KeptItem[];
   /** Per gateway message, the request field it came from (for errors). */
   paths: string[];
+  /** Namespaced functions by the name the provider was offered, to answer their calls in the caller's terms. */
+  names: ToolNames;
+  /** Unknown fields and the tools left out, for the x-storefront-ignored header. */
+  ignored: string[];
 }
 
 /**
@@ -103,8 +153,9 @@ export interface ResponseCall {
  * with tools (without any they change nothing), except a choice that demands a call, which the gateway refuses.
  */
 export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[]): ResponseCall {
-  refuseUncarried(body);
-  const tools = body.tools?.length ? functionTools(body.tools) : undefined;
+  const unknown = uncarried(body);
+  const offered = offeredTools(body.tools ?? []);
+  const tools = offered.tools.length > 0 ? offered.tools : undefined;
   const toolChoice = body.tool_choice == null ? undefined : toolChoiceOf(body.tool_choice);
   const responseFormat = body.text?.format ? formatOf(body.text.format) : undefined;
   const inputItems = keptInput(body.input);
@@ -130,11 +181,14 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
       ...(responseFormat ? { responseFormat } : {}),
       ...(body.top_p == null ? {} : { topP: body.top_p }),
       ...(user ? { user } : {}),
-      ...(body.reasoning?.effort ? { reasoning: { effort: body.reasoning.effort }, reasoningField: 'reasoning' } : {}),
+      // `xhigh` (newer OpenAI models, and Codex CLI) is the gateway's highest level.
+      ...(body.reasoning?.effort ? { reasoning: { effort: body.reasoning.effort === 'xhigh' ? 'high' : body.reasoning.effort }, reasoningField: 'reasoning' } : {}),
     },
-    echo: echoOf(body),
+    echo: echoOf(body, offered.tools),
     inputItems,
     paths,
+    names: offered.names,
+    ignored: [...unknown, ...offered.ignored],
   };
 }
 
@@ -162,7 +216,7 @@ export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObje
 const INCOMPLETE: Record<string, 'max_output_tokens' | 'content_filter'> = { length: 'max_output_tokens', content_filter: 'content_filter' };
 
 /** The answer's output items: its thinking as a reasoning item's summary (when the provider returned any), its text as one message (when it has text, or nothing else), then each function call. */
-export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason' | 'thinking'>): OutputItem[] {
+export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason' | 'thinking'>, names?: ToolNames): OutputItem[] {
   const status = INCOMPLETE[answer.finishReason] ? ('incomplete' as const) : ('completed' as const);
   const calls = answer.toolCalls ?? [];
   const summary = reasoningText(answer.thinking);
@@ -171,7 +225,7 @@ export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 
     ...(answer.text || calls.length === 0
       ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: [{ type: 'output_text' as const, text: answer.text, annotations: [] }] }]
       : []),
-    ...calls.map((call, i) => ({ type: 'function_call' as const, id: callItemId(answer.requestId, i), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' as const })),
+    ...calls.map((call, i) => ({ type: 'function_call' as const, id: callItemId(answer.requestId, i), call_id: call.id, ...callName(names, call.name), arguments: call.arguments, status: 'completed' as const })),
   ];
 }
 
@@ -196,14 +250,14 @@ export function pendingResponse(requestId: string, model: string, echo: Response
 }
 
 /** The gateway's answer as a Responses `response` object. */
-export function toResponse(answer: TextAnswerBody, echo: ResponseEcho, createdAt: number, completedAt: number): ResponseObjectBody {
+export function toResponse(answer: TextAnswerBody, echo: ResponseEcho, createdAt: number, completedAt: number, names?: ToolNames): ResponseObjectBody {
   const reason = INCOMPLETE[answer.finishReason];
   return {
     ...pendingResponse(answer.requestId, answer.model, echo, createdAt),
     completed_at: completedAt,
     status: reason ? 'incomplete' : 'completed',
     incomplete_details: reason ? { reason } : null,
-    output: outputItems(answer),
+    output: outputItems(answer, names),
     output_text: answer.text,
     usage: responsesUsage(answer),
   };

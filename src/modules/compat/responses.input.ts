@@ -1,6 +1,17 @@
+import { createHash } from 'node:crypto';
 import { badRequest } from '../../platform/http/errors.js';
 import { imagePartFromUrl, type ChatMessage, type ContentPart } from '../gateway/index.js';
 import type { WireInputItem, WireInputPart } from './responses.schemas.js';
+
+/**
+ * The name a namespace's function is offered under: `<namespace>__<name>`, within the 64 characters of
+ * `^[a-zA-Z0-9_-]+$` every provider takes (a longer one is cut and ends with a hash of the whole).
+ */
+export function flatToolName(namespace: string, name: string): string {
+  const flat = `${namespace}__${name}`.replace(/[^a-zA-Z0-9_-]/g, '_');
+  if (flat.length <= 64) return flat;
+  return `${flat.slice(0, 55)}_${createHash('sha256').update(flat).digest('hex').slice(0, 8)}`;
+}
 
 /** A content part as kept with a stored response and listed by `input_items` (`file_id`: responses.images.ts). */
 export type KeptPart =
@@ -12,7 +23,7 @@ export type KeptPart =
 /** An input (or output) item in the Responses wire shape, checked: the only kinds the gateway can carry. */
 export type KeptItem =
   | { type: 'message'; id?: string; role: 'user' | 'system' | 'developer' | 'assistant'; status: 'completed'; content: KeptPart[] }
-  | { type: 'function_call'; id?: string; call_id: string; name: string; arguments: string; status: 'completed' }
+  | { type: 'function_call'; id?: string; call_id: string; name: string; namespace?: string; arguments: string; status: 'completed' }
   | { type: 'function_call_output'; id?: string; call_id: string; output: string; status: 'completed' };
 
 /** An item and where it came from (`input.3`, `previous_response_id`), so an error can point at it. */
@@ -50,7 +61,7 @@ function part(raw: WireInputPart, role: string, field: string): KeptPart {
 }
 
 function contentOf(raw: WireInputItem, role: string, field: string): KeptPart[] {
-  if (raw.content === undefined) throw refuse(`${field}.content`, `${field} is a message without content.`, 'is required');
+  if (raw.content == null) throw refuse(`${field}.content`, `${field} is a message without content.`, 'is required');
   if (typeof raw.content === 'string') return [role === 'assistant' ? { type: 'output_text', text: raw.content, annotations: [] } : { type: 'input_text', text: raw.content }];
   return raw.content.map((p, j) => part(p, role, `${field}.content.${j}`));
 }
@@ -90,6 +101,7 @@ function keptItem(raw: WireInputItem, field: string): KeptItem {
       ...id,
       call_id: required(raw.call_id, `${field}.call_id`, what),
       name: required(raw.name, `${field}.name`, what),
+      ...(raw.namespace ? { namespace: raw.namespace } : {}),
       arguments: required(raw.arguments, `${field}.arguments`, what),
       status: 'completed',
     };
@@ -140,7 +152,8 @@ export function toChatMessages(items: SourcedItem[]): { messages: ChatMessage[];
     const { item, path } = sourced;
     const last = messages.at(-1);
     if (item.type === 'function_call') {
-      const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+      // A namespace's function goes by the name it was offered under (responses.format.ts).
+      const call = { id: item.call_id, name: item.namespace ? flatToolName(item.namespace, item.name) : item.name, arguments: item.arguments };
       if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
       else {
         messages.push({ role: 'assistant', content: '', toolCalls: [call] });

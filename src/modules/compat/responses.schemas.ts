@@ -28,25 +28,43 @@ const InputItem = Type.Object({
   type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'message (the default for an item with role and content), function_call or function_call_output' })),
   id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
   role: Type.Optional(Type.Enum(['user', 'assistant', 'system', 'developer'], { description: 'Messages: `developer` and `system` are read as system messages' })),
-  content: Type.Optional(PartsOrText),
+  // Null on a reasoning item sent back (read past); a message needs content.
+  content: Type.Optional(Nullable(PartsOrText)),
   call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'function_call and function_call_output: the call' })),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  namespace: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'function_call: the namespace tool its function belongs to' }))),
   arguments: Type.Optional(Text),
   output: Type.Optional(PartsOrText),
   status: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
 });
 
-const Tool = Type.Object({
-  type: Type.String({ minLength: 1, maxLength: 64, description: 'function (built-in tools such as web_search or file_search are not served)' }),
+/** Agents describe their tools at length (Codex CLI's spawn_agent: about 6,000 characters). */
+export const MAX_TOOL_DESCRIPTION_CHARS = 16_000;
+const toolFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-zA-Z0-9_-]+$' })),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 4_000 }))),
+  description: Type.Optional(Nullable(Type.String({ maxLength: MAX_TOOL_DESCRIPTION_CHARS }))),
   parameters: Type.Optional(Nullable(JsonSchema)),
   strict: Type.Optional(Nullable(Type.Boolean())),
+};
+const NestedTool = Type.Object({ type: Type.String({ minLength: 1, maxLength: 64, description: 'function (others are left out)' }), ...toolFields });
+const Tool = Type.Object({
+  type: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description:
+      'function, or namespace (its function tools are offered as `<namespace>__<name>` and their calls answered with `name` and `namespace`). Built-in tools (web_search, file_search...) and custom tools are left out, named in the x-storefront-ignored header',
+  }),
+  ...toolFields,
+  tools: Type.Optional(Type.Array(NestedTool, { maxItems: 128, description: 'namespace: its function tools' })),
 });
 
 const ToolChoice = Type.Union([
   Type.Enum(['auto', 'none', 'required']),
-  Type.Object({ type: Type.String({ minLength: 1, maxLength: 64, description: 'function' }), name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+  Type.Object({
+    type: Type.String({ minLength: 1, maxLength: 64, description: 'function' }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    namespace: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'The namespace tool of the function' }))),
+  }),
 ]);
 
 const TextFormat = Type.Union([
@@ -85,12 +103,24 @@ export const ResponseCreateBody = Type.Object({
   truncation: Type.Optional(Nullable(Type.Enum(['auto', 'disabled']))),
   stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with the Responses streaming events (server-sent events)' }))),
   stream_options: Type.Optional(Nullable(Type.Object({ include_obfuscation: Type.Optional(Type.Boolean()) }))),
+  prompt_cache_key: Type.Optional(Nullable(Type.String({ maxLength: 1_024, description: "A prompt-cache routing hint: read and not passed on (providers here cache by prefix on their own); cached input is billed as such whatever it says" }))),
+  prompt_cache_retention: Type.Optional(Nullable(Type.String({ maxLength: 32, description: 'Read and not passed on' }))),
+  client_metadata: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "The client's own metadata (Codex sends trace context): read, neither passed on nor kept" }))),
+  include: Type.Optional(
+    Nullable(
+      Type.Array(Type.String({ maxLength: 100 }), {
+        maxItems: 20,
+        description:
+          'Extra output to include. `reasoning.encrypted_content` is accepted: no provider here returns encrypted reasoning, so reasoning items carry their summary only (and reasoning items sent back as input are read past). `message.output_text.logprobs` is refused; the others name what is always sent or not served',
+      }),
+    ),
+  ),
   reasoning: Type.Optional(
     Nullable(
       Type.Object(
         {
-          effort: Type.Optional(Nullable(Type.Enum(['none', 'minimal', 'low', 'medium', 'high']))),
-          summary: Type.Optional(Nullable(Type.Enum(['auto', 'concise', 'detailed']))),
+          effort: Type.Optional(Nullable(Type.Enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'], { description: '`xhigh` (Codex CLI sends it) is sent as `high`' }))),
+          summary: Type.Optional(Nullable(Type.Enum(['auto', 'concise', 'detailed', 'none']))),
         },
         {
           description:
@@ -104,11 +134,20 @@ export type ResponseCreateRequest = Static<typeof ResponseCreateBody>;
 export type WireInputItem = Static<typeof InputItem>;
 export type WireInputPart = Static<typeof InputPart>;
 export type WireTool = Static<typeof Tool>;
+export type WireNestedTool = Static<typeof NestedTool>;
 
 const ItemStatus = Type.Enum(['in_progress', 'completed', 'incomplete']);
 const OutputText = Type.Object({ type: Type.Literal('output_text'), text: Type.String(), annotations: Type.Array(Type.Unknown()) });
 const OutputMessage = Type.Object({ type: Type.Literal('message'), id: Type.String(), role: Type.Literal('assistant'), status: ItemStatus, content: Type.Array(OutputText) });
-const FunctionCall = Type.Object({ type: Type.Literal('function_call'), id: Type.String(), call_id: Type.String(), name: Type.String(), arguments: Type.String(), status: ItemStatus });
+const FunctionCall = Type.Object({
+  type: Type.Literal('function_call'),
+  id: Type.String(),
+  call_id: Type.String(),
+  name: Type.String(),
+  namespace: Type.Optional(Type.String({ description: 'The namespace tool the function belongs to (its `name` is then the function inside it)' })),
+  arguments: Type.String(),
+  status: ItemStatus,
+});
 const ReasoningItem = Type.Object({ type: Type.Literal('reasoning'), id: Type.String(), summary: Type.Array(Type.Object({ type: Type.Literal('summary_text'), text: Type.String() })) });
 const FunctionCallOutput = Type.Object({ type: Type.Literal('function_call_output'), id: Type.String(), call_id: Type.String(), output: Type.String(), status: ItemStatus });
 const InputMessage = Type.Object({
@@ -160,8 +199,10 @@ export const ResponseObject = Type.Object({
   store: Type.Boolean(),
   temperature: Nullable(Type.Number()),
   text: Type.Object({ format: AnyObject, verbosity: Type.Optional(Nullable(Type.String())) }),
-  tool_choice: Type.Union([Type.Enum(['auto', 'none', 'required']), Type.Object({ type: Type.Literal('function'), name: Type.String() })]),
-  tools: Type.Array(Type.Object({ type: Type.Literal('function'), name: Type.String(), description: Nullable(Type.String()), parameters: Nullable(AnyObject), strict: Nullable(Type.Boolean()) })),
+  tool_choice: Type.Union([Type.Enum(['auto', 'none', 'required']), Type.Object({ type: Type.Literal('function'), name: Type.String(), namespace: Type.Optional(Type.String()) })]),
+  tools: Type.Array(Type.Object({ type: Type.Literal('function'), name: Type.String(), description: Nullable(Type.String()), parameters: Nullable(AnyObject), strict: Nullable(Type.Boolean()) }), {
+    description: 'The function tools offered (a namespace\'s as `<namespace>__<name>`; built-in tools left out)',
+  }),
   top_p: Nullable(Type.Number()),
   truncation: Type.Enum(['auto', 'disabled']),
   usage: Nullable(Usage),

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
 import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
-import type { GatewayService, TextAnswerBody } from '../gateway/index.js';
+import { IGNORED_HEADER, type GatewayService, type TextAnswerBody } from '../gateway/index.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { keepImagesAsFiles, restoreKeptImages, type ImageFiles } from './responses.images.js';
@@ -48,6 +48,12 @@ function inResponsesTerms(err: unknown, paths: string[]): unknown {
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
+/** What the request and the gateway left out, for the x-storefront-ignored header (undefined: nothing). */
+function mergeIgnored(ours: string[], gateways: string[] | undefined): string[] | undefined {
+  const all = [...new Set([...ours, ...(gateways ?? [])])];
+  return all.length > 0 ? all : undefined;
+}
+
 /**
  * OpenAI's Responses API over the gateway's text call (metered, budgeted, allow-listed and idempotent exactly like
  * chat completions), with the responses kept for 30 days so they can be retrieved and continued.
@@ -73,7 +79,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
    * response its first call kept).
    */
   async function finish(principal: Principal, owner: ResponseOwner, call: ResponseCall, answer: TextAnswerBody, createdAt: number): Promise<ResponseObjectBody> {
-    const response = toResponse(answer, call.echo, createdAt, seconds(clock.now()));
+    const response = toResponse(answer, call.echo, createdAt, seconds(clock.now()), call.names);
     if (!call.echo.store) return response;
     const kept = await store.kept(response.id);
     if (kept) return kept;
@@ -102,7 +108,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       const { body: answer, replayed } = await gateway.text(principal, call.body, options).catch((err: unknown) => {
         throw inResponsesTerms(err, call.paths);
       });
-      return { response: await finish(principal, owner, call, answer, createdAt), requestId: answer.requestId, replayed, ignored: answer.ignored };
+      const ignored = mergeIgnored(call.ignored, answer.ignored);
+      return { response: await finish(principal, owner, call, answer, createdAt), requestId: answer.requestId, replayed, ignored };
     },
 
     /** `stream: true`: `open` is called once the upstream accepted the call; errors before it are thrown. */
@@ -117,8 +124,13 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
           throw err;
         }
       };
-      await streamTranslated(gateway, principal, call.body, options, (target, requestId) =>
-        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep),
+      // The request's own ignored fields join those the gateway names in the stream's headers.
+      const open = (headers: Record<string, string> = {}) => {
+        const ignored = mergeIgnored(call.ignored, headers[IGNORED_HEADER]?.split(', '));
+        return options.open(ignored ? { ...headers, [IGNORED_HEADER]: ignored.join(', ') } : headers);
+      };
+      await streamTranslated(gateway, principal, call.body, { ...options, open }, (target, requestId) =>
+        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep, call.names),
       ).catch((err: unknown) => {
         throw inResponsesTerms(err, call.paths);
       });

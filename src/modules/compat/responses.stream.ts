@@ -1,7 +1,7 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import type { TextAnswerBody } from '../gateway/index.js';
 import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
-import { callItemId, messageItemId, reasoningItemId } from './responses.format.js';
+import { callItemId, callName, messageItemId, reasoningItemId, type ToolNames } from './responses.format.js';
 import type { ResponseObjectBody } from './responses.schemas.js';
 
 interface OpenMessage {
@@ -31,11 +31,16 @@ interface OpenCall {
  * answer an output message (output_item.added, content_part.added, output_text.delta…, output_text.done,
  * content_part.done, output_item.done), after the model's thinking as a reasoning item (reasoning_summary_part.added,
  * reasoning_summary_text.delta…/.done, reasoning_summary_part.done, output_item.done); per tool call a function_call item (output_item.added,
- * function_call_arguments.delta…/.done, output_item.done); then response.completed (or response.incomplete) carrying
+ * function_call_arguments.delta…/.done, output_item.done; a namespace's function named as the caller named it); then response.completed (or response.incomplete) carrying
  * the whole response, usage included. `finish` turns the billed answer into that response (and stores it). A stream
  * that broke midway ends with an `error` event and response.failed instead.
  */
-export function responseEventStream(target: SseStream, pending: ResponseObjectBody, finish: (answer: TextAnswerBody) => Promise<ResponseObjectBody>): TranslatedStream {
+export function responseEventStream(
+  target: SseStream,
+  pending: ResponseObjectBody,
+  finish: (answer: TextAnswerBody) => Promise<ResponseObjectBody>,
+  names?: ToolNames,
+): TranslatedStream {
   const requestId = pending.id.slice('resp_'.length);
   let sequence = 0;
   let started = false;
@@ -60,7 +65,7 @@ export function responseEventStream(target: SseStream, pending: ResponseObjectBo
     status,
     content: status === 'in_progress' ? [] : [{ type: 'output_text', text: m.text, annotations: [] }],
   });
-  const callItem = (c: OpenCall, status: 'in_progress' | 'completed') => ({ type: 'function_call', id: c.id, call_id: c.callId, name: c.name, arguments: status === 'in_progress' ? '' : c.arguments, status });
+  const callItem = (c: OpenCall, status: 'in_progress' | 'completed') => ({ type: 'function_call', id: c.id, call_id: c.callId, ...callName(names, c.name), arguments: status === 'in_progress' ? '' : c.arguments, status });
 
   async function closeOpen(): Promise<void> {
     const item = open;
@@ -78,7 +83,7 @@ export function responseEventStream(target: SseStream, pending: ResponseObjectBo
       await emit({ type: 'response.content_part.done', ...at, content_index: 0, part });
       await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: messageItem(item, 'completed') });
     } else {
-      await emit({ type: 'response.function_call_arguments.done', ...at, name: item.name, arguments: item.arguments });
+      await emit({ type: 'response.function_call_arguments.done', ...at, ...callName(names, item.name), arguments: item.arguments });
       await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: callItem(item, 'completed') });
     }
   }

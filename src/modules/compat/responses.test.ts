@@ -199,11 +199,17 @@ describe('POST /openai/v1/responses', () => {
 });
 
 describe('what the Responses surface refuses, before any charge', () => {
-  it('refuses a built-in tool, naming its type', async () => {
-    const err = await expectUnchargedRefusal(() => openai.responses.create({ model: MODEL, input: 'News today?', tools: [weather, { type: 'web_search_preview' }] }), 'tools.1.type');
+  it('refuses a tool_choice that forces a built-in tool, naming it', async () => {
+    const err = await expectUnchargedRefusal(
+      () => openai.responses.create({ model: MODEL, input: 'News today?', tools: [weather, { type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } }),
+      'tool_choice.type',
+    );
     expect(err.message).toContain('web_search_preview');
     // Streamed, the refusal comes before the stream opens: an ordinary JSON error.
-    await expectUnchargedRefusal(() => openai.responses.create({ model: MODEL, input: 'News today?', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }], stream: true }), 'tools.0.type');
+    await expectUnchargedRefusal(
+      () => openai.responses.create({ model: MODEL, input: 'News today?', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }], tool_choice: { type: 'file_search' }, stream: true }),
+      'tool_choice.type',
+    );
   });
 
   it('refuses fields no provider here carries, by name', async () => {
@@ -224,6 +230,93 @@ describe('what the Responses surface refuses, before any charge', () => {
       () => openai.responses.create({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://127.0.0.1/cat.png', detail: 'auto' }] }] }),
       'input.0.content',
     );
+  });
+});
+
+describe('what Codex CLI sends', () => {
+  /** The request Codex CLI 0.171 makes (`wire_api = "responses"`), trimmed, plus a field from a client newer than this gateway. */
+  const codexBody = (input: unknown[], extra: Record<string, unknown> = {}) => ({
+    model: MODEL,
+    input,
+    tools: [
+      { type: 'function', name: 'exec_command', description: 'Runs a command in a PTY', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } },
+      { type: 'namespace', name: 'mcp__docs', description: 'The docs server', tools: [{ type: 'function', name: 'search', description: 'Searches the docs', strict: false, parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }] },
+      { type: 'web_search', external_web_access: false },
+    ],
+    tool_choice: 'auto',
+    parallel_tool_calls: true,
+    reasoning: { summary: 'auto' },
+    store: false,
+    include: ['reasoning.encrypted_content'],
+    prompt_cache_key: '019a-session',
+    client_metadata: { 'x-codex-turn-metadata': '{"turn":1}' },
+    future_hint: { level: 2 },
+    ...extra,
+  });
+  const developer = { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'You are Codex.' }] };
+  const user = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Search the docs for lighthouses' }] };
+  const post = (body: unknown) =>
+    fetch(`${origin}/openai/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'accept-encoding': 'zstd,gzip' }, body: JSON.stringify(body) });
+  const recordsOf = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
+
+  it('streams an answer: namespace functions flattened and their calls named back, built-in tools and unknown fields left out and named, metered once', async () => {
+    decide = () => ({ kind: 'ok', toolCalls: [{ id: 'call_ns1', name: 'mcp__docs__search', arguments: '{"query":"lighthouses"}' }], usage: { inputTokens: 90, outputTokens: 12 } });
+    const http = await post(codexBody([developer, user], { stream: true }));
+    expect(http.status).toBe(200);
+    expect(http.headers.get('content-encoding')).toBeNull();
+    expect(http.headers.get('x-storefront-ignored')?.split(', ').sort()).toEqual(['future_hint', 'tools.web_search']);
+    const events = parseSse(await http.text()) as { type: string; item?: Record<string, unknown>; response?: OpenAI.Responses.Response }[];
+    const sent = lastUpstream();
+    expect(sent.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(['exec_command', 'mcp__docs__search']);
+    expect(sent.tools[1].function.description).toBe('Searches the docs\n\n(mcp__docs: The docs server)');
+    expect(sent).toMatchObject({ tool_choice: 'auto', parallel_tool_calls: true, messages: [{ role: 'system', content: 'You are Codex.' }, { role: 'user', content: 'Search the docs for lighthouses' }] });
+    for (const key of ['prompt_cache_key', 'client_metadata', 'include', 'future_hint', 'store']) expect(sent).not.toHaveProperty(key);
+    const done = events.find((event) => event.type === 'response.output_item.done')!;
+    expect(done.item).toMatchObject({ type: 'function_call', call_id: 'call_ns1', name: 'search', namespace: 'mcp__docs', arguments: '{"query":"lighthouses"}' });
+    const completed = events.at(-1)!;
+    expect(completed.type).toBe('response.completed');
+    expect(completed.response!.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'search', namespace: 'mcp__docs' })]);
+    const records = await recordsOf(http.headers.get('x-ai-request-id')!);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: 'SUCCESS', inputUnits: 90, outputUnits: 12 });
+  });
+
+  it('takes a namespaced function_call and its output back, and answers without streaming too', async () => {
+    decide = () => ({ kind: 'ok', text: 'Lighthouses guide ships.' });
+    const call = { type: 'function_call', call_id: 'call_ns1', name: 'search', namespace: 'mcp__docs', arguments: '{"query":"lighthouses"}' };
+    const reasoning = { type: 'reasoning', id: 'rs_1', summary: [], content: null, encrypted_content: null };
+    const http = await post(
+      // Codex's `model_reasoning_effort = "xhigh"` goes out as the highest level the gateway has.
+      codexBody([developer, user, reasoning, call, { type: 'function_call_output', call_id: 'call_ns1', output: 'Lighthouses: towers with a light.' }], {
+        model: 'openai/o4-mini',
+        reasoning: { effort: 'xhigh', summary: 'auto' },
+      }),
+    );
+    expect(http.status).toBe(200);
+    expect(http.headers.get('content-encoding')).toBeNull();
+    expect(http.headers.get('x-storefront-ignored')).toBe('future_hint, tools.web_search');
+    const response = (await http.json()) as OpenAI.Responses.Response;
+    expect(response.output_text).toBe('Lighthouses guide ships.');
+    expect(response.tools.map((tool) => (tool as { name: string }).name)).toEqual(['exec_command', 'mcp__docs__search']);
+    expect(lastUpstream().reasoning_effort).toBe('high');
+    expect(lastUpstream().messages.slice(2)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_ns1', type: 'function', function: { name: 'mcp__docs__search', arguments: '{"query":"lighthouses"}' } }] },
+      { role: 'tool', tool_call_id: 'call_ns1', content: 'Lighthouses: towers with a light.' },
+    ]);
+    expect(await recordsOf(http.headers.get('x-ai-request-id')!)).toHaveLength(1);
+  });
+
+  it('names only plain unknown field names in the header, counting the others', async () => {
+    decide = () => ({ kind: 'ok', text: 'Hi.' });
+    const http = await post({ model: MODEL, input: 'Hi', 'new\nline': 1, 'é': 2, ok_field: 3 });
+    expect(http.status).toBe(200);
+    expect(http.headers.get('x-storefront-ignored')).toBe('ok_field, (2 more)');
+  });
+
+  it('still refuses a known field that would change the answer, whatever else is unknown', async () => {
+    const http = await post(codexBody([user], { background: true }));
+    expect(http.status).toBe(400);
+    expect(((await http.json()) as { error: { param: string } }).error.param).toBe('background');
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Principal } from '../../platform/auth/plugin.js';
 import { startOfUtcDay, startOfUtcMonth, type Clock } from '../../platform/clock/clock.js';
-import { badRequest, notFound } from '../../platform/http/errors.js';
+import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import type { ApiKeysService } from '../apikeys/service.js';
 import type { CatalogService, ModelEntry } from '../catalog/service.js';
 import type { GatewayService } from '../gateway/index.js';
@@ -8,12 +8,12 @@ import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import { completionId, toChatCompletion, toTextBody, type ChatCompletionRequest } from './openai.format.js';
-import { messageId, toMessage, toTextBody as toAnthropicTextBody, type MessagesRequest } from './anthropic.format.js';
+import { messageId, toCountedBody, toMessage, toTextBody as toAnthropicTextBody, type CountTokensRequest, type MessagesRequest } from './anthropic.format.js';
 import { anthropicEventStream } from './anthropic.stream.js';
 import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { openAiChunkStream } from './openai.stream.js';
 import { createCompatMedia, type CompatMediaDeps } from './media.js';
-import { toGenerateContentResponse, toTextBody as toGeminiTextBody, type GenerateContentRequest } from './gemini.format.js';
+import { includesThoughts, toGenerateContentResponse, toTextBody as toGeminiTextBody, type GenerateContentRequest } from './gemini.format.js';
 import { countRequestTokens, toGeminiModel } from './gemini.models.js';
 import { geminiChunkStream } from './gemini.stream.js';
 
@@ -78,16 +78,32 @@ export function createCompatService(deps: CompatServiceDeps) {
       await streamTranslated(gateway, principal, toAnthropicTextBody(body), options, (target, requestId) => anthropicEventStream(target, { id: messageId(requestId), model: body.model }));
     },
 
+    /**
+     * Anthropic's `POST /v1/messages/count_tokens`: counted here as Gemini's countTokens is (no upstream call, nothing
+     * charged), for a model the caller's plan and key allow.
+     */
+    async countAnthropicTokens(principal: Principal, body: CountTokensRequest) {
+      const counted = toCountedBody(body);
+      if (!(await allowedModels(principal)).some((e) => e.row.slug === body.model)) {
+        const keyAllows = principal.keyControls?.allowedModels;
+        if (keyAllows && !keyAllows.includes(body.model)) {
+          throw forbidden(`This API key may call only ${keyAllows.map((slug) => `"${slug}"`).join(', ')}, not "${body.model}".`, { model: body.model, allowedModels: keyAllows });
+        }
+        throw notFound(`The model "${body.model}" does not exist or your plan does not include it. List yours with GET /openai/v1/models.`);
+      }
+      return { input_tokens: countRequestTokens(counted) };
+    },
+
     /** Gemini's `models/{model}:generateContent`. */
     async generateContent(principal: Principal, model: string, body: GenerateContentRequest, options: { idempotencyKey?: string }) {
       const { body: answer, replayed } = await gateway.text(principal, toGeminiTextBody(model, body), options);
       // What the gateway itself left out of the upstream call (when it reports any), for the x-storefront-ignored header.
       const gatewayIgnored = (answer as { ignored?: string[] }).ignored ?? [];
-      return { response: toGenerateContentResponse(answer), requestId: answer.requestId, replayed, gatewayIgnored };
+      return { response: toGenerateContentResponse(answer, { includeThoughts: includesThoughts(body) }), requestId: answer.requestId, replayed, gatewayIgnored };
     },
 
     async streamGenerateContent(principal: Principal, model: string, body: GenerateContentRequest, options: TranslatedStreamOptions) {
-      await streamTranslated(gateway, principal, toGeminiTextBody(model, body), options, (target, requestId) => geminiChunkStream(target, { responseId: requestId, model }));
+      await streamTranslated(gateway, principal, toGeminiTextBody(model, body), options, (target, requestId) => geminiChunkStream(target, { responseId: requestId, model, includeThoughts: includesThoughts(body) }));
     },
 
     /** Gemini's countTokens: counted here (no upstream call, nothing charged), for a model the caller may use. */
