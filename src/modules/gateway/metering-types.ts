@@ -15,7 +15,7 @@ import type { IdempotencyStore } from './idempotency.js';
  */
 export interface MeteringDeps extends AccessDeps {
   db: Db;
-  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'grow'>;
+  wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'grow' | 'reservation'>;
   usage: Pick<UsageService, 'record' | 'recordPart' | 'dropSwept'>;
   library: Pick<LibraryService, 'saveGeneration' | 'saveGenerationParts'>;
   /** Where the gateway's calls are counted (the service's registry). */

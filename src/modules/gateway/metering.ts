@@ -3,7 +3,7 @@ import type { Tx } from '../../platform/db/database.js';
 import type { AppError } from '../../platform/http/errors.js';
 import { metricsOrPrivate } from '../../platform/metrics/metrics.js';
 import type { GatewayModel } from '../catalog/service.js';
-import type { SweptReservation, WalletService } from '../wallet/service.js';
+import type { SweptReservation } from '../wallet/service.js';
 import { checkAccess, type Access } from './access.js';
 import { baseRecord, commonMetadata, isTimeout, latency } from './metering-records.js';
 import { reserveChecked, switchModel } from './metering-reserve.js';
@@ -16,7 +16,7 @@ import type { Metered, MeteringDeps, ModelRef, ReserveCall, SettleCall, Settled 
  * The metering pipeline every gateway call goes through (see `MeteringDeps`): the API of the parts in
  * metering-reserve.ts, metering-settle.ts and metering-swept.ts, with the calls counter they share.
  */
-export function createMetering(deps: MeteringDeps & { wallet: MeteringDeps['wallet'] & Pick<WalletService, 'reservation'> }) {
+export function createMetering(deps: MeteringDeps) {
   const { wallet, usage } = deps;
   const stillOpen = async (requestId: string) => ['OPEN', 'IN_FLIGHT'].includes((await wallet.reservation(requestId))?.status ?? '');
   const calls = metricsOrPrivate(deps.metrics).counter({
