@@ -158,6 +158,9 @@ function openAiUsageDetails(promptTokens: number, classes: TokenClasses | undefi
   return { prompt_tokens_details: { cached_tokens: cached, ...cacheWrite, audio_tokens: 0 }, ...reasoning };
 }
 
+/** Models that take `reasoning_effort`: OpenAI's o-series and gpt-5, xAI's grok-3-mini, the gpt-oss models. */
+const REASONING_MODELS = /^(o\d|gpt-5|grok-3-mini)|gpt-oss/;
+
 export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promise<FakeUpstream> {
   return start(
     async (req, res, state) => {
@@ -188,6 +191,12 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
       }
       if (behavior.kind === 'hang') return; // never answers; the socket is destroyed on close
       if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
+      // As OpenAI (and the compatible servers of xAI and Groq) do: an effort only for the models that reason.
+      if (body.reasoning_effort !== undefined && !REASONING_MODELS.test(String(body.model))) {
+        res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
+        res.end(JSON.stringify({ error: { message: `Unsupported parameter: 'reasoning_effort' is not supported with this model.`, type: 'invalid_request_error', param: 'reasoning_effort', code: 'unsupported_parameter' } }));
+        return;
+      }
 
       const id = `chatcmpl-${Math.random().toString(36).slice(2, 12)}`;
       const created = Math.floor(Date.now() / 1000);
