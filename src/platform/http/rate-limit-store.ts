@@ -16,7 +16,7 @@ local current = redis.call('INCR', KEYS[1])
 if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {current, redis.call('PTTL', KEYS[1])}`;
 
-/** Fixed-window counters in this process: the fallback while Redis is away, and the store without Redis. */
+/** Fixed-window counters in this process: the fallback while Redis is away. */
 function localCounters() {
   const windows = new Map<string, { count: number; endsAt: number }>();
   const prune = (now: number) => {
@@ -47,6 +47,10 @@ function localCounters() {
  */
 export function redisWithLocalFallback(redis: Redis, options: { nameSpace: string; logger: FastifyBaseLogger; metrics: Metrics }) {
   const local = localCounters();
+  // Defined once: ioredis then sends the script's SHA (EVALSHA) instead of its text with every counted request.
+  const commandName = 'storefrontRateLimitIncrement';
+  if (!(commandName in redis)) redis.defineCommand(commandName, { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+  const increment = (redis as unknown as Record<string, (key: string, windowMs: number) => Promise<[number, number]>>)[commandName]!.bind(redis);
   const up = options.metrics.gauge({ name: 'storefront_rate_limit_redis_up', help: 'Whether the rate-limit counters are shared in Redis (1) or counted per instance because Redis does not answer (0)' });
   const localCounts = options.metrics.counter({ name: 'storefront_rate_limit_local_counts_total', help: 'Requests counted by this instance alone because Redis did not answer' });
   up.set(1);
@@ -73,7 +77,7 @@ export function redisWithLocalFallback(redis: Redis, options: { nameSpace: strin
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${REDIS_ANSWER_MS} ms`)), REDIS_ANSWER_MS);
     });
     try {
-      const [current, ttl] = (await Promise.race([redis.eval(INCREMENT_SCRIPT, 1, `${options.nameSpace}${key}`, windowMs), late])) as [number, number];
+      const [current, ttl] = await Promise.race([increment(`${options.nameSpace}${key}`, windowMs), late]);
       return { current, ttl: ttl > 0 ? ttl : windowMs };
     } finally {
       clearTimeout(timer);
