@@ -1,7 +1,9 @@
 // POST /v1/ai/text, metered, with API keys of 20 customers (each with a wallet) through the real service, against
 // references measured in the same run: the fake OpenAI-compatible upstream alone, a bare Fastify + undici forwarder to
 // that upstream (bench/forwarder.ts), and on PostgreSQL that forwarder with the two round trips a metered call may make
-// (reserve, then a durable settle: the floor of metering on this machine). At 1 connection (the latency a lone caller
+// (reserve, then a durable settle: the floor of metering on this machine). Beside the plain metered call, two of its
+// kind reported against it: the call with a reasoning effort on a reasoning model (the fake bills reasoning tokens),
+// and the same question through the Responses API (stored, its default). At 1 connection (the latency a lone caller
 // sees) and 50 (a loaded server), on embedded PGlite and on a fresh PostgreSQL database. Every process is separate: the fake upstream, the
 // forwarder, the service (`src/main.ts`) and autocannon here. After each database's run every wallet must equal its
 // ledger. The targets are measured in turns (BENCH_SLICES slices each, see measureInterleaved), so a drifting machine
@@ -16,6 +18,8 @@ const UPSTREAM = 'upstream alone';
 const FORWARDER = 'bare forwarder (Fastify + undici)';
 const FLOOR = 'forwarder + reserve and settle (2 statements)';
 const METERED = `POST /v1/ai/text metered (${BENCH_CUSTOMERS} customers)`;
+const REASONING = 'the same with a reasoning effort (openai/gpt-5, low)';
+const RESPONSES = 'POST /openai/v1/responses (stored, as by default)';
 
 const upstream = await startHelper<{ baseUrl: string }>('fake-openai.ts');
 const forwarder = await startHelper<{ baseUrl: string }>('forwarder.ts', { UPSTREAM_BASE_URL: upstream.info.baseUrl, UPSTREAM_API_KEY: UPSTREAM_KEY });
@@ -24,6 +28,8 @@ let walletsOk = true;
 
 const messages = [{ role: 'user', content: 'Tell me about lighthouses in one sentence.' }];
 const gatewayBody = { model: 'openai/gpt-4o-mini', messages, maxTokens: 64 };
+const reasoningBody = { model: 'openai/gpt-5', messages, maxTokens: 64, reasoning: { effort: 'low' } };
+const responsesBody = { model: 'openai/gpt-4o-mini', input: messages[0]!.content, max_output_tokens: 64 };
 // What each target's load costs in CPU: the load generator (always), the upstream, the app in front of it (forwarder
 // or service; with PGlite the database runs inside the service) and PostgreSQL's backends of the bench database.
 const upstreamCpu = processParty('upstream', upstream.pid);
@@ -56,17 +62,23 @@ try {
         rotateHeaders: customers.map((c) => ({ authorization: `Bearer ${c.apiKey}` })),
         cpu: [upstreamCpu, processParty('app', server.pid), ...postgresCpu],
       };
-      const probe = await fetch(metered.url, { method: 'POST', headers: { 'content-type': 'application/json', ...metered.rotateHeaders[0] }, body: JSON.stringify(gatewayBody) });
-      if (probe.status !== 200) throw new Error(`the gateway answered ${probe.status}: ${await probe.text()}`);
+      const reasoning = { ...metered, body: reasoningBody };
+      const responses = { ...metered, url: `${server.url}/openai/v1/responses`, body: responsesBody };
+      for (const target of [metered, reasoning, responses]) {
+        const probe = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json', ...target.rotateHeaders[0] }, body: JSON.stringify(target.body) });
+        if (probe.status !== 200) throw new Error(`the gateway answered ${probe.status} on ${target.url}: ${await probe.text()}`);
+      }
 
       // Warm-up: JIT, connection pools and caches in their steady state.
-      for (const target of [metered, viaForwarder, direct, ...(viaFloor ? [viaFloor] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
+      for (const target of [metered, reasoning, responses, viaForwarder, direct, ...(viaFloor ? [viaFloor] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
       for (const connections of BENCH_CONNECTIONS) {
         const targets = [
           { target: UPSTREAM, options: direct },
           { target: FORWARDER, options: viaForwarder },
           ...(viaFloor ? [{ target: FLOOR, options: viaFloor }] : []),
           { target: METERED, options: metered },
+          { target: REASONING, options: reasoning },
+          { target: RESPONSES, options: responses },
         ];
         rows.push(...(await measureInterleaved(database.kind, connections, targets)));
       }
@@ -114,6 +126,10 @@ for (const database of new Set(rows.map((r) => r.database))) {
     );
     const cpuBound = cpuCeiling(metered, fwd);
     if (cpuBound) console.log(`    ${cpuBound}`);
+    for (const other of [REASONING, RESPONSES]) {
+      const row = reference(metered, other);
+      if (row) console.log(`    ${other}: ${row.rps} req/s = ${((100 * row.rps) / metered.rps).toFixed(0)}% of the plain metered call, p50 ${(row.p50 - metered.p50 >= 0 ? '+' : '')}${(row.p50 - metered.p50).toFixed(1)} ms`);
+    }
   }
 }
 await writeJsonIfAsked(rows);
