@@ -3,14 +3,15 @@ import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefiniti
 import { flatToolName, keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
 import { MAX_TOOL_DESCRIPTION_CHARS, ResponseCreateBody, type OutputItem, type ResponseCreateRequest, type ResponseObjectBody, type WireNestedTool, type WireTool } from './responses.schemas.js';
 import { reasoningText, unknownFields } from './openai.format.js';
+import { packedReasoning, wantsEncryptedReasoning } from './responses.reasoning.js';
 
 /**
  * Responses fields no provider behind this gateway honours: refused by name when they would change the answer (an
  * unset, null, false, empty or default value changes nothing and passes). Declared and read as no-ops, as they change
  * nothing here: `prompt_cache_key` and `prompt_cache_retention` (cache hints), `client_metadata` (the client's trace
- * context), `include` other than logprobs (`reasoning.encrypted_content`: no provider here returns encrypted reasoning),
- * `stream_options` (no obfuscation is added), `truncation` (history is fitted as on chat completions) and
- * `max_tool_calls` (it counts built-in tool calls only). Any other field is unknown: accepted and named in
+ * context), `include` other than logprobs (`reasoning.encrypted_content` is honoured, see responses.reasoning.ts; the
+ * others name output always sent or not served), `stream_options` (no obfuscation is added), `truncation` (history
+ * is fitted as on chat completions) and `max_tool_calls` (it counts built-in tool calls only). Any other field is unknown: accepted and named in
  * `x-storefront-ignored` (the rule is openai.format.ts's `unknownFields`).
  */
 const NOT_CARRIED: Record<string, (value: unknown) => boolean> = {
@@ -145,6 +146,8 @@ export interface ResponseCall {
   names: ToolNames;
   /** Unknown fields and the tools left out, for the x-storefront-ignored header. */
   ignored: string[];
+  /** `include` asked for the reasoning items' encrypted_content. */
+  encryptedReasoning: boolean;
 }
 
 /**
@@ -161,8 +164,8 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
   const inputItems = keptInput(body.input);
   const sourced: SourcedItem[] = [
     ...(body.instructions ? [{ item: { type: 'message', role: 'system', status: 'completed', content: [{ type: 'input_text', text: body.instructions }] } as KeptItem, path: 'instructions' }] : []),
-    // A stored answer's reasoning item is a summary, which no provider takes back as input.
-    ...history.filter((item) => (item as { type: string }).type !== 'reasoning').map((item) => ({ item, path: 'previous_response_id' })),
+    // A stored answer's reasoning item carries its thinking back to the turn it preceded (toChatMessages).
+    ...history.map((item) => ({ item, path: 'previous_response_id' })),
     ...inputItems.map((item, i) => ({ item, path: typeof body.input === 'string' ? 'input' : `input.${i}` })),
   ];
   const { messages, paths } = toChatMessages(sourced);
@@ -189,6 +192,7 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
     paths,
     names: offered.names,
     ignored: [...unknown, ...offered.ignored],
+    encryptedReasoning: wantsEncryptedReasoning(body.include),
   };
 }
 
@@ -198,7 +202,8 @@ export const messageItemId = (requestId: string) => `msg_${hexOf(requestId)}`;
 export const reasoningItemId = (requestId: string) => `rs_${hexOf(requestId)}`;
 export const callItemId = (requestId: string, index: number) => `fc_${hexOf(requestId)}_${index}`;
 /** Ids of the input items the caller sent without one, stable for the request (a replay keeps them). */
-export const inputItemId = (requestId: string, item: KeptItem, index: number) => `${item.type === 'message' ? 'msg' : item.type === 'function_call' ? 'fc' : 'fco'}_${hexOf(requestId)}_in${index}`;
+const ITEM_PREFIX: Record<KeptItem['type'], string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };
+export const inputItemId = (requestId: string, item: KeptItem, index: number) => `${ITEM_PREFIX[item.type]}_${hexOf(requestId)}_in${index}`;
 
 /** The gateway's usage in the Responses shape, with the wallet tokens charged (this service's extension). */
 export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObjectBody['usage']> {
@@ -215,13 +220,21 @@ export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObje
 
 const INCOMPLETE: Record<string, 'max_output_tokens' | 'content_filter'> = { length: 'max_output_tokens', content_filter: 'content_filter' };
 
-/** The answer's output items: its thinking as a reasoning item's summary (when the provider returned any), its text as one message (when it has text, or nothing else), then each function call. */
+/**
+ * The answer's output items: its thinking as a reasoning item (when the provider returned any), its summary the text
+ * and its encrypted_content the blocks to send back (always here, as a stored response keeps them; shownResponse
+ * leaves it out for a caller who did not include it), its text as one message (when it has text, or nothing else),
+ * then each function call.
+ */
 export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason' | 'thinking'>, names?: ToolNames): OutputItem[] {
   const status = INCOMPLETE[answer.finishReason] ? ('incomplete' as const) : ('completed' as const);
   const calls = answer.toolCalls ?? [];
   const summary = reasoningText(answer.thinking);
+  const packed = packedReasoning(answer.thinking);
   return [
-    ...(summary ? [{ type: 'reasoning' as const, id: reasoningItemId(answer.requestId), summary: [{ type: 'summary_text' as const, text: summary }] }] : []),
+    ...(summary || packed
+      ? [{ type: 'reasoning' as const, id: reasoningItemId(answer.requestId), summary: summary ? [{ type: 'summary_text' as const, text: summary }] : [], ...(packed ? { encrypted_content: packed } : {}) }]
+      : []),
     ...(answer.text || calls.length === 0
       ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: [{ type: 'output_text' as const, text: answer.text, annotations: [] }] }]
       : []),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../../platform/http/errors.js';
-import { imagePartFromUrl, type ChatMessage, type ContentPart } from '../gateway/index.js';
+import { imagePartFromUrl, type ChatMessage, type ContentPart, type ThinkingBlock } from '../gateway/index.js';
+import { unpackThinking } from '../gateway/thinking-envelope.js';
 import type { WireInputItem, WireInputPart } from './responses.schemas.js';
 
 /**
@@ -24,7 +25,12 @@ export type KeptPart =
 export type KeptItem =
   | { type: 'message'; id?: string; role: 'user' | 'system' | 'developer' | 'assistant'; status: 'completed'; content: KeptPart[] }
   | { type: 'function_call'; id?: string; call_id: string; name: string; namespace?: string; arguments: string; status: 'completed' }
-  | { type: 'function_call_output'; id?: string; call_id: string; output: string; status: 'completed' };
+  | { type: 'function_call_output'; id?: string; call_id: string; output: string; status: 'completed' }
+  /**
+   * A reasoning item carrying thinking to send back (packed, responses.reasoning.ts). A stored answer's reasoning item
+   * has the same shape, and one stored before encrypted_content was kept has none: it is read past like a summary.
+   */
+  | { type: 'reasoning'; id?: string; summary: { type: 'summary_text'; text: string }[]; encrypted_content?: string };
 
 /** An item and where it came from (`input.3`, `previous_response_id`), so an error can point at it. */
 export interface SourcedItem {
@@ -120,11 +126,20 @@ function keptItem(raw: WireInputItem, field: string): KeptItem {
   );
 }
 
+/** A reasoning item kept with its encrypted_content (checked when the conversation is built); its summary as sent. */
+function keptReasoning(raw: WireInputItem & { encrypted_content: string }): KeptItem {
+  const summary = (raw.summary ?? []).flatMap((p) => (p.type === 'summary_text' && typeof p.text === 'string' ? [{ type: 'summary_text' as const, text: p.text }] : []));
+  return { type: 'reasoning', ...(raw.id ? { id: raw.id } : {}), summary, encrypted_content: raw.encrypted_content };
+}
+
 /** The request's `input` as checked items: a string is one user message. */
 export function keptInput(input: string | WireInputItem[]): KeptItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: input }] }];
-  // A reasoning item sent back holds a summary, which no provider takes as input: it is read past, not kept.
-  return input.flatMap((raw, i) => (raw.type === 'reasoning' ? [] : [keptItem(raw, `input.${i}`)]));
+  // A reasoning item with only its summary holds nothing a provider takes as input: it is read past, not kept.
+  return input.flatMap((raw, i) => {
+    if (raw.type !== 'reasoning') return [keptItem(raw, `input.${i}`)];
+    return typeof raw.encrypted_content === 'string' && raw.encrypted_content !== '' ? [keptReasoning({ ...raw, encrypted_content: raw.encrypted_content })] : [];
+  });
 }
 
 /** A message's content; null for an empty assistant message (an answer with no text carries nothing to send back). */
@@ -143,29 +158,45 @@ function messageContent({ item, path }: SourcedItem & { item: { type: 'message' 
 /**
  * Items as the gateway's messages: `developer` is a system message; a function call joins the assistant message
  * before it (its text, or the calls made in the same turn), as providers expect one assistant turn per set of calls;
- * a call's output is a tool message. `paths` tells, per message, the item it came from.
+ * a call's output is a tool message. A reasoning item's thinking goes with the assistant turn that follows it (an
+ * answer's items come as reasoning, message, calls); followed by anything else it is dropped, as a turn of thinking
+ * alone is not one a provider takes. `paths` tells, per message, the item it came from.
  */
 export function toChatMessages(items: SourcedItem[]): { messages: ChatMessage[]; paths: string[] } {
   const messages: ChatMessage[] = [];
   const paths: string[] = [];
+  let thinking: ThinkingBlock[] = [];
+  const withThinking = (message: ChatMessage): ChatMessage => {
+    if (thinking.length > 0) message.thinking = [...(message.thinking ?? []), ...thinking];
+    thinking = [];
+    return message;
+  };
   for (const sourced of items) {
     const { item, path } = sourced;
     const last = messages.at(-1);
+    if (item.type === 'reasoning') {
+      if (item.encrypted_content) thinking.push(...unpackThinking(item.encrypted_content, `${path}.encrypted_content`));
+      continue;
+    }
     if (item.type === 'function_call') {
       // A namespace's function goes by the name it was offered under (responses.format.ts).
       const call = { id: item.call_id, name: item.namespace ? flatToolName(item.namespace, item.name) : item.name, arguments: item.arguments };
-      if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
+      if (last?.role === 'assistant') withThinking(last).toolCalls = [...(last.toolCalls ?? []), call];
       else {
-        messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+        messages.push(withThinking({ role: 'assistant', content: '', toolCalls: [call] }));
         paths.push(path);
       }
       continue;
     }
-    if (item.type === 'function_call_output') messages.push({ role: 'tool', content: item.output, toolCallId: item.call_id });
-    else {
+    if (item.type === 'function_call_output') {
+      thinking = [];
+      messages.push({ role: 'tool', content: item.output, toolCallId: item.call_id });
+    } else {
       const content = messageContent({ item, path });
+      // An empty assistant message leaves its thinking to the calls that follow it.
       if (content === null) continue;
-      messages.push({ role: item.role === 'developer' ? 'system' : item.role, content });
+      if (item.role !== 'assistant') thinking = [];
+      messages.push(withThinking({ role: item.role === 'developer' ? 'system' : item.role, content }));
     }
     paths.push(path);
   }

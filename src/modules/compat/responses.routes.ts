@@ -7,7 +7,7 @@ import { openSse } from '../../platform/http/sse.js';
 import { IGNORED_HEADER, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
 import { toOpenAiError } from './openai.errors.js';
 import { openAiErrors } from './openai.schemas.js';
-import { InputItemList, InputItemsQuery, ResponseCreateBody, ResponseDeleted, ResponseIdParams, ResponseObject, RetrieveQuery } from './responses.schemas.js';
+import { includeOf, InputItemList, InputItemsQuery, ResponseCreateBody, ResponseDeleted, ResponseIdParams, ResponseObject, RetrieveQuery } from './responses.schemas.js';
 import type { ResponsesService } from './responses.service.js';
 
 /**
@@ -64,7 +64,7 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
     },
     async (request) => {
       if (request.query.stream) throw badRequest('stream=true replays background responses, which this gateway does not run; retrieve the response without it.', [{ field: 'query.stream', message: 'is not supported' }]);
-      return responses.retrieve(principalOf(request), request.params.id);
+      return responses.retrieve(principalOf(request), request.params.id, includeOf(request.query));
     },
   );
 
@@ -89,6 +89,6 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
         response: { 200: InputItemList, ...openAiErrors(400, 401, 403, 404, 429, 500) },
       },
     },
-    async (request) => responses.inputItems(principalOf(request), request.params.id, request.query),
+    async (request) => responses.inputItems(principalOf(request), request.params.id, { ...request.query, include: includeOf(request.query) }),
   );
 };

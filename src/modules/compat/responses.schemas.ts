@@ -24,12 +24,37 @@ const InputPart = Type.Object({
 });
 const PartsOrText = Type.Union([Text, Type.Array(InputPart, { minItems: 1, maxItems: 100 })]);
 
+/**
+ * A reasoning item sent back grows with the thinking (up to a model's whole output, some 250,000 characters, a third
+ * more as base64); the request's body limit bounds the whole.
+ */
+const MAX_ENCRYPTED_CONTENT_CHARS = 2_000_000;
+const SummaryText = Type.Object({ type: Type.Literal('summary_text'), text: Type.String() });
+
 const InputItem = Type.Object({
-  type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'message (the default for an item with role and content), function_call or function_call_output' })),
+  type: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'message (the default for an item with role and content), function_call, function_call_output or reasoning (see encrypted_content)' }),
+  ),
   id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
   role: Type.Optional(Type.Enum(['user', 'assistant', 'system', 'developer'], { description: 'Messages: `developer` and `system` are read as system messages' })),
-  // Null on a reasoning item sent back (read past); a message needs content.
+  // Null (or reasoning text, read past) on a reasoning item sent back; a message needs content.
   content: Type.Optional(Nullable(PartsOrText)),
+  // The summary is the thinking's whole text here, which can outgrow a message: bounded like encrypted_content.
+  summary: Type.Optional(
+    Type.Array(Type.Object({ type: Type.String({ maxLength: 64 }), text: Type.Optional(Type.String({ maxLength: MAX_ENCRYPTED_CONTENT_CHARS })) }), {
+      maxItems: 100,
+      description: 'reasoning: its summary (kept with the item, not sent to the model)',
+    }),
+  ),
+  encrypted_content: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: MAX_ENCRYPTED_CONTENT_CHARS,
+        description:
+          "reasoning: the value an earlier answer's reasoning item carried, unchanged. Its thinking goes back to the model at the start of the assistant turn that follows the item (an Anthropic model needs it to continue after a tool call); a value this gateway did not write is refused. A reasoning item without it is read past",
+      }),
+    ),
+  ),
   call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'function_call and function_call_output: the call' })),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   namespace: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'function_call: the namespace tool its function belongs to' }))),
@@ -86,7 +111,9 @@ const Metadata = Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
 
 export const ResponseCreateBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 200, description: 'A model id from GET /openai/v1/models' }),
-  input: Type.Union([Text, Type.Array(InputItem, { minItems: 1, maxItems: MAX_MESSAGES })], { description: 'A user message, or a list of message, function_call and function_call_output items' }),
+  input: Type.Union([Text, Type.Array(InputItem, { minItems: 1, maxItems: MAX_MESSAGES })], {
+    description: 'A user message, or a list of message, function_call, function_call_output and reasoning items (reasoning items sent back from earlier answers)',
+  }),
   instructions: Type.Optional(Nullable(Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'A system message placed first (not carried to the next response)' }))),
   tools: Type.Optional(Type.Array(Tool, { maxItems: 128 })),
   tool_choice: Type.Optional(Nullable(ToolChoice)),
@@ -111,7 +138,7 @@ export const ResponseCreateBody = Type.Object({
       Type.Array(Type.String({ maxLength: 100 }), {
         maxItems: 20,
         description:
-          'Extra output to include. `reasoning.encrypted_content` is accepted: no provider here returns encrypted reasoning, so reasoning items carry their summary only (and reasoning items sent back as input are read past). `message.output_text.logprobs` is refused; the others name what is always sent or not served',
+          "Extra output to include. `reasoning.encrypted_content`: each reasoning item carries `encrypted_content`, the model's thinking blocks (with their signatures) as one opaque string; send the item back unchanged before the items that followed it and the thinking goes back to the model, as a client with `store: false` must for an Anthropic model to continue after a tool call. Without it, reasoning items carry their summary only. `message.output_text.logprobs` is refused; the others name what is always sent or not served",
       }),
     ),
   ),
@@ -124,7 +151,7 @@ export const ResponseCreateBody = Type.Object({
         },
         {
           description:
-            "Sent to reasoning models in their provider's terms (Anthropic's as a thinking budget); the thinking the provider returns comes back as a reasoning item's summary. A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so",
+            "Sent to reasoning models in their provider's terms (Anthropic's as a thinking budget); the thinking the provider returns comes back as a reasoning item's summary (and as its encrypted_content with `include: [\"reasoning.encrypted_content\"]`). A model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning` header says so",
         },
       ),
     ),
@@ -148,7 +175,17 @@ const FunctionCall = Type.Object({
   arguments: Type.String(),
   status: ItemStatus,
 });
-const ReasoningItem = Type.Object({ type: Type.Literal('reasoning'), id: Type.String(), summary: Type.Array(Type.Object({ type: Type.Literal('summary_text'), text: Type.String() })) });
+const ReasoningItem = Type.Object({
+  type: Type.Literal('reasoning'),
+  id: Type.String(),
+  summary: Type.Array(SummaryText),
+  encrypted_content: Type.Optional(
+    Type.String({
+      description:
+        'With `include: ["reasoning.encrypted_content"]`: the thinking blocks (signatures and redacted blocks included) as one opaque string, to send back unchanged with this item on a later turn',
+    }),
+  ),
+});
 const FunctionCallOutput = Type.Object({ type: Type.Literal('function_call_output'), id: Type.String(), call_id: Type.String(), output: Type.String(), status: ItemStatus });
 const InputMessage = Type.Object({
   type: Type.Literal('message'),
@@ -213,21 +250,27 @@ export type OutputItem = ResponseObjectBody['output'][number];
 
 export const ResponseIdParams = StrictObject({ id: Type.String({ minLength: 1, maxLength: 200, description: 'resp_…' }) });
 
+const IncludeList = Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20, description: '`reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing)' });
+/** The OpenAI SDKs send a list as `include[]=...`; plain `include=...` is read too. */
+const includeQuery = { include: Type.Optional(IncludeList), 'include[]': Type.Optional(IncludeList) };
+/** The query's include list, however it was spelled. */
+export const includeOf = (query: { include?: string[]; 'include[]'?: string[] }): string[] => [...(query.include ?? []), ...(query['include[]'] ?? [])];
+
 export const RetrieveQuery = Type.Object({
   stream: Type.Optional(Type.Boolean({ description: 'Not served: only background responses can be streamed again' })),
-  include: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
+  ...includeQuery,
 });
 
 export const InputItemsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   order: Type.Optional(Type.Enum(['asc', 'desc'], { default: 'desc', description: 'desc (the default): the last input item first' })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'An item id: the page starts after it' })),
-  include: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
+  ...includeQuery,
 });
 
 export const InputItemList = Type.Object({
   object: Type.Literal('list'),
-  data: Type.Array(Type.Union([InputMessage, FunctionCall, FunctionCallOutput])),
+  data: Type.Array(Type.Union([InputMessage, FunctionCall, FunctionCallOutput, ReasoningItem])),
   first_id: Nullable(Type.String()),
   last_id: Nullable(Type.String()),
   has_more: Type.Boolean(),

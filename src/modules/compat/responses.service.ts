@@ -9,6 +9,7 @@ import type { SubscriptionsService } from '../subscriptions/service.js';
 import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { keepImagesAsFiles, restoreKeptImages, type ImageFiles } from './responses.images.js';
 import { inputItemId, pendingResponse, toResponse, toResponseCall, type ResponseCall } from './responses.format.js';
+import { shownItem, shownResponse, wantsEncryptedReasoning } from './responses.reasoning.js';
 import type { ResponseCreateRequest, ResponseObjectBody } from './responses.schemas.js';
 import { createResponseStore, type ResponseOwner } from './responses.store.js';
 import { responseEventStream } from './responses.stream.js';
@@ -76,13 +77,18 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
   /**
    * The answer as a response, kept when `store` is on, its inline images as files of the caller (a replay answers the
-   * response its first call kept).
+   * response its first call kept). The kept response holds its reasoning's encrypted_content whatever `include` said,
+   * so a continuation can send the thinking back; the caller sees it only when included.
    */
   async function finish(principal: Principal, owner: ResponseOwner, call: ResponseCall, answer: TextAnswerBody, createdAt: number): Promise<ResponseObjectBody> {
+    return shownResponse(await kept(principal, owner, call, answer, createdAt), call.encryptedReasoning);
+  }
+
+  async function kept(principal: Principal, owner: ResponseOwner, call: ResponseCall, answer: TextAnswerBody, createdAt: number): Promise<ResponseObjectBody> {
     const response = toResponse(answer, call.echo, createdAt, seconds(clock.now()), call.names);
     if (!call.echo.store) return response;
-    const kept = await store.kept(response.id);
-    if (kept) return kept;
+    const earlier = await store.kept(response.id);
+    if (earlier) return earlier;
     const withIds = call.inputItems.map((item, i) => ({ ...item, id: item.id ?? inputItemId(answer.requestId, item, i) }));
     const { items: inputItems, fileIds } = await keepImagesAsFiles(files, principal.userId, withIds);
     try {
@@ -130,14 +136,14 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
         return options.open(ignored ? { ...headers, [IGNORED_HEADER]: ignored.join(', ') } : headers);
       };
       await streamTranslated(gateway, principal, call.body, { ...options, open }, (target, requestId) =>
-        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep, call.names),
+        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep, { names: call.names, encryptedReasoning: call.encryptedReasoning }),
       ).catch((err: unknown) => {
         throw inResponsesTerms(err, call.paths);
       });
     },
 
-    async retrieve(principal: Principal, id: string): Promise<ResponseObjectBody> {
-      return (await stored(principal, id)).response;
+    async retrieve(principal: Principal, id: string, include?: readonly string[]): Promise<ResponseObjectBody> {
+      return shownResponse((await stored(principal, id)).response, wantsEncryptedReasoning(include));
     },
 
     async remove(principal: Principal, id: string) {
@@ -148,14 +154,14 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     },
 
     /** The response's own input items (not those of earlier responses in its conversation), OpenAI's list page. */
-    async inputItems(principal: Principal, id: string, query: { limit?: number; order?: 'asc' | 'desc'; after?: string }) {
+    async inputItems(principal: Principal, id: string, query: { limit?: number; order?: 'asc' | 'desc'; after?: string; include?: string[] }) {
       const { inputItems } = await stored(principal, id);
       const ordered = query.order === 'asc' ? inputItems : [...inputItems].reverse();
       const after = query.after ? ordered.findIndex((item) => item.id === query.after) : -1;
       if (query.after && after < 0) throw badRequest(`after names '${query.after}', which is not an input item of ${id}.`, [{ field: 'query.after', message: 'is not an item of this response' }]);
       const from = after + 1;
       const limit = query.limit ?? 20;
-      const data = ordered.slice(from, from + limit);
+      const data = ordered.slice(from, from + limit).map((item) => shownItem(item, wantsEncryptedReasoning(query.include)));
       return { object: 'list' as const, data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: from + limit < ordered.length };
     },
 

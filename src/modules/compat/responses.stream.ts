@@ -1,7 +1,8 @@
 import type { SseStream } from '../../platform/http/sse.js';
-import type { TextAnswerBody } from '../gateway/index.js';
+import type { TextAnswerBody, ThinkingBlock } from '../gateway/index.js';
 import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
 import { callItemId, callName, messageItemId, reasoningItemId, type ToolNames } from './responses.format.js';
+import { addThinkingPiece, packedReasoning } from './responses.reasoning.js';
 import type { ResponseObjectBody } from './responses.schemas.js';
 
 interface OpenMessage {
@@ -15,6 +16,8 @@ interface OpenReasoning {
   outputIndex: number;
   id: string;
   text: string;
+  /** Its blocks as they grow, for the encrypted_content of its output_item.done. */
+  blocks: ThinkingBlock[];
 }
 interface OpenCall {
   kind: 'call';
@@ -28,10 +31,11 @@ interface OpenCall {
 /**
  * Translates the gateway's text stream into the Responses streaming events, each with its `type` and
  * `sequence_number` (also sent as the SSE event name): response.created and response.in_progress first; per text
- * answer an output message (output_item.added, content_part.added, output_text.delta…, output_text.done,
+ * answer an output message (output_item.added, content_part.added, output_text.delta..., output_text.done,
  * content_part.done, output_item.done), after the model's thinking as a reasoning item (reasoning_summary_part.added,
- * reasoning_summary_text.delta…/.done, reasoning_summary_part.done, output_item.done); per tool call a function_call item (output_item.added,
- * function_call_arguments.delta…/.done, output_item.done; a namespace's function named as the caller named it); then response.completed (or response.incomplete) carrying
+ * reasoning_summary_text.delta.../.done, reasoning_summary_part.done, output_item.done, with encrypted_content when
+ * `encryptedReasoning`); per tool call a function_call item (output_item.added,
+ * function_call_arguments.delta.../.done, output_item.done; a namespace's function named as the caller named it); then response.completed (or response.incomplete) carrying
  * the whole response, usage included. `finish` turns the billed answer into that response (and stores it). A stream
  * that broke midway ends with an `error` event and response.failed instead.
  */
@@ -39,7 +43,7 @@ export function responseEventStream(
   target: SseStream,
   pending: ResponseObjectBody,
   finish: (answer: TextAnswerBody) => Promise<ResponseObjectBody>,
-  names?: ToolNames,
+  { names, encryptedReasoning = false }: { names?: ToolNames; encryptedReasoning?: boolean } = {},
 ): TranslatedStream {
   const requestId = pending.id.slice('resp_'.length);
   let sequence = 0;
@@ -74,9 +78,14 @@ export function responseEventStream(
     const at = { item_id: item.id, output_index: item.outputIndex };
     if (item.kind === 'reasoning') {
       const part = { type: 'summary_text', text: item.text };
-      await emit({ type: 'response.reasoning_summary_text.done', ...at, summary_index: 0, text: item.text });
-      await emit({ type: 'response.reasoning_summary_part.done', ...at, summary_index: 0, part });
-      await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: { type: 'reasoning', id: item.id, summary: [part] } });
+      // A redacted block alone has no text: no summary part was opened for it.
+      if (item.text) {
+        await emit({ type: 'response.reasoning_summary_text.done', ...at, summary_index: 0, text: item.text });
+        await emit({ type: 'response.reasoning_summary_part.done', ...at, summary_index: 0, part });
+      }
+      const packed = encryptedReasoning ? packedReasoning(item.blocks.filter(Boolean)) : undefined;
+      const done = { type: 'reasoning', id: item.id, summary: item.text ? [part] : [], ...(packed ? { encrypted_content: packed } : {}) };
+      await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: done });
     } else if (item.kind === 'message') {
       const part = { type: 'output_text', text: item.text, annotations: [] };
       await emit({ type: 'response.output_text.done', ...at, content_index: 0, text: item.text, logprobs: [] });
@@ -101,18 +110,24 @@ export function responseEventStream(
     await emit({ type: 'response.output_text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] });
   }
 
-  /** Every thinking block goes to one reasoning item, as its summary (the final response holds the same). */
-  async function onThinking(delta: string): Promise<void> {
+  /**
+   * Every thinking block goes to one reasoning item: its text as the summary, the blocks themselves (signatures and
+   * redacted blocks included) as its encrypted_content (the final response holds the same).
+   */
+  async function onThinking(event: GatewayEvent): Promise<void> {
+    if (!event.delta && !event.signature && event.redactedData === undefined) return;
     if (open?.kind !== 'reasoning') {
       await closeOpen();
-      const item: OpenReasoning = { kind: 'reasoning', outputIndex: outputs++, id: reasoningItemId(requestId), text: '' };
+      const item: OpenReasoning = { kind: 'reasoning', outputIndex: outputs++, id: reasoningItemId(requestId), text: '', blocks: [] };
       open = item;
       await emit({ type: 'response.output_item.added', output_index: item.outputIndex, item: { type: 'reasoning', id: item.id, summary: [] } });
-      await emit({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
     }
     const item = open;
-    item.text += delta;
-    await emit({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index: item.outputIndex, summary_index: 0, delta });
+    addThinkingPiece(item.blocks, event);
+    if (!event.delta) return;
+    if (!item.text) await emit({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    item.text += event.delta;
+    await emit({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index: item.outputIndex, summary_index: 0, delta: event.delta });
   }
 
   async function onToolCall(event: GatewayEvent): Promise<void> {
@@ -134,7 +149,7 @@ export function responseEventStream(
   const sse = heldStream(target, async (event) => {
     await start();
     if (event.type === 'text' && event.delta) await onText(event.delta);
-    else if (event.type === 'thinking' && event.delta) await onThinking(event.delta);
+    else if (event.type === 'thinking') await onThinking(event);
     else if (event.type === 'tool_call') await onToolCall(event);
     else if (event.type === 'error' && event.error) {
       failed = true;
