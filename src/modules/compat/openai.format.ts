@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import { badRequest } from '../../platform/http/errors.js';
 import { imagePartFromUrl, type ChatMessage, type ContentPart, type ResponseFormat, type TextAnswerBody, type TextBody, type ToolChoice } from '../gateway/index.js';
-import type { ChatCompletion, ChatCompletionBody } from './openai.schemas.js';
+import type { ChatCompletion, ChatCompletionBody, ReasoningDetails } from './openai.schemas.js';
 
 export type ChatCompletionRequest = Static<typeof ChatCompletionBody>;
 type WireMessage = ChatCompletionRequest['messages'][number];
@@ -63,15 +63,78 @@ function contentOf(message: WireMessage, index: number, imagesAllowed: boolean):
   return parts.every((part) => part.type === 'text' && !part.cacheControl) ? parts.map((part) => (part as { text: string }).text).join('\n') : parts;
 }
 
+type ThinkingBlock = NonNullable<ChatMessage['thinking']>[number];
+type WireDetail = NonNullable<WireMessage['reasoning_details']>[number];
+
+/** OpenRouter's name for the dialect of Anthropic's thinking blocks (the only provider here that signs them). */
+const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
+/** Other providers' dialects: their signatures and encrypted data mean nothing to Anthropic, which refuses them. */
+const FOREIGN_FORMATS = new Set(['openai-responses-v1', 'azure-openai-responses-v1', 'xai-responses-v1', 'google-gemini-v1']);
+
+/**
+ * The `format` of a reasoning detail: a signed or redacted block is Anthropic's; a streamed piece's text comes before
+ * its signature, so it is named by the model's vendor, which keeps every piece of an Anthropic block in one format.
+ */
+export const reasoningFormat = (model: string, signed: boolean): string => (signed || model.startsWith('anthropic/') ? ANTHROPIC_FORMAT : 'unknown');
+
+/** The answer's thinking blocks as OpenRouter's `reasoning_details` (undefined when there are none). */
+export function reasoningDetails(answer: TextAnswerBody): Static<typeof ReasoningDetails> | undefined {
+  if (!answer.thinking?.length) return undefined;
+  return answer.thinking.map((block, index) =>
+    block.type === 'redacted_thinking'
+      ? { type: 'reasoning.encrypted' as const, data: block.data, format: ANTHROPIC_FORMAT, index }
+      : { type: 'reasoning.text' as const, text: block.thinking, ...(block.signature ? { signature: block.signature } : {}), format: reasoningFormat(answer.model, block.signature !== ''), index },
+  );
+}
+
+const malformed = (at: number, j: number, why: string) =>
+  badRequest(`messages[${at}].reasoning_details[${j}] ${why}. Send the reasoning_details back exactly as the earlier answer gave them.`, [
+    { field: `messages.${at}.reasoning_details.${j}`, message: why },
+  ]);
+
+/**
+ * An assistant message's `reasoning_details` as the thinking blocks sent back to the model. Pieces of one streamed
+ * block (same index) are joined; a text without a signature, a summary and another provider's entries are left out,
+ * as no provider here takes them back (Anthropic would refuse the whole call).
+ */
+function thinkingOf(details: WireDetail[], at: number): ThinkingBlock[] {
+  const blocks: (ThinkingBlock & { index?: number | null })[] = [];
+  details.forEach((detail, j) => {
+    if (detail.format && FOREIGN_FORMATS.has(detail.format)) return;
+    if (detail.type === 'reasoning.summary') return;
+    if (detail.type === 'reasoning.encrypted') {
+      if (!detail.data) throw malformed(at, j, 'is a reasoning.encrypted entry without its data');
+      blocks.push({ type: 'redacted_thinking', data: detail.data, index: detail.index });
+      return;
+    }
+    if (detail.type !== 'reasoning.text') throw malformed(at, j, `has type "${detail.type}"; the types taken are reasoning.text, reasoning.encrypted and reasoning.summary`);
+    if (detail.text == null && !detail.signature) throw malformed(at, j, 'is a reasoning.text entry with neither text nor signature');
+    const last = blocks.at(-1);
+    if (last?.type === 'thinking' && detail.index != null && last.index === detail.index && last.signature === '') {
+      last.thinking += detail.text ?? '';
+      last.signature = detail.signature ?? '';
+      return;
+    }
+    blocks.push({ type: 'thinking', thinking: detail.text ?? '', signature: detail.signature ?? '', index: detail.index });
+  });
+  return blocks.filter((b) => b.type === 'redacted_thinking' || b.signature !== '').map((b) => (b.type === 'thinking' ? { type: b.type, thinking: b.thinking, signature: b.signature } : { type: b.type, data: b.data }));
+}
+
 function toMessage(message: WireMessage, index: number): ChatMessage {
   const role = message.role === 'developer' ? 'system' : message.role;
   const content = contentOf(message, index, role === 'user');
   if (role === 'tool' && !message.tool_call_id) {
     throw badRequest(`messages[${index}] is a tool message without tool_call_id.`, [{ field: `messages.${index}.tool_call_id`, message: 'is required on tool messages' }]);
   }
+  if (message.reasoning_details?.length && role !== 'assistant') {
+    throw badRequest(`messages[${index}] carries reasoning_details; only an assistant message can (send them back on the answer they came with).`, [
+      { field: `messages.${index}.reasoning_details`, message: 'belongs on assistant messages only' },
+    ]);
+  }
   const toolCalls = role === 'assistant' && message.tool_calls ? message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) : undefined;
   if (content === '' && !toolCalls) throw badRequest(`messages[${index}] has no text.`, [{ field: `messages.${index}.content`, message: 'must not be empty' }]);
-  return { role, content, ...(toolCalls ? { toolCalls } : {}), ...(role === 'tool' ? { toolCallId: message.tool_call_id } : {}) };
+  const thinking = message.reasoning_details?.length ? thinkingOf(message.reasoning_details, index) : [];
+  return { role, content, ...(toolCalls ? { toolCalls } : {}), ...(role === 'tool' ? { toolCallId: message.tool_call_id } : {}), ...(thinking.length ? { thinking } : {}) };
 }
 
 function toolChoiceOf(choice: NonNullable<ChatCompletionRequest['tool_choice']>): ToolChoice {
@@ -152,6 +215,7 @@ export const wireToolCalls = (calls: NonNullable<TextAnswerBody['toolCalls']>) =
 /** The gateway's answer as OpenAI's `chat.completion` (content null when the model only called tools, as OpenAI answers). */
 export function toChatCompletion(answer: TextAnswerBody, created: number): Static<typeof ChatCompletion> {
   const toolCalls = answer.toolCalls?.length ? wireToolCalls(answer.toolCalls) : undefined;
+  const details = reasoningDetails(answer);
   return {
     id: completionId(answer.requestId),
     object: 'chat.completion',
@@ -166,6 +230,7 @@ export function toChatCompletion(answer: TextAnswerBody, created: number): Stati
           refusal: null,
           ...(toolCalls ? { tool_calls: toolCalls } : {}),
           ...(reasoningText(answer.thinking) ? { reasoning_content: reasoningText(answer.thinking) } : {}),
+          ...(details ? { reasoning_details: details } : {}),
         },
         finish_reason: answer.finishReason ?? 'stop',
         logprobs: null,

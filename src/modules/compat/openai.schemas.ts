@@ -28,12 +28,40 @@ const WireToolCall = Type.Object({
   function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }), arguments: Type.String({ maxLength: MAX_MESSAGE_CHARS }) }),
 });
 
+/** Thinking text and redacted data can run far past a message's text (a thinking budget goes up to 1M tokens). */
+const MAX_THINKING_CHARS = 4_000_000;
+const REASONING_TYPES = '`reasoning.text` (text, and the signature that lets it go back to the model), `reasoning.encrypted` (a redacted block\'s data) or `reasoning.summary`';
+
+/**
+ * One entry of OpenRouter's `reasoning_details` as a client sends it back: every field it documents is accepted, and
+ * the entry is checked by type when the message is read (openai.format.ts), so a malformed one is named in the 400.
+ */
+const ReasoningDetailIn = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 64, description: REASONING_TYPES }),
+  text: Type.Optional(Nullable(Type.String({ maxLength: MAX_THINKING_CHARS }))),
+  signature: Type.Optional(Nullable(Type.String({ maxLength: MAX_MESSAGE_CHARS }))),
+  data: Type.Optional(Nullable(Type.String({ maxLength: MAX_THINKING_CHARS }))),
+  summary: Type.Optional(Nullable(Type.String({ maxLength: MAX_THINKING_CHARS }))),
+  id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  format: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'anthropic-claude-v1 or unknown as this gateway answers; an entry in another provider\'s format (openai-responses-v1, google-gemini-v1, ...) is left out' }))),
+  index: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 100_000 }))),
+});
+
 export const OpenAiMessage = Type.Object({
   role: Type.Enum(['system', 'developer', 'user', 'assistant', 'tool'], { description: '`developer` is read as `system`' }),
   content: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), ContentParts], { description: 'Image parts on user messages only' }))),
   name: Type.Optional(Type.String({ maxLength: 64 })),
   tool_calls: Type.Optional(Type.Array(WireToolCall, { minItems: 1, maxItems: 128, description: 'On assistant messages' })),
   tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'On tool messages: the call answered' })),
+  reasoning_details: Type.Optional(
+    Nullable(
+      Type.Array(ReasoningDetailIn, {
+        maxItems: 10_000,
+        description:
+          "Extension (OpenRouter's): on assistant messages, the reasoning_details of the earlier answer, sent back unchanged so a model that verifies its thinking (Anthropic's, before a tool result) gets it back. Streamed pieces may be sent as they came: consecutive reasoning.text entries with the same index are joined. A reasoning.text without a signature and a reasoning.summary are left out, as no provider takes them back",
+      }),
+    ),
+  ),
 });
 
 const TokenLimit = Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })));
@@ -119,6 +147,24 @@ const Usage = Type.Object({
   tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }),
 });
 
+/**
+ * The thinking blocks in OpenRouter's `reasoning_details` shape, in order (`index` is the block's place; streamed
+ * pieces of one block share it). Send them back on the assistant message of the next turn, unchanged.
+ */
+export const ReasoningDetails = Type.Array(
+  Type.Union([
+    Type.Object({
+      type: Type.Literal('reasoning.text'),
+      text: Type.String(),
+      signature: Type.Optional(Type.String({ description: 'Present when the provider signed the block (it must come back intact)' })),
+      format: Type.String({ description: 'anthropic-claude-v1, or unknown for a provider\'s unsigned reasoning text' }),
+      index: Type.Integer(),
+    }),
+    Type.Object({ type: Type.Literal('reasoning.encrypted'), data: Type.String({ description: 'A redacted thinking block, opaque' }), format: Type.String(), index: Type.Integer() }),
+  ]),
+  { description: "Extension (OpenRouter's): the model's thinking blocks with their signatures, when its provider returns them" },
+);
+
 export const ChatCompletion = Type.Object({
   id: Type.String(),
   object: Type.Literal('chat.completion'),
@@ -133,6 +179,7 @@ export const ChatCompletion = Type.Object({
         refusal: Type.Null(),
         tool_calls: Type.Optional(Type.Array(WireToolCall)),
         reasoning_content: Type.Optional(Type.String({ description: "The model's thinking, when its provider returns it (never part of content)" })),
+        reasoning_details: Type.Optional(ReasoningDetails),
       }),
       finish_reason: Type.String(),
       logprobs: Type.Null(),
@@ -173,12 +220,28 @@ export const ImageGenerationBody = Type.Object({
   n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 8 }))),
   size: Type.Optional(Nullable(Type.String({ pattern: '^(auto|[0-9]{2,5}x[0-9]{2,5})$', description: 'WIDTHxHEIGHT (snapped to what the model makes) or auto' }))),
   response_format: Type.Optional(Nullable(Type.Enum(['url', 'b64_json']))),
+  quality: Type.Optional(
+    Nullable(
+      Type.Enum(['auto', 'low', 'medium', 'high', 'standard', 'hd'], {
+        description: "Values come from the model's controls.quality (GPT Image: low, medium, high, auto; DALL-E 3: standard); auto, the default, is taken by every model, any other value the model does not list is a 400",
+      }),
+    ),
+  ),
 });
 
 export const ImagesResponse = Type.Object({
   created: Type.Integer(),
   data: Type.Array(Type.Object({ url: Type.Optional(Type.String()), b64_json: Type.Optional(Type.String()) })),
-  usage: Type.Object({ tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }) }),
+  quality: Type.Optional(Type.String({ description: 'GPT Image models: the quality used (auto resolved to the one the model chose)' })),
+  size: Type.Optional(Type.String({ description: 'GPT Image models: the size made' })),
+  output_format: Type.Optional(Type.String({ description: 'GPT Image models: png, jpeg or webp' })),
+  usage: Type.Object({
+    tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }),
+    input_tokens: Type.Optional(Type.Integer({ description: 'GPT Image models: the tokens the images were charged for, as OpenAI reports them' })),
+    input_tokens_details: Type.Optional(Type.Object({ text_tokens: Type.Integer(), image_tokens: Type.Integer() })),
+    output_tokens: Type.Optional(Type.Integer()),
+    total_tokens: Type.Optional(Type.Integer()),
+  }),
 });
 
 export const SpeechBody = Type.Object({

@@ -1,6 +1,18 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import { heldStream, type TranslatedStream } from './held-stream.js';
-import { openAiUsage } from './openai.format.js';
+import { openAiUsage, reasoningFormat } from './openai.format.js';
+
+type ThinkingPiece = { index: number; delta?: string; signature?: string; redactedData?: string };
+
+/**
+ * A piece of a thinking block as one of OpenRouter's streamed `reasoning_details` entries: its text, its signature
+ * (with empty text, so a client that joins pieces by index never reads `undefined`) or a redacted block's data.
+ */
+function reasoningPiece(piece: ThinkingPiece, model: string) {
+  if (piece.redactedData !== undefined) return { type: 'reasoning.encrypted', data: piece.redactedData, format: reasoningFormat(model, true), index: piece.index };
+  const signature = piece.signature ? { signature: piece.signature } : {};
+  return { type: 'reasoning.text', text: piece.delta ?? '', ...signature, format: reasoningFormat(model, Boolean(piece.signature)), index: piece.index };
+}
 
 /**
  * Translates the gateway's stream into OpenAI's. The gateway's `end()` is held back, so the closing chunks can carry the
@@ -22,15 +34,17 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
     return chunk([{ index: 0, delta: { ...d, tool_calls: [{ index, ...call }] }, finish_reason: null, logprobs: null }]);
   };
 
-  const reasoningDelta = (text: string) => {
+  // The text goes in `reasoning_content` too (DeepSeek-style clients read it); the details carry signatures as well.
+  const reasoningDelta = (piece: ThinkingPiece) => {
     const d = roleSent ? {} : { role: 'assistant' };
     roleSent = true;
-    return chunk([{ index: 0, delta: { ...d, reasoning_content: text }, finish_reason: null, logprobs: null }]);
+    const text = piece.delta ? { reasoning_content: piece.delta } : {};
+    return chunk([{ index: 0, delta: { ...d, ...text, reasoning_details: [reasoningPiece(piece, meta.model)] }, finish_reason: null, logprobs: null }]);
   };
 
   const sse = heldStream(target, async (event) => {
     if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
-    else if (event.type === 'thinking' && event.delta) await target.send(reasoningDelta(event.delta));
+    else if (event.type === 'thinking' && event.index !== undefined && (event.delta || event.signature || event.redactedData !== undefined)) await target.send(reasoningDelta({ ...event, index: event.index }));
     else if (event.type === 'tool_call' && event.index !== undefined) {
       // OpenAI's shape: the call's first chunk carries its id, type and name; later ones only argument text.
       const first = event.id || event.name ? { id: event.id, type: 'function', function: { name: event.name, arguments: event.argumentsDelta ?? '' } } : null;

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { storedResponses } from '../../db/schema/responses.js';
 import { usageRecords } from '../../db/schema/usage.js';
-import { unpackThinking } from '../gateway/thinking-envelope.js';
+import { unpackThinking } from '../gateway/index.js';
 import { outputItems } from './responses.format.js';
 import { keptInput, toChatMessages } from './responses.input.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../../platform/http/errors.js';
-import { imagePartFromUrl, type ChatMessage, type ContentPart, type ThinkingBlock } from '../gateway/index.js';
-import { unpackThinking } from '../gateway/thinking-envelope.js';
+import { imagePartFromUrl, unpackThinking, type ChatMessage, type ContentPart, type ThinkingBlock } from '../gateway/index.js';
 import type { WireInputItem, WireInputPart } from './responses.schemas.js';
 
 /**

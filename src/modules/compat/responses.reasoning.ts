@@ -1,5 +1,4 @@
-import type { ThinkingBlock } from '../gateway/index.js';
-import { packThinking } from '../gateway/thinking-envelope.js';
+import { packThinking, type ThinkingBlock } from '../gateway/index.js';
 import type { ResponseObjectBody } from './responses.schemas.js';
 
 /**

@@ -12,6 +12,7 @@ export type { UpstreamAccounts, NewUpstreamAccount, UpstreamAccountPatch, Provid
 export type { ChatMessage, ContentPart, ImagePart, ToolCall, ToolChoice, ToolDefinition, ResponseFormat } from './providers/types.js';
 export { messageText } from './providers/types.js';
 export type { ReasoningEffort, ReasoningOption, ThinkingBlock } from './providers/types.js';
+export { isPackedThinking, packThinking, unpackThinking } from './thinking-envelope.js';
 export { IGNORED_HEADER } from './text.js';
 export { fromTextRoute } from './text-body.js';
 export { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, MAX_IMAGE_BYTES } from './image-input.js';

@@ -24,11 +24,31 @@ const ImagePartSchema = StrictObject({
   detail: Type.Optional(Type.Enum(['auto', 'low', 'high'], { description: "OpenAI's detail level (other providers ignore it)" })),
 });
 
+/** Thinking text and redacted data can run far past a message's text (a thinking budget goes up to 1M tokens). */
+const MAX_THINKING_CHARS = 4_000_000;
+
+/** A thinking block as the answer's `thinking` gives it, to be sent back unchanged. */
+const ThinkingBlockSchema = Type.Union([
+  StrictObject({
+    type: Type.Literal('thinking'),
+    thinking: Type.String({ maxLength: MAX_THINKING_CHARS }),
+    signature: Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'As the answer gave it (a block with an empty signature is left out: no provider takes it back)' }),
+  }),
+  StrictObject({ type: Type.Literal('redacted_thinking'), data: Type.String({ minLength: 1, maxLength: MAX_THINKING_CHARS }) }),
+]);
+
 export const ChatMessageSchema = StrictObject({
   role: Type.Enum(['system', 'user', 'assistant', 'tool'], { description: '`tool` (extension): the result of the tool call named by toolCallId' }),
   content: Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(Type.Union([TextPartSchema, ImagePartSchema]), { minItems: 1, maxItems: 100, description: 'Extension: text and image parts in order (images need a VISION model)' })]),
   toolCalls: Type.Optional(Type.Array(ToolCallSchema, { minItems: 1, maxItems: 128, description: 'Extension: the tool calls of an earlier assistant answer' })),
   toolCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Extension: on a tool message, the call it answers' })),
+  thinking: Type.Optional(
+    Type.Array(ThinkingBlockSchema, {
+      maxItems: 1_000,
+      description:
+        "Extension: on an assistant message, the `thinking` of the earlier answer, sent back unchanged so a model that verifies its thinking (Anthropic's, before a tool result) gets it back",
+    }),
+  ),
 });
 
 const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON schema (object)' });

@@ -20,17 +20,25 @@ function toMessage(message: WireMessage, index: number): ChatMessage {
   if (message.toolCalls && message.role !== 'assistant') {
     throw badRequest(`messages[${index}] carries toolCalls; only an assistant message can.`, [{ field: `${field}.toolCalls`, message: 'belongs on assistant messages only' }]);
   }
+  if (message.thinking?.length && message.role !== 'assistant') {
+    throw badRequest(`messages[${index}] carries thinking; only an assistant message can (send it back on the answer it came with).`, [
+      { field: `${field}.thinking`, message: 'belongs on assistant messages only' },
+    ]);
+  }
   const empty = typeof message.content === 'string' ? message.content.length === 0 : false;
   if (empty && !message.toolCalls) throw badRequest(`messages[${index}] has no content.`, [{ field: `${field}.content`, message: 'must not be empty' }]);
   const content: ChatMessage['content'] =
     typeof message.content === 'string'
       ? message.content
       : message.content.map((part, p): ContentPart => (part.type === 'text' ? part : imagePartFromUrl(part.url, `${field}.content.${p}.url`, part.detail)));
+  // An unsigned block (a provider's plain reasoning text) is left out: a provider that verifies thinking refuses it.
+  const thinking = message.thinking?.filter((block) => block.type === 'redacted_thinking' || block.signature !== '') ?? [];
   return {
     role: message.role,
     content,
     ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}),
     ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
+    ...(thinking.length ? { thinking } : {}),
   };
 }
 
