@@ -52,7 +52,9 @@ describe('thinkingConfig on /gemini/v1beta', () => {
     expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2048 + 1000 });
     const parts = partsOf(response);
     expect(parts[0]).toEqual({ text: expect.stringContaining('think'), thought: true });
-    expect(parts.at(-1)).toEqual({ text: 'It is 4.' });
+    // The signature rides on the answer's last part, never on a thought (clients drop those from their history).
+    expect(parts.at(-1)).toEqual({ text: 'It is 4.', thoughtSignature: expect.any(String) });
+    expect(parts[0]).not.toHaveProperty('thoughtSignature');
     expect(response.text).toBe('It is 4.');
     const usage = response.usageMetadata!;
     expect(usage.thoughtsTokenCount).toBeGreaterThan(0);
@@ -62,7 +64,7 @@ describe('thinkingConfig on /gemini/v1beta', () => {
   it('leaves the thoughts out without includeThoughts, turns thinking off with budget 0, and picks medium for -1', async () => {
     const hidden = await ai.models.generateContent({ model: MODEL, contents, config: { thinkingConfig: { thinkingBudget: 1024 } } });
     expect(sent().thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
-    expect(partsOf(hidden)).toEqual([{ text: 'It is 4.' }]);
+    expect(partsOf(hidden)).toEqual([{ text: 'It is 4.', thoughtSignature: expect.any(String) }]);
     expect(hidden.usageMetadata?.thoughtsTokenCount).toBeGreaterThan(0);
 
     const off = await ai.models.generateContent({ model: MODEL, contents, config: { thinkingConfig: { thinkingBudget: 0, includeThoughts: true } } });

@@ -1,7 +1,8 @@
 import type { Static } from 'typebox';
-import { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, type ChatMessage, type ContentPart, type ToolCall } from '../gateway/index.js';
+import { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, type ChatMessage, type ContentPart, type ThinkingBlock, type ToolCall } from '../gateway/index.js';
 import { contentOf, refuse } from './anthropic.content.js';
 import type { Content } from './gemini.schemas.js';
+import { thinkingOfSignature } from './gemini.signature.js';
 
 type GeminiContent = Static<typeof Content>;
 type Part = GeminiContent['parts'][number];
@@ -19,42 +20,77 @@ function kindOf(part: Part, field: string): string {
 /**
  * Gemini's contents as the gateway's conversation, in order. A model turn's `functionCall` parts become its tool
  * calls (an id is made up when the caller's has none); a user turn's `functionResponse` parts become `tool` messages,
- * matched to the call by id, or else by name to the earliest unanswered call of that name.
+ * matched to the call by id, or else by name to the earliest unanswered call of that name. Consecutive model contents
+ * are one turn: a streamed answer kept chunk by chunk (as `@google/genai`'s chats keep it) comes back that way, and
+ * its thinking must lead the whole turn.
  */
 export function toChatMessages(contents: GeminiContent[]): ChatMessage[] {
   const images = { count: 0 };
   const unanswered: ToolCall[] = [];
   const out: ChatMessage[] = [];
+  let turn: ModelTurn | null = null;
+  const closeTurn = () => {
+    if (!turn) return;
+    const message = assistantMessage(turn);
+    unanswered.splice(0, unanswered.length, ...(message.toolCalls ?? []));
+    if (message.toolCalls?.length || message.content !== '') out.push(message);
+    turn = null;
+  };
   contents.forEach((content, i) => {
     const field = `contents.${i}`;
     if (content.role === 'model') {
-      const message = modelMessage(content.parts, field, i);
-      unanswered.splice(0, unanswered.length, ...(message.toolCalls ?? []));
-      if (message.toolCalls?.length || message.content !== '') out.push(message);
+      turn ??= { text: '', toolCalls: [], signatures: new Set(), thinking: [] };
+      readModelParts(turn, content.parts, field, i);
     } else if (content.role === undefined || content.role === 'user' || content.role === 'function') {
+      closeTurn();
       out.push(...userMessages(content.parts, field, images, unanswered));
     } else refuse(`${field}.role`, `is "${content.role}"; a content's role is user or model.`);
   });
+  closeTurn();
   return out;
 }
 
-function modelMessage(parts: Part[], field: string, turn: number): ChatMessage {
-  const texts: ContentPart[] = [];
-  const toolCalls: ToolCall[] = [];
+/** A model turn being read: its text (parts joined as Gemini joins them, with nothing between), calls and thinking. */
+interface ModelTurn {
+  text: string;
+  toolCalls: ToolCall[];
+  signatures: Set<string>;
+  thinking: ThinkingBlock[];
+}
+
+function assistantMessage(turn: ModelTurn): ChatMessage {
+  return { role: 'assistant', content: turn.text, ...(turn.toolCalls.length ? { toolCalls: turn.toolCalls } : {}), ...(turn.thinking.length ? { thinking: turn.thinking } : {}) };
+}
+
+function readModelParts(turn: ModelTurn, parts: Part[], field: string, index: number): void {
   parts.forEach((part, j) => {
     const at = `${field}.parts.${j}`;
+    readSignature(turn, part.thoughtSignature, `${at}.thoughtSignature`);
+    // A part holding only a thought flag or a signature (some backends close a thought with one) says nothing.
+    const keys = Object.keys(part);
+    if (keys.length > 0 && keys.every((name) => name === 'thought' || name === 'thoughtSignature')) return;
     const kind = kindOf(part, at);
     if (kind === 'text') {
       // Thought summaries are the model's own notes; they are not part of what it said.
-      if (!part.thought) texts.push({ type: 'text', text: part.text! });
+      if (!part.thought) turn.text += part.text!;
     } else if (kind === 'functionCall') {
       const call = part.functionCall!;
       const args = call.args ?? {};
       if (typeof args !== 'object' || args === null || Array.isArray(args)) refuse(`${at}.functionCall.args`, 'must be an object (the arguments of the call).');
-      toolCalls.push({ id: call.id || `call_${turn}_${j}_${call.name}`, name: call.name, arguments: JSON.stringify(args) });
+      turn.toolCalls.push({ id: call.id || `call_${index}_${j}_${call.name}`, name: call.name, arguments: JSON.stringify(args) });
     } else refuse(at, `is a ${kind} part in a model turn; send it in a user turn.`);
   });
-  return { role: 'assistant', content: contentOf(texts), ...(toolCalls.length ? { toolCalls } : {}) };
+}
+
+/**
+ * The thinking a signature of ours carries (`gemini.signature.ts`); a client may copy one signature onto several
+ * parts, so each is read once. A signature made elsewhere (a history begun with Google) is left out: nothing here
+ * can use it, and the turn stands without it for a model that does not think in signed blocks.
+ */
+function readSignature(turn: ModelTurn, signature: string | undefined, field: string): void {
+  if (signature === undefined || turn.signatures.has(signature)) return;
+  turn.signatures.add(signature);
+  turn.thinking.push(...(thinkingOfSignature(signature, field) ?? []));
 }
 
 function userMessages(parts: Part[], field: string, images: { count: number }, unanswered: ToolCall[]): ChatMessage[] {

@@ -5,6 +5,7 @@ import { refuse } from './anthropic.content.js';
 import { systemMessage, toChatMessages } from './gemini.content.js';
 import { jsonSchemaOf } from './gemini.json-schema.js';
 import type { GenerateContentBody, GenerateContentResponse } from './gemini.schemas.js';
+import { thoughtSignatureOf } from './gemini.signature.js';
 
 /**
  * Google's Gemini API (https://ai.google.dev/api/generate-content; shapes as in `@google/genai` 2.32.0) to and from
@@ -160,10 +161,22 @@ function parseArguments(text: string): unknown {
   }
 }
 
+/**
+ * `parts` with the turn's thought signature where Gemini puts it: on the first function call, else on the last part.
+ * Never on a thought part: Gemini CLI drops those from the history it sends back.
+ */
+export function signedParts<P extends object>(parts: P[], signature: string | undefined): (P & { thoughtSignature?: string })[] {
+  if (!signature || parts.length === 0) return parts;
+  const call = parts.findIndex((part) => 'functionCall' in part);
+  const at = call >= 0 ? call : parts.length - 1;
+  return parts.map((part, i) => (i === at ? { ...part, thoughtSignature: signature } : part));
+}
+
 export function toGenerateContentResponse(answer: TextAnswerBody, options: { includeThoughts?: boolean } = {}): Static<typeof GenerateContentResponse> {
   const calls = answer.toolCalls ?? [];
   const thoughts = options.includeThoughts ? thoughtParts(answer.thinking) : [];
-  const parts = [...thoughts, ...(answer.text || calls.length === 0 ? [{ text: answer.text }] : []), ...calls.map(functionCallPart)];
+  const said = [...(answer.text || calls.length === 0 ? [{ text: answer.text }] : []), ...calls.map(functionCallPart)];
+  const parts = [...thoughts, ...signedParts<object>(said, thoughtSignatureOf(answer.thinking))];
   return {
     candidates: [{ content: { role: 'model', parts }, finishReason: finishReasonOf(answer.finishReason), index: 0 }],
     usageMetadata: usageMetadataOf(answer),

@@ -6,6 +6,7 @@ import { badRequest, notFound } from '../../platform/http/errors.js';
 import { openSse } from '../../platform/http/sse.js';
 import { IdempotencyHeaders } from '../gateway/index.js';
 import { ignoredFields, toGeminiError, type GenerateContentRequest } from './gemini.format.js';
+import { openJsonArrayStream } from './gemini.json-stream.js';
 import {
   CountTokensResponse,
   GEMINI_BODY_LIMIT_BYTES,
@@ -83,12 +84,16 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       config: { ...auth, openapi: { stream: 'optional' } },
       schema: {
         tags: ['gemini'],
-        summary: 'models/<model id>:generateContent, :streamGenerateContent?alt=sse or :countTokens in Google\'s shapes, metered like POST /v1/ai/text (countTokens is free)',
+        summary:
+          "models/<model id>:generateContent, :streamGenerateContent (Server-Sent Events with ?alt=sse, else one JSON array of chunks written as they come) or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free)",
         params: ModelPathParams,
         querystring: ModelCallQuery,
         body: ModelCallBody,
         headers: IdempotencyHeaders,
-        response: { 200: Type.Union([GenerateContentResponse, CountTokensResponse]), ...geminiErrors(400, 401, 403, 404, 409, 413, 429, 500, 503) },
+        response: {
+          200: Type.Union([GenerateContentResponse, Type.Array(GenerateContentResponse, { description: 'streamGenerateContent without alt=sse: the chunks, written as they come' }), CountTokensResponse]),
+          ...geminiErrors(400, 401, 403, 404, 409, 413, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -105,8 +110,11 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       const ignored = ignoredFields(generateRequest);
       const idempotencyKey = request.headers['idempotency-key'];
       if (method === 'streamGenerateContent') {
-        if (request.query.alt !== 'sse') throw badRequest('streamGenerateContent is served as Server-Sent Events only: add ?alt=sse.', [{ field: 'alt', message: 'must be sse' }]);
-        const open = (headers: Record<string, string> = {}) => openSse(request, reply, { headers: { ...headers, ...ignoredHeader(ignored, headers[IGNORED]) } });
+        // Google's two forms: Server-Sent Events (`alt=sse`, what @google/genai asks for) or, by default, one JSON array.
+        const alt = request.query.alt ?? 'json';
+        if (alt !== 'sse' && alt !== 'json') throw badRequest(`alt is "${alt}"; streamGenerateContent answers with alt=sse (Server-Sent Events) or alt=json (one JSON array, the default).`, [{ field: 'alt', message: 'must be sse or json' }]);
+        const openStream = alt === 'sse' ? openSse : openJsonArrayStream;
+        const open = (headers: Record<string, string> = {}) => openStream(request, reply, { headers: { ...headers, ...ignoredHeader(ignored, headers[IGNORED]) } });
         await compat.streamGenerateContent(principal, model, generateRequest, { idempotencyKey, open });
         return reply;
       }

@@ -14,7 +14,9 @@ const Part = Type.Object(
   {
     text: Type.Optional(Type.String({ maxLength: MAX_MESSAGE_CHARS })),
     thought: Type.Optional(Type.Boolean({ description: 'A thought summary (model turns); dropped from the conversation' })),
-    thoughtSignature: Type.Optional(Type.String()),
+    thoughtSignature: Type.Optional(
+      Type.String({ description: "A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored)" }),
+    ),
     inlineData: Type.Optional(Type.Object({ mimeType: Type.String({ maxLength: 100 }), data: Type.String() }, { description: 'An image as base64: PNG, JPEG, GIF or WebP' })),
     fileData: Type.Optional(Type.Object({ mimeType: Type.Optional(Type.String()), fileUri: Type.String({ maxLength: 8192 }) }, { description: 'An image at an https URL' })),
     functionCall: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), args: Type.Optional(Type.Unknown()), id: Type.Optional(Type.String({ maxLength: 256 })) })),
@@ -94,7 +96,7 @@ export const ModelCallBody = Type.Object({
 });
 
 export const ModelCallQuery = Type.Object({
-  alt: Type.Optional(Type.String({ description: '`sse` for streamGenerateContent (the only stream form served)' })),
+  alt: Type.Optional(Type.String({ description: 'streamGenerateContent: `sse` for Server-Sent Events, `json` (the default) for one JSON array of chunks, written as they come' })),
   key: Type.Optional(Type.String({ description: 'The API key, when not sent as x-goog-api-key' })),
 });
 
@@ -114,7 +116,18 @@ const UsageMetadata = Type.Object({
 export const GenerateContentResponse = Type.Object({
   candidates: Type.Array(
     Type.Object({
-      content: Type.Object({ role: Type.Literal('model'), parts: Type.Array(Type.Object({}, { additionalProperties: true, description: '{ text } or { functionCall: { name, args, id } }' })) }),
+      content: Type.Object({
+        role: Type.Literal('model'),
+        parts: Type.Array(
+          Type.Object(
+            {},
+            {
+              additionalProperties: true,
+              description: '{ text } (`thought: true` on a thought) or { functionCall: { name, args, id } }; the first functionCall, else the last part, carries the turn\'s thoughtSignature when the model thought',
+            },
+          ),
+        ),
+      }),
       finishReason: Type.String(),
       index: Type.Integer(),
     }),

@@ -1,13 +1,15 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import type { TextAnswerBody, ToolCall } from '../gateway/index.js';
-import { finishReasonOf, functionCallPart, geminiStatus, usageMetadataOf } from './gemini.format.js';
+import { finishReasonOf, functionCallPart, geminiStatus, signedParts, usageMetadataOf } from './gemini.format.js';
+import { thoughtSignatureOf } from './gemini.signature.js';
 import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
 
 /**
- * Translates the gateway's stream into Gemini's `streamGenerateContent?alt=sse`: unnamed `data:` events, each a
- * GenerateContentResponse. Text goes out as it comes (and thinking, as `thought: true` parts, with includeThoughts); function calls go out whole in the last chunk (Gemini never
- * splits a call's arguments), with the finish reason and the billed usage once the gateway settled. A stream that
- * broke midway ends with a chunk holding Google's `error` object, which the SDK raises.
+ * Translates the gateway's stream into Gemini's `streamGenerateContent` chunks, each a GenerateContentResponse (sent
+ * as unnamed `data:` events with `alt=sse`, else as the elements of one JSON array). Text goes out as it comes (and
+ * thinking, as `thought: true` parts, with includeThoughts); function calls go out whole in the last chunk (Gemini
+ * never splits a call's arguments), with the thought signature, the finish reason and the billed usage once the
+ * gateway settled. A stream that broke midway ends with a chunk holding Google's `error` object, which the SDK raises.
  */
 export function geminiChunkStream(target: SseStream, meta: { responseId: string; model: string; includeThoughts?: boolean }): TranslatedStream {
   let failed = false;
@@ -36,7 +38,10 @@ export function geminiChunkStream(target: SseStream, meta: { responseId: string;
       if (answer && !failed) {
         // The billed answer is the record: its calls win over what the stream carried.
         const finalCalls = answer.toolCalls?.length ? answer.toolCalls : [...calls.values()];
-        await chunk(finalCalls.map(functionCallPart), { finishReason: finishReasonOf(answer.finishReason) }, { usageMetadata: usageMetadataOf(answer) });
+        // Without calls the last chunk holds an empty text part, as Gemini's streams end: it carries the signature,
+        // and a chunk with no part at all makes `@google/genai`'s chats drop the whole answer from their history.
+        const parts = finalCalls.length ? finalCalls.map(functionCallPart) : [{ text: '' }];
+        await chunk(signedParts<object>(parts, thoughtSignatureOf(answer.thinking)), { finishReason: finishReasonOf(answer.finishReason) }, { usageMetadata: usageMetadataOf(answer) });
       }
       target.end();
     },

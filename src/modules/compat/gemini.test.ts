@@ -97,7 +97,7 @@ describe('/gemini/v1beta with the official @google/genai SDK', () => {
     expect((other as ApiError).status).toBe(403);
   });
 
-  it('takes the key as ?key= too, and names ignored fields in x-storefront-ignored', async () => {
+  it('takes the key as ?key= too, names ignored fields in x-storefront-ignored, and streams as SSE or one JSON array', async () => {
     const { key } = await keyHolder();
     const body = { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } }, safetySettings: [] };
     const response = await fetch(`${host}/gemini/v1beta/models/local/text:generateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -108,8 +108,13 @@ describe('/gemini/v1beta with the official @google/genai SDK', () => {
     const streamed = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?alt=sse&key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(streamed.headers.get('x-storefront-ignored')).toBe('generationConfig.thinkingConfig, safetySettings');
     expect(await streamed.text()).toMatch(/^data: \{"candidates"/);
-    const notSse = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect(notSse.status).toBe(400);
+    const array = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(array.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(array.headers.get('x-storefront-ignored')).toBe('generationConfig.thinkingConfig, safetySettings');
+    expect(JSON.parse(await array.text())).toEqual(expect.arrayContaining([expect.objectContaining({ candidates: expect.any(Array) })]));
+    const proto = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?alt=proto&key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(proto.status).toBe(400);
+    expect(await proto.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('alt=sse') } });
   });
 
   it("gives Google's errors with the gateway's statuses", async () => {
