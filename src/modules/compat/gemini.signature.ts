@@ -1,5 +1,4 @@
-import type { ThinkingBlock } from '../gateway/index.js';
-import { isPackedThinking, packThinking, unpackThinking } from '../gateway/index.js';
+import { isPackedThinking, packThinking, unpackThinking, type ThinkingBlock } from '../gateway/index.js';
 
 /**
  * A model's thinking as Gemini's `thoughtSignature`, so that a client keeping the history (Gemini CLI,
