@@ -28,21 +28,53 @@ export interface SseOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * How a streamed answer is written on the wire: its content type, what opens and closes it, how one event, one raw
+ * line and one keep-alive look. Server-sent events are one framing; Gemini's JSON array (`compat/gemini.json-stream.ts`)
+ * is another, served through the same socket handling.
+ */
+export interface StreamFraming {
+  contentType: string;
+  opening: string;
+  closing: string;
+  /** `index` counts the events sent before this one. */
+  event(data: unknown, name: string | undefined, index: number): string;
+  /** Undefined: the framing has no raw lines and drops them. */
+  raw?(data: string): string;
+  keepAlive(text: string): string;
+}
+
+const SSE_FRAMING: StreamFraming = {
+  contentType: 'text/event-stream; charset=utf-8',
+  opening: '',
+  closing: '',
+  event: (data, name) => `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`,
+  raw: (data) => `data: ${data}\n\n`,
+  keepAlive: (text) => `: ${text.replace(/\n/g, ' ')}\n\n`,
+};
+
 export function openSse(request: FastifyRequest, reply: FastifyReply, options: SseOptions = {}): SseStream {
+  return openFramedStream(request, reply, SSE_FRAMING, options);
+}
+
+/** A hijacked streamed answer in `framing`, with backpressure, keep-alives and the client's leaving noticed. */
+export function openFramedStream(request: FastifyRequest, reply: FastifyReply, framing: StreamFraming, options: SseOptions = {}): SseStream {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
+    'content-type': framing.contentType,
     'cache-control': 'no-cache, no-transform',
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
     'x-request-id': request.id,
     ...options.headers,
   });
-  res.flushHeaders?.();
+  if (framing.opening) res.write(framing.opening);
+  else res.flushHeaders?.();
 
   let ended = false;
   let gone = false;
+  let events = 0;
   const goneCallbacks: Array<() => void> = [];
   const markGone = () => {
     if (ended || gone) return;
@@ -53,10 +85,11 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
   // `close` on the response fires when the underlying connection closes, whether or not the response finished.
   res.on('close', markGone);
 
+  const comment = (text: string) => {
+    if (!ended && !gone && !res.destroyed) res.write(framing.keepAlive(text));
+  };
   const keepAliveMs = options.keepAliveMs ?? 15_000;
-  const keepAlive = setInterval(() => {
-    if (!ended && !gone) res.write(': keep-alive\n\n');
-  }, keepAliveMs || 2 ** 31 - 1);
+  const keepAlive = setInterval(() => comment('keep-alive'), keepAliveMs || 2 ** 31 - 1);
   keepAlive.unref();
   if (!keepAliveMs) clearInterval(keepAlive);
 
@@ -77,16 +110,14 @@ export function openSse(request: FastifyRequest, reply: FastifyReply, options: S
   }
 
   return {
-    send: (data, event) => write(`${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`),
-    sendRaw: (data) => write(`data: ${data}\n\n`),
-    comment(text) {
-      if (!ended && !gone && !res.destroyed) res.write(`: ${text.replace(/\n/g, ' ')}\n\n`);
-    },
+    send: (data, event) => write(framing.event(data, event, events++)),
+    sendRaw: async (data) => (framing.raw ? write(framing.raw(data)) : undefined),
+    comment,
     end() {
       if (ended) return;
       ended = true;
       clearInterval(keepAlive);
-      if (!res.destroyed && !res.writableEnded) res.end();
+      if (!res.destroyed && !res.writableEnded) res.end(framing.closing || undefined);
     },
     get closed() {
       return ended || gone || res.destroyed;
