@@ -1,8 +1,9 @@
 /**
  * What the fake Anthropic Messages API refuses, with the messages the real API gives (400 invalid_request_error):
  * roles that do not alternate, tool results that answer no tool_use of the previous assistant turn (or do not open
- * the turn), tool_use without results, empty text, invalid images, invalid tools and cache markers, and temperature
- * together with top_p (refused by current Claude models).
+ * the turn), tool_use without results, empty text, invalid images, invalid tools and cache markers, temperature
+ * together with top_p (refused by current Claude models), and what extended thinking does not combine with
+ * (fake-anthropic-thinking.ts: sampling changes and a forced tool_choice).
  */
 
 import { thinkingBlockProblem, thinkingProblem } from './fake-anthropic-thinking.js';

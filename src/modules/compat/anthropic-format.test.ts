@@ -31,7 +31,7 @@ const answer = (extra: Partial<TextAnswerBody> = {}): TextAnswerBody => ({
 describe('toTextBody: an Anthropic request as the gateway text call', () => {
   it('sends the conversation as it is: no server instruction, no system message unless the caller sent one', () => {
     const body = toTextBody(request());
-    expect(body).toEqual({ model: 'local/text', messages: [{ role: 'user', content: 'Hi' }], maxTokens: 100, serverInstruction: false });
+    expect(body).toEqual({ model: 'local/text', messages: [{ role: 'user', content: 'Hi' }], maxTokens: 100, serverInstruction: false, fieldNames: expect.any(Object) });
     expect(toTextBody(request({ system: [{ type: 'text', text: 'Be brief.' }] })).messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
     expect(toTextBody(request({ system: '' })).messages).toHaveLength(1);
   });
@@ -39,6 +39,8 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
   it('carries the parameters under the gateway names', () => {
     const body = toTextBody(request({ temperature: 0.2, top_p: 0.9, top_k: 40, stop_sequences: ['END'], metadata: { user_id: 'u-42' } }));
     expect(body).toMatchObject({ temperature: 0.2, topP: 0.9, topK: 40, stop: ['END'], user: 'u-42' });
+    // Its own names for the sampling hints, so a header that says one was left out names what the caller sent.
+    expect(body.fieldNames).toEqual({ temperature: 'temperature', topP: 'top_p', topK: 'top_k' });
   });
 
   it('keeps cache markers on system, text blocks and tools, and puts the top-level one on the last text', () => {
@@ -139,9 +141,9 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
 
   it("takes Claude Code's adaptive thinking as an effort, and the context edit that changes nothing", () => {
     const adaptive = toTextBody(request({ max_tokens: 4096, thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }));
-    expect(adaptive).toMatchObject({ maxTokens: 4096, reasoning: { effort: 'low' }, reasoningField: 'thinking' });
-    expect(toTextBody(request({ thinking: { type: 'adaptive' } })).reasoning).toEqual({ effort: 'high' });
-    expect(toTextBody(request({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).reasoning).toEqual({ effort: 'high' });
+    expect(adaptive).toMatchObject({ maxTokens: 4096, reasoning: { effort: 'low', withinMaxTokens: true }, reasoningField: 'thinking' });
+    expect(toTextBody(request({ thinking: { type: 'adaptive' } })).reasoning).toEqual({ effort: 'high', withinMaxTokens: true });
+    expect(toTextBody(request({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).reasoning).toEqual({ effort: 'high', withinMaxTokens: true });
     expect(toTextBody(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).reasoning).toBeUndefined();
     expect(refusal(request({ context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } })).message).toContain('context_management');
     expect(refusal(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } }] } })).message).toContain('context_management');
@@ -176,9 +178,9 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
     expect(toTextBody(request({ thinking: { type: 'disabled' } })).messages).toHaveLength(1);
   });
 
-  it("carries thinking as the gateway's reasoning budget, max_tokens keeping the answer's room", () => {
+  it("carries thinking as the gateway's reasoning budget, max_tokens staying the cap of the whole output", () => {
     const body = toTextBody(request({ max_tokens: 5000, thinking: { type: 'enabled', budget_tokens: 2048 } }));
-    expect(body).toMatchObject({ maxTokens: 5000 - 2048, reasoning: { budgetTokens: 2048 }, reasoningField: 'thinking' });
+    expect(body).toMatchObject({ maxTokens: 5000, reasoning: { budgetTokens: 2048, withinMaxTokens: true }, reasoningField: 'thinking' });
     expect(toTextBody(request({ thinking: { type: 'disabled' } }))).not.toHaveProperty('reasoning');
   });
 

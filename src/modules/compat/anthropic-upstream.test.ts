@@ -129,15 +129,13 @@ describe('/anthropic/v1/messages over an OpenAI-backed model', () => {
     expect(state.ledgerSum).toBe(state.balance);
   });
 
-  it('refuses a parameter the provider does not take with a 400 naming it, before any charge or upstream call', async () => {
-    const before = await walletState(t, userId);
-    const calls = fake.calls().length;
+  it('leaves out a sampling hint the provider does not take (top_k), naming it in x-storefront-ignored', async () => {
+    decide = () => ({ kind: 'ok', text: 'Hello.' });
     const topK = { top_k: 5 };
-    const err = await anthropic.messages.create({ model, max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], ...topK }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(errorMessage(err)).toMatch(/top_?k/i);
-    expect(fake.calls()).toHaveLength(calls);
-    expect(await walletState(t, userId)).toEqual(before);
+    const { data: message, response } = await anthropic.messages.create({ model, max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], ...topK }).withResponse();
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello.' }]);
+    expect(response.headers.get('x-storefront-ignored')).toBe('top_k');
+    expect(lastUpstreamBody()).not.toHaveProperty('top_k');
   });
 
   it('a model without vision refuses an image with a 400 before any charge or upstream call', async () => {

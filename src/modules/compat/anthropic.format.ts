@@ -11,11 +11,13 @@ import type { CountTokensBody, Message, MessagesBody } from './anthropic.schemas
  */
 
 export type MessagesRequest = Static<typeof MessagesBody>;
+const SAMPLING_NAMES = { temperature: 'temperature', topP: 'top_p', topK: 'top_k' };
 type Tools = NonNullable<MessagesRequest['tools']>;
 
 /**
  * An Anthropic Messages request as the gateway's text call: `system` first, the conversation as it is (no server
- * instruction), and the parameters under the gateway's names. What cannot be honoured is refused with a 400 naming it.
+ * instruction), and the parameters under the gateway's names. What cannot be honoured is refused with a 400 naming it;
+ * a sampling hint the model cannot take (top_k on OpenAI's, temperature with thinking) is left out and named.
  */
 export function toTextBody(body: MessagesRequest): TextBody {
   refuseUnsupported(body);
@@ -30,11 +32,14 @@ export function toTextBody(body: MessagesRequest): TextBody {
   return {
     model: body.model,
     messages,
-    // Anthropic's max_tokens holds the thinking budget and the answer; the gateway's maxTokens is the answer's room.
-    maxTokens: budget ? body.max_tokens - budget : body.max_tokens,
-    ...(budget ? { reasoning: { budgetTokens: budget }, reasoningField: 'thinking' } : {}),
-    ...(adaptive ? { reasoning: { effort: adaptive }, reasoningField: 'thinking' } : {}),
+    // Anthropic's max_tokens caps the whole output, thinking included: the gateway fits the budget under it
+    // (withinMaxTokens) rather than adding it, so neither the upstream call nor the reservation exceeds it.
+    maxTokens: body.max_tokens,
+    ...(budget ? { reasoning: { budgetTokens: budget, withinMaxTokens: true }, reasoningField: 'thinking' } : {}),
+    ...(adaptive ? { reasoning: { effort: adaptive, withinMaxTokens: true }, reasoningField: 'thinking' } : {}),
     serverInstruction: false,
+    // The sampling hints under this surface's names, for the header that says which were left out.
+    fieldNames: SAMPLING_NAMES,
     // Left undefined when not sent: the gateway passes on (and checks against the provider) only the ones set.
     temperature: body.temperature ?? undefined,
     topP: body.top_p ?? undefined,
@@ -52,7 +57,7 @@ export type CountTokensRequest = Static<typeof CountTokensBody>;
 
 /**
  * A count_tokens request as the text call it counts: the same translation (and refusals) as a message, with an output
- * room that no thinking budget can exceed, since counting has none.
+ * cap (count_tokens has no max_tokens) that any thinking budget fits under.
  */
 export const toCountedBody = (body: CountTokensRequest): TextBody => toTextBody({ ...body, max_tokens: Number.MAX_SAFE_INTEGER });
 
@@ -67,7 +72,8 @@ function thinkingBudgetOf(body: MessagesRequest): number | null {
 
 /**
  * `thinking: { type: "adaptive" }`: the model decides how much to think, at `output_config.effort` (Anthropic's default
- * is high; `max` has no gateway level above high). Sent as the gateway's effort, which a budget model gets as a budget.
+ * is high; `max` has no gateway level above high). Sent as the gateway's effort, which a budget model gets as a budget
+ * fitted under max_tokens (no thinking when max_tokens cannot hold Anthropic's smallest budget, 1024).
  */
 function adaptiveEffortOf(body: MessagesRequest): ReasoningEffort | null {
   const effort = body.output_config?.effort ?? null;

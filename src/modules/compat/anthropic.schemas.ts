@@ -107,7 +107,7 @@ export const MessagesBody = Type.Object({
       { type: Type.Union([Type.Literal('enabled'), Type.Literal('adaptive'), Type.Literal('disabled')]), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) },
       {
         description:
-          'Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so',
+          'Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. As Anthropic counts it, max_tokens includes the thinking: an adaptive budget is fitted under it (no thinking when max_tokens is 1024 or less). With thinking on a Claude model, temperature other than 1, top_k and top_p outside 0.95..1 are left out and a tool_choice forcing a tool is a 400. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so',
       },
     ),
   ),

@@ -88,13 +88,15 @@ describe('thinking on /anthropic/v1/messages', () => {
 
   it("takes Claude Code's adaptive thinking at its effort, with the context edit that changes nothing", async () => {
     decide = () => ({ kind: 'ok', text: 'Hello there.' });
-    const ask = { model: MODEL, max_tokens: 1000, messages: [question], thinking: { type: 'adaptive' }, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } };
+    const ask = { model: MODEL, max_tokens: 16_000, messages: [question], thinking: { type: 'adaptive' }, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } };
     const message = await anthropic.messages.create(ask as unknown as Anthropic.MessageCreateParamsNonStreaming);
-    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2048 + 1000 });
+    // max_tokens caps the whole output on this surface: the budget goes under it, never on top.
+    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 16_000 });
     expect(sent().context_management).toBeUndefined();
     expect(thinkingOf(message)).toEqual({ type: 'thinking', thinking: expect.any(String), signature: expect.any(String) });
     await anthropic.messages.create({ ...ask, output_config: undefined } as unknown as Anthropic.MessageCreateParamsNonStreaming);
-    expect(sent().thinking).toEqual({ type: 'enabled', budget_tokens: 24_576 });
+    // Effort high (24,576 tokens) is lowered to fit under max_tokens.
+    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 15_999 }, max_tokens: 16_000 });
   });
 
   it('refuses a budget at or above max_tokens, as Anthropic does', async () => {

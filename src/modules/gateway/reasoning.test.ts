@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
+import { budgetWithin, reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
 
 const model = (flags: Record<string, unknown> = {}) => ({ slug: 'p/m', capabilities: { controls: {}, extra: {}, flags } });
 
@@ -33,5 +33,14 @@ describe('the reasoning control in each provider’s terms', () => {
     expect(thinkingMaxTokens(8192, 2048, 64_000, model())).toBe(10_240);
     expect(thinkingMaxTokens(8192, 60_000, 64_000, model())).toBe(64_000);
     expect(() => thinkingMaxTokens(32_000, 100, 32_000, model())).toThrow(/no room/);
+  });
+
+  it("fits the budget under Anthropic's max_tokens: an effort's lowered, a caller's refused, none below 1024", () => {
+    expect(budgetWithin(2048, false, 4000, model())).toEqual({ budgetTokens: 2048 });
+    expect(budgetWithin(24_576, false, 4000, model())).toEqual({ budgetTokens: 3999 });
+    expect(budgetWithin(24_576, false, 1025, model())).toEqual({ budgetTokens: 1024 });
+    expect(budgetWithin(24_576, false, 1024, model())).toBeNull();
+    expect(budgetWithin(3000, true, 3001, model())).toEqual({ budgetTokens: 3000 });
+    expect(() => budgetWithin(3000, true, 3000, model())).toThrow(/below the 3000 output tokens/);
   });
 });

@@ -70,3 +70,21 @@ export function thinkingMaxTokens(budget: number, answerTokens: number, limit: n
   }
   return total;
 }
+
+/**
+ * The thinking budget of a call whose maxTokens caps the whole output, thinking included (Anthropic's max_tokens, "the
+ * budget counts towards max_tokens" and must be at least 1024 and below it). `cap` is that maxTokens within the model's
+ * context. A budget the caller set that does not fit is refused, as Anthropic refuses it. One that stands for an effort
+ * (adaptive thinking, where the model decides how much to think) is lowered to fit, and when not even the smallest
+ * budget fits the call goes without thinking, as an adaptive call may: null.
+ */
+export function budgetWithin(budget: number, callerSet: boolean, cap: number, model: Pick<GatewayModel, 'slug'>): ReasoningOption | null {
+  if (budget < cap) return { budgetTokens: budget };
+  if (callerSet) {
+    throw badRequest(
+      `A thinking budget of ${budget} tokens must be below the ${cap} output tokens this call can have on "${model.slug}" (max_tokens, which includes the thinking, within the model's context). Lower the budget or shorten the messages.`,
+      [{ field: 'thinking.budget_tokens', message: `must be below ${cap}` }],
+    );
+  }
+  return cap - 1 >= MIN_THINKING_BUDGET ? { budgetTokens: cap - 1 } : null;
+}

@@ -4,7 +4,22 @@ import type { GatewayModel } from '../catalog/service.js';
 import { MAX_IMAGES_PER_REQUEST } from './image-input.js';
 import { localSchemaRefusal } from './providers/local.js';
 import { messageImages, TEXT_PARAMETERS, type ChatMessage, type ProviderAdapter, type TextParameter } from './providers/types.js';
-import type { TextOptions } from './text-types.js';
+import type { SamplingHint, TextCall, TextOptions } from './text-types.js';
+
+/*
+ * The one policy for request fields a model cannot take:
+ *
+ * - Sampling hints (temperature, topP, topK) only shape how tokens are drawn. When the model cannot take one (its
+ *   provider's API has no such parameter, the model has no temperature control, or Anthropic's extended thinking is on,
+ *   which refuses temperature other than 1, any top_k, and top_p outside 0.95..1) it is left out of the upstream call
+ *   and named in `x-storefront-ignored` under the caller's own name (`top_k`, `generationConfig.topK`...). It is never
+ *   sent to fail upstream, and the charge is the usage the provider reports, so leaving it out changes no bill.
+ * - Everything that changes the answer's contract (tools, tool_choice, response format, stop, seed, penalties, user,
+ *   images) is refused with a 400 naming it: an answer that silently ignored it would be a different answer.
+ * - With thinking on an Anthropic model, a tool_choice that forces a tool is a 400 as well (Anthropic refuses the pair).
+ *
+ * The reasoning control itself follows the first rule (reasoning.ts: a model without one answers without it).
+ */
 
 /** The wire names of the gateway's parameters, so a refusal names what the caller actually sent. */
 const WIRE_NAMES: Record<TextParameter, string> = {
@@ -24,14 +39,17 @@ const named = (parameter: TextParameter) => (WIRE_NAMES[parameter] === parameter
 
 type Checked = { model: Pick<GatewayModel, 'slug' | 'features' | 'capabilities'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'images' | 'jsonSchema'> };
 
+/** The parameters left out rather than refused when the provider's API has none (see the policy above). */
+const SAMPLING_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['topP', 'topK']);
+
 /**
- * What the model and its provider can honour, checked before any reservation: every optional parameter must be one the
- * provider's adapter carries (never dropped silently), tools need a TOOLS model, images a VISION model whose adapter
+ * What the model and its provider can honour, checked before any reservation: every optional parameter but the sampling
+ * hints must be one the provider's adapter carries, tools need a TOOLS model, images a VISION model whose adapter
  * carries them, a JSON schema a model that takes one, and the built-in model's schemas its limits. In that order; the
  * first failure is the answer.
  */
 export function checkCapabilities({ model, adapter }: Checked, options: TextOptions, messages: readonly ChatMessage[]): void {
-  const refused = TEXT_PARAMETERS.filter((p) => options[p] !== undefined && !adapter.parameters.has(p));
+  const refused = TEXT_PARAMETERS.filter((p) => options[p] !== undefined && !SAMPLING_PARAMETERS.has(p) && !adapter.parameters.has(p));
   if (refused.length > 0) {
     throw badRequest(
       `The model "${model.slug}" cannot honour ${refused.map(named).join(', ')}: its provider's API has no such parameter. Leave ${refused.length === 1 ? 'it' : 'them'} out or choose another model.`,
@@ -66,6 +84,45 @@ export function checkCapabilities({ model, adapter }: Checked, options: TextOpti
   // The built-in model writes schema values itself, on the event loop; real providers apply their own limits.
   const refusal = adapter.kind === 'local' ? localSchemaRefusal(options) : undefined;
   if (refusal) throw badRequest(refusal.message, [{ field: refusal.field, message: `is past the built-in model's ${refusal.limit} limit` }]);
+}
+
+/** Anthropic's range for top_p with thinking on (https://platform.claude.com/docs/en/build-with-claude/extended-thinking#feature-compatibility). */
+const THINKING_TOP_P = { min: 0.95, max: 1 };
+
+/**
+ * The sampling hints the call leaves out on this model, in the gateway's names. `thinking`: Anthropic's extended
+ * thinking is on for the call (temperature may then only be 1, top_k must be unset, top_p within 0.95..1).
+ */
+export function samplingLeftOut(
+  { model, adapter }: { model: Pick<GatewayModel, 'capabilities'>; adapter: Pick<ProviderAdapter, 'parameters'> | undefined },
+  call: Pick<TextCall, 'temperature' | 'options'>,
+  thinking: boolean,
+): SamplingHint[] {
+  const { topP, topK } = call.options ?? {};
+  const temperature = call.temperature;
+  const carried = (p: TextParameter) => !adapter || adapter.parameters.has(p);
+  const leftOut: SamplingHint[] = [];
+  // Reasoning models advertise no temperature control (OpenAI's refuse any value but the default).
+  if (temperature !== undefined && (!model.capabilities.controls?.temperature || (thinking && temperature !== 1))) leftOut.push('temperature');
+  if (topP !== undefined && (!carried('topP') || (thinking && (topP < THINKING_TOP_P.min || topP > THINKING_TOP_P.max)))) leftOut.push('topP');
+  if (topK !== undefined && (!carried('topK') || thinking)) leftOut.push('topK');
+  return leftOut;
+}
+
+/** The caller's names for the hints left out (the surface's `fieldNames`, else the gateway's own). */
+export const leftOutNames = (leftOut: readonly SamplingHint[], options: TextOptions | undefined): string[] => leftOut.map((hint) => options?.fieldNames?.[hint] ?? hint);
+
+/**
+ * With thinking on, Anthropic refuses a tool_choice that forces a tool ("Thinking may not be enabled when tool_choice
+ * forces tool use"): refused here, before any reservation, rather than failing upstream.
+ */
+export function checkThinkingToolChoice(model: Pick<GatewayModel, 'slug'>, options: TextOptions, reasoningField: string): void {
+  const choice = options.toolChoice;
+  if (choice !== 'required' && typeof choice !== 'object') return;
+  throw badRequest(
+    `tool_choice forces a tool call, which "${model.slug}" cannot do while thinking (Anthropic refuses the pair). Set tool_choice to auto (or none), or turn thinking off by leaving out ${reasoningField}.`,
+    [{ field: 'toolChoice', message: 'must be auto or none while thinking is on' }],
+  );
 }
 
 /** How long the image URLs' hosts may take to resolve, all together, before the request is refused. */

@@ -28,8 +28,30 @@ export interface TextGatewayDeps {
   fallbacks?: Pick<Fallbacks, 'idsOf'>;
 }
 
-/** The optional parameters of a text call, carried to adapters that honour them (any other is refused with a 400). */
-export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user' | 'reasoning'>;
+/**
+ * The sampling hints: they shape how tokens are drawn, never what the answer must be, so one a model cannot take is
+ * left out of its call and named in `x-storefront-ignored` (text-capabilities.ts has the whole policy).
+ */
+export type SamplingHint = 'temperature' | 'topP' | 'topK';
+
+/** The reasoning control as the caller's surface gave it. */
+export interface TextReasoning extends ReasoningOption {
+  /**
+   * The call's maxTokens caps the whole output, thinking included, and a thinking budget is fitted under it: Anthropic's
+   * max_tokens, set by its surface. Without it a budget is added to maxTokens (the gateway's documented rule).
+   */
+  withinMaxTokens?: boolean;
+}
+
+/**
+ * The optional parameters of a text call: carried to adapters that honour them; a sampling hint one cannot take is left
+ * out, any other parameter refused with a 400. `fieldNames` says what the caller's surface calls the sampling hints,
+ * for the header (default: the gateway's own names, as `POST /v1/ai/text` takes them); it never goes upstream.
+ */
+export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user'> & {
+  reasoning?: TextReasoning;
+  fieldNames?: Partial<Record<SamplingHint, string>>;
+};
 
 export interface TextCall {
   operation: 'text.generate' | 'prompt.enhance';
@@ -56,7 +78,7 @@ export interface TextAnswer {
   toolCalls?: ToolCall[];
   /** The model's thinking blocks, when the provider sent any (never part of `text`). */
   thinking?: ThinkingBlock[];
-  /** Request fields the model cannot honour that were left out rather than refused (the reasoning control). */
+  /** Request fields the model cannot take that were left out rather than refused (sampling hints, the reasoning control), as the caller named them. */
   ignored?: string[];
   /** The totals and what they were charged; the token classes the provider reported, when non-zero. */
   usage: { inputTokens: number; outputTokens: number; creditsConsumed: number; cachedInputTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
@@ -81,9 +103,11 @@ export interface Prepared {
   reasoning?: ReasoningOption;
   /** What was left out (see TextAnswer.ignored). */
   ignored?: string[];
+  /** The sampling hints left out of the upstream call (the prepared call decides; adapters send what they are given). */
+  leftOut?: SamplingHint[];
   started: number;
   /** The model the caller asked for, when a fallback serves the call instead. */
   fallbackFrom?: { model: string; error: unknown };
 }
 
-export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens' | 'reasoning' | 'ignored'> & { access: Access };
+export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens' | 'reasoning' | 'ignored' | 'leftOut'> & { access: Access };

@@ -274,7 +274,7 @@ describe('POST /v1/ai/text errors', () => {
     ['a temperature above 2', { ...hello, temperature: 3 }, 'temperature'],
     ['a non-boolean stream', { ...hello, stream: 'yes' }, 'stream'],
     ['an unknown field', { ...hello, topN: 3 }, 'topN'],
-    ['a parameter the model cannot honour', { ...hello, topK: 3 }, 'topK'],
+    ['a parameter that changes the answer and the model cannot honour', { ...hello, presencePenalty: 0.5 }, 'presencePenalty'],
     ['an over-long model slug', { ...hello, model: 'm'.repeat(201) }, 'model'],
     ['no user message', { model: TEXT_MODEL, messages: [{ role: 'system', content: 'Be brief.' }] }, 'messages'],
     ['maxTokens above what the model can write', { ...hello, maxTokens: 5000 }, 'maxTokens'],

@@ -3,13 +3,13 @@ import { badRequest } from '../../platform/http/errors.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { GatewayModel } from '../catalog/service.js';
 import { withServerInstruction } from './instructions.js';
-import { TEXT_PARAMETERS, type ChatMessage } from './providers/types.js';
+import { TEXT_PARAMETERS, type ChatMessage, type TextRequest } from './providers/types.js';
 import { finalize } from './text-billing.js';
 import { withFallbacks } from './text-fallbacks.js';
 import { asStream, pump } from './text-stream.js';
 import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps, TextOptions } from './text-types.js';
-import { checkCapabilities, checkImageUrls } from './text-capabilities.js';
-import { reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
+import { checkCapabilities, checkImageUrls, checkThinkingToolChoice, leftOutNames, samplingLeftOut } from './text-capabilities.js';
+import { budgetWithin, reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
 import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtLeast, messageTokensAtMost } from './tokens.js';
 
 export const DEFAULT_MAX_TOKENS = 2048;
@@ -31,7 +31,7 @@ export const textResponse = (answer: TextAnswer) => ({
 /** The optional parameters a body sets (the keys it leaves out stay out). */
 export function textOptionsOf(body: TextOptions): TextOptions {
   const options: Record<string, unknown> = {};
-  for (const key of [...TEXT_PARAMETERS, 'reasoning'] as const) if (body[key] !== undefined) options[key] = body[key];
+  for (const key of [...TEXT_PARAMETERS, 'reasoning', 'fieldNames'] as const) if (body[key] !== undefined) options[key] = body[key];
   return options;
 }
 
@@ -98,43 +98,64 @@ export function createTextGateway(deps: TextGatewayDeps) {
       throw badRequest(`maxTokens ${call.maxTokens} is more than the model "${model.slug}" can write (${modelMax}).`, [{ field: 'maxTokens', message: `must be at most ${modelMax}` }]);
     }
     let maxTokens = call.maxTokens ?? Math.min(DEFAULT_MAX_TOKENS, modelMax);
-    const reasoningMode = options.reasoning ? reasoningModeOf(model, adapter?.kind) : null;
-    const reasoning = options.reasoning && reasoningMode ? translateReasoning(options.reasoning, reasoningMode, model) : null;
-    // A model without a reasoning control answers without one, and the header says so (the charge does not change).
-    const ignored = options.reasoning && !reasoningMode ? [call.reasoningField ?? 'reasoning'] : undefined;
-    if (reasoning?.budgetTokens !== undefined) {
-      const room = model.maxContextTokens ? model.maxContextTokens - inputTokens : Number.POSITIVE_INFINITY;
-      maxTokens = thinkingMaxTokens(reasoning.budgetTokens, maxTokens, Math.min(modelMax, room), model);
+    const room = model.maxContextTokens ? model.maxContextTokens - inputTokens : Number.POSITIVE_INFINITY;
+    if (room <= 0) {
+      throw badRequest(`The messages are about ${inputTokens} tokens; the model "${model.slug}" reads at most ${model.maxContextTokens}. Shorten them.`, [
+        { field: 'messages', message: 'are too long for this model' },
+      ]);
     }
-    if (model.maxContextTokens) {
-      const room = model.maxContextTokens - inputTokens;
-      if (room <= 0) {
-        throw badRequest(`The messages are about ${inputTokens} tokens; the model "${model.slug}" reads at most ${model.maxContextTokens}. Shorten them.`, [
-          { field: 'messages', message: 'are too long for this model' },
+    const reasoningField = call.reasoningField ?? 'reasoning';
+    const asked = options.reasoning;
+    const reasoningMode = asked ? reasoningModeOf(model, adapter?.kind) : null;
+    let reasoning = asked && reasoningMode ? translateReasoning(asked, reasoningMode, model) : null;
+    // A model without a reasoning control answers without one, and the header says so (the charge does not change).
+    let thinkingLeftOut = Boolean(asked && !reasoningMode);
+    if (asked && reasoning?.budgetTokens !== undefined) {
+      if (asked.withinMaxTokens) {
+        // Anthropic's surface: max_tokens is the whole output, and the budget goes under it (reasoning.ts).
+        reasoning = budgetWithin(reasoning.budgetTokens, asked.budgetTokens !== undefined, Math.min(maxTokens, room), model);
+        thinkingLeftOut = reasoning === null;
+      } else {
+        maxTokens = thinkingMaxTokens(reasoning.budgetTokens, maxTokens, Math.min(modelMax, room), model);
+      }
+    }
+    const thinking = adapter?.kind === 'anthropic' && reasoning?.budgetTokens !== undefined;
+    if (thinking) checkThinkingToolChoice(model, options, reasoningField);
+    const leftOut = samplingLeftOut({ model, adapter: adapter ?? undefined }, call, thinking);
+    const ignored = [...(thinkingLeftOut ? [reasoningField] : []), ...leftOutNames(leftOut, options)];
+    if (maxTokens > room) {
+      if (call.maxTokens !== undefined && !reasoning?.budgetTokens) {
+        throw badRequest(`The messages (about ${inputTokens} tokens) plus maxTokens ${maxTokens} exceed the model's context of ${model.maxContextTokens} tokens. Lower maxTokens to ${room} or shorten the messages.`, [
+          { field: 'maxTokens', message: `must be at most ${room} with these messages` },
         ]);
       }
-      if (maxTokens > room) {
-        if (call.maxTokens !== undefined && !reasoning?.budgetTokens) {
-          throw badRequest(`The messages (about ${inputTokens} tokens) plus maxTokens ${maxTokens} exceed the model's context of ${model.maxContextTokens} tokens. Lower maxTokens to ${room} or shorten the messages.`, [
-            { field: 'maxTokens', message: `must be at most ${room} with these messages` },
-          ]);
-        }
-        maxTokens = room;
-      }
+      maxTokens = room;
     }
 
     const reservedTokens = await catalog.estimateTokens(model, { kind: 'text', inputTokens, maxOutputTokens: maxTokens });
     // Both keys always set: a fallback model's sizing replaces the first model's (text-fallbacks.ts merges them).
-    return { model, access, messages, maxTokens, inputTokens, trimmedMessages: fitted.trimmed, reservedTokens, reasoning: reasoning ?? undefined, ignored };
+    return {
+      model,
+      access,
+      messages,
+      maxTokens,
+      inputTokens,
+      trimmedMessages: fitted.trimmed,
+      reservedTokens,
+      reasoning: reasoning ?? undefined,
+      ignored: ignored.length ? ignored : undefined,
+      leftOut: leftOut.length ? leftOut : undefined,
+    };
   }
 
-  /** Temperature goes upstream only to models that honour it (reasoning models advertise no temperature control). */
-  const upstreamRequest = (p: Prepared) =>
-    Object.assign(
-      { model: p.model.upstreamModel, messages: p.messages, maxTokens: p.maxTokens, temperature: p.model.capabilities.controls?.temperature ? p.call.temperature : undefined },
-      p.call.options,
-      { reasoning: p.reasoning },
-    );
+  /** The upstream request as the prepared call decided it: the parameters set, without the sampling hints it left out. */
+  const upstreamRequest = (p: Prepared): TextRequest => {
+    const request: TextRequest = { model: p.model.upstreamModel, messages: p.messages, maxTokens: p.maxTokens, temperature: p.call.temperature, reasoning: p.reasoning };
+    const options = p.call.options ?? {};
+    for (const key of TEXT_PARAMETERS) if (options[key] !== undefined) Object.assign(request, { [key]: options[key] });
+    for (const hint of p.leftOut ?? []) delete request[hint];
+    return request;
+  };
 
   return {
     /** A whole answer at once. */
