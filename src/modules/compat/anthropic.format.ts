@@ -226,9 +226,18 @@ export function toMessage(answer: TextAnswerBody): Static<typeof Message> {
   };
 }
 
+/**
+ * A balance that cannot pay for the call is Anthropic's 402 `billing_error`
+ * (https://docs.claude.com/en/api/errors), not our 429: Anthropic's clients retry a 429 (Claude Code up to ten
+ * times), and no retry makes a wallet fuller. Plan and key limits stay 429s, which do clear with time.
+ */
+export const anthropicStatusOf = (error: DescribedError): number =>
+  error.code === 'QUOTA_EXCEEDED' && typeof (error.details as { shortfallTokens?: unknown } | null)?.shortfallTokens === 'number' ? 402 : error.status;
+
 /** Anthropic's error type for one of our statuses. */
 export function anthropicErrorType(status: number): string {
   if (status === 401) return 'authentication_error';
+  if (status === 402) return 'billing_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
   if (status === 413) return 'request_too_large';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf } from '../../platform/auth/plugin.js';
 import { registerErrorHandling } from '../../platform/http/error-handler.js';
 import { openSse } from '../../platform/http/sse.js';
-import { toAnthropicError } from './anthropic.format.js';
+import { anthropicStatusOf, toAnthropicError } from './anthropic.format.js';
 import { CountTokensBody, CountTokensResponse, MESSAGES_BODY_LIMIT_BYTES, MessagesBody, Message, anthropicErrors } from './anthropic.schemas.js';
 import { IGNORED_HEADER, IdempotencyHeaders } from '../gateway/index.js';
 import type { CompatService } from './service.js';
@@ -12,7 +12,7 @@ import type { CompatService } from './service.js';
  * here with `baseURL`. The API key is accepted as `x-api-key` (what that client sends) or as `Authorization: Bearer`.
  */
 export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> = async (app, { compat }) => {
-  registerErrorHandling(app, toAnthropicError);
+  registerErrorHandling(app, toAnthropicError, anthropicStatusOf);
 
   app.post(
     '/messages',

@@ -89,11 +89,17 @@ describe('/anthropic/v1/messages with the official @anthropic-ai/sdk', () => {
   });
 
   it("gives Anthropic's errors with the gateway's statuses", async () => {
-    const { anthropic, userId, key } = await keyHolder();
+    const { userId, key } = await keyHolder();
     await setBalance(t, userId, 0);
-    const broke = await anthropic.messages.create(ask).catch((err: unknown) => err);
-    expect(broke).toBeInstanceOf(Anthropic.RateLimitError);
-    expect((broke as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+    // A balance that cannot pay is Anthropic's 402 billing_error, which its clients do not retry (they retry a 429).
+    let attempts = 0;
+    const counting = new Anthropic({ apiKey: key, baseURL, maxRetries: 2, fetch: (url, init) => (attempts++, fetch(url, init)) });
+    const broke = await counting.messages.create(ask).catch((err: unknown) => err);
+    expect(broke).toBeInstanceOf(Anthropic.APIError);
+    expect((broke as InstanceType<typeof Anthropic.APIError>).status).toBe(402);
+    expect((broke as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'billing_error', message: expect.stringContaining('Top up') } });
+    expect(attempts).toBe(1);
+    expect((await walletState(t, userId)).balance).toBe(0);
 
     const stranger = await new Anthropic({ apiKey: 'sk_sf_nope', baseURL, maxRetries: 0 }).messages.create(ask).catch((err: unknown) => err);
     expect(stranger).toBeInstanceOf(Anthropic.AuthenticationError);

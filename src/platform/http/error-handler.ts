@@ -82,13 +82,15 @@ const spec = (e: DescribedError): unknown => envelope(e.code, e.message, e.detai
 
 /**
  * The error handler and the 404 of `app` (the whole service, or an encapsulated prefix that answers errors in
- * another shape, like the OpenAI-compatible surface); `render` turns a described error into the body.
+ * another shape, like the OpenAI-compatible surface); `render` turns a described error into the body, and `statusOf`
+ * may answer it with the status that surface's vendor uses for the same condition.
  */
-export function registerErrorHandling(app: FastifyInstance, render: (error: DescribedError) => unknown = spec): void {
+export function registerErrorHandling(app: FastifyInstance, render: (error: DescribedError) => unknown = spec, statusOf: (error: DescribedError) => number = (e) => e.status): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     if ('code' in error && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainOversizedBody(request, reply);
     const described = describeError(error, request);
-    return reply.code(described.status).headers(described.headers).send(render(described));
+    const status = statusOf(described);
+    return reply.code(status).headers(described.headers).send(render({ ...described, status }));
   });
 
   app.setNotFoundHandler((request, reply) => {
