@@ -1,114 +1,18 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { encodePng } from '../../src/platform/media/png.js';
 import { generateSpeechWav } from '../../src/platform/media/speech.js';
 import { generateMp4 } from '../../src/platform/media/video.js';
+import { send, sendBytes, startFake, type MediaFake } from './fakes/media-server.js';
 
 /**
  * Local stand-ins for media providers, speaking their wire formats:
- * - OpenAI Images and speech: `POST /v1/images/generations` (JSON), `/v1/images/edits` (multipart), `/v1/audio/speech`,
- *   with the real per-model rules (size menus, `n=1` for DALL·E 3, `response_format` refused by GPT Image) and errors.
+ * - OpenAI Images and speech (`./fakes/openai-media.ts`, re-exported here): generations, edits and speech with the real
+ *   per-model rules, GPT Image's `quality`, `size` and token `usage`, and OpenAI's errors.
  * - Runway: `POST /v1/image_to_video` / `/v1/text_to_video` -> `{ id }`, `GET`/`DELETE /v1/tasks/:id`, signed output URLs.
  * - ElevenLabs: `POST /v1/text-to-speech/:voice_id` (raw PCM or MP3 by `output_format`), `POST /v1/music` (MP3).
  * By default each behaves like the real API; `decide` overrides one request (an error, a hang).
  */
 
-export interface MediaFakeRequest {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: IncomingMessage['headers'];
-  /** Parsed JSON, or the multipart fields (files as `{ filename, type, bytes }`). */
-  body: any;
-}
-
-export type Override =
-  | { kind: 'error'; status: number; body: unknown }
-  /** Any bytes with any status, e.g. audio in a format the caller did not ask for. */
-  | { kind: 'raw'; status: number; contentType: string; body: Buffer }
-  | { kind: 'hang' }
-  | { kind: 'default' };
-export type MediaDecide = (request: MediaFakeRequest) => Override | Promise<Override>;
-
-export interface MediaFake {
-  origin: string;
-  /** What to configure as the account's base URL. */
-  baseUrl: string;
-  requests: MediaFakeRequest[];
-  decide(fn: MediaDecide): void;
-  close(): Promise<void>;
-}
-
-type Handler = (req: IncomingMessage, res: ServerResponse, request: MediaFakeRequest, origin: string) => Promise<void>;
-
-const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
-const sendBytes = (res: ServerResponse, bytes: Buffer, contentType: string) => {
-  res.writeHead(200, { 'content-type': contentType, 'content-length': String(bytes.length) });
-  res.end(bytes);
-};
-
-async function readBody(req: IncomingMessage): Promise<any> {
-  const parts: Buffer[] = [];
-  for await (const part of req) parts.push(part as Buffer);
-  const raw = Buffer.concat(parts);
-  const type = req.headers['content-type'] ?? '';
-  if (raw.length === 0) return null;
-  if (type.startsWith('multipart/form-data')) {
-    const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
-    const fields: Record<string, unknown> = {};
-    for (const [key, value] of form.entries()) {
-      fields[key] = typeof value === 'string' ? value : { filename: value.name, type: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
-    }
-    return fields;
-  }
-  return JSON.parse(raw.toString('utf8'));
-}
-
-async function startFake(basePath: string, handle: Handler): Promise<MediaFake> {
-  let decide: MediaDecide = () => ({ kind: 'default' });
-  const requests: MediaFakeRequest[] = [];
-  const sockets = new Set<Socket>();
-  let origin = '';
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      const request: MediaFakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: await readBody(req) };
-      requests.push(request);
-      const override = await decide(request);
-      if (override.kind === 'hang') return;
-      if (override.kind === 'error') return send(res, override.status, override.body);
-      if (override.kind === 'raw') {
-        res.writeHead(override.status, { 'content-type': override.contentType });
-        return void res.end(override.body);
-      }
-      await handle(req, res, request, origin);
-    })().catch((err) => {
-      if (!res.headersSent) send(res, 500, { error: String(err) });
-      else res.end();
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    baseUrl: `${origin}${basePath}`,
-    requests,
-    decide(fn) {
-      decide = fn;
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+export type { MediaDecide, MediaFake, MediaFakeRequest, Override } from './fakes/media-server.js';
 
 /** A real PNG of one colour (cheap at any size). */
 export function solidPng(width: number, height: number, shade = 128): Buffer {
@@ -123,94 +27,9 @@ export function silentMp3(frames = 20): Buffer {
   return Buffer.concat([id3, ...Array.from({ length: frames }, () => frame)]);
 }
 
-// ---------------------------------------------------------------- OpenAI Images and speech
+// ---------------------------------------------------------------- OpenAI Images and speech (./fakes/openai-media.ts)
 
-const OPENAI_SIZES: Record<string, string[]> = {
-  'gpt-image-1': ['1024x1024', '1536x1024', '1024x1536', 'auto'],
-  'dall-e-3': ['1024x1024', '1792x1024', '1024x1792'],
-  'dall-e-2': ['256x256', '512x512', '1024x1024'],
-};
-const openAiError = (message: string, param: string | null = null, code: string | null = null, type = 'invalid_request_error') => ({ error: { message, type, param, code } });
-
-export const OPENAI_MEDIA_ERRORS = {
-  401: openAiError('Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.', null, 'invalid_api_key'),
-  403: openAiError('Your organization must be verified to use the model `gpt-image-1`. Please go to: https://platform.openai.com/settings/organization/general and click on Verify Organization.'),
-  429: openAiError('Rate limit reached for images per minute. Please try again in 12s.', null, 'rate_limit_exceeded', 'requests'),
-  500: openAiError('The server had an error while processing your request. Sorry about that!', null, null, 'server_error'),
-  503: openAiError('The engine is currently overloaded, please try again later.', null, null, 'server_error'),
-} as const;
-
-export interface OpenAiMediaFakeOptions {
-  /** Answer every image call with `url` items instead of `b64_json` (as some compatible servers do). */
-  alwaysUrl?: boolean;
-}
-
-export function startFakeOpenAiMedia(options: OpenAiMediaFakeOptions = {}): Promise<MediaFake & { downloads: () => number }> {
-  let downloads = 0;
-  const stored = new Map<string, Buffer>();
-  return startFake('/v1', async (_req, res, request, origin) => {
-    const key = request.headers.authorization?.replace(/^Bearer /, '') ?? '';
-    if (request.method === 'GET' && request.path.startsWith('/files/')) {
-      const bytes = stored.get(request.path.slice('/files/'.length));
-      if (!bytes) return send(res, 404, { error: 'not found' });
-      downloads++;
-      return sendBytes(res, bytes, 'image/png');
-    }
-    if (!key.startsWith('sk-')) return send(res, 401, OPENAI_MEDIA_ERRORS[401]);
-    if (request.method === 'GET' && request.path === '/v1/models') {
-      return send(res, 200, { object: 'list', data: Object.keys(OPENAI_SIZES).map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'system' })) });
-    }
-    if (request.method === 'POST' && request.path === '/v1/audio/speech') {
-      const body = request.body;
-      if (!body?.input || !body?.voice) return send(res, 400, openAiError(`Missing required parameter: '${body?.input ? 'voice' : 'input'}'.`, body?.input ? 'voice' : 'input', 'missing_required_parameter'));
-      if (body.response_format !== 'wav') return send(res, 400, openAiError('This fake only speaks WAV.', 'response_format'));
-      const wav = generateSpeechWav({ text: body.input, seed: 7, voice: body.voice });
-      // OpenAI streams WAV, so the header declares an unknown (maximal) length.
-      wav.writeUInt32LE(0xffffffff, 4);
-      wav.writeUInt32LE(0xffffffff, 40);
-      return sendBytes(res, wav, 'audio/wav');
-    }
-    const generate = request.method === 'POST' && request.path === '/v1/images/generations';
-    const edit = request.method === 'POST' && request.path === '/v1/images/edits';
-    if (!generate && !edit) return send(res, 404, openAiError(`Invalid URL (${request.method} ${request.path})`));
-    const body = request.body ?? {};
-    const model = String(body.model ?? 'dall-e-2');
-    const n = Number(body.n ?? 1);
-    const size = String(body.size ?? '1024x1024');
-    if (!OPENAI_SIZES[model]) return send(res, 404, openAiError(`The model \`${model}\` does not exist or you do not have access to it.`, null, 'model_not_found'));
-    if (!body.prompt) return send(res, 400, openAiError("Missing required parameter: 'prompt'.", 'prompt', 'missing_required_parameter'));
-    if (edit && !body.image) return send(res, 400, openAiError("Missing required parameter: 'image'.", 'image', 'missing_required_parameter'));
-    if (edit && model === 'dall-e-3') return send(res, 400, openAiError('Image edits are not supported with dall-e-3.', 'model'));
-    if (model.startsWith('gpt-image') && body.response_format !== undefined) return send(res, 400, openAiError("Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter'));
-    if (!OPENAI_SIZES[model].includes(size)) {
-      return send(res, 400, openAiError(`Invalid value: '${size}'. Supported values are: ${OPENAI_SIZES[model].map((s) => `'${s}'`).join(', ')}.`, 'size', 'invalid_value'));
-    }
-    if (model === 'dall-e-3' && n !== 1) return send(res, 400, openAiError('You must provide n=1 for this model.', 'n'));
-    if (!(n >= 1 && n <= 10)) return send(res, 400, openAiError(`Invalid 'n': integer above maximum value. Expected a value <= 10, but got ${n} instead.`, 'n', 'integer_above_max_value'));
-    const [width, height] = (size === 'auto' ? '1024x1024' : size).split('x').map(Number) as [number, number];
-    const asUrl = options.alwaysUrl || (model.startsWith('dall-e') && body.response_format !== 'b64_json');
-    const data = Array.from({ length: n }, (_, i) => {
-      const png = solidPng(width, height, 40 + i * 20);
-      if (!asUrl) return { b64_json: png.toString('base64') };
-      const name = `img-${stored.size + 1}.png`;
-      stored.set(name, png);
-      return { url: `${origin}/files/${name}?se=2030-01-01&sig=SECRET`, ...(model === 'dall-e-3' ? { revised_prompt: `A detailed picture: ${body.prompt}` } : {}) };
-    });
-    const created = Math.floor(Date.now() / 1000);
-    if (model.startsWith('gpt-image')) {
-      return send(res, 200, {
-        created,
-        background: 'opaque',
-        data,
-        output_format: 'png',
-        quality: 'medium',
-        size,
-        usage: { total_tokens: 100 * n, input_tokens: 20, output_tokens: 100 * n - 20, input_tokens_details: { text_tokens: 20, image_tokens: 0 } },
-      });
-    }
-    return send(res, 200, { created, data });
-  }).then((fake) => Object.assign(fake, { downloads: () => downloads }));
-}
+export { GPT_IMAGE_OUTPUT_TOKENS, OPENAI_MEDIA_ERRORS, sourceImageTokens, startFakeOpenAiMedia, type OpenAiMediaFakeOptions } from './fakes/openai-media.js';
 
 // ---------------------------------------------------------------- Runway
 

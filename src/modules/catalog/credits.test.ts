@@ -38,7 +38,13 @@ describe('GET /v1/credits/rates', () => {
       const rates = (slug: string) => items.find((i: { slug: string }) => i.slug === slug).rates;
       expect(rates('openai/gpt-4o-mini-tts')).toEqual({ minute: Math.ceil(usdTokens(1.5) / 2) });
       expect(rates('openai/tts-1')).toEqual({ '1k_chars': Math.ceil(usdTokens(1.5) / 2) });
-      expect(rates('openai/gpt-image-1')).toEqual({ image: Math.ceil(usdTokens(4.2) / 2) });
+      // GPT Image is billed by tokens (text in $5, image in $10, image out $40 per 1M); `image` stays the rate to show.
+      expect(rates('openai/gpt-image-1')).toEqual({
+        image: Math.ceil(usdTokens(4.2) / 2),
+        '1m_input_tokens': Math.ceil(usdTokens(500) / 2),
+        '1m_image_input_tokens': Math.ceil(usdTokens(1000) / 2),
+        '1m_output_tokens': Math.ceil(usdTokens(4000) / 2),
+      });
       // Disabled models (Sora has no adapter yet) are not rated.
       expect(items.some((i: { slug: string }) => i.slug === 'openai/sora-2')).toBe(false);
     } finally {

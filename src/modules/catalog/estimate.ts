@@ -1,3 +1,4 @@
+import { promptTokenBound } from './image-tokens.js';
 import type { EstimateRequest, GatewayModel } from './service.js';
 
 /** Text output budget when a call gives no maxTokens (text and multimodal). */
@@ -45,8 +46,10 @@ export function estimateRequestFor(model: GatewayModel, input: EstimateInput): {
       return { request: { kind: 'text', inputTokens, maxOutputTokens }, basis: { inputTokens, maxTokens: maxOutputTokens } };
     }
     case 'IMAGE': {
+      // Token-billed image models reserve their dearest quality at the default size; the prompt's bound when given.
       const count = input.count ?? 1;
-      return { request: { kind: 'image', count }, basis: { count } };
+      const promptTokens = input.inputTokens ?? (input.prompt ? promptTokenBound(input.prompt) : undefined);
+      return { request: { kind: 'image', count, ...(promptTokens === undefined ? {} : { promptTokens }) }, basis: { count } };
     }
     case 'VIDEO': {
       const fallback = controlDefault(model, 'durationSeconds');

@@ -37,6 +37,8 @@ export interface UsageUnits {
   outputTokens?: number;
   cachedInputTokens?: number;
   cacheWriteTokens?: number;
+  /** The image part of the input tokens (a source image), at its own price where the model lists one. */
+  imageInputTokens?: number;
   reasoningTokens?: number;
   images?: number;
   /** Media seconds (video length, audio length); fractions are billed to the millisecond. */
@@ -98,9 +100,11 @@ export function priceUnits(pricing: ModelPricing | null, usage: UsageUnits, sett
   // Each token class at its own price, or the fresh one when the model lists none; the parts never exceed the totals.
   const cached = minBig(nonNegInt(usage.cachedInputTokens, 'cachedInputTokens'), inputTokens);
   const written = minBig(nonNegInt(usage.cacheWriteTokens, 'cacheWriteTokens'), inputTokens - cached);
+  const imageIn = minBig(nonNegInt(usage.imageInputTokens, 'imageInputTokens'), inputTokens - cached - written);
   const reasoning = minBig(nonNegInt(usage.reasoningTokens, 'reasoningTokens'), outputTokens);
   const classUnit = (unit: PriceUnit, fallback: PriceUnit): PriceUnit => (p(unit) === null ? fallback : unit);
-  if (!charge(inputTokens - cached - written, '1m_input_tokens', 60n)) return { ok: false, missing: 'a price per input token' };
+  if (!charge(inputTokens - cached - written - imageIn, '1m_input_tokens', 60n)) return { ok: false, missing: 'a price per input token' };
+  if (!charge(imageIn, classUnit('1m_image_input_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
   if (!charge(cached, classUnit('1m_cached_input_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
   if (!charge(written, classUnit('1m_cache_write_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
   if (!charge(outputTokens - reasoning, '1m_output_tokens', 60n)) return { ok: false, missing: 'a price per output token' };
@@ -148,6 +152,7 @@ const UNIT_USAGE: Record<PriceUnit, UsageUnits> = {
   '1m_cached_input_tokens': { inputTokens: 1_000_000, cachedInputTokens: 1_000_000 },
   '1m_cache_write_tokens': { inputTokens: 1_000_000, cacheWriteTokens: 1_000_000 },
   '1m_reasoning_tokens': { outputTokens: 1_000_000, reasoningTokens: 1_000_000 },
+  '1m_image_input_tokens': { inputTokens: 1_000_000, imageInputTokens: 1_000_000 },
   image: { images: 1 },
   second: { seconds: 1 },
   minute: { seconds: 60 },

@@ -97,14 +97,25 @@ export function embedding(provider: string, name: string, displayName: string, p
   };
 }
 
+/**
+ * Per-1M-token prices (US cents) of an image model billed by tokens (`image-tokens.ts`): prompt text, source images,
+ * output images. Its `perImage` price then only stands for the rate clients show (`rates.image`).
+ */
+export interface ImageTokenPrices {
+  textIn: number;
+  imageIn: number;
+  imageOut: number;
+}
+
 export function image(
   provider: string,
   name: string,
   displayName: string,
   perImage: number,
   description: string,
-  options: { upstream?: string; edit?: boolean; maxBatch?: number; override?: CapabilityBlock } = {},
+  options: { upstream?: string; edit?: boolean; maxBatch?: number; override?: CapabilityBlock; tokens?: ImageTokenPrices } = {},
 ): SeedModel {
+  const tokens = options.tokens;
   return {
     provider,
     name,
@@ -115,7 +126,12 @@ export function image(
     features: options.edit ? ['IMAGE_GENERATION', 'IMAGE_EDIT'] : ['IMAGE_GENERATION'],
     inputModalities: options.edit ? ['text', 'image'] : ['text'],
     outputModalities: ['image'],
-    pricing: { currency: 'USD', note: USD_NOTE, image: perImage },
+    pricing: {
+      currency: 'USD',
+      note: USD_NOTE,
+      image: perImage,
+      ...(tokens ? { '1m_input_tokens': tokens.textIn, '1m_image_input_tokens': tokens.imageIn, '1m_output_tokens': tokens.imageOut } : {}),
+    },
     capabilityOverride: options.override,
     maxBatch: options.maxBatch ?? null,
   };

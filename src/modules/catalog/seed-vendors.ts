@@ -84,10 +84,42 @@ export const VENDOR_TEXT_MODELS: SeedModel[] = [
 
 const MODE_FIXED = { extra: { mode: null } };
 
+/*
+ * GPT Image 1 is billed by tokens (https://platform.openai.com/docs/pricing, "Image tokens"): text input $5.00, image
+ * input $10.00, image output $40.00 per 1M tokens. One image's output tokens by quality and size are OpenAI's table in
+ * https://platform.openai.com/docs/guides/image-generation ("Cost and latency"). OpenAI publishes no rule for a source
+ * image's tokens; reported usage fits 65 tokens plus 129 per 512px tile with the shortest side scaled to 512px within
+ * 2048x2048 (194 for a 1024x1024 source: https://community.openai.com/t/vision-pricing-calculator-inaccurate-resizing-rounding-vs-api-costs/1281361),
+ * so a source is reserved at that rule's most, 4 tiles: 581 tokens. The charge is always the usage OpenAI reports.
+ * The 4.2-cent `image` price is OpenAI's per-image list price at medium 1024x1024, kept as the rate clients show.
+ */
+const GPT_IMAGE_1 = {
+  flags: {
+    imageTokens: {
+      output: {
+        low: { '1024x1024': 272, '1024x1536': 408, '1536x1024': 400 },
+        medium: { '1024x1024': 1056, '1024x1536': 1584, '1536x1024': 1568 },
+        high: { '1024x1024': 4160, '1024x1536': 6240, '1536x1024': 6208 },
+      },
+      sourceImageMax: 581,
+    },
+  },
+  controls: { quality: { type: 'enum' as const, label: 'Quality', values: ['low', 'medium', 'high', 'auto'], default: 'auto' } },
+};
+/**
+ * DALL-E 3 is sold at standard quality only: 4 cents at 1024x1024 (https://platform.openai.com/docs/pricing, "Image
+ * generation"); hd costs twice that, so it is not offered rather than billed at the standard price.
+ */
+const DALL_E_3 = { controls: { quality: { type: 'enum' as const, label: 'Quality', values: ['standard'], default: 'standard' } } };
+
 export const VENDOR_MEDIA_MODELS: SeedModel[] = [
   // Images
-  image('openai', 'gpt-image-1', 'GPT Image 1', 4.2, 'OpenAI image generation and editing (medium quality, 1024×1024 price).', { edit: true }),
-  image('openai', 'dall-e-3', 'DALL·E 3', 4, 'OpenAI DALL·E 3 (standard 1024×1024 price); one image per call.', { maxBatch: 1 }),
+  image('openai', 'gpt-image-1', 'GPT Image 1', 4.2, 'OpenAI image generation and editing, billed by the tokens each image uses (quality low, medium, high or auto).', {
+    edit: true,
+    tokens: { textIn: 500, imageIn: 1000, imageOut: 4000 },
+    override: GPT_IMAGE_1,
+  }),
+  image('openai', 'dall-e-3', 'DALL·E 3', 4, 'OpenAI DALL·E 3 (standard 1024×1024 price); one image per call.', { maxBatch: 1, override: DALL_E_3 }),
   image('google', 'imagen-4', 'Imagen 4', 4, "Google's text-to-image model.", { upstream: 'imagen-4.0-generate-001' }),
   image('google', 'imagen-4-fast', 'Imagen 4 Fast', 2, 'Faster, cheaper Imagen 4.', { upstream: 'imagen-4.0-fast-generate-001' }),
   image('google', 'imagen-4-ultra', 'Imagen 4 Ultra', 6, 'Highest-fidelity Imagen 4; one image per call.', { upstream: 'imagen-4.0-ultra-generate-001', maxBatch: 1 }),

@@ -5,14 +5,17 @@ import type { Db } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
 import type { Capabilities } from './capabilities.js';
+import { imageTokenTable, imageTokenUsage, type ImageTokenRequest } from './image-tokens.js';
 import { priceUnits, type PricingSettings, type UsageUnits } from './pricing.js';
-import { loadPricingSettings, PRICING_SETTINGS_KEY, savePricingSettings } from './settings.js';
+import { creditPricingOf, loadPricingSettings, PRICING_SETTINGS_KEY, savePricingSettings, type CreditPricing, type CreditPricingPatch } from './settings.js';
 import type { AuditWriter } from '../audit/service.js';
 import { seedCatalog } from './seed.js';
 import { createCatalogAdmin } from './admin.js';
 import { loadCatalogSnapshot, type CatalogSnapshot, type ModelEntry } from './snapshot.js';
 
 export type { UsageUnits } from './pricing.js';
+export { creditPricingOf, type CreditPricing, type CreditPricingPatch } from './settings.js';
+export { imageTokenTable, outputTokensPerImage, promptTokenBound, type ImageTokenTable } from './image-tokens.js';
 export type { CatalogSnapshot, ModelEntry } from './snapshot.js';
 export type { AdminModelQuery, ModelPatch } from './admin.js';
 export { MODEL_TYPES, MODEL_STATUSES, MODEL_AVAILABILITIES, MODEL_FEATURES, PROVIDER_STATUSES, PRICE_UNITS } from '../../db/schema/catalog.js';
@@ -42,7 +45,8 @@ export type PriceOptions = Partial<Record<PriceUnit, number>>;
 
 export type EstimateRequest =
   | { kind: 'text'; inputTokens: number; maxOutputTokens: number }
-  | { kind: 'image'; count: number }
+  /** Token-billed image models (`image-tokens.ts`) also read the quality, size, prompt and source images. */
+  | ({ kind: 'image' } & ImageTokenRequest)
   | { kind: 'video'; seconds: number }
   | { kind: 'speech'; characters: number }
   | { kind: 'music' };
@@ -63,24 +67,6 @@ export interface CatalogServiceDeps {
 }
 
 const CHANGED_CHANNEL = 'catalog_changed';
-
-/** The credit pricing operators set (`GET/PUT /v1/admin/credits/pricing`). */
-export interface CreditPricing {
-  tokenValueCents: number;
-  tokenValueTokens: number;
-  tokensPerCredit: number;
-  currency: string;
-  topUpEnabled: boolean;
-}
-export type CreditPricingPatch = Partial<Pick<CreditPricing, 'tokenValueCents' | 'tokenValueTokens' | 'tokensPerCredit' | 'topUpEnabled'>>;
-
-export const creditPricingOf = (s: PricingSettings): CreditPricing => ({
-  tokenValueCents: s.tokenValueCents,
-  tokenValueTokens: s.tokenValueTokens,
-  tokensPerCredit: s.tokensPerCredit,
-  currency: s.currency,
-  topUpEnabled: s.topUpEnabled,
-});
 
 const toGatewayModel = (entry: ModelEntry): GatewayModel => ({
   id: entry.row.id,
@@ -183,9 +169,11 @@ export function createCatalogService(deps: CatalogServiceDeps) {
       case 'text':
         if (type !== 'TEXT' && type !== 'MULTIMODAL' && type !== 'EMBEDDING') throw wrongKind('a TEXT, MULTIMODAL or EMBEDDING model');
         return { inputTokens: request.inputTokens, outputTokens: type === 'EMBEDDING' ? 0 : request.maxOutputTokens };
-      case 'image':
+      case 'image': {
         if (type !== 'IMAGE') throw wrongKind('an IMAGE model');
-        return { images: request.count };
+        const table = imageTokenTable(entry.capabilities);
+        return table ? imageTokenUsage(table, request) : { images: request.count };
+      }
       case 'video':
         if (type !== 'VIDEO') throw wrongKind('a VIDEO model');
         return entry.row.pricing?.second !== undefined || entry.row.pricing?.minute !== undefined ? { seconds: request.seconds } : { generations: 1 };

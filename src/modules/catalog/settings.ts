@@ -5,6 +5,24 @@ import { DEFAULT_PRICING_SETTINGS, type PricingSettings } from './pricing.js';
 
 export const PRICING_SETTINGS_KEY = 'billing.pricing';
 
+/** The credit pricing operators set (`GET/PUT /v1/admin/credits/pricing`). */
+export interface CreditPricing {
+  tokenValueCents: number;
+  tokenValueTokens: number;
+  tokensPerCredit: number;
+  currency: string;
+  topUpEnabled: boolean;
+}
+export type CreditPricingPatch = Partial<Pick<CreditPricing, 'tokenValueCents' | 'tokenValueTokens' | 'tokensPerCredit' | 'topUpEnabled'>>;
+
+export const creditPricingOf = (s: PricingSettings): CreditPricing => ({
+  tokenValueCents: s.tokenValueCents,
+  tokenValueTokens: s.tokenValueTokens,
+  tokensPerCredit: s.tokensPerCredit,
+  currency: s.currency,
+  topUpEnabled: s.topUpEnabled,
+});
+
 const positiveInt = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value > 0;
 
 /** Stored pricing settings over the defaults; a stored value that is not valid keeps the default. */

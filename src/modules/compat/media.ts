@@ -22,6 +22,28 @@ function sizeOf(size: string | null | undefined): { width?: number; height?: num
   return match ? { width: Number(match[1]), height: Number(match[2]) } : {};
 }
 
+const FORMAT_OF: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
+
+/**
+ * What OpenAI's answer adds for GPT Image models: the quality and size used, the format, and `usage` in its names
+ * (the tokens the images were charged for) beside our `tokens_charged`. Per-image models answer without them, as
+ * DALL-E does at OpenAI.
+ */
+function gptImageFields(images: ImageAnswer) {
+  const { usage } = images;
+  if (usage.quality === undefined || usage.inputTokens === undefined || usage.outputTokens === undefined) return { fields: {}, usage: {} };
+  const format = FORMAT_OF[images.images[0]?.mimeType ?? ''];
+  return {
+    fields: { quality: usage.quality, ...(usage.size ? { size: usage.size } : {}), ...(format ? { output_format: format } : {}) },
+    usage: {
+      input_tokens: usage.inputTokens,
+      input_tokens_details: { text_tokens: usage.inputTokensDetails?.textTokens ?? 0, image_tokens: usage.inputTokensDetails?.imageTokens ?? 0 },
+      output_tokens: usage.outputTokens,
+      total_tokens: usage.totalTokens ?? usage.inputTokens + usage.outputTokens,
+    },
+  };
+}
+
 /**
  * OpenAI's image and speech routes over the media gateway (`/v1/ai/image` and `/v1/ai/audio`'s code, so the same
  * reservation, settlement, usage record and history), once per Idempotency-Key.
@@ -33,14 +55,22 @@ export function createCompatMedia(deps: CompatMediaDeps) {
   return {
     async images(principal: Principal, body: Static<typeof ImageGenerationBody>, options: { idempotencyKey?: string }) {
       const { body: answer, replayed } = await gateway.once(principal, options, IMAGES_ROUTE, body, async () =>
-        (await media.image.generateSync(principal, { model: body.model, prompt: body.prompt, count: body.n ?? 1, ...sizeOf(body.size) })) as unknown as Record<string, unknown>,
+        (await media.image.generateSync(principal, {
+          model: body.model,
+          prompt: body.prompt,
+          count: body.n ?? 1,
+          ...sizeOf(body.size),
+          ...(body.quality ? { quality: body.quality } : {}),
+        })) as unknown as Record<string, unknown>,
       );
       const images = answer as unknown as ImageAnswer;
       const data =
         body.response_format === 'b64_json'
           ? await Promise.all(images.images.map(async (image) => ({ b64_json: (await bytesOf(image.url)).toString('base64') })))
           : images.images.map((image) => ({ url: image.url }));
-      return { response: { created: Math.floor(deps.now().getTime() / 1000), data, usage: { tokens_charged: images.usage.creditsConsumed } }, requestId: images.requestId, replayed };
+      const gpt = gptImageFields(images);
+      const created = Math.floor(deps.now().getTime() / 1000);
+      return { response: { created, data, ...gpt.fields, usage: { tokens_charged: images.usage.creditsConsumed, ...gpt.usage } }, requestId: images.requestId, replayed };
     },
 
     /** The spoken audio's bytes, with what they cost. */

@@ -1,7 +1,7 @@
 import { AppError } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
-import { imageMetadata, produceImages, readImageSource, type ImageSpec, type ProducedImages } from './image-produce.js';
+import { imageCharge, imageMetadata, produceImages, readImageSource, tokenUsageOf, type ImageSpec, type ProducedImages } from './image-produce.js';
 import { asAppError, failJob, refundFailed, settleDelivered, succeedJob, type MediaGatewayDeps } from './media-common.js';
 
 /**
@@ -15,7 +15,8 @@ const IMAGE_JOB_LEASE_SECONDS = 15 * 60;
 export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<void> {
   const { clock, catalog, wallet, jobs } = deps;
   const started = performance.now();
-  const input = job.input as unknown as ImageSpec & { prices: number[]; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null };
+  // `prices`: the per-image prices fixed at submit; null for a token-billed model (settled from its usage).
+  const input = job.input as unknown as ImageSpec & { prices: number[] | null; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null };
   const modelRef = { id: job.modelId, slug: job.modelSlug, providerId: input.providerId };
   try {
     const access = { subscriptionId: job.subscriptionId, owner: input.owner };
@@ -48,7 +49,8 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
     return;
   }
   const delivered = produced.images.length;
-  const cost = await catalog.priceUsage(model, { images: delivered }).catch(() => ({ providerCostCents: 0 }));
+  // The reservation is the price fixed at submit: a token-billed job is charged its usage, never more than that.
+  const charge = await imageCharge(deps, model, input, produced, { reserved: job.tokensReserved, prices: input.prices ?? null });
   await succeedJob(deps, job.id, async (tx) => {
     const settled = await settleDelivered(deps, tx, {
       userId: job.userId,
@@ -58,17 +60,20 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
       jobId: job.id,
       operation: 'image.generate',
       status: delivered < input.count ? 'PARTIAL' : 'SUCCESS',
-      chargeTokens: input.prices[delivered] ?? job.tokensReserved,
-      providerCostCents: cost.providerCostCents,
+      chargeTokens: charge.chargeTokens,
+      providerCostCents: charge.providerCostCents,
       inputUnits: input.count,
       outputUnits: delivered,
       latencyMs: performance.now() - started,
       accountId: produced.accountId,
-      metadata: imageMetadata(input, produced, { apiKeyId: input.apiKeyId }, job.tokensReserved),
+      metadata: imageMetadata(input, produced, { apiKeyId: input.apiKeyId }, job.tokensReserved, charge.tokens),
       generation: { kind: 'IMAGE', prompt: input.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url },
     });
     return {
-      output: { images: produced.images, usage: { imagesGenerated: delivered, imagesRequested: input.count, creditsConsumed: settled.chargedTokens } },
+      output: {
+        images: produced.images,
+        usage: { imagesGenerated: delivered, imagesRequested: input.count, creditsConsumed: settled.chargedTokens, ...tokenUsageOf(charge.tokens) },
+      },
       tokensConsumed: settled.chargedTokens,
     };
   });

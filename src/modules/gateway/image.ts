@@ -7,7 +7,8 @@ import { checkAccess } from './access.js';
 import { runImageJob } from './image-job.js';
 import { commitJobWithKey } from './job-key.js';
 import { admitJob } from './plan-limits.js';
-import { imageMetadata, priceTable, produceImages, readImageSource, type ImageSpec, type ProducedImages } from './image-produce.js';
+import { checkValue, descriptorOf } from './controls.js';
+import { imageCharge, imageMetadata, imagePricing, produceImages, readImageSource, tokenUsageOf, type ImageSpec, type ProducedImages } from './image-produce.js';
 import { asAppError, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
 import type { MediaAdapter, MediaFile } from './providers/media/media-types.js';
 import { imageSizeRule, snapImageSize } from './providers/media/sizes.js';
@@ -25,12 +26,25 @@ export interface ImageBody {
   seed?: number;
   initImageUrl?: string;
   strength?: number;
+  /** Checked against the model's `controls.quality`; see `imageQuality`. */
+  quality?: string;
   async?: boolean;
 }
 
 export interface ImageAnswer {
   images: Array<{ url: string; mimeType: string }>;
-  usage: { imagesGenerated: number; imagesRequested: number; creditsConsumed: number };
+  usage: {
+    imagesGenerated: number;
+    imagesRequested: number;
+    creditsConsumed: number;
+    /** Token-billed models (GPT Image): what the images were charged for. */
+    quality?: string;
+    size?: string;
+    inputTokens?: number;
+    inputTokensDetails?: { textTokens: number; imageTokens: number };
+    outputTokens?: number;
+    totalTokens?: number;
+  };
   model: string;
   requestId: string;
   width: number;
@@ -62,6 +76,26 @@ export function imageSize(model: GatewayModel, width: number | undefined, height
   return { width: snapped.width, height: snapped.height, requestedWidth, requestedHeight };
 }
 
+/**
+ * The quality sent upstream, or null for none. A model whose controls list `quality` takes one of its values (omitted:
+ * its default); `auto` ("let the model choose") is taken by every model, meaning its default where it has no such
+ * value. Any other value is refused with a 400 naming the field, never left out: a quality changes both the picture
+ * and its price (GPT Image's high costs about 15 times its low), so an answer that ignored it would not be what was
+ * asked for or what the caller expected to pay. So it is not one of the hints named in `x-storefront-ignored`.
+ */
+export function imageQuality(model: GatewayModel, quality: string | undefined): string | null {
+  const control = descriptorOf(model.capabilities.controls, 'quality');
+  const fallback = typeof control?.default === 'string' ? control.default : null;
+  if (quality === undefined || (quality === 'auto' && !control?.values?.includes('auto'))) return fallback;
+  if (!control) {
+    throw badRequest(`The model "${model.slug}" has no quality setting: leave quality out (or send "auto"), or choose a model whose capabilities.controls list quality.`, [
+      { field: 'quality', message: 'not supported by this model' },
+    ]);
+  }
+  checkValue(model, 'quality', control, quality);
+  return quality;
+}
+
 /** Width and height of a PNG, JPEG-less fallback: null when the bytes are not a PNG. */
 export function pngSize(bytes: Buffer): { width: number; height: number } | null {
   if (bytes.length < 24 || bytes.readUInt32BE(0) !== 0x89504e47 || bytes.toString('latin1', 12, 16) !== 'IHDR') return null;
@@ -73,13 +107,14 @@ export function pngSize(bytes: Buffer): { width: number; height: number } | null
  * (image-produce.ts) and running a queued job (image-job.ts) in their own files.
  */
 export function createImageGateway(deps: MediaGatewayDeps) {
-  const { db, logger, catalog, jobs, queue } = deps;
+  const { db, logger, jobs, queue } = deps;
 
   /** Checks and normalises a request: everything that can be refused synchronously is refused here. */
   async function prepare(principal: Principal, body: ImageBody, keepSource: boolean) {
     const { model, adapter } = await resolveMediaModel(deps, body.model, 'IMAGE', IMAGE_ROUTE);
     requireCapability(adapter, 'generateImage', model, 'make images');
     const size = imageSize(model, body.width, body.height);
+    const quality = imageQuality(model, body.quality);
     const access = await checkAccess(deps, principal, model);
     const source = body.initImageUrl ? await readImageSource(deps, body.initImageUrl, principal.userId, keepSource) : null;
     const spec: ImageSpec = {
@@ -90,6 +125,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       seed: body.seed ?? null,
       strength: body.initImageUrl ? body.strength ?? null : null,
       initImageUrl: source?.url ?? null,
+      quality,
     };
     return { model, adapter, access, spec, initImage: source?.file };
   }
@@ -98,8 +134,8 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     const started = performance.now();
     const { model, adapter, access, spec, initImage } = await prepare(principal, body, false);
     const requestId = meteredRequestId();
-    const prices = await priceTable(deps, model, spec.count);
-    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: prices[spec.count]!, requestId, started }, { access });
+    const pricing = await imagePricing(deps, model, spec);
+    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started }, { access });
     let produced: ProducedImages;
     try {
       produced = await produceImages(deps, principal.userId, model, adapter, spec, initImage);
@@ -113,7 +149,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       throw error;
     }
     const delivered = produced.images.length;
-    const cost = await catalog.priceUsage(model, { images: delivered });
+    const charge = await imageCharge(deps, model, spec, produced, pricing);
     const settled = await settleDeliveredNow(deps, {
       userId: principal.userId,
       subscriptionId: access.subscriptionId,
@@ -121,18 +157,18 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       requestId,
       operation: 'image.generate',
       status: delivered < spec.count ? 'PARTIAL' : 'SUCCESS',
-      chargeTokens: prices[delivered]!,
-      providerCostCents: cost.providerCostCents,
+      chargeTokens: charge.chargeTokens,
+      providerCostCents: charge.providerCostCents,
       inputUnits: spec.count,
       outputUnits: delivered,
       latencyMs: performance.now() - started,
       accountId: produced.accountId,
-      metadata: imageMetadata(spec, produced, principal, prices[spec.count]!),
+      metadata: imageMetadata(spec, produced, principal, pricing.reserved, charge.tokens),
       generation: { kind: 'IMAGE', prompt: options.caption ?? spec.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url, tags: options.tags },
     });
     return {
       images: produced.images,
-      usage: { imagesGenerated: delivered, imagesRequested: spec.count, creditsConsumed: settled.chargedTokens },
+      usage: { imagesGenerated: delivered, imagesRequested: spec.count, creditsConsumed: settled.chargedTokens, ...tokenUsageOf(charge.tokens) },
       model: model.slug,
       requestId,
       width: spec.width,
@@ -153,7 +189,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
      */
     async submit(principal: Principal, body: ImageBody): Promise<{ jobId: string; status: 'QUEUED' }> {
       const { model, access, spec } = await prepare(principal, body, true);
-      const prices = await priceTable(deps, model, spec.count);
+      const pricing = await imagePricing(deps, model, spec);
       const jobId = meteredRequestId();
       // The job, its queue message and the key's answer commit together: no job is left QUEUED with nothing to run
       // it, and a retry after a crash finds this job rather than queueing a second.
@@ -168,8 +204,9 @@ export function createImageGateway(deps: MediaGatewayDeps) {
             modelSlug: model.slug,
             subscriptionId: access.subscriptionId,
             requestId: jobId,
-            input: { ...spec, prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
-            tokensReserved: prices[spec.count]!,
+            // `prices: null` marks a token-billed job: it settles from the usage its run reports, capped at tokensReserved.
+            input: { ...spec, prices: pricing.prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
+            tokensReserved: pricing.reserved,
           },
           tx,
         );

@@ -18,6 +18,13 @@ const NegativePrompt = Type.String({ maxLength: MAX_PROMPT_CHARS, description: '
 const Extra = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { description: "Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price", maxProperties: 50 });
 const JobId = Type.String({ minLength: 1, maxLength: 64, description: 'One of your finished video jobs' });
 
+/** Every quality name OpenAI's image models take; which a model takes is its `controls.quality` (image.ts). */
+export const IMAGE_QUALITIES = ['auto', 'low', 'medium', 'high', 'standard', 'hd'] as const;
+const ImageQuality = Type.Enum([...IMAGE_QUALITIES], {
+  description:
+    "Extension. Values come from the model's controls.quality (GPT Image: low, medium, high or auto, the default, where the model chooses and the call reserves the price of high; DALL-E 3: standard). auto is taken by every model; any other value a model does not list is a 400. Token-billed models charge the quality the provider reports it used",
+});
+
 export const ImageBody = StrictObject({
   model: ModelSlug,
   prompt: Prompt,
@@ -28,10 +35,21 @@ export const ImageBody = StrictObject({
   seed: Type.Optional(Seed),
   initImageUrl: Type.Optional(SourceUrl('Image-to-image source: a data: URL, an https URL or a /v1/files/raw/<key> URL')),
   strength: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: '0 keeps the source, 1 ignores it' })),
+  quality: Type.Optional(ImageQuality),
   async: Type.Optional(Type.Boolean({ description: 'Answer at once with a job; credit failures then arrive on the job (FAILED / QUOTA_EXCEEDED)' })),
 });
 
 const ImageItem = Type.Object({ url: Type.String(), mimeType: Type.String() });
+
+/** What a token-billed image model (GPT Image) charged for; absent for models priced per image. */
+const ImageTokenUsage = {
+  quality: Type.Optional(Type.String({ description: 'Token-billed models: the quality the provider used (auto resolved to the one it chose)' })),
+  size: Type.Optional(Type.String({ description: 'Token-billed models: WIDTHxHEIGHT the provider made' })),
+  inputTokens: Type.Optional(Type.Integer({ description: 'Token-billed models: prompt text and source image tokens' })),
+  inputTokensDetails: Type.Optional(Type.Object({ textTokens: Type.Integer(), imageTokens: Type.Integer() })),
+  outputTokens: Type.Optional(Type.Integer({ description: 'Token-billed models: image tokens of the images delivered' })),
+  totalTokens: Type.Optional(Type.Integer()),
+};
 
 export const ImageResponse = Type.Object({
   images: Type.Array(ImageItem),
@@ -39,6 +57,7 @@ export const ImageResponse = Type.Object({
     imagesGenerated: Type.Integer(),
     imagesRequested: Type.Integer(),
     creditsConsumed: Type.Integer({ description: 'Tokens charged to the wallet' }),
+    ...ImageTokenUsage,
   }),
   model: Type.String(),
   requestId: Type.String(),

@@ -44,7 +44,21 @@ export interface ImageRequest {
   initImage?: MediaFile;
   /** 0 keeps the source, 1 ignores it; null: the adapter's default. Ignored by adapters that lack it. */
   strength: number | null;
+  /**
+   * The quality to ask for, in the provider's own terms (GPT Image: low, medium, high, auto; DALL-E 3: standard), checked
+   * against the model's `controls.quality` by the gateway; absent or null: none is sent.
+   */
+  quality?: string | null;
   signal?: AbortSignal;
+}
+
+/** Tokens an image call used, as a provider that bills images by tokens reports them (OpenAI's GPT Image). */
+export interface ImageTokenUsage {
+  /** Every input token: the text ones and the image ones below. */
+  inputTokens: number;
+  textInputTokens: number;
+  imageInputTokens: number;
+  outputTokens: number;
 }
 
 export interface ImageResult {
@@ -53,9 +67,13 @@ export interface ImageResult {
   count: number;
   /** The most one call of this model returns, when the adapter knows it (e.g. DALL·E 3 makes one). */
   maxPerCall: number | null;
-  /** The size actually requested upstream after snapping. */
+  /** The size actually made: the one the provider reports, else the one requested upstream after snapping. */
   width: number;
   height: number;
+  /** The quality the provider reports it used (GPT Image answers `auto` with a concrete one); absent: not reported. */
+  quality?: string | null;
+  /** What the call used, when the provider bills by tokens and reports them; absent or null: not reported. */
+  usage?: ImageTokenUsage | null;
 }
 
 export interface VideoRequest {

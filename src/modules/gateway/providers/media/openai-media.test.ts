@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { OPENAI_MEDIA_ERRORS, solidPng, startFakeOpenAiMedia, type MediaFake } from '../../../../../test/helpers/fake-media-upstreams.js';
+import { GPT_IMAGE_OUTPUT_TOKENS, OPENAI_MEDIA_ERRORS, solidPng, startFakeOpenAiMedia, type MediaFake } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { createSafeFetcher } from '../../../../platform/net/safe-fetch.js';
 import { readWavInfo } from '../../../../platform/media/wav.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
@@ -94,6 +94,65 @@ describe('OpenAI Images: generations', () => {
     const error = await upstreamError(adapter.generateImage!(credential, image({ model: 'dall-e-3', count: 1, initImage: { bytes: solidPng(8, 8), mimeType: 'image/png' } })));
     expect(error).toMatchObject({ kind: 'bad_request', code: 'edit_not_supported' });
     expect(fake.requests.length).toBe(calls);
+  });
+});
+
+describe('OpenAI Images: GPT Image quality and token usage', () => {
+  it('sends the quality asked for and reads back the quality, size and tokens the answer reports', async () => {
+    const result = await adapter.generateImage!(credential, image({ count: 2, width: 1024, height: 1536, quality: 'low' }));
+    expect(lastCall().body).toEqual({ model: 'gpt-image-1', prompt: 'A watercolour fox', n: 2, size: '1024x1536', quality: 'low' });
+    // 17 bytes of prompt: 5 text tokens at the fake's 4 bytes a token; two portrait images at low: 408 each.
+    expect(result).toMatchObject({ count: 2, width: 1024, height: 1536, quality: 'low' });
+    expect(result.usage).toEqual({ inputTokens: 5, textInputTokens: 5, imageInputTokens: 0, outputTokens: 2 * 408 });
+  });
+
+  it('reads the concrete quality OpenAI chose for auto', async () => {
+    const result = await adapter.generateImage!(credential, image({ count: 1, width: 1024, height: 1024, quality: 'auto' }));
+    expect(lastCall().body).toMatchObject({ quality: 'auto' });
+    expect(result.quality).toBe('medium');
+    expect(result.usage?.outputTokens).toBe(GPT_IMAGE_OUTPUT_TOKENS.medium!['1024x1024']);
+  });
+
+  it('sends no quality when none is asked for, and counts a source image as image input tokens on edits', async () => {
+    const result = await adapter.generateImage!(credential, image({ count: 1, width: 1024, height: 1024, quality: 'high', initImage: { bytes: solidPng(1024, 1024), mimeType: 'image/png' } }));
+    expect(lastCall()).toMatchObject({ path: '/v1/images/edits', body: { quality: 'high', size: '1024x1024' } });
+    // A 1024x1024 source is one 512px tile once its shortest side is 512: 65 + 129 tokens.
+    expect(result.usage).toEqual({ inputTokens: 5 + 194, textInputTokens: 5, imageInputTokens: 194, outputTokens: 4160 });
+    await adapter.generateImage!(credential, image({ count: 1 }));
+    expect(lastCall().body).not.toHaveProperty('quality');
+  });
+
+  it('sends DALL-E 3 its own quality name and reports no token usage for it', async () => {
+    const result = await adapter.generateImage!(credential, image({ model: 'dall-e-3', count: 1, width: 1024, height: 1024, quality: 'standard' }));
+    expect(lastCall().body).toEqual({ model: 'dall-e-3', prompt: 'A watercolour fox', n: 1, size: '1024x1024', quality: 'standard', response_format: 'b64_json' });
+    expect(result.usage).toBeNull();
+    expect(result.quality).toBeNull();
+  });
+
+  it('surfaces OpenAI\'s 400 for a quality the model does not take', async () => {
+    const error = await upstreamError(adapter.generateImage!(credential, image({ quality: 'ultra' })));
+    expect(error).toMatchObject({ kind: 'bad_request', status: 400, code: 'invalid_value' });
+    expect(error.message).toBe("Invalid value: 'ultra'. Supported values are: 'low', 'medium', 'high', and 'auto'.");
+  });
+
+  it('the fake refuses what OpenAI refuses: response_format for GPT Image, in OpenAI\'s error shape', async () => {
+    const response = await fetch(`${fake.baseUrl}/images/generations`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-test-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-image-1', prompt: 'x', response_format: 'url' }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' } });
+  });
+
+  it('treats an answer whose usage does not add up as unreported', async () => {
+    fake.decide(() => ({
+      kind: 'error',
+      status: 200,
+      body: { created: 1, data: [{ b64_json: solidPng(8, 8).toString('base64') }], quality: 'high', size: '1024x1024', usage: { input_tokens: 10, output_tokens: -1, total_tokens: 9 } },
+    }));
+    const result = await adapter.generateImage!(credential, image({ count: 1 }));
+    expect(result).toMatchObject({ quality: 'high', usage: null, width: 1024, height: 1024 });
   });
 });
 

@@ -4,7 +4,7 @@ import type { UpstreamHttp } from '../upstream-http.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { wavDurationSeconds } from './audio.js';
 import { mediaTypeOf } from './download.js';
-import type { ImageRequest, MediaAdapter, MediaOutput } from './media-types.js';
+import type { ImageRequest, ImageTokenUsage, MediaAdapter, MediaOutput } from './media-types.js';
 import { imageSizeRule, snapImageSize } from './sizes.js';
 
 /**
@@ -12,6 +12,8 @@ import { imageSizeRule, snapImageSize } from './sizes.js';
  * (`POST /v1/audio/speech` with `response_format: wav`) through the official SDK, at a configurable base URL (OpenAI
  * itself or a compatible server). Sizes are snapped to the model's menu; GPT Image models always answer `b64_json`,
  * DALL·E is asked for `b64_json` too, and a server that answers with `url` anyway is handled (the gateway downloads it).
+ * The request's `quality` is sent as it is (the gateway checked it against the model's controls). GPT Image answers
+ * with the quality and size it used and the tokens it billed (`usage`), which are read back for the charge.
  * OpenAI has no negative prompt, seed or strength: those are ignored.
  */
 export interface OpenAiMediaOptions {
@@ -29,6 +31,24 @@ export function openAiMaxPerCall(model: string): number {
 const OUTPUT_FORMAT_TYPE: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
 const isDallE = (model: string) => model.toLowerCase().startsWith('dall-e');
 const SOURCE_EXTENSION: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+const count = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null);
+
+/** The answer's `usage` (GPT Image only), or null when it is missing or does not add up. */
+export function imageUsageOf(usage: OpenAI.ImagesResponse['usage'] | undefined): ImageTokenUsage | null {
+  const input = count(usage?.input_tokens);
+  const output = count(usage?.output_tokens);
+  if (input === null || output === null) return null;
+  const images = count(usage?.input_tokens_details?.image_tokens) ?? 0;
+  const text = count(usage?.input_tokens_details?.text_tokens) ?? input - images;
+  if (images + text !== input) return null;
+  return { inputTokens: input, textInputTokens: text, imageInputTokens: images, outputTokens: output };
+}
+
+/** `1536x1024` -> its pixels; anything else (`auto`, absent) -> null. */
+const sizeOf = (size: string | null | undefined) => {
+  const match = size ? /^(\d{1,5})x(\d{1,5})$/.exec(size) : null;
+  return match ? { width: Number(match[1]), height: Number(match[2]) } : null;
+};
 
 export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdapter {
   const clientFor = openAiClients(options.defaultBaseUrl, options.http);
@@ -39,15 +59,17 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
     const size = `${width}x${height}`;
     // GPT Image models always return base64 and refuse `response_format`; DALL·E defaults to expiring URLs.
     const format = isDallE(request.model) ? { response_format: 'b64_json' as const } : {};
+    // The SDK's types list each endpoint's values; the gateway already checked this one against the model's controls.
+    const quality = request.quality ? { quality: request.quality as OpenAI.ImageGenerateParams['quality'] & OpenAI.ImageEditParams['quality'] } : {};
     if (request.initImage) {
       if (request.model.toLowerCase() === 'dall-e-3') {
         throw new UpstreamError('bad_request', 'DALL·E 3 cannot edit images; use a model that takes a source image.', 400, 'edit_not_supported');
       }
       const { toFile } = await loadOpenAiSdk();
       const image = await toFile(request.initImage.bytes, `source.${SOURCE_EXTENSION[request.initImage.mimeType] ?? 'png'}`, { type: request.initImage.mimeType });
-      return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size, ...format }, { signal: request.signal });
+      return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size, ...quality, ...format }, { signal: request.signal });
     }
-    return client.images.generate({ model: request.model, prompt: request.prompt, n, size, ...format }, { signal: request.signal });
+    return client.images.generate({ model: request.model, prompt: request.prompt, n, size, ...quality, ...format }, { signal: request.signal });
   }
 
   return {
@@ -73,7 +95,8 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
         }
       }
       if (outputs.length === 0) throw new UpstreamError('server', 'The provider returned no images.', null, 'empty_response');
-      return { images: outputs, count: outputs.length, maxPerCall: openAiMaxPerCall(request.model), width, height };
+      const made = sizeOf(response.size) ?? { width, height };
+      return { images: outputs, count: outputs.length, maxPerCall: openAiMaxPerCall(request.model), ...made, quality: response.quality ?? null, usage: imageUsageOf(response.usage) };
     },
 
     async generateSpeech(credential, request) {
