@@ -87,6 +87,16 @@ describe('reasoning options', () => {
     }
   });
 
+  it('needs no forceReasoning on the bare OpenAI id, which names our openai/gpt-5', async () => {
+    h.decideOpenAi(() => ({ kind: 'ok', text: 'No: 7 x 13.', usage: { inputTokens: 20, outputTokens: 90 }, tokenClasses: { reasoning: 80 } }));
+    const before = await mark(h);
+    const result = await generateText({ model: openai('gpt-5'), prompt: 'Is 91 prime?', providerOptions: { openai: { reasoningEffort: 'low' } } });
+    expect(result.warnings).toEqual([]);
+    expect(h.openai.calls().at(-1)!.body).toMatchObject({ model: 'gpt-5', reasoning_effort: 'low' });
+    expect(result.text).toBe('No: 7 x 13.');
+    await expectMetered(h, before, 1);
+  });
+
   it('turns reasoningEffort low into a 2,048-token thinking budget on an Anthropic model', async () => {
     h.decideAnthropic(() => ({ kind: 'ok', text: 'It is 4.' }));
     const before = await mark(h);

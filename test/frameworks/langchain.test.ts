@@ -76,10 +76,17 @@ describe.each(surfaces)('ChatOpenAI offline on local/text through %s', (_name, f
 describe('reasoning options', () => {
   const thinkingUsage = { kind: 'ok' as const, text: 'No: 7 x 13.', usage: { inputTokens: 20, outputTokens: 90 }, tokenClasses: { reasoning: 80 } };
 
-  it('leaves `reasoning` out for our vendor-prefixed ids, so modelKwargs carries the effort', async () => {
+  it('takes `reasoning` on the bare OpenAI id, which names our openai/gpt-5; the vendor-prefixed id needs modelKwargs', async () => {
     h.decideOpenAi(() => thinkingUsage);
     // LangChain applies `reasoning` / `reasoningEffort` only to ids it knows as reasoning models (o1..., gpt-5...),
-    // read from the bare OpenAI id; ours carry the vendor in front, so it drops the option without a word.
+    // read from the bare OpenAI id: the gateway takes `gpt-5` for `openai/gpt-5`, so the option reaches the model.
+    const bare = await mark(h);
+    const byBareId = await chat({ model: 'gpt-5', reasoning: { effort: 'low' } }).invoke('Is 91 prime?');
+    expect(h.openai.calls().at(-1)!.body).toMatchObject({ model: 'gpt-5', reasoning_effort: 'low' });
+    expect(byBareId.text).toBe('No: 7 x 13.');
+    await expectMetered(h, bare, 1);
+
+    // With our vendor prefix it drops the option without a word.
     const before = await mark(h);
     await chat({ model: 'openai/gpt-5', reasoning: { effort: 'low' } }).invoke('Is 91 prime?');
     expect(h.openai.calls().at(-1)!.body).not.toHaveProperty('reasoning_effort');

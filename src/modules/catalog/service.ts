@@ -242,7 +242,12 @@ export function createCatalogService(deps: CatalogServiceDeps) {
 
     /** 404 NOT_FOUND for an unknown slug; 503 MODEL_UNAVAILABLE when the model exists but cannot be served. */
     async resolveForGateway(slug: string): Promise<GatewayModel> {
-      const entry = (await snapshot()).bySlug.get(slug);
+      const snap = await snapshot();
+      // A vendor's own id (`gpt-5`) names our `openai/gpt-5`: frameworks switch on reasoning options by that id.
+      const exact = snap.bySlug.get(slug);
+      const bare = exact || slug.includes('/') ? undefined : snap.byBareName.get(slug);
+      if (bare === null) throw notFound(`More than one provider serves a model named "${slug}". Name it with its provider, as GET /v1/models lists it (e.g. "openai/${slug}").`);
+      const entry = exact ?? bare;
       if (!entry) throw notFound(`No model with slug "${slug}". Read model slugs from GET /v1/models.`);
       if (entry.unavailableReason) throw modelUnavailable(slug, entry.unavailableReason);
       return toGatewayModel(entry);

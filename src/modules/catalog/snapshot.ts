@@ -34,6 +34,11 @@ export interface CatalogSnapshot {
   /** Every model, listed or not. */
   bySlug: Map<string, ModelEntry>;
   byId: Map<string, ModelEntry>;
+  /**
+   * Models by their name without the provider (`gpt-5` for `openai/gpt-5`), for clients that recognise a model only
+   * by its vendor's own id; null where two providers serve the same name.
+   */
+  byBareName: Map<string, ModelEntry | null>;
   /** Listed models ordered by type then slug. */
   listed: ModelEntry[];
 }
@@ -55,6 +60,7 @@ export async function loadCatalogSnapshot(db: DbOrTx): Promise<CatalogSnapshot> 
   const providersById = new Map(providerRows.map((p) => [p.id, p]));
   const bySlug = new Map<string, ModelEntry>();
   const byId = new Map<string, ModelEntry>();
+  const byBareName = new Map<string, ModelEntry | null>();
   const listed: ModelEntry[] = [];
   for (const row of modelRows) {
     const provider = providersById.get(row.providerId);
@@ -88,8 +94,10 @@ export async function loadCatalogSnapshot(db: DbOrTx): Promise<CatalogSnapshot> 
     };
     bySlug.set(row.slug, entry);
     byId.set(row.id, entry);
+    const bare = row.slug.startsWith(`${provider.slug}/`) ? row.slug.slice(provider.slug.length + 1) : null;
+    if (bare) byBareName.set(bare, byBareName.has(bare) ? null : entry);
     if (entry.listed) listed.push(entry);
   }
   listed.sort((a, b) => TYPE_ORDER.indexOf(a.row.type) - TYPE_ORDER.indexOf(b.row.type) || (a.row.slug < b.row.slug ? -1 : a.row.slug > b.row.slug ? 1 : 0));
-  return { settings, providersBySlug: new Map(providerRows.map((p) => [p.slug, p])), bySlug, byId, listed };
+  return { settings, providersBySlug: new Map(providerRows.map((p) => [p.slug, p])), bySlug, byId, byBareName, listed };
 }
