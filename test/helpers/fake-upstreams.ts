@@ -35,6 +35,8 @@ export type FakeBehavior =
       finishReason?: string;
       /** Tool calls the model makes (after the text, if any); the finish reason becomes the provider's tool-call reason. */
       toolCalls?: { id: string; name: string; arguments: string }[];
+      /** A refusal in the model's words, as OpenAI sends it: `message.refusal` (content null without text), streamed as `delta.refusal` pieces after any text. */
+      refusal?: string;
       /** Streams only: stop after this many chunks until `until` resolves. */
       pauseAfter?: { chunks: number; until: Promise<unknown> };
     }
@@ -55,12 +57,15 @@ export type FakeBehavior =
  * fields: `openai` (default; also xAI, Groq, Mistral) `prompt_tokens_details.cached_tokens` and
  * `completion_tokens_details.reasoning_tokens`; `deepseek` `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`;
  * `openrouter` OpenAI's plus `prompt_tokens_details.cache_write_tokens`. Anthropic's fake writes `cached` as
- * `cache_read_input_tokens`, `cacheWrite` as `cache_creation_input_tokens` (its `input_tokens` is then the rest) and
- * `reasoning` as `output_tokens_details.thinking_tokens`.
+ * `cache_read_input_tokens`, `cacheWrite` as `cache_creation_input_tokens` (its `input_tokens` is then the rest),
+ * `cacheWrite1h` as the 1-hour part of it in `cache_creation` (the rest is `ephemeral_5m_input_tokens`; without
+ * `cacheWrite`, every write is a 1-hour one) and `reasoning` as `output_tokens_details.thinking_tokens`.
  */
 export interface TokenClasses {
   cached?: number;
   cacheWrite?: number;
+  /** Of `cacheWrite`: written to a 1-hour cache entry (Anthropic's fake only). */
+  cacheWrite1h?: number;
   reasoning?: number;
   dialect?: 'openai' | 'deepseek' | 'openrouter';
 }
@@ -161,7 +166,8 @@ function openAiUsageDetails(promptTokens: number, classes: TokenClasses | undefi
 /** Models that take `reasoning_effort`: OpenAI's o-series and gpt-5, xAI's grok-3-mini, the gpt-oss models. */
 const REASONING_MODELS = /^(o\d|gpt-5|grok-3-mini)|gpt-oss/;
 
-export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promise<FakeUpstream> {
+/** `dialect`: a provider's refusals in its own error shape, and its stream's usage sent unasked (`fakes/openai-compatible.ts`). */
+export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' }), dialect: { refuse?: (body: any) => { status: number; body: unknown } | null; streamUsage?: 'finish' | 'x_groq' } = {}): Promise<FakeUpstream> {
   return start(
     async (req, res, state) => {
       const url = new URL(req.url ?? '/', 'http://x');
@@ -189,6 +195,8 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
         res.end(JSON.stringify({ error: { message: `Unknown request URL: ${req.method} ${url.pathname}.`, type: 'invalid_request_error', param: null, code: 'unknown_url' } }));
         return;
       }
+      const refusal = dialect.refuse?.(body);
+      if (refusal) return error(refusal.status, refusal.body);
       if (behavior.kind === 'hang') return; // never answers; the socket is destroyed on close
       if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
       // As OpenAI (and the compatible servers of xAI and Groq) do: an effort only for the models that reason.
@@ -202,12 +210,13 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
       const created = Math.floor(Date.now() / 1000);
       const model = body.model;
       const toolCalls = behavior.kind === 'ok' ? behavior.toolCalls : undefined;
-      const text = behavior.text ?? (toolCalls ? '' : defaultText(body));
+      const refusalText = behavior.kind === 'ok' ? behavior.refusal : undefined;
+      const text = behavior.text ?? (toolCalls || refusalText ? '' : defaultText(body));
       const limit = body.max_completion_tokens ?? body.max_tokens;
       const usage =
         behavior.kind === 'ok' && typeof behavior.usage === 'object'
           ? { prompt_tokens: behavior.usage.inputTokens, completion_tokens: behavior.usage.outputTokens }
-          : { prompt_tokens: promptTokens(body), completion_tokens: tokensOf(text) + (toolCalls ?? []).reduce((sum, c) => sum + tokensOf(c.name) + tokensOf(c.arguments), 0) };
+          : { prompt_tokens: promptTokens(body), completion_tokens: tokensOf(text) + tokensOf(refusalText ?? '') + (toolCalls ?? []).reduce((sum, c) => sum + tokensOf(c.name) + tokensOf(c.arguments), 0) };
       const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens, ...openAiUsageDetails(usage.prompt_tokens, behavior.kind === 'ok' ? behavior.tokenClasses : undefined) };
       const sendUsage = behavior.kind === 'ok' && behavior.usage !== 'none';
 
@@ -230,8 +239,8 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
                 index: 0,
                 message: {
                   role: 'assistant',
-                  content: toolCalls && !text ? null : text,
-                  refusal: null,
+                  content: (toolCalls || refusalText) && !text ? null : text,
+                  refusal: refusalText ?? null,
                   ...(toolCalls ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
                 },
                 logprobs: null,
@@ -247,9 +256,9 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
 
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': 'req_fake' });
       const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-      const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-        send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-      chunk({ role: 'assistant', content: '' }, null);
+      const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+        send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
+      chunk(refusalText && !text ? { role: 'assistant', content: null, refusal: '' } : { role: 'assistant', content: '' }, null);
       const pieces = text ? chunks(text) : [];
       const delay = behavior.chunkDelayMs ?? 0;
       for (let i = 0; i < pieces.length; i++) {
@@ -268,13 +277,15 @@ export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' })): Promis
         if (delay) await sleep(delay);
         if (res.destroyed) return;
       }
+      for (const piece of refusalText ? chunks(refusalText) : []) chunk({ refusal: piece }, null);
       // Tool calls as OpenAI streams them: a first chunk with id, type and name per call, then argument pieces by index.
       for (const [index, call] of (toolCalls ?? []).entries()) {
         chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null);
         const half = Math.ceil(call.arguments.length / 2);
         for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)]) if (piece) chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
       }
-      chunk({}, behavior.kind === 'ok' ? (behavior.finishReason ?? (toolCalls ? 'tool_calls' : 'stop')) : 'stop');
+      const unasked = !sendUsage ? {} : dialect.streamUsage === 'finish' ? { usage: usageBlock } : dialect.streamUsage === 'x_groq' ? { x_groq: { id: 'req_fake', usage: usageBlock } } : {};
+      chunk({}, behavior.kind === 'ok' ? (behavior.finishReason ?? (toolCalls ? 'tool_calls' : 'stop')) : 'stop', unasked);
       if (sendUsage && body.stream_options?.include_usage) {
         send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [], usage: usageBlock });
       }

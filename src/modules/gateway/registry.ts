@@ -5,25 +5,26 @@ import { keyHintOf } from './account-view.js';
 import { createAnthropicAdapter } from './providers/anthropic.js';
 import { createLocalProvider } from './providers/local.js';
 import { createOpenAiAdapter } from './providers/openai.js';
+import { profileOf } from './providers/profiles.js';
 import { KNOWN_MEDIA_PROVIDERS } from './providers/media/registry.js';
 import { createUpstreamHttp, type UpstreamHttp } from './providers/upstream-http.js';
 import type { ProviderAdapter } from './providers/types.js';
 
 /**
- * Which adapter serves which catalog provider, and where its API lives by default.
- * A provider not listed here but configured with `<PREFIX>_BASE_URL` is served as OpenAI-compatible.
+ * Which adapter serves which catalog provider, and where its API lives by default; what an OpenAI-compatible API takes
+ * is its profile (`providers/profiles.ts`). A provider not listed here but configured with `<PREFIX>_BASE_URL` is
+ * served as OpenAI-compatible, with OpenAI's field set.
  */
 interface KnownProvider {
   adapter: 'local' | 'openai' | 'anthropic';
   baseUrl?: string;
-  tokenLimitParam?: 'max_tokens' | 'max_completion_tokens';
   /** Servers that take no key (a local Ollama or vLLM). */
   keyless?: boolean;
 }
 
 export const KNOWN_PROVIDERS: Record<string, KnownProvider> = {
   local: { adapter: 'local' },
-  openai: { adapter: 'openai', baseUrl: 'https://api.openai.com/v1', tokenLimitParam: 'max_completion_tokens' },
+  openai: { adapter: 'openai', baseUrl: 'https://api.openai.com/v1' },
   anthropic: { adapter: 'anthropic', baseUrl: 'https://api.anthropic.com' },
   google: { adapter: 'openai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai' },
   openrouter: { adapter: 'openai', baseUrl: 'https://openrouter.ai/api/v1' },
@@ -145,7 +146,7 @@ export function buildProviderRegistry(
     const adapter =
       known.adapter === 'anthropic'
         ? createAnthropicAdapter({ defaultBaseUrl: known.baseUrl, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http })
-        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', tokenLimitParam: known.tokenLimitParam, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http });
+        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', profile: profileOf(slug), streamIdleTimeoutMs: options.streamIdleTimeoutMs, http });
     registry.set(slug, { slug, adapter, accounts });
   }
   return registry;

@@ -37,30 +37,48 @@ export function wireMessage(message: ChatMessage): Record<string, unknown> {
 
 const wireToolChoice = (choice: ToolChoice) => (typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } });
 
-/** The optional parameters in OpenAI's names; only the ones the request sets. */
-export function wireOptions(request: TextRequest): Record<string, unknown> {
+/**
+ * How one provider takes the optional parameters (providers/profiles.ts): the ones it carries for the model (default:
+ * every one the request sets) and its own names for OpenAI's fields (Mistral's `random_seed`).
+ */
+export interface WireRules {
+  carried?: ReadonlySet<TextParameter>;
+  renames?: Readonly<Record<string, string>>;
+}
+
+/** The optional parameters the request sets and the provider carries, under OpenAI's names or the provider's own. */
+export function wireOptions(request: TextRequest, rules: WireRules = {}): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  if (request.tools?.length) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters, ...(tool.strict === undefined ? {} : { strict: tool.strict }) },
-    }));
-  }
-  if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
-  if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  const put = (parameter: TextParameter, field: string, value: unknown) => {
+    if (value === undefined || (rules.carried && !rules.carried.has(parameter))) return;
+    body[rules.renames?.[field] ?? field] = value;
+  };
+  const tools = request.tools?.length
+    ? request.tools.map((tool) => ({
+        type: 'function',
+        function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters, ...(tool.strict === undefined ? {} : { strict: tool.strict }) },
+      }))
+    : undefined;
+  put('tools', 'tools', tools);
+  put('toolChoice', 'tool_choice', request.toolChoice === undefined ? undefined : wireToolChoice(request.toolChoice));
+  put('parallelToolCalls', 'parallel_tool_calls', request.parallelToolCalls);
   const format = request.responseFormat;
-  if (format) {
-    body.response_format =
-      format.type === 'json_schema'
+  put(
+    'responseFormat',
+    'response_format',
+    format &&
+      (format.type === 'json_schema'
         ? { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }), ...(format.description ? { description: format.description } : {}) } }
-        : { type: format.type };
-  }
-  if (request.topP !== undefined) body.top_p = request.topP;
-  if (request.stop?.length) body.stop = request.stop;
-  if (request.seed !== undefined) body.seed = request.seed;
-  if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
-  if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
-  if (request.user !== undefined) body.user = request.user;
+        : { type: format.type }),
+  );
+  put('topP', 'top_p', request.topP);
+  // Only providers that declare top_k get it (the gateway leaves it out for the others).
+  put('topK', 'top_k', request.topK);
+  put('stop', 'stop', request.stop?.length ? request.stop : undefined);
+  put('seed', 'seed', request.seed);
+  put('presencePenalty', 'presence_penalty', request.presencePenalty);
+  put('frequencyPenalty', 'frequency_penalty', request.frequencyPenalty);
+  put('user', 'user', request.user);
   // Only models whose catalog entry takes an effort get one (the gateway decides): OpenAI's and xAI's field.
   if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort;
   return body;
@@ -102,12 +120,17 @@ interface WireToolCall {
   id?: string;
   function?: { name?: string; arguments?: string };
 }
+/**
+ * `refusal`: the model's refusal in its own words, apart from `content` (null then) and with `finish_reason: "stop"`;
+ * streamed as `delta.refusal` pieces (https://platform.openai.com/docs/guides/structured-outputs#refusals, and the chat
+ * object and chunk references). A message may carry both.
+ */
 export interface WireCompletion {
-  choices?: { message?: { content?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  choices?: { message?: { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
   usage?: WireUsage | null;
 }
 export interface WireChunk {
-  choices?: { index?: number; delta?: { content?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  choices?: { index?: number; delta?: { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
   usage?: WireUsage | null;
 }
 

@@ -2,7 +2,8 @@ import type OpenAI from 'openai';
 import type * as OpenAiSdk from 'openai';
 import { OpenAiEndpoint } from './openai-http.js';
 import { embedThrough } from './openai-embed.js';
-import { OPENAI_PARAMETERS, toToolCalls, toUsage, toolCallEvents, wireMessage, wireOptions, type WireChunk, type WireCompletion } from './openai-chat.js';
+import { toToolCalls, toUsage, toolCallEvents, wireMessage, wireOptions, type WireChunk, type WireCompletion, type WireUsage } from './openai-chat.js';
+import { OPENAI_COMPATIBLE, parametersFor, type ProviderProfile } from './profiles.js';
 import { guardStream } from './stream-guard.js';
 import { directUpstreamHttp, type UpstreamHttp } from './upstream-http.js';
 import {
@@ -17,14 +18,14 @@ import {
 
 /**
  * Any OpenAI-compatible chat-completions API: OpenAI itself, OpenRouter, Groq, DeepSeek, Mistral, xAI, Together,
- * vLLM, Ollama... The base URL comes from the account. Text goes through our own undici client (`openai-http.ts`);
- * images and speech keep the official SDK (`media/openai-media.ts`, through `openAiClients` and `mapOpenAiError`).
+ * vLLM, Ollama... The base URL comes from the account, what the API takes from the provider's profile (`profiles.ts`).
+ * Text goes through our own undici client (`openai-http.ts`); images and speech keep the official SDK
+ * (`media/openai-media.ts`, through `openAiClients` and `mapOpenAiError`).
  */
 export interface OpenAiAdapterOptions {
-  /**
-   * The name of the output limit field. OpenAI's current models take `max_completion_tokens` (and reject
-   * `max_tokens` on reasoning models); most compatible servers only know `max_tokens`.
-   */
+  /** What the provider's API takes and how it names it (default: OpenAI's field set, for a server known by URL only). */
+  profile?: ProviderProfile;
+  /** The output limit's field, when not the profile's. */
   tokenLimitParam?: 'max_tokens' | 'max_completion_tokens';
   /** Used when an account has no base URL of its own. */
   defaultBaseUrl: string;
@@ -64,7 +65,8 @@ export function openAiClients(defaultBaseUrl: string | undefined, http: Upstream
 }
 
 export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdapter {
-  const tokenLimitParam = options.tokenLimitParam ?? 'max_tokens';
+  const profile = options.profile ?? OPENAI_COMPATIBLE;
+  const tokenLimitParam = options.tokenLimitParam ?? profile.tokenLimit;
   const endpoints = new Map<string, OpenAiEndpoint>();
 
   const endpointFor = (credential: UpstreamCredential): OpenAiEndpoint => {
@@ -84,7 +86,7 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     messages: request.messages.map(wireMessage),
     [tokenLimitParam]: request.maxTokens,
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    ...wireOptions(request),
+    ...wireOptions(request, { carried: parametersFor(profile, request.model), renames: profile.renames }),
   });
 
   const callOptions = (credential: UpstreamCredential, request: TextRequest) => ({ timeoutMs: credential.timeoutMs, signal: request.signal, model: request.model });
@@ -92,9 +94,10 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
   return {
     kind: 'openai',
     needsCredential: true,
-    parameters: OPENAI_PARAMETERS,
+    parameters: profile.parameters,
+    parametersFor: (upstreamModel) => parametersFor(profile, upstreamModel),
     images: true,
-    jsonSchema: true,
+    jsonSchema: profile.jsonSchema,
 
     async generateText(credential, request) {
       const completion = (await endpointFor(credential).json('/chat/completions', Object.assign(body(request), { stream: false }), callOptions(credential, request))) as WireCompletion;
@@ -103,8 +106,10 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
       const toolCalls = toToolCalls(choice.message?.tool_calls);
       // DeepSeek's (and others') reasoning text: unsigned, so never sent back to a provider that verifies thinking.
       const reasoning = choice.message?.reasoning_content;
+      const refusal = choice.message?.refusal;
       return {
         text: choice.message?.content ?? '',
+        ...(refusal ? { refusal } : {}),
         ...(toolCalls ? { toolCalls } : {}),
         ...(reasoning ? { thinking: [{ type: 'thinking' as const, thinking: reasoning, signature: '' }] } : {}),
         usage: toUsage(completion.usage),
@@ -115,21 +120,26 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     async streamText(credential, request) {
       const upstream = await endpointFor(credential).stream(
         '/chat/completions',
-        // Ask for the final usage chunk: a streamed call is billed from the provider's own count.
-        Object.assign(body(request), { stream: true, stream_options: { include_usage: true } }),
+        // A streamed call is billed from the provider's own count: asked for where the API has `stream_options`,
+        // sent unasked by the others (which may refuse the field).
+        Object.assign(body(request), { stream: true }, profile.streamUsage === 'stream_options' ? { stream_options: { include_usage: true } } : {}),
         callOptions(credential, request),
       );
       async function* events(): AsyncGenerator<TextStreamEvent> {
         let finishReason: string | null = null;
         let usage: TokenUsage | null = null;
         for await (const chunk of upstream.chunks as AsyncIterable<WireChunk>) {
-          if (chunk.usage) usage = toUsage(chunk.usage);
+          // Groq also reports it in `x_groq.usage` on the last chunk (`ChatCompletionChunk.XGroq` in groq-sdk).
+          const reported = chunk.usage ?? (chunk as { x_groq?: { usage?: WireUsage | null } }).x_groq?.usage;
+          if (reported) usage = toUsage(reported);
           for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
             if (choice.index !== undefined && choice.index !== 0) continue;
             const reasoning = choice.delta?.reasoning_content;
             if (reasoning) yield { type: 'thinking', index: 0, delta: reasoning };
             const delta = choice.delta?.content;
             if (delta) yield { type: 'text', delta };
+            const refusal = choice.delta?.refusal;
+            if (refusal) yield { type: 'refusal', delta: refusal };
             yield* toolCallEvents(choice.delta?.tool_calls);
             if (choice.finish_reason) finishReason = choice.finish_reason;
           }
