@@ -51,6 +51,7 @@ import { announcementRoutes } from './modules/announcements/routes.js';
 import { announcementAdminRoutes } from './modules/announcements/admin.routes.js';
 import { adminProviderRoutes } from './modules/admin/providers.routes.js';
 import { adminModelRoutes } from './modules/admin/models.routes.js';
+import { catalogProviderCheckRoutes } from './modules/catalog/admin.routes.js';
 import { adminPlanRoutes } from './modules/admin/plans.routes.js';
 import { adminCouponRoutes } from './modules/admin/coupons.routes.js';
 import { currentRoleCheck } from './platform/auth/roles.js';
@@ -196,6 +197,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await admin.register(fallbackAdminRoutes, { fallbacks: services.gateway.fallbacks, audit: services.audit });
     await admin.register(adminProviderRoutes, { catalog: services.catalog, accounts: services.gateway.accounts, audit: services.audit });
     await admin.register(adminModelRoutes, { catalog: services.catalog, audit: services.audit });
+    await admin.register(catalogProviderCheckRoutes, { catalog: services.catalog, upstream: services.gateway.upstreamModels, clock: platform.clock });
     await admin.register(adminPlanRoutes, { plans: services.plans, audit: services.audit });
     await admin.register(adminCouponRoutes, { billing: services.subscriptionBilling, plans: services.plans, audit: services.audit });
   });

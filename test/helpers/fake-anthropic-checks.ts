@@ -2,10 +2,12 @@
  * What the fake Anthropic Messages API refuses, with the messages the real API gives (400 invalid_request_error):
  * roles that do not alternate, tool results that answer no tool_use of the previous assistant turn (or do not open
  * the turn), tool_use without results, empty text, invalid images, invalid tools and cache markers, temperature
- * together with top_p (refused by current Claude models), and what extended thinking does not combine with
- * (fake-anthropic-thinking.ts: sampling changes and a forced tool_choice).
+ * together with top_p (refused by current Claude models), what extended thinking does not combine with
+ * (fake-anthropic-thinking.ts: sampling changes and a forced tool_choice), and malformed structured outputs or a model
+ * without them (fake-anthropic-structured.ts).
  */
 
+import { outputConfigProblem } from './fake-anthropic-structured.js';
 import { thinkingBlockProblem, thinkingProblem } from './fake-anthropic-thinking.js';
 
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
@@ -167,5 +169,5 @@ export function invalidRequest(body: any): string | null {
   if (body.top_k !== undefined && (!Number.isInteger(body.top_k) || body.top_k < 0)) return 'top_k: Input should be a valid integer';
   if (body.stop_sequences !== undefined && (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((s: unknown) => typeof s !== 'string'))) return 'stop_sequences: Input should be a valid list';
   if (body.metadata !== undefined && (!isObject(body.metadata) || typeof body.metadata.user_id !== 'string')) return 'metadata.user_id: Input should be a valid string';
-  return messagesProblem(body.messages) ?? toolsProblem(body) ?? cacheProblem(body) ?? thinkingProblem(body);
+  return messagesProblem(body.messages) ?? toolsProblem(body) ?? cacheProblem(body) ?? thinkingProblem(body) ?? outputConfigProblem(body);
 }

@@ -1,14 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import { invalidRequest, cacheMarkers } from './fake-anthropic-checks.js';
+import { structuredText } from './fake-anthropic-structured.js';
 import { signatureOf, thinkingTextOf } from './fake-anthropic-thinking.js';
 import { chunks, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeBehavior, type FakeRequest, type FakeUpstream } from './fake-upstreams.js';
 
 /**
  * A local stand-in for Anthropic's Messages API (JSON and named SSE events), with the behaviours of `fake-upstreams.ts`:
  * it refuses what the real API refuses (`fake-anthropic-checks.ts`), answers scripted `toolCalls` with `tool_use`
- * blocks (streamed as `input_json_delta` pieces), stops at `stop_sequences`, and reports prompt caching as Anthropic
- * does: the prompt up to the last `cache_control` is written to the cache on first sight and read from it afterwards,
- * and `input_tokens` counts only what came after it.
+ * blocks (streamed as `input_json_delta` pieces), stops at `stop_sequences`, answers an `output_config.format` with
+ * JSON matching its schema (fake-anthropic-structured.ts), and reports prompt caching as Anthropic does: the prompt up
+ * to the last `cache_control` is written to the cache on first sight and read from it afterwards, `input_tokens` counts
+ * only what came after it, and `cache_creation` splits the writes by the markers' `ttl` (5m or 1h).
  */
 
 const ANTHROPIC_ERRORS: Record<number, { type: string; message: string }> = {
@@ -45,15 +47,22 @@ function cachedPrefix(body: any, path: unknown[]): unknown {
   return { tools: body.tools, system: body.system, messages: [...body.messages.slice(0, k), { ...message, content: message.content.slice(0, j + 1) }] };
 }
 
-function promptCache(body: any, total: number, seen: Set<string>): { creation: number; read: number } {
-  const last = cacheMarkers(body).at(-1);
-  if (!last) return { creation: 0, read: 0 };
-  const prefix = cachedPrefix(body, last.path);
-  const tokens = Math.min(total, tokensOf(JSON.stringify(prefix)));
-  const key = JSON.stringify([body.model, prefix]);
-  if (seen.has(key)) return { creation: 0, read: tokens };
+/**
+ * The prompt cache, kept simple: the prompt up to the last breakpoint is written on first sight and read whole
+ * afterwards. A write is split by lifetime as Anthropic bills mixed TTLs (prompt-caching docs, "Mixing different
+ * TTLs"): the part up to the last 1-hour breakpoint is written for an hour, the rest for five minutes.
+ */
+function promptCache(body: any, total: number, seen: Set<string>): { creation: number; hour: number; read: number } {
+  const points = cacheMarkers(body).map(({ path, marker }) => ({ prefix: cachedPrefix(body, path), hour: marker.ttl === '1h' }));
+  const last = points.at(-1);
+  if (!last) return { creation: 0, hour: 0, read: 0 };
+  const tokens = (prefix: unknown) => Math.min(total, tokensOf(JSON.stringify(prefix)));
+  const key = JSON.stringify([body.model, last.prefix]);
+  if (seen.has(key)) return { creation: 0, hour: 0, read: tokens(last.prefix) };
   seen.add(key);
-  return { creation: tokens, read: 0 };
+  const creation = tokens(last.prefix);
+  const hour = Math.min(creation, Math.max(0, ...points.filter((point) => point.hour).map((point) => tokens(point.prefix))));
+  return { creation, hour, read: 0 };
 }
 
 interface Answer {
@@ -67,6 +76,8 @@ interface Answer {
     input_tokens: number;
     cache_creation_input_tokens: number;
     cache_read_input_tokens: number;
+    /** The writes by lifetime (SDK `CacheCreation`): sent when the request has cache markers or the script a 1-hour part. */
+    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
     output_tokens: number;
     output_tokens_details?: { thinking_tokens: number };
   };
@@ -74,7 +85,7 @@ interface Answer {
 
 function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer {
   let toolCalls = behavior.kind === 'ok' ? (behavior.toolCalls ?? []) : [];
-  let text = (behavior.kind === 'ok' || behavior.kind === 'midway' ? behavior.text : undefined) ?? (toolCalls.length ? '' : echo(body));
+  let text = (behavior.kind === 'ok' || behavior.kind === 'midway' ? behavior.text : undefined) ?? (toolCalls.length ? '' : (structuredText(body) ?? echo(body)));
   let stopSequence: string | null = null;
   for (const sequence of body.stop_sequences ?? []) {
     const at = text.indexOf(sequence);
@@ -90,7 +101,9 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
   const output = scripted?.outputTokens ?? tokensOf(text) + tokensOf(thinking ?? '') + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
   // Scripted classes replace what the prompt's cache markers would give.
   const classes = behavior.kind === 'ok' ? behavior.tokenClasses : undefined;
-  const cache = classes ? { creation: classes.cacheWrite ?? 0, read: classes.cached ?? 0 } : promptCache(body, total, seen);
+  const scriptedWrites = classes?.cacheWrite ?? classes?.cacheWrite1h ?? 0;
+  const cache = classes ? { creation: scriptedWrites, hour: Math.min(classes.cacheWrite1h ?? 0, scriptedWrites), read: classes.cached ?? 0 } : promptCache(body, total, seen);
+  const byLifetime = cacheMarkers(body).length > 0 || classes?.cacheWrite1h !== undefined;
   const explicit = behavior.kind === 'ok' ? behavior.finishReason : undefined;
   const stopReason = explicit ?? (stopSequence !== null ? 'stop_sequence' : toolCalls.length ? 'tool_use' : output >= body.max_tokens ? 'max_tokens' : 'end_turn');
   const reasoning = classes?.reasoning ?? (thinking ? tokensOf(thinking) : 0);
@@ -104,6 +117,7 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
       input_tokens: total - cache.creation - cache.read,
       cache_creation_input_tokens: cache.creation,
       cache_read_input_tokens: cache.read,
+      ...(byLifetime ? { cache_creation: { ephemeral_5m_input_tokens: cache.creation - cache.hour, ephemeral_1h_input_tokens: cache.hour } } : {}),
       output_tokens: output,
       ...(reasoning ? { output_tokens_details: { thinking_tokens: reasoning } } : {}),
     },

@@ -1229,7 +1229,7 @@ export interface paths {
         /** One model in Google's shape; the path is models/<model id> */
         get: operations["getGeminiV1betaModelsByPath"];
         put?: never;
-        /** models/<model id>:generateContent, :streamGenerateContent?alt=sse or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free) */
+        /** models/<model id>:generateContent, :streamGenerateContent (Server-Sent Events with ?alt=sse, else one JSON array of chunks written as they come) or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free) */
         post: operations["postGeminiV1betaModelsByPath"];
         delete?: never;
         options?: never;
@@ -3230,6 +3230,23 @@ export interface paths {
         patch: operations["patchAdminModelsById"];
         trace?: never;
     };
+    "/v1/admin/catalog/provider-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare the catalog with what each configured provider lists: catalog models no longer served, served models the catalog lacks, providers that did not answer (read-only) */
+        get: operations["getAdminCatalogProviderCheck"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/plans": {
         parameters: {
             query?: never;
@@ -4438,7 +4455,9 @@ export interface operations {
                                 "1m_output_tokens"?: number;
                                 "1m_cached_input_tokens"?: number;
                                 "1m_cache_write_tokens"?: number;
+                                "1m_cache_write_1h_tokens"?: number;
                                 "1m_reasoning_tokens"?: number;
+                                "1m_image_input_tokens"?: number;
                                 image?: number;
                                 second?: number;
                                 minute?: number;
@@ -4454,7 +4473,9 @@ export interface operations {
                                     "1m_output_tokens"?: number;
                                     "1m_cached_input_tokens"?: number;
                                     "1m_cache_write_tokens"?: number;
+                                    "1m_cache_write_1h_tokens"?: number;
                                     "1m_reasoning_tokens"?: number;
+                                    "1m_image_input_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4466,7 +4487,9 @@ export interface operations {
                                     "1m_output_tokens"?: number;
                                     "1m_cached_input_tokens"?: number;
                                     "1m_cache_write_tokens"?: number;
+                                    "1m_cache_write_1h_tokens"?: number;
                                     "1m_reasoning_tokens"?: number;
+                                    "1m_image_input_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4579,7 +4602,9 @@ export interface operations {
                                 "1m_output_tokens"?: number;
                                 "1m_cached_input_tokens"?: number;
                                 "1m_cache_write_tokens"?: number;
+                                "1m_cache_write_1h_tokens"?: number;
                                 "1m_reasoning_tokens"?: number;
+                                "1m_image_input_tokens"?: number;
                                 image?: number;
                                 second?: number;
                                 minute?: number;
@@ -4595,7 +4620,9 @@ export interface operations {
                                     "1m_output_tokens"?: number;
                                     "1m_cached_input_tokens"?: number;
                                     "1m_cache_write_tokens"?: number;
+                                    "1m_cache_write_1h_tokens"?: number;
                                     "1m_reasoning_tokens"?: number;
+                                    "1m_image_input_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4607,7 +4634,9 @@ export interface operations {
                                     "1m_output_tokens"?: number;
                                     "1m_cached_input_tokens"?: number;
                                     "1m_cache_write_tokens"?: number;
+                                    "1m_cache_write_1h_tokens"?: number;
                                     "1m_reasoning_tokens"?: number;
+                                    "1m_image_input_tokens"?: number;
                                     image?: number;
                                     second?: number;
                                     minute?: number;
@@ -4715,7 +4744,9 @@ export interface operations {
                                 "1m_output_tokens"?: number;
                                 "1m_cached_input_tokens"?: number;
                                 "1m_cache_write_tokens"?: number;
+                                "1m_cache_write_1h_tokens"?: number;
                                 "1m_reasoning_tokens"?: number;
+                                "1m_image_input_tokens"?: number;
                                 image?: number;
                                 second?: number;
                                 minute?: number;
@@ -8637,11 +8668,23 @@ export interface operations {
                         }[];
                         /** @description Extension: on a tool message, the call it answers */
                         toolCallId?: string;
+                        /** @description Extension: on an assistant message, the `thinking` of the earlier answer, sent back unchanged so a model that verifies its thinking (Anthropic's, before a tool result) gets it back */
+                        thinking?: ({
+                            /** @enum {string} */
+                            type: "thinking";
+                            thinking: string;
+                            /** @description As the answer gave it (a block with an empty signature is left out: no provider takes it back) */
+                            signature: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "redacted_thinking";
+                            data: string;
+                        })[];
                     }[];
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `refusal` {type, delta} (extension: a piece of the refusal the model wrote, never part of the text), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
                     /** @description Extension: functions the model may call (needs a TOOLS model) */
                     tools?: {
@@ -8715,11 +8758,15 @@ export interface operations {
                             cachedInputTokens?: number;
                             /** @description Extension: of inputTokens, written to the provider’s prompt cache */
                             cacheWriteTokens?: number;
+                            /** @description Extension: of cacheWriteTokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at the 1-hour write price) */
+                            cacheWrite1hTokens?: number;
                             /** @description Extension: of outputTokens, spent on reasoning */
                             reasoningTokens?: number;
                         };
                         model: string;
                         requestId: string;
+                        /** @description Extension: the model's refusal in its own words, when its provider sends one apart from the text (OpenAI's `message.refusal`; `text` is then usually empty). Charged like any output, as the provider bills it */
+                        refusal?: string;
                         /** @description Extension: the tools the model called (present only when it called some; run them and send the results as tool messages) */
                         toolCalls?: {
                             id: string;
@@ -8954,6 +9001,11 @@ export interface operations {
                     initImageUrl?: string;
                     /** @description 0 keeps the source, 1 ignores it */
                     strength?: number;
+                    /**
+                     * @description Extension. Values come from the model's controls.quality (GPT Image: low, medium, high or auto, the default, where the model chooses and the call reserves the price of high; DALL-E 3: standard). auto is taken by every model; any other value a model does not list is a 400. Token-billed models charge the quality the provider reports it used
+                     * @enum {unknown}
+                     */
+                    quality?: "auto" | "low" | "medium" | "high" | "standard" | "hd";
                     /** @description Answer at once with a job; credit failures then arrive on the job (FAILED / QUOTA_EXCEEDED) */
                     async?: boolean;
                 };
@@ -8976,6 +9028,19 @@ export interface operations {
                             imagesRequested: number;
                             /** @description Tokens charged to the wallet */
                             creditsConsumed: number;
+                            /** @description Token-billed models: the quality the provider used (auto resolved to the one it chose) */
+                            quality?: string;
+                            /** @description Token-billed models: WIDTHxHEIGHT the provider made */
+                            size?: string;
+                            /** @description Token-billed models: prompt text and source image tokens */
+                            inputTokens?: number;
+                            inputTokensDetails?: {
+                                textTokens: number;
+                                imageTokens: number;
+                            };
+                            /** @description Token-billed models: image tokens of the images delivered */
+                            outputTokens?: number;
+                            totalTokens?: number;
                         };
                         model: string;
                         requestId: string;
@@ -9529,6 +9594,19 @@ export interface operations {
                             imagesRequested: number;
                             /** @description Tokens charged to the wallet */
                             creditsConsumed: number;
+                            /** @description Token-billed models: the quality the provider used (auto resolved to the one it chose) */
+                            quality?: string;
+                            /** @description Token-billed models: WIDTHxHEIGHT the provider made */
+                            size?: string;
+                            /** @description Token-billed models: prompt text and source image tokens */
+                            inputTokens?: number;
+                            inputTokensDetails?: {
+                                textTokens: number;
+                                imageTokens: number;
+                            };
+                            /** @description Token-billed models: image tokens of the images delivered */
+                            outputTokens?: number;
+                            totalTokens?: number;
                         };
                         model: string;
                         requestId: string;
@@ -9786,6 +9864,17 @@ export interface operations {
                         }[];
                         /** @description On tool messages: the call answered */
                         tool_call_id?: string;
+                        reasoning_details?: {
+                            /** @description `reasoning.text` (text, and the signature that lets it go back to the model), `reasoning.encrypted` (a redacted block's data) or `reasoning.summary` */
+                            type: string;
+                            text?: string | null;
+                            signature?: string | null;
+                            data?: string | null;
+                            summary?: string | null;
+                            id?: string | null;
+                            format?: string | null;
+                            index?: number | null;
+                        }[] | null;
                     }[];
                     max_tokens?: number | null;
                     max_completion_tokens?: number | null;
@@ -9868,7 +9957,7 @@ export interface operations {
                                 /** @enum {string} */
                                 role: "assistant";
                                 content: string | null;
-                                refusal: null;
+                                refusal: string | null;
                                 tool_calls?: {
                                     id: string;
                                     /** @enum {string} */
@@ -9880,6 +9969,24 @@ export interface operations {
                                 }[];
                                 /** @description The model's thinking, when its provider returns it (never part of content) */
                                 reasoning_content?: string;
+                                /** @description Extension (OpenRouter's): the model's thinking blocks with their signatures, when its provider returns them */
+                                reasoning_details?: ({
+                                    /** @enum {string} */
+                                    type: "reasoning.text";
+                                    text: string;
+                                    /** @description Present when the provider signed the block (it must come back intact) */
+                                    signature?: string;
+                                    /** @description anthropic-claude-v1, or unknown for a provider's unsigned reasoning text */
+                                    format: string;
+                                    index: number;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "reasoning.encrypted";
+                                    /** @description A redacted thinking block, opaque */
+                                    data: string;
+                                    format: string;
+                                    index: number;
+                                })[];
                             };
                             finish_reason: string;
                             logprobs: null;
@@ -9894,6 +10001,8 @@ export interface operations {
                                 cached_tokens: number;
                                 /** @description Of prompt_tokens: written to the prompt cache (providers that bill writes; OpenRouter's name) */
                                 cache_write_tokens?: number;
+                                /** @description Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price) */
+                                cache_write_1h_tokens?: number;
                             };
                             /** @description Sent when the provider reported reasoning tokens */
                             completion_tokens_details?: {
@@ -10216,6 +10325,7 @@ export interface operations {
                     n?: number | null;
                     size?: string | null;
                     response_format?: ("url" | "b64_json") | null;
+                    quality?: ("auto" | "low" | "medium" | "high" | "standard" | "hd") | null;
                 };
             };
         };
@@ -10232,9 +10342,23 @@ export interface operations {
                             url?: string;
                             b64_json?: string;
                         }[];
+                        /** @description GPT Image models: the quality used (auto resolved to the one the model chose) */
+                        quality?: string;
+                        /** @description GPT Image models: the size made */
+                        size?: string;
+                        /** @description GPT Image models: png, jpeg or webp */
+                        output_format?: string;
                         usage: {
                             /** @description Wallet tokens this call was charged (this service's extension) */
                             tokens_charged: number;
+                            /** @description GPT Image models: the tokens the images were charged for, as OpenAI reports them */
+                            input_tokens?: number;
+                            input_tokens_details?: {
+                                text_tokens: number;
+                                image_tokens: number;
+                            };
+                            output_tokens?: number;
+                            total_tokens?: number;
                         };
                     };
                 };
@@ -10558,9 +10682,9 @@ export interface operations {
                 "application/json": {
                     /** @description A model id from GET /openai/v1/models */
                     model: string;
-                    /** @description A user message, or a list of message, function_call and function_call_output items */
+                    /** @description A user message, or a list of message, function_call, function_call_output and reasoning items (reasoning items sent back from earlier answers) */
                     input: string | {
-                        /** @description message (the default for an item with role and content), function_call or function_call_output */
+                        /** @description message (the default for an item with role and content), function_call, function_call_output or reasoning (see encrypted_content) */
                         type?: string;
                         id?: string | null;
                         /**
@@ -10577,6 +10701,12 @@ export interface operations {
                             file_id?: string | null;
                             refusal?: string;
                         }[]) | null;
+                        /** @description reasoning: its summary (kept with the item, not sent to the model) */
+                        summary?: {
+                            type: string;
+                            text?: string;
+                        }[];
+                        encrypted_content?: string | null;
                         /** @description function_call and function_call_output: the call */
                         call_id?: string;
                         name?: string;
@@ -10705,6 +10835,8 @@ export interface operations {
                                 type: "summary_text";
                                 text: string;
                             }[];
+                            /** @description With `include: ["reasoning.encrypted_content"]`: the thinking blocks (signatures and redacted blocks included) as one opaque string, to send back unchanged with this item on a later turn */
+                            encrypted_content?: string;
                         } | {
                             /** @enum {string} */
                             type: "message";
@@ -10713,12 +10845,16 @@ export interface operations {
                             role: "assistant";
                             /** @enum {unknown} */
                             status: "in_progress" | "completed" | "incomplete";
-                            content: {
+                            content: ({
                                 /** @enum {string} */
                                 type: "output_text";
                                 text: string;
                                 annotations: unknown[];
-                            }[];
+                            } | {
+                                /** @enum {string} */
+                                type: "refusal";
+                                refusal: string;
+                            })[];
                         } | {
                             /** @enum {string} */
                             type: "function_call";
@@ -10770,6 +10906,8 @@ export interface operations {
                                 cached_tokens: number;
                                 /** @description Of input_tokens: written to the prompt cache (providers that bill writes) */
                                 cache_write_tokens?: number;
+                                /** @description Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price) */
+                                cache_write_1h_tokens?: number;
                             };
                             output_tokens: number;
                             output_tokens_details: {
@@ -10864,7 +11002,10 @@ export interface operations {
             query?: {
                 /** @description Not served: only background responses can be streamed again */
                 stream?: boolean;
+                /** @description `reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing) */
                 include?: string[];
+                /** @description `reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing) */
+                "include[]"?: string[];
             };
             header?: never;
             path: {
@@ -10913,6 +11054,8 @@ export interface operations {
                                 type: "summary_text";
                                 text: string;
                             }[];
+                            /** @description With `include: ["reasoning.encrypted_content"]`: the thinking blocks (signatures and redacted blocks included) as one opaque string, to send back unchanged with this item on a later turn */
+                            encrypted_content?: string;
                         } | {
                             /** @enum {string} */
                             type: "message";
@@ -10921,12 +11064,16 @@ export interface operations {
                             role: "assistant";
                             /** @enum {unknown} */
                             status: "in_progress" | "completed" | "incomplete";
-                            content: {
+                            content: ({
                                 /** @enum {string} */
                                 type: "output_text";
                                 text: string;
                                 annotations: unknown[];
-                            }[];
+                            } | {
+                                /** @enum {string} */
+                                type: "refusal";
+                                refusal: string;
+                            })[];
                         } | {
                             /** @enum {string} */
                             type: "function_call";
@@ -10978,6 +11125,8 @@ export interface operations {
                                 cached_tokens: number;
                                 /** @description Of input_tokens: written to the prompt cache (providers that bill writes) */
                                 cache_write_tokens?: number;
+                                /** @description Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price) */
+                                cache_write_1h_tokens?: number;
                             };
                             output_tokens: number;
                             output_tokens_details: {
@@ -11139,7 +11288,10 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description An item id: the page starts after it */
                 after?: string;
+                /** @description `reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing) */
                 include?: string[];
+                /** @description `reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing) */
+                "include[]"?: string[];
             };
             header?: never;
             path: {
@@ -11197,6 +11349,17 @@ export interface operations {
                             output: string;
                             /** @enum {unknown} */
                             status: "in_progress" | "completed" | "incomplete";
+                        } | {
+                            /** @enum {string} */
+                            type: "reasoning";
+                            id: string;
+                            summary: {
+                                /** @enum {string} */
+                                type: "summary_text";
+                                text: string;
+                            }[];
+                            /** @description With `include: ["reasoning.encrypted_content"]`: the thinking blocks (signatures and redacted blocks included) as one opaque string, to send back unchanged with this item on a later turn */
+                            encrypted_content?: string;
                         })[];
                         first_id: string | null;
                         last_id: string | null;
@@ -11397,7 +11560,7 @@ export interface operations {
                         } | null;
                         effort?: ("low" | "medium" | "high" | "max") | null;
                     };
-                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
+                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. As Anthropic counts it, max_tokens includes the thinking: an adaptive budget is fitted under it (no thinking when max_tokens is 1024 or less). With thinking on a Claude model, temperature other than 1, top_k and top_p outside 0.95..1 are left out and a tool_choice forcing a tool is a 400. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
                     thinking?: {
                         type: "enabled" | "adaptive" | "disabled";
                         budget_tokens?: number;
@@ -11455,6 +11618,11 @@ export interface operations {
                             input_tokens: number;
                             /** @description Input tokens written to the prompt cache (sent when there were some) */
                             cache_creation_input_tokens?: number;
+                            /** @description cache_creation_input_tokens by cache lifetime (sent when some went to a 1-hour entry, which is billed at its own price) */
+                            cache_creation?: {
+                                ephemeral_5m_input_tokens: number;
+                                ephemeral_1h_input_tokens: number;
+                            };
                             /** @description Input tokens read from the prompt cache (sent when there were some) */
                             cache_read_input_tokens?: number;
                             output_tokens: number;
@@ -11684,7 +11852,7 @@ export interface operations {
                         } | null;
                         effort?: ("low" | "medium" | "high" | "max") | null;
                     };
-                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
+                    /** @description Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. As Anthropic counts it, max_tokens includes the thinking: an adaptive budget is fitted under it (no thinking when max_tokens is 1024 or less). With thinking on a Claude model, temperature other than 1, top_k and top_p outside 0.95..1 are left out and a tool_choice forcing a tool is a 400. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so */
                     thinking?: {
                         type: "enabled" | "adaptive" | "disabled";
                         budget_tokens?: number;
@@ -11938,7 +12106,7 @@ export interface operations {
     postGeminiV1betaModelsByPath: {
         parameters: {
             query?: {
-                /** @description `sse` for streamGenerateContent (the only stream form served) */
+                /** @description streamGenerateContent: `sse` for Server-Sent Events, `json` (the default) for one JSON array of chunks, written as they come */
                 alt?: string;
             };
             header?: {
@@ -11961,6 +12129,7 @@ export interface operations {
                             text?: string;
                             /** @description A thought summary (model turns); dropped from the conversation */
                             thought?: boolean;
+                            /** @description A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored) */
                             thoughtSignature?: string;
                             /** @description An image as base64: PNG, JPEG, GIF or WebP */
                             inlineData?: {
@@ -11991,6 +12160,7 @@ export interface operations {
                             text?: string;
                             /** @description A thought summary (model turns); dropped from the conversation */
                             thought?: boolean;
+                            /** @description A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored) */
                             thoughtSignature?: string;
                             /** @description An image as base64: PNG, JPEG, GIF or WebP */
                             inlineData?: {
@@ -12070,6 +12240,7 @@ export interface operations {
                                 text?: string;
                                 /** @description A thought summary (model turns); dropped from the conversation */
                                 thought?: boolean;
+                                /** @description A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored) */
                                 thoughtSignature?: string;
                                 /** @description An image as base64: PNG, JPEG, GIF or WebP */
                                 inlineData?: {
@@ -12100,6 +12271,7 @@ export interface operations {
                                 text?: string;
                                 /** @description A thought summary (model turns); dropped from the conversation */
                                 thought?: boolean;
+                                /** @description A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored) */
                                 thoughtSignature?: string;
                                 /** @description An image as base64: PNG, JPEG, GIF or WebP */
                                 inlineData?: {
@@ -12176,7 +12348,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: models/<model id>:generateContent, :streamGenerateContent?alt=sse or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free) */
+            /** @description OK: models/<model id>:generateContent, :streamGenerateContent (Server-Sent Events with ?alt=sse, else one JSON array of chunks written as they come) or :countTokens in Google's shapes, metered like POST /v1/ai/text (countTokens is free) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -12209,6 +12381,32 @@ export interface operations {
                         /** @description The gateway's request id */
                         responseId: string;
                     } | {
+                        candidates: {
+                            content: {
+                                /** @enum {string} */
+                                role: "model";
+                                parts: {
+                                    [key: string]: unknown;
+                                }[];
+                            };
+                            finishReason: string;
+                            index: number;
+                        }[];
+                        usageMetadata: {
+                            promptTokenCount: number;
+                            /** @description Output tokens, thinking excluded */
+                            candidatesTokenCount: number;
+                            thoughtsTokenCount?: number;
+                            /** @description Of promptTokenCount: read from the prompt cache */
+                            cachedContentTokenCount?: number;
+                            totalTokenCount: number;
+                            /** @description Wallet tokens this call was charged (this service's extension) */
+                            tokensCharged: number;
+                        };
+                        modelVersion: string;
+                        /** @description The gateway's request id */
+                        responseId: string;
+                    }[] | {
                         /** @description An estimate in the gateway's tokenizer; nothing is charged */
                         totalTokens: number;
                     };
@@ -16227,6 +16425,8 @@ export interface operations {
                                 cachedInput: number;
                                 /** @description Of input: written to the provider's prompt cache (billed at the cache-write price) */
                                 cacheWrite: number;
+                                /** @description Of cacheWrite: written to a 1-hour cache entry (Anthropic ttl 1h, billed at the 1-hour write price); present when there were some */
+                                cacheWrite1h?: number;
                                 /** @description Every output token */
                                 output: number;
                                 /** @description Of output: spent on reasoning */
@@ -16323,6 +16523,8 @@ export interface operations {
                                 cachedInputTokens?: number;
                                 /** @description Of inputUnits: text input written to the provider's prompt cache */
                                 cacheWriteTokens?: number;
+                                /** @description Of cacheWriteTokens: written to a 1-hour cache entry, billed at the 1-hour write price (present when there were some) */
+                                cacheWrite1hTokens?: number;
                                 /** @description Of outputUnits: text output spent on reasoning */
                                 reasoningTokens?: number;
                             };
@@ -18660,11 +18862,23 @@ export interface operations {
                         }[];
                         /** @description Extension: on a tool message, the call it answers */
                         toolCallId?: string;
+                        /** @description Extension: on an assistant message, the `thinking` of the earlier answer, sent back unchanged so a model that verifies its thinking (Anthropic's, before a tool result) gets it back */
+                        thinking?: ({
+                            /** @enum {string} */
+                            type: "thinking";
+                            thinking: string;
+                            /** @description As the answer gave it (a block with an empty signature is left out: no provider takes it back) */
+                            signature: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "redacted_thinking";
+                            data: string;
+                        })[];
                     }[];
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `refusal` {type, delta} (extension: a piece of the refusal the model wrote, never part of the text), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
                     /** @description Extension: functions the model may call (needs a TOOLS model) */
                     tools?: {
@@ -18738,11 +18952,15 @@ export interface operations {
                             cachedInputTokens?: number;
                             /** @description Extension: of inputTokens, written to the provider’s prompt cache */
                             cacheWriteTokens?: number;
+                            /** @description Extension: of cacheWriteTokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at the 1-hour write price) */
+                            cacheWrite1hTokens?: number;
                             /** @description Extension: of outputTokens, spent on reasoning */
                             reasoningTokens?: number;
                         };
                         model: string;
                         requestId: string;
+                        /** @description Extension: the model's refusal in its own words, when its provider sends one apart from the text (OpenAI's `message.refusal`; `text` is then usually empty). Charged like any output, as the provider bills it */
+                        refusal?: string;
                         /** @description Extension: the tools the model called (present only when it called some; run them and send the results as tool messages) */
                         toolCalls?: {
                             id: string;
@@ -18880,11 +19098,23 @@ export interface operations {
                         }[];
                         /** @description Extension: on a tool message, the call it answers */
                         toolCallId?: string;
+                        /** @description Extension: on an assistant message, the `thinking` of the earlier answer, sent back unchanged so a model that verifies its thinking (Anthropic's, before a tool result) gets it back */
+                        thinking?: ({
+                            /** @enum {string} */
+                            type: "thinking";
+                            thinking: string;
+                            /** @description As the answer gave it (a block with an empty signature is left out: no provider takes it back) */
+                            signature: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "redacted_thinking";
+                            data: string;
+                        })[];
                     }[];
                     /** @description Default 2048 */
                     maxTokens?: number;
                     temperature?: number;
-                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
+                    /** @description Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `refusal` {type, delta} (extension: a piece of the refusal the model wrote, never part of the text), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}} */
                     stream?: boolean;
                     /** @description Extension: functions the model may call (needs a TOOLS model) */
                     tools?: {
@@ -19053,6 +19283,11 @@ export interface operations {
                     initImageUrl?: string;
                     /** @description 0 keeps the source, 1 ignores it */
                     strength?: number;
+                    /**
+                     * @description Extension. Values come from the model's controls.quality (GPT Image: low, medium, high or auto, the default, where the model chooses and the call reserves the price of high; DALL-E 3: standard). auto is taken by every model; any other value a model does not list is a 400. Token-billed models charge the quality the provider reports it used
+                     * @enum {unknown}
+                     */
+                    quality?: "auto" | "low" | "medium" | "high" | "standard" | "hd";
                     /** @description Answer at once with a job; credit failures then arrive on the job (FAILED / QUOTA_EXCEEDED) */
                     async?: boolean;
                 };
@@ -19075,6 +19310,19 @@ export interface operations {
                             imagesRequested: number;
                             /** @description Tokens charged to the wallet */
                             creditsConsumed: number;
+                            /** @description Token-billed models: the quality the provider used (auto resolved to the one it chose) */
+                            quality?: string;
+                            /** @description Token-billed models: WIDTHxHEIGHT the provider made */
+                            size?: string;
+                            /** @description Token-billed models: prompt text and source image tokens */
+                            inputTokens?: number;
+                            inputTokensDetails?: {
+                                textTokens: number;
+                                imageTokens: number;
+                            };
+                            /** @description Token-billed models: image tokens of the images delivered */
+                            outputTokens?: number;
+                            totalTokens?: number;
                         };
                         model: string;
                         requestId: string;
@@ -19746,6 +19994,19 @@ export interface operations {
                             imagesRequested: number;
                             /** @description Tokens charged to the wallet */
                             creditsConsumed: number;
+                            /** @description Token-billed models: the quality the provider used (auto resolved to the one it chose) */
+                            quality?: string;
+                            /** @description Token-billed models: WIDTHxHEIGHT the provider made */
+                            size?: string;
+                            /** @description Token-billed models: prompt text and source image tokens */
+                            inputTokens?: number;
+                            inputTokensDetails?: {
+                                textTokens: number;
+                                imageTokens: number;
+                            };
+                            /** @description Token-billed models: image tokens of the images delivered */
+                            outputTokens?: number;
+                            totalTokens?: number;
                         };
                         model: string;
                         requestId: string;
@@ -20524,11 +20785,15 @@ export interface operations {
                                 cachedInputTokens?: number;
                                 /** @description Extension: of inputTokens, written to the provider’s prompt cache */
                                 cacheWriteTokens?: number;
+                                /** @description Extension: of cacheWriteTokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at the 1-hour write price) */
+                                cacheWrite1hTokens?: number;
                                 /** @description Extension: of outputTokens, spent on reasoning */
                                 reasoningTokens?: number;
                             };
                             model: string;
                             requestId: string;
+                            /** @description Extension: the model's refusal in its own words, when its provider sends one apart from the text (OpenAI's `message.refusal`; `text` is then usually empty). Charged like any output, as the provider bills it */
+                            refusal?: string;
                             /** @description Extension: the tools the model called (present only when it called some; run them and send the results as tool messages) */
                             toolCalls?: {
                                 id: string;
@@ -25645,7 +25910,9 @@ export interface operations {
                         "1m_output_tokens"?: number;
                         "1m_cached_input_tokens"?: number;
                         "1m_cache_write_tokens"?: number;
+                        "1m_cache_write_1h_tokens"?: number;
                         "1m_reasoning_tokens"?: number;
+                        "1m_image_input_tokens"?: number;
                         image?: number;
                         second?: number;
                         minute?: number;
@@ -25780,6 +26047,104 @@ export interface operations {
             };
             /** @description Not found (or not yours) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests; `Retry-After` says how many seconds to wait */
+            429: {
+                headers: {
+                    /** @description Seconds until the limit resets */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unexpected server error (the request id in `x-request-id` helps support find it) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminCatalogProviderCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: Compare the catalog with what each configured provider lists: catalog models no longer served, served models the catalog lacks, providers that did not answer (read-only) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        checkedAt: string;
+                        summary: {
+                            providers: number;
+                            checked: number;
+                            notCheckable: number;
+                            notConfigured: number;
+                            errors: number;
+                            notServed: number;
+                            notInCatalog: number;
+                        };
+                        providers: {
+                            provider: string;
+                            /**
+                             * @description CHECKED: the provider listed its models; NOT_CHECKABLE: it has no list endpoint; NOT_CONFIGURED: no enabled account; ERROR: no account got an answer
+                             * @enum {unknown}
+                             */
+                            status: "CHECKED" | "NOT_CHECKABLE" | "NOT_CONFIGURED" | "ERROR";
+                            reason: string | null;
+                            error: {
+                                code: string;
+                                status: number | null;
+                                message: string;
+                            } | null;
+                            /** @description Catalog models of the provider compared (RETIRED ones are not) */
+                            catalogModels: number;
+                            upstreamModels: number | null;
+                            /** @description Catalog models whose upstream name the provider no longer lists: retire them naming a replacement (flags.replacedBy), or correct the upstream name */
+                            notServed: {
+                                slug: string;
+                                upstreamModel: string;
+                                /** @enum {unknown} */
+                                status: "ACTIVE" | "BETA" | "DISABLED";
+                                /** @enum {unknown} */
+                                availability: "AVAILABLE" | "RETIRING" | "RETIRED";
+                            }[];
+                            /** @description Upstream names the provider serves that no catalog model names: add the ones worth selling, with their price */
+                            notInCatalog: string[];
+                        }[];
+                    };
+                };
+            };
+            /** @description No valid credential (missing, expired or revoked token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The credential is valid but not allowed to do this */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,11 +18,12 @@ export type ModelFeature = (typeof MODEL_FEATURES)[number];
 
 /**
  * The unit keys a provider price (and a token rate) is quoted per. The token classes (`1m_cached_input_tokens`,
- * `1m_cache_write_tokens`, `1m_reasoning_tokens`, and `1m_image_input_tokens` for the image part of the input where a
- * provider prices it apart from text, as GPT Image does) are optional: a class without its own price is billed at the
- * fresh input or output price, never free.
+ * `1m_cache_write_tokens`, `1m_cache_write_1h_tokens`, `1m_reasoning_tokens`, and `1m_image_input_tokens` for the image
+ * part of the input where a provider prices it apart from text, as GPT Image does) are optional: a class without its
+ * own price is billed at the fresh input or output price, never free; a 1-hour cache write without its own price at
+ * twice the fresh input price (Anthropic's multiplier, catalog/pricing.ts).
  */
-export const PRICE_UNITS = ['1m_input_tokens', '1m_output_tokens', '1m_cached_input_tokens', '1m_cache_write_tokens', '1m_reasoning_tokens', '1m_image_input_tokens', 'image', 'second', 'minute', '1k_chars', 'generation'] as const;
+export const PRICE_UNITS = ['1m_input_tokens', '1m_output_tokens', '1m_cached_input_tokens', '1m_cache_write_tokens', '1m_cache_write_1h_tokens', '1m_reasoning_tokens', '1m_image_input_tokens', 'image', 'second', 'minute', '1k_chars', 'generation'] as const;
 export type PriceUnit = (typeof PRICE_UNITS)[number];
 
 /** Provider cost in minor units of `currency` per unit (fractions of a minor unit allowed, e.g. 7.5 cents per 1M tokens). */

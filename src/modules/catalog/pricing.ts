@@ -36,7 +36,10 @@ export interface UsageUnits {
   /** Every output token; the reasoning ones below are part of it. */
   outputTokens?: number;
   cachedInputTokens?: number;
+  /** Every cache write, whatever its lifetime; the 1-hour ones below are part of it. */
   cacheWriteTokens?: number;
+  /** Of `cacheWriteTokens`: written to a 1-hour cache (Anthropic's `ttl: "1h"`), which costs more than a 5-minute one. */
+  cacheWrite1hTokens?: number;
   /** The image part of the input tokens (a source image), at its own price where the model lists one. */
   imageInputTokens?: number;
   reasoningTokens?: number;
@@ -100,13 +103,18 @@ export function priceUnits(pricing: ModelPricing | null, usage: UsageUnits, sett
   // Each token class at its own price, or the fresh one when the model lists none; the parts never exceed the totals.
   const cached = minBig(nonNegInt(usage.cachedInputTokens, 'cachedInputTokens'), inputTokens);
   const written = minBig(nonNegInt(usage.cacheWriteTokens, 'cacheWriteTokens'), inputTokens - cached);
+  const writtenHour = minBig(nonNegInt(usage.cacheWrite1hTokens, 'cacheWrite1hTokens'), written);
   const imageIn = minBig(nonNegInt(usage.imageInputTokens, 'imageInputTokens'), inputTokens - cached - written);
   const reasoning = minBig(nonNegInt(usage.reasoningTokens, 'reasoningTokens'), outputTokens);
   const classUnit = (unit: PriceUnit, fallback: PriceUnit): PriceUnit => (p(unit) === null ? fallback : unit);
   if (!charge(inputTokens - cached - written - imageIn, '1m_input_tokens', 60n)) return { ok: false, missing: 'a price per input token' };
   if (!charge(imageIn, classUnit('1m_image_input_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
   if (!charge(cached, classUnit('1m_cached_input_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
-  if (!charge(written, classUnit('1m_cache_write_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
+  if (!charge(written - writtenHour, classUnit('1m_cache_write_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
+  // Without its own price a 1-hour write costs twice the fresh input, Anthropic's published multiplier (5-minute
+  // writes 1.25x, 1-hour writes 2x: https://platform.claude.com/docs/en/build-with-claude/prompt-caching#pricing).
+  const hourCharged = p('1m_cache_write_1h_tokens') === null ? charge(writtenHour, '1m_input_tokens', 120n) : charge(writtenHour, '1m_cache_write_1h_tokens', 60n);
+  if (!hourCharged) return { ok: false, missing: 'a price per input token' };
   if (!charge(outputTokens - reasoning, '1m_output_tokens', 60n)) return { ok: false, missing: 'a price per output token' };
   if (!charge(reasoning, classUnit('1m_reasoning_tokens', '1m_output_tokens'), 60n)) return { ok: false, missing: 'a price per output token' };
   if (!charge(images, 'image', 60_000_000n)) return { ok: false, missing: 'a price per image' };
@@ -151,6 +159,7 @@ const UNIT_USAGE: Record<PriceUnit, UsageUnits> = {
   '1m_output_tokens': { outputTokens: 1_000_000 },
   '1m_cached_input_tokens': { inputTokens: 1_000_000, cachedInputTokens: 1_000_000 },
   '1m_cache_write_tokens': { inputTokens: 1_000_000, cacheWriteTokens: 1_000_000 },
+  '1m_cache_write_1h_tokens': { inputTokens: 1_000_000, cacheWriteTokens: 1_000_000, cacheWrite1hTokens: 1_000_000 },
   '1m_reasoning_tokens': { outputTokens: 1_000_000, reasoningTokens: 1_000_000 },
   '1m_image_input_tokens': { inputTokens: 1_000_000, imageInputTokens: 1_000_000 },
   image: { images: 1 },

@@ -39,6 +39,8 @@ export interface ChatSpec {
   /** Cached input and cache writes per 1M tokens, where the provider publishes them. */
   cached?: number;
   cacheWrite?: number;
+  /** 1-hour cache writes per 1M tokens (Anthropic's `ttl: "1h"`), where the provider prices them apart. */
+  cacheWrite1h?: number;
   ctx: number;
   maxOut: number;
   vision?: boolean;
@@ -76,6 +78,7 @@ export function chat(provider: string, name: string, displayName: string, spec: 
       '1m_output_tokens': spec.out,
       ...(spec.cached === undefined ? {} : { '1m_cached_input_tokens': spec.cached }),
       ...(spec.cacheWrite === undefined ? {} : { '1m_cache_write_tokens': spec.cacheWrite }),
+      ...(spec.cacheWrite1h === undefined ? {} : { '1m_cache_write_1h_tokens': spec.cacheWrite1h }),
     },
     capabilityOverride: spec.override,
   };
@@ -135,6 +138,16 @@ export function image(
     capabilityOverride: options.override,
     maxBatch: options.maxBatch ?? null,
   };
+}
+
+/**
+ * A model its provider shut down, kept in the seed so its slug answers 503 MODEL_UNAVAILABLE naming the model to use
+ * instead (`flags.replacedBy`, read by the catalog snapshot) rather than 404 as if it had never existed. The seed's
+ * upgrade refresh writes the availability, so installs that sold the model stop selling it.
+ */
+export function retired(model: SeedModel, replacedBy: string): SeedModel {
+  const override = model.capabilityOverride ?? {};
+  return { ...model, availability: 'RETIRED', capabilityOverride: { ...override, flags: { ...override.flags, replacedBy } } };
 }
 
 export function video(

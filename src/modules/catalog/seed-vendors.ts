@@ -1,4 +1,4 @@
-import { USD_NOTE, chat, embedding, image, speech, video, type SeedModel } from './seed-helpers.js';
+import { USD_NOTE, chat, embedding, image, retired, speech, video, type SeedModel } from './seed-helpers.js';
 
 /**
  * Real providers' current models with their published per-unit list prices (US cents; per 1M tokens,
@@ -14,8 +14,18 @@ const NO_TEMPERATURE = { controls: { temperature: null } };
 const EFFORT = { flags: { reasoning: 'effort' } };
 const EFFORT_NO_TEMPERATURE = { ...NO_TEMPERATURE, ...EFFORT };
 const THINKING = { flags: { reasoning: 'budget' } };
+/**
+ * Which Claude models answer to a JSON schema (`output_config.format`, `capabilities.flags.jsonSchema`, read by
+ * gateway/text-capabilities.ts): structured outputs are generally available for Claude Opus 4.6, Sonnet 4.6, Sonnet 4.5,
+ * Opus 4.5 and Haiku 4.5 (https://platform.claude.com/docs/en/build-with-claude/structured-outputs; Opus 4.1 had it
+ * in the beta only). The older models carry `false`, so a schema for them is refused before anything is reserved
+ * rather than failing upstream.
+ */
+const THINKING_JSON = { flags: { ...THINKING.flags, jsonSchema: true } };
+const THINKING_NO_JSON = { flags: { ...THINKING.flags, jsonSchema: false } };
 
-// Cached-input prices from OpenAI's pricing page; Anthropic's cache reads at 10% and 5-minute cache writes at 125% of input.
+// Cached-input prices from OpenAI's pricing page; Anthropic's cache reads at 10%, 5-minute cache writes at 125% and
+// 1-hour cache writes at 200% of input (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#pricing).
 export const VENDOR_TEXT_MODELS: SeedModel[] = [
   // OpenAI
   chat('openai', 'gpt-5', 'GPT-5', { in: 125, out: 1000, cached: 12.5, ctx: 400_000, maxOut: 128_000, vision: true, reasoning: true, description: "OpenAI's flagship reasoning model for coding and agentic tasks.", override: EFFORT_NO_TEMPERATURE }),
@@ -32,12 +42,12 @@ export const VENDOR_TEXT_MODELS: SeedModel[] = [
   embedding('openai', 'text-embedding-3-large', 'Text Embedding 3 Large', 13, 8191, 'Most capable OpenAI embedding model.'),
 
   // Anthropic
-  chat('anthropic', 'claude-opus-4-1', 'Claude Opus 4.1', { upstream: 'claude-opus-4-1-20250805', in: 1500, out: 7500, cached: 150, cacheWrite: 1875, ctx: 200_000, maxOut: 32_000, vision: true, reasoning: true, description: "Anthropic's most capable model for complex, long-running tasks.", override: THINKING }),
-  chat('anthropic', 'claude-sonnet-4-5', 'Claude Sonnet 4.5', { upstream: 'claude-sonnet-4-5-20250929', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'Best Claude for coding and agents.', override: THINKING }),
-  chat('anthropic', 'claude-sonnet-4', 'Claude Sonnet 4', { upstream: 'claude-sonnet-4-20250514', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'High-performance Claude with extended thinking.', override: THINKING }),
-  chat('anthropic', 'claude-haiku-4-5', 'Claude Haiku 4.5', { upstream: 'claude-haiku-4-5-20251001', in: 100, out: 500, cached: 10, cacheWrite: 125, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'The fastest Claude with near-frontier intelligence.', override: THINKING }),
-  chat('anthropic', 'claude-3-7-sonnet', 'Claude Sonnet 3.7', { upstream: 'claude-3-7-sonnet-20250219', in: 300, out: 1500, cached: 30, cacheWrite: 375, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, availability: 'RETIRING', description: 'Previous-generation Sonnet; deprecated by Anthropic.', override: THINKING }),
-  chat('anthropic', 'claude-3-5-haiku', 'Claude Haiku 3.5', { upstream: 'claude-3-5-haiku-20241022', in: 80, out: 400, cached: 8, cacheWrite: 100, ctx: 200_000, maxOut: 8192, vision: true, description: 'Previous-generation fast Claude.' }),
+  chat('anthropic', 'claude-opus-4-1', 'Claude Opus 4.1', { upstream: 'claude-opus-4-1-20250805', in: 1500, out: 7500, cached: 150, cacheWrite: 1875, cacheWrite1h: 3000, ctx: 200_000, maxOut: 32_000, vision: true, reasoning: true, description: "Anthropic's most capable model for complex, long-running tasks.", override: THINKING_NO_JSON }),
+  chat('anthropic', 'claude-sonnet-4-5', 'Claude Sonnet 4.5', { upstream: 'claude-sonnet-4-5-20250929', in: 300, out: 1500, cached: 30, cacheWrite: 375, cacheWrite1h: 600, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'Best Claude for coding and agents.', override: THINKING_JSON }),
+  chat('anthropic', 'claude-sonnet-4', 'Claude Sonnet 4', { upstream: 'claude-sonnet-4-20250514', in: 300, out: 1500, cached: 30, cacheWrite: 375, cacheWrite1h: 600, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'High-performance Claude with extended thinking.', override: THINKING_NO_JSON }),
+  chat('anthropic', 'claude-haiku-4-5', 'Claude Haiku 4.5', { upstream: 'claude-haiku-4-5-20251001', in: 100, out: 500, cached: 10, cacheWrite: 125, cacheWrite1h: 200, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, description: 'The fastest Claude with near-frontier intelligence.', override: THINKING_JSON }),
+  chat('anthropic', 'claude-3-7-sonnet', 'Claude Sonnet 3.7', { upstream: 'claude-3-7-sonnet-20250219', in: 300, out: 1500, cached: 30, cacheWrite: 375, cacheWrite1h: 600, ctx: 200_000, maxOut: 64_000, vision: true, reasoning: true, availability: 'RETIRING', description: 'Previous-generation Sonnet; deprecated by Anthropic.', override: THINKING_NO_JSON }),
+  chat('anthropic', 'claude-3-5-haiku', 'Claude Haiku 3.5', { upstream: 'claude-3-5-haiku-20241022', in: 80, out: 400, cached: 8, cacheWrite: 100, cacheWrite1h: 160, ctx: 200_000, maxOut: 8192, vision: true, description: 'Previous-generation fast Claude.', override: { flags: { jsonSchema: false } } }),
 
   // Google Gemini API
   chat('google', 'gemini-2.5-pro', 'Gemini 2.5 Pro', { in: 125, out: 1000, ctx: 1_048_576, maxOut: 65_536, vision: true, reasoning: true, description: "Google's most capable thinking model (price for prompts up to 200k tokens)." }),
@@ -120,10 +130,17 @@ export const VENDOR_MEDIA_MODELS: SeedModel[] = [
     override: GPT_IMAGE_1,
   }),
   image('openai', 'dall-e-3', 'DALL·E 3', 4, 'OpenAI DALL·E 3 (standard 1024×1024 price); one image per call.', { maxBatch: 1, override: DALL_E_3 }),
-  image('google', 'imagen-4', 'Imagen 4', 4, "Google's text-to-image model.", { upstream: 'imagen-4.0-generate-001' }),
-  image('google', 'imagen-4-fast', 'Imagen 4 Fast', 2, 'Faster, cheaper Imagen 4.', { upstream: 'imagen-4.0-fast-generate-001' }),
-  image('google', 'imagen-4-ultra', 'Imagen 4 Ultra', 6, 'Highest-fidelity Imagen 4; one image per call.', { upstream: 'imagen-4.0-ultra-generate-001', maxBatch: 1 }),
+  // Google shut Imagen 4 down on the Gemini API on 2026-08-17 (https://ai.google.dev/gemini-api/docs/deprecations);
+  // its migration guide (https://firebase.google.com/docs/ai-logic/imagen-models-migration) names the successors.
+  retired(image('google', 'imagen-4', 'Imagen 4', 4, "Google's text-to-image model (shut down by Google).", { upstream: 'imagen-4.0-generate-001' }), 'google/gemini-3.1-flash-image'),
+  retired(image('google', 'imagen-4-fast', 'Imagen 4 Fast', 2, 'Faster, cheaper Imagen 4 (shut down by Google).', { upstream: 'imagen-4.0-fast-generate-001' }), 'google/gemini-3.1-flash-image'),
+  retired(image('google', 'imagen-4-ultra', 'Imagen 4 Ultra', 6, 'Highest-fidelity Imagen 4 (shut down by Google).', { upstream: 'imagen-4.0-ultra-generate-001', maxBatch: 1 }), 'google/gemini-3-pro-image'),
   image('google', 'gemini-2.5-flash-image', 'Gemini 2.5 Flash Image', 3.9, 'Conversational image generation and editing ("nano banana").', { edit: true }),
+  // Google prices these by token (image output $60 and $120 per 1M, 1120 tokens a 1K image); the per-image prices are
+  // the ones https://ai.google.dev/gemini-api/docs/pricing publishes for the 1K images the adapter asks for. Their
+  // thinking tokens, billed by Google at the text output price, are not in them.
+  image('google', 'gemini-3.1-flash-image', 'Gemini 3.1 Flash Image', 6.7, 'Fast image generation and editing with sharp text rendering ("nano banana 2"), 1K images.', { edit: true }),
+  image('google', 'gemini-3-pro-image', 'Gemini 3 Pro Image', 13.4, 'Highest-fidelity Gemini image generation and editing ("nano banana pro"), 1K images.', { edit: true }),
   image('stability', 'stable-image-ultra', 'Stable Image Ultra', 8, "Stability AI's highest-quality image service.", { upstream: 'ultra' }),
   image('stability', 'stable-image-core', 'Stable Image Core', 3, 'Fast, affordable Stability image service.', { upstream: 'core' }),
   image('stability', 'sd3.5-large', 'Stable Diffusion 3.5 Large', 6.5, 'Stable Diffusion 3.5 Large.', { edit: true }),

@@ -45,8 +45,17 @@ export interface CatalogSnapshot {
 
 const TYPE_ORDER: ModelType[] = ['TEXT', 'IMAGE', 'VIDEO', 'AUDIO', 'EMBEDDING', 'MULTIMODAL'];
 
+/** The model to use instead of a retired one (`flags.replacedBy`, set by the seed or an operator), or null. */
+function replacementOf(row: ModelRow): string | null {
+  const named = row.capabilityOverride.flags?.replacedBy;
+  return typeof named === 'string' && named ? named : null;
+}
+
 function unavailableReason(row: ModelRow, provider: ProviderRow, priced: boolean): string | null {
-  if (row.availability === 'RETIRED') return 'The model was retired by its provider.';
+  if (row.availability === 'RETIRED') {
+    const replacement = replacementOf(row);
+    return replacement ? `The model was retired by its provider; use "${replacement}" instead.` : 'The model was retired by its provider.';
+  }
   if (row.status === 'DISABLED') return 'The model is disabled.';
   if (provider.status === 'INACTIVE') return `The ${provider.name} provider has no working credential.`;
   if (provider.status === 'DISABLED') return `The ${provider.name} provider is disabled.`;

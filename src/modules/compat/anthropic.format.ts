@@ -175,15 +175,27 @@ export function stopReason(finishReason: string | undefined): string {
 }
 
 /**
+ * The answer's stop reason: `refusal` also for a model that refused in its own words (an OpenAI model's `refusal`,
+ * finished with `stop`). Anthropic's refusal adds no message of its own, the content is what the model wrote
+ * (https://docs.claude.com/en/docs/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals), so the refusal's
+ * words go in the text.
+ */
+export const answerStopReason = (answer: Pick<TextAnswerBody, 'finishReason' | 'refusal'>): string => (answer.refusal ? 'refusal' : stopReason(answer.finishReason));
+
+/**
  * The billed usage in Anthropic's shape: `input_tokens` counts what was neither read from nor written to the prompt
  * cache, as Anthropic counts it, with the cache reads and writes beside it (sent only when there were some) and the
- * thinking in `output_tokens_details`; `tokens_charged` is this service's extension.
+ * thinking in `output_tokens_details`; `tokens_charged` is this service's extension. Writes to a 1-hour cache entry
+ * (billed at their own price) come with Anthropic's `cache_creation` split by lifetime (SDK `Usage.cache_creation`),
+ * sent when there were some.
  */
 export function anthropicUsage(answer: TextAnswerBody) {
-  const { inputTokens, outputTokens, cachedInputTokens = 0, cacheWriteTokens = 0, reasoningTokens = 0, creditsConsumed } = answer.usage;
+  const { inputTokens, outputTokens, cachedInputTokens = 0, cacheWriteTokens = 0, cacheWrite1hTokens = 0, reasoningTokens = 0, creditsConsumed } = answer.usage;
+  const hour = Math.min(cacheWrite1hTokens, cacheWriteTokens);
   return {
     input_tokens: Math.max(0, inputTokens - cachedInputTokens - cacheWriteTokens),
     ...(cacheWriteTokens ? { cache_creation_input_tokens: cacheWriteTokens } : {}),
+    ...(hour ? { cache_creation: { ephemeral_5m_input_tokens: cacheWriteTokens - hour, ephemeral_1h_input_tokens: hour } } : {}),
     ...(cachedInputTokens ? { cache_read_input_tokens: cachedInputTokens } : {}),
     output_tokens: outputTokens,
     ...(reasoningTokens ? { output_tokens_details: { thinking_tokens: reasoningTokens } } : {}),
@@ -210,17 +222,21 @@ function parseObject(text: string): Record<string, unknown> | null {
   }
 }
 
-/** The answer's blocks: its thinking (intact, signatures included), its text (always one block when it called no tool), then its tool calls. */
+/**
+ * The answer's blocks: its thinking (intact, signatures included), its text and then its refusal's words as one text
+ * block (always one when it called no tool), then its tool calls.
+ */
 export function toMessage(answer: TextAnswerBody): Static<typeof Message> {
   const calls = answer.toolCalls ?? [];
   const thinking = answer.thinking ?? [];
+  const text = answer.text + (answer.refusal ?? '');
   return {
     id: messageId(answer.requestId),
     type: 'message',
     role: 'assistant',
     model: answer.model,
-    content: [...thinking, ...(answer.text || calls.length === 0 ? [{ type: 'text' as const, text: answer.text }] : []), ...calls.map(toolUseBlock)],
-    stop_reason: stopReason(answer.finishReason),
+    content: [...thinking, ...(text || calls.length === 0 ? [{ type: 'text' as const, text }] : []), ...calls.map(toolUseBlock)],
+    stop_reason: answerStopReason(answer),
     stop_sequence: null,
     usage: anthropicUsage(answer),
   };

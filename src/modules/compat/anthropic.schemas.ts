@@ -150,6 +150,12 @@ export const Message = Type.Object({
   usage: Type.Object({
     input_tokens: Type.Integer({ description: 'Input tokens neither read from nor written to the prompt cache' }),
     cache_creation_input_tokens: Type.Optional(Type.Integer({ description: 'Input tokens written to the prompt cache (sent when there were some)' })),
+    cache_creation: Type.Optional(
+      Type.Object(
+        { ephemeral_5m_input_tokens: Type.Integer(), ephemeral_1h_input_tokens: Type.Integer() },
+        { description: 'cache_creation_input_tokens by cache lifetime (sent when some went to a 1-hour entry, which is billed at its own price)' },
+      ),
+    ),
     cache_read_input_tokens: Type.Optional(Type.Integer({ description: 'Input tokens read from the prompt cache (sent when there were some)' })),
     output_tokens: Type.Integer(),
     output_tokens_details: Type.Optional(Type.Object({ thinking_tokens: Type.Integer({ description: 'Of output_tokens: spent on thinking' }) })),

@@ -1,6 +1,6 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import type { TextAnswerBody } from '../gateway/index.js';
-import { anthropicUsage, stopReason } from './anthropic.format.js';
+import { anthropicUsage, answerStopReason } from './anthropic.format.js';
 import { heldStream, type GatewayEvent, type TranslatedStream } from './held-stream.js';
 
 /**
@@ -74,7 +74,8 @@ export function anthropicEventStream(target: SseStream, meta: { id: string; mode
   }
 
   const sse = heldStream(target, async (event: GatewayEvent) => {
-    if (event.type === 'text' && event.delta) await text(event.delta);
+    // A refusal's words are text on this wire, and the message stops with `refusal` (anthropic.format.ts).
+    if ((event.type === 'text' || event.type === 'refusal') && event.delta) await text(event.delta);
     else if (event.type === 'thinking' && event.index !== undefined) await thinking(event.index, event);
     else if (event.type === 'tool_call' && event.index !== undefined) await toolCall(event.index, event);
     else if (event.type === 'error' && event.error) {
@@ -98,7 +99,7 @@ export function anthropicEventStream(target: SseStream, meta: { id: string; mode
         await missingToolCalls(answer);
         if (blocks === 0) await openBlock({ type: 'text', text: '' }, null);
         await closeBlock();
-        await send('message_delta', { delta: { stop_reason: stopReason(answer.finishReason), stop_sequence: null }, usage: anthropicUsage(answer) });
+        await send('message_delta', { delta: { stop_reason: answerStopReason(answer), stop_sequence: null }, usage: anthropicUsage(answer) });
         await send('message_stop');
       }
       target.end();

@@ -183,8 +183,12 @@ export function toTextBody(body: ChatCompletionRequest): TextBody {
     ...(body.frequency_penalty == null ? {} : { frequencyPenalty: body.frequency_penalty }),
     ...(body.user ? { user: body.user } : {}),
     ...(body.reasoning_effort == null ? {} : { reasoning: { effort: body.reasoning_effort }, reasoningField: 'reasoning_effort' }),
+    fieldNames: OPENAI_HINT_NAMES,
   };
 }
+
+/** What OpenAI's surfaces call the hints the gateway may leave out, for the `x-storefront-ignored` header. */
+export const OPENAI_HINT_NAMES = { temperature: 'temperature', topP: 'top_p', topK: 'top_k', user: 'user', parallelToolCalls: 'parallel_tool_calls' };
 
 /** The thinking's text, for the `reasoning_content` field DeepSeek- and OpenRouter-style clients read. */
 export const reasoningText = (thinking: TextAnswerBody['thinking']): string => (thinking ?? []).map((block) => (block.type === 'thinking' ? block.thinking : '')).join('');
@@ -193,17 +197,19 @@ export const completionId = (requestId: string) => `chatcmpl-${requestId}`;
 
 /**
  * The billed usage in OpenAI's shape: cache hits in `prompt_tokens_details.cached_tokens` (and cache writes, which
- * OpenAI does not have, in OpenRouter's `cache_write_tokens`), reasoning in `completion_tokens_details`, each a part of
+ * OpenAI does not have, in OpenRouter's `cache_write_tokens`, and of those the ones written to a 1-hour cache entry,
+ * billed at their own price, in `cache_write_1h_tokens`), reasoning in `completion_tokens_details`, each a part of
  * its total and sent only when the provider reported some; `tokens_charged` is this service's extension.
  */
 export function openAiUsage(answer: TextAnswerBody) {
-  const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, reasoningTokens, creditsConsumed } = answer.usage;
+  const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, cacheWrite1hTokens, reasoningTokens, creditsConsumed } = answer.usage;
+  const writes = cacheWriteTokens ? { cache_write_tokens: cacheWriteTokens, ...(cacheWrite1hTokens ? { cache_write_1h_tokens: cacheWrite1hTokens } : {}) } : {};
   return {
     prompt_tokens: inputTokens,
     completion_tokens: outputTokens,
     total_tokens: inputTokens + outputTokens,
     ...(cachedInputTokens || cacheWriteTokens
-      ? { prompt_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...(cacheWriteTokens ? { cache_write_tokens: cacheWriteTokens } : {}) } }
+      ? { prompt_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...writes } }
       : {}),
     ...(reasoningTokens ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
     tokens_charged: creditsConsumed,
@@ -212,7 +218,14 @@ export function openAiUsage(answer: TextAnswerBody) {
 
 export const wireToolCalls = (calls: NonNullable<TextAnswerBody['toolCalls']>) => calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
 
-/** The gateway's answer as OpenAI's `chat.completion` (content null when the model only called tools, as OpenAI answers). */
+/**
+ * The gateway's answer as OpenAI's `chat.completion`: content null when the model only called tools or only refused,
+ * as OpenAI answers; the refusal in `message.refusal` with OpenAI's finish reason (`stop`)
+ * (https://platform.openai.com/docs/guides/structured-outputs#refusals). An Anthropic model that stops with `refusal`
+ * sends no refusal text (https://docs.claude.com/en/docs/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals),
+ * so its answer keeps what it wrote as content, `finish_reason: "content_filter"` and `refusal: null`, as LiteLLM and
+ * OpenRouter present it: no refusal text is made up, and clients already test content_filter for a provider's block.
+ */
 export function toChatCompletion(answer: TextAnswerBody, created: number): Static<typeof ChatCompletion> {
   const toolCalls = answer.toolCalls?.length ? wireToolCalls(answer.toolCalls) : undefined;
   const details = reasoningDetails(answer);
@@ -226,8 +239,8 @@ export function toChatCompletion(answer: TextAnswerBody, created: number): Stati
         index: 0,
         message: {
           role: 'assistant',
-          content: toolCalls && !answer.text ? null : answer.text,
-          refusal: null,
+          content: (toolCalls || answer.refusal) && !answer.text ? null : answer.text,
+          refusal: answer.refusal ?? null,
           ...(toolCalls ? { tool_calls: toolCalls } : {}),
           ...(reasoningText(answer.thinking) ? { reasoning_content: reasoningText(answer.thinking) } : {}),
           ...(details ? { reasoning_details: details } : {}),

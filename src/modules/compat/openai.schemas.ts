@@ -137,6 +137,7 @@ const Usage = Type.Object({
       {
         cached_tokens: Type.Integer({ description: 'Of prompt_tokens: read from the prompt cache' }),
         cache_write_tokens: Type.Optional(Type.Integer({ description: "Of prompt_tokens: written to the prompt cache (providers that bill writes; OpenRouter's name)" })),
+        cache_write_1h_tokens: Type.Optional(Type.Integer({ description: "Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price)" })),
       },
       { description: 'Sent when the provider reported cached prompt tokens' },
     ),
@@ -176,7 +177,7 @@ export const ChatCompletion = Type.Object({
       message: Type.Object({
         role: Type.Literal('assistant'),
         content: Nullable(Type.String()),
-        refusal: Type.Null(),
+        refusal: Nullable(Type.String({ description: "The model's refusal in its own words, when its provider sends one (OpenAI's models); null otherwise" })),
         tool_calls: Type.Optional(Type.Array(WireToolCall)),
         reasoning_content: Type.Optional(Type.String({ description: "The model's thinking, when its provider returns it (never part of content)" })),
         reasoning_details: Type.Optional(ReasoningDetails),

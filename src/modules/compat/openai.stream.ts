@@ -34,6 +34,13 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
     return chunk([{ index: 0, delta: { ...d, tool_calls: [{ index, ...call }] }, finish_reason: null, logprobs: null }]);
   };
 
+  // OpenAI streams a refusal as `delta.refusal` pieces, apart from the content (null on the first chunk).
+  const refusalDelta = (piece: string) => {
+    const d = roleSent ? {} : { role: 'assistant', content: null };
+    roleSent = true;
+    return chunk([{ index: 0, delta: { ...d, refusal: piece }, finish_reason: null, logprobs: null }]);
+  };
+
   // The text goes in `reasoning_content` too (DeepSeek-style clients read it); the details carry signatures as well.
   const reasoningDelta = (piece: ThinkingPiece) => {
     const d = roleSent ? {} : { role: 'assistant' };
@@ -44,6 +51,7 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
 
   const sse = heldStream(target, async (event) => {
     if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
+    else if (event.type === 'refusal' && event.delta) await target.send(refusalDelta(event.delta));
     else if (event.type === 'thinking' && event.index !== undefined && (event.delta || event.signature || event.redactedData !== undefined)) await target.send(reasoningDelta({ ...event, index: event.index }));
     else if (event.type === 'tool_call' && event.index !== undefined) {
       // OpenAI's shape: the call's first chunk carries its id, type and name; later ones only argument text.

@@ -2,7 +2,7 @@ import { badRequest } from '../../platform/http/errors.js';
 import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefinition } from '../gateway/index.js';
 import { flatToolName, keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
 import { MAX_TOOL_DESCRIPTION_CHARS, ResponseCreateBody, type OutputItem, type ResponseCreateRequest, type ResponseObjectBody, type WireNestedTool, type WireTool } from './responses.schemas.js';
-import { reasoningText, unknownFields } from './openai.format.js';
+import { OPENAI_HINT_NAMES, reasoningText, unknownFields } from './openai.format.js';
 import { packedReasoning, wantsEncryptedReasoning } from './responses.reasoning.js';
 
 /**
@@ -186,6 +186,7 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
       ...(user ? { user } : {}),
       // `xhigh` (newer OpenAI models, and Codex CLI) is the gateway's highest level.
       ...(body.reasoning?.effort ? { reasoning: { effort: body.reasoning.effort === 'xhigh' ? 'high' : body.reasoning.effort }, reasoningField: 'reasoning' } : {}),
+      fieldNames: OPENAI_HINT_NAMES,
     },
     echo: echoOf(body, offered.tools),
     inputItems,
@@ -207,10 +208,12 @@ export const inputItemId = (requestId: string, item: KeptItem, index: number) =>
 
 /** The gateway's usage in the Responses shape, with the wallet tokens charged (this service's extension). */
 export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObjectBody['usage']> {
-  const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, reasoningTokens, creditsConsumed } = answer.usage;
+  const { inputTokens, outputTokens, cachedInputTokens, cacheWriteTokens, cacheWrite1hTokens, reasoningTokens, creditsConsumed } = answer.usage;
+  // Cache writes, and of those the 1-hour ones (billed at their own price), as in the chat completions' usage.
+  const writes = cacheWriteTokens ? { cache_write_tokens: cacheWriteTokens, ...(cacheWrite1hTokens ? { cache_write_1h_tokens: cacheWrite1hTokens } : {}) } : {};
   return {
     input_tokens: inputTokens,
-    input_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...(cacheWriteTokens ? { cache_write_tokens: cacheWriteTokens } : {}) },
+    input_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...writes },
     output_tokens: outputTokens,
     output_tokens_details: { reasoning_tokens: reasoningTokens ?? 0 },
     total_tokens: inputTokens + outputTokens,
@@ -220,13 +223,19 @@ export function responsesUsage(answer: TextAnswerBody): NonNullable<ResponseObje
 
 const INCOMPLETE: Record<string, 'max_output_tokens' | 'content_filter'> = { length: 'max_output_tokens', content_filter: 'content_filter' };
 
+/** A message's parts: its text, then the model's refusal as OpenAI's `refusal` part (a refusal alone has no text part). */
+const messageParts = (answer: Pick<TextAnswerBody, 'text' | 'refusal'>) => [
+  ...(answer.text || !answer.refusal ? [{ type: 'output_text' as const, text: answer.text, annotations: [] }] : []),
+  ...(answer.refusal ? [{ type: 'refusal' as const, refusal: answer.refusal }] : []),
+];
+
 /**
  * The answer's output items: its thinking as a reasoning item (when the provider returned any), its summary the text
  * and its encrypted_content the blocks to send back (always here, as a stored response keeps them; shownResponse
- * leaves it out for a caller who did not include it), its text as one message (when it has text, or nothing else),
- * then each function call.
+ * leaves it out for a caller who did not include it), its text and refusal as one message (when it has either, or
+ * nothing else), then each function call.
  */
-export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'toolCalls' | 'finishReason' | 'thinking'>, names?: ToolNames): OutputItem[] {
+export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'refusal' | 'toolCalls' | 'finishReason' | 'thinking'>, names?: ToolNames): OutputItem[] {
   const status = INCOMPLETE[answer.finishReason] ? ('incomplete' as const) : ('completed' as const);
   const calls = answer.toolCalls ?? [];
   const summary = reasoningText(answer.thinking);
@@ -235,9 +244,7 @@ export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 
     ...(summary || packed
       ? [{ type: 'reasoning' as const, id: reasoningItemId(answer.requestId), summary: summary ? [{ type: 'summary_text' as const, text: summary }] : [], ...(packed ? { encrypted_content: packed } : {}) }]
       : []),
-    ...(answer.text || calls.length === 0
-      ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: [{ type: 'output_text' as const, text: answer.text, annotations: [] }] }]
-      : []),
+    ...(answer.text || answer.refusal || calls.length === 0 ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: messageParts(answer) }] : []),
     ...calls.map((call, i) => ({ type: 'function_call' as const, id: callItemId(answer.requestId, i), call_id: call.id, ...callName(names, call.name), arguments: call.arguments, status: 'completed' as const })),
   ];
 }

@@ -165,7 +165,9 @@ export type WireNestedTool = Static<typeof NestedTool>;
 
 const ItemStatus = Type.Enum(['in_progress', 'completed', 'incomplete']);
 const OutputText = Type.Object({ type: Type.Literal('output_text'), text: Type.String(), annotations: Type.Array(Type.Unknown()) });
-const OutputMessage = Type.Object({ type: Type.Literal('message'), id: Type.String(), role: Type.Literal('assistant'), status: ItemStatus, content: Type.Array(OutputText) });
+/** The model's refusal in its own words (OpenAI's `refusal` content part, https://platform.openai.com/docs/api-reference/responses/object). */
+const Refusal = Type.Object({ type: Type.Literal('refusal'), refusal: Type.String() });
+const OutputMessage = Type.Object({ type: Type.Literal('message'), id: Type.String(), role: Type.Literal('assistant'), status: ItemStatus, content: Type.Array(Type.Union([OutputText, Refusal])) });
 const FunctionCall = Type.Object({
   type: Type.Literal('function_call'),
   id: Type.String(),
@@ -210,6 +212,7 @@ const Usage = Type.Object({
   input_tokens_details: Type.Object({
     cached_tokens: Type.Integer({ description: 'Of input_tokens: read from the prompt cache' }),
     cache_write_tokens: Type.Optional(Type.Integer({ description: 'Of input_tokens: written to the prompt cache (providers that bill writes)' })),
+    cache_write_1h_tokens: Type.Optional(Type.Integer({ description: "Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price)" })),
   }),
   output_tokens: Type.Integer(),
   output_tokens_details: Type.Object({ reasoning_tokens: Type.Integer({ description: 'Of output_tokens: spent on reasoning' }) }),

@@ -5,11 +5,14 @@ import { callItemId, callName, messageItemId, reasoningItemId, type ToolNames } 
 import { addThinkingPiece, packedReasoning } from './responses.reasoning.js';
 import type { ResponseObjectBody } from './responses.schemas.js';
 
+/** A part of an output message: text, or the model's refusal in its own words (OpenAI's `refusal` part). */
+type MessagePart = { type: 'output_text'; text: string; annotations: unknown[] } | { type: 'refusal'; refusal: string };
 interface OpenMessage {
   kind: 'message';
   outputIndex: number;
   id: string;
-  text: string;
+  /** Its parts in order; the last one grows until a piece of the other kind comes or the message closes. */
+  parts: MessagePart[];
 }
 interface OpenReasoning {
   kind: 'reasoning';
@@ -32,7 +35,8 @@ interface OpenCall {
  * Translates the gateway's text stream into the Responses streaming events, each with its `type` and
  * `sequence_number` (also sent as the SSE event name): response.created and response.in_progress first; per text
  * answer an output message (output_item.added, content_part.added, output_text.delta..., output_text.done,
- * content_part.done, output_item.done), after the model's thinking as a reasoning item (reasoning_summary_part.added,
+ * content_part.done, output_item.done; a refusal is a `refusal` part of it, with refusal.delta... and refusal.done, as
+ * https://platform.openai.com/docs/api-reference/responses-streaming names them), after the model's thinking as a reasoning item (reasoning_summary_part.added,
  * reasoning_summary_text.delta.../.done, reasoning_summary_part.done, output_item.done, with encrypted_content when
  * `encryptedReasoning`); per tool call a function_call item (output_item.added,
  * function_call_arguments.delta.../.done, output_item.done; a namespace's function named as the caller named it); then response.completed (or response.incomplete) carrying
@@ -67,7 +71,7 @@ export function responseEventStream(
     id: m.id,
     role: 'assistant',
     status,
-    content: status === 'in_progress' ? [] : [{ type: 'output_text', text: m.text, annotations: [] }],
+    content: status === 'in_progress' ? [] : m.parts,
   });
   const callItem = (c: OpenCall, status: 'in_progress' | 'completed') => ({ type: 'function_call', id: c.id, call_id: c.callId, ...callName(names, c.name), arguments: status === 'in_progress' ? '' : c.arguments, status });
 
@@ -87,9 +91,7 @@ export function responseEventStream(
       const done = { type: 'reasoning', id: item.id, summary: item.text ? [part] : [], ...(packed ? { encrypted_content: packed } : {}) };
       await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: done });
     } else if (item.kind === 'message') {
-      const part = { type: 'output_text', text: item.text, annotations: [] };
-      await emit({ type: 'response.output_text.done', ...at, content_index: 0, text: item.text, logprobs: [] });
-      await emit({ type: 'response.content_part.done', ...at, content_index: 0, part });
+      await closePart(item);
       await emit({ type: 'response.output_item.done', output_index: item.outputIndex, item: messageItem(item, 'completed') });
     } else {
       await emit({ type: 'response.function_call_arguments.done', ...at, ...callName(names, item.name), arguments: item.arguments });
@@ -97,17 +99,40 @@ export function responseEventStream(
     }
   }
 
-  async function onText(delta: string): Promise<void> {
+  /** The done events of a message's last part. */
+  async function closePart(message: OpenMessage): Promise<void> {
+    const part = message.parts.at(-1);
+    if (!part) return;
+    const at = { item_id: message.id, output_index: message.outputIndex, content_index: message.parts.length - 1 };
+    if (part.type === 'output_text') await emit({ type: 'response.output_text.done', ...at, text: part.text, logprobs: [] });
+    else await emit({ type: 'response.refusal.done', ...at, refusal: part.refusal });
+    await emit({ type: 'response.content_part.done', ...at, part });
+  }
+
+  /** A piece of text or of a refusal: into the open message's part of that kind (a new part when the kind changes). */
+  async function onMessagePiece(kind: MessagePart['type'], delta: string): Promise<void> {
     if (open?.kind !== 'message') {
       await closeOpen();
-      const message: OpenMessage = { kind: 'message', outputIndex: outputs++, id: messageItemId(requestId), text: '' };
+      const message: OpenMessage = { kind: 'message', outputIndex: outputs++, id: messageItemId(requestId), parts: [] };
       open = message;
       await emit({ type: 'response.output_item.added', output_index: message.outputIndex, item: messageItem(message, 'in_progress') });
-      await emit({ type: 'response.content_part.added', item_id: message.id, output_index: message.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
     }
     const message = open;
-    message.text += delta;
-    await emit({ type: 'response.output_text.delta', item_id: message.id, output_index: message.outputIndex, content_index: 0, delta, logprobs: [] });
+    let part = message.parts.at(-1);
+    if (part?.type !== kind) {
+      await closePart(message);
+      part = kind === 'output_text' ? { type: kind, text: '', annotations: [] } : { type: kind, refusal: '' };
+      message.parts.push(part);
+      await emit({ type: 'response.content_part.added', item_id: message.id, output_index: message.outputIndex, content_index: message.parts.length - 1, part: { ...part } });
+    }
+    const at = { item_id: message.id, output_index: message.outputIndex, content_index: message.parts.length - 1 };
+    if (part.type === 'output_text') {
+      part.text += delta;
+      await emit({ type: 'response.output_text.delta', ...at, delta, logprobs: [] });
+    } else {
+      part.refusal += delta;
+      await emit({ type: 'response.refusal.delta', ...at, delta });
+    }
   }
 
   /**
@@ -148,7 +173,8 @@ export function responseEventStream(
 
   const sse = heldStream(target, async (event) => {
     await start();
-    if (event.type === 'text' && event.delta) await onText(event.delta);
+    if (event.type === 'text' && event.delta) await onMessagePiece('output_text', event.delta);
+    else if (event.type === 'refusal' && event.delta) await onMessagePiece('refusal', event.delta);
     else if (event.type === 'thinking') await onThinking(event);
     else if (event.type === 'tool_call') await onToolCall(event);
     else if (event.type === 'error' && event.error) {

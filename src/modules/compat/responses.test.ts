@@ -294,7 +294,9 @@ describe('what Codex CLI sends', () => {
     );
     expect(http.status).toBe(200);
     expect(http.headers.get('content-encoding')).toBeNull();
-    expect(http.headers.get('x-storefront-ignored')).toBe('future_hint, tools.web_search');
+    // o4-mini has no parallel_tool_calls; Codex's `true` allows what the model does anyway, so it is left out and named.
+    expect(http.headers.get('x-storefront-ignored')).toBe('future_hint, tools.web_search, parallel_tool_calls');
+    expect(lastUpstream()).not.toHaveProperty('parallel_tool_calls');
     const response = (await http.json()) as OpenAI.Responses.Response;
     expect(response.output_text).toBe('Lighthouses guide ships.');
     expect(response.tools.map((tool) => (tool as { name: string }).name)).toEqual(['exec_command', 'mcp__docs__search']);
@@ -331,9 +333,9 @@ describe('an Anthropic-backed model through the Responses surface', () => {
     expect(charged(response)).toBe(await priceOf('anthropic/claude-haiku-4-5', { inputTokens: 300, outputTokens: 20 }));
   });
 
-  it('refuses a JSON schema the Anthropic adapter cannot carry, naming text.format', async () => {
+  it('refuses a JSON schema for a Claude model without structured outputs, naming text.format', async () => {
     const err = await openai.responses
-      .create({ model: 'anthropic/claude-haiku-4-5', input: 'A city', text: { format: { type: 'json_schema', name: 'place', schema: { type: 'object' } } } })
+      .create({ model: 'anthropic/claude-3-5-haiku', input: 'A city', text: { format: { type: 'json_schema', name: 'place', schema: { type: 'object' } } } })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 400, param: 'text.format' });
   });

@@ -37,39 +37,58 @@ const callsTo = (suffix: string, from: number) => fake.requests.slice(from).filt
 const image = (token: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(token), payload });
 
 describe('POST /v1/ai/image with Google models', () => {
-  it('Imagen: one call for the batch, snapped to 16:9 at 1408x768, no seed or negative prompt sent, images in our storage', async () => {
+  it('Gemini 3.1 Flash Image: one call per image at 1K, images in our storage, charged its per-image price', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
     const from = fake.requests.length;
-    const response = await image(accessToken, { model: 'google/imagen-4', prompt: 'a red fox in snow', count: 2, width: 1920, height: 1080, seed: 5 });
+    const response = await image(accessToken, { model: 'google/gemini-3.1-flash-image', prompt: 'a red fox in snow', count: 2, width: 1920, height: 1080, seed: 5 });
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
-    expect([body.width, body.height]).toEqual([1408, 768]);
     expect(body.usage).toMatchObject({ imagesGenerated: 2, imagesRequested: 2 });
-    const [call, ...more] = callsTo(':predict', from);
-    expect(more).toEqual([]);
-    expect(call).toMatchObject({ path: '/v1beta/models/imagen-4.0-generate-001:predict' });
-    expect(keyOf(call!)).toBe('good');
-    expect(call!.body.parameters).toEqual({ sampleCount: 2, aspectRatio: '16:9', personGeneration: 'allow_adult', includeRaiReason: true, sampleImageSize: '1K' });
+    const calls = callsTo(':generateContent', from);
+    expect(calls.map((c) => c.path)).toEqual(['/v1beta/models/gemini-3.1-flash-image:generateContent', '/v1beta/models/gemini-3.1-flash-image:generateContent']);
+    expect(calls.map(keyOf)).toEqual(['good', 'good']);
+    for (const call of calls) expect(call.body.generationConfig.imageConfig).toEqual({ aspectRatio: '16:9', imageSize: '1K' });
     for (const stored of body.images) {
       expect(stored.url).toContain('/v1/files/raw/');
       const raw = await t.app.inject({ method: 'GET', url: pathOf(stored.url) });
       expect(raw.headers['content-type']).toContain('image/png');
-      expect(pngSize(raw.rawPayload)).toEqual({ width: 1408, height: 768 });
+      expect(pngSize(raw.rawPayload)).toEqual({ width: body.width, height: body.height });
     }
-    const model = await t.services.catalog.resolveForGateway('google/imagen-4');
+    const model = await t.services.catalog.resolveForGateway('google/gemini-3.1-flash-image');
     const price = await t.services.catalog.estimateTokens(model, { kind: 'image', count: 2 });
     expect(body.usage.creditsConsumed).toBe(price);
     expect((await walletState(t, user.id)).balance).toBe(before.balance - price);
   });
 
-  it('Imagen Ultra: one image per call, the rest made by further calls', async () => {
+  it.each([
+    ['google/imagen-4', 'google/gemini-3.1-flash-image'],
+    ['google/imagen-4-fast', 'google/gemini-3.1-flash-image'],
+    ['google/imagen-4-ultra', 'google/gemini-3-pro-image'],
+  ])('%s, shut down by Google, is a 503 MODEL_UNAVAILABLE naming %s: nothing charged, nothing sent', async (slug, replacement) => {
+    const { accessToken, user } = await signUp(t.app);
+    const before = await walletState(t, user.id);
+    const from = fake.requests.length;
+    const response = await image(accessToken, { model: slug, prompt: 'a glacier', count: 2 });
+    expect(response.statusCode).toBe(503);
+    expect(json(response).error).toMatchObject({ code: 'MODEL_UNAVAILABLE', details: { model: slug } });
+    expect(json(response).error.message).toContain(`retired by its provider; use "${replacement}" instead`);
+    expect(await walletState(t, user.id)).toEqual(before);
+    expect(fake.requests.slice(from)).toEqual([]);
+    const listed = json(await t.app.inject({ method: 'GET', url: '/v1/models?type=IMAGE' })).items.map((m: { slug: string }) => m.slug);
+    expect(listed).not.toContain(slug);
+  });
+
+  it('Gemini 3 Pro Image: listed as an image model that edits, and generates through the same path', async () => {
+    const listed = json(await t.app.inject({ method: 'GET', url: '/v1/models?type=IMAGE' })).items.find((m: { slug: string }) => m.slug === 'google/gemini-3-pro-image');
+    expect(listed).toMatchObject({ features: expect.arrayContaining(['IMAGE_GENERATION', 'IMAGE_EDIT']) });
     const { accessToken } = await signUp(t.app);
     const from = fake.requests.length;
-    const response = await image(accessToken, { model: 'google/imagen-4-ultra', prompt: 'a glacier', count: 2 });
+    const response = await image(accessToken, { model: 'google/gemini-3-pro-image', prompt: 'a lighthouse', width: 1024, height: 1024 });
     expect(response.statusCode, response.body).toBe(200);
-    expect(json(response).usage).toMatchObject({ imagesGenerated: 2, imagesRequested: 2 });
-    expect(callsTo(':predict', from).map((c) => c.body.parameters.sampleCount)).toEqual([1, 1]);
+    expect(callsTo(':generateContent', from).map((c) => [c.path, c.body.generationConfig.imageConfig])).toEqual([
+      ['/v1beta/models/gemini-3-pro-image:generateContent', { aspectRatio: '1:1', imageSize: '1K' }],
+    ]);
   });
 
   it('Gemini image edit: the source image travels inline, one call per image with distinct seeds', async () => {
@@ -108,10 +127,10 @@ describe('POST /v1/ai/image with Google models', () => {
     const blocked = await image(accessToken, { model: 'google/gemini-2.5-flash-image', prompt: 'something forbidden' });
     expect(blocked.statusCode).toBe(400);
     expect(json(blocked).error).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('PROHIBITED_CONTENT') });
-    fake.filterImages(4);
-    const filtered = await image(accessToken, { model: 'google/imagen-4', prompt: 'something filtered', count: 2 });
+    fake.setGeminiOutcome('image_safety');
+    const filtered = await image(accessToken, { model: 'google/gemini-3.1-flash-image', prompt: 'something filtered', count: 2 });
     expect(filtered.statusCode).toBe(400);
-    expect(json(filtered).error.message).toContain('safety filter');
+    expect(json(filtered).error.message).toContain('safety filters');
     expect(await walletState(t, user.id)).toEqual(before);
   });
 
@@ -119,7 +138,7 @@ describe('POST /v1/ai/image with Google models', () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
     fake.decide((r) => (r.path.startsWith('/v1beta/models/') ? { kind: 'error', status: 400, body: GOOGLE_ERRORS.badKey } : { kind: 'default' }));
-    const response = await image(accessToken, { model: 'google/imagen-4-fast', prompt: 'x' });
+    const response = await image(accessToken, { model: 'google/gemini-3.1-flash-image', prompt: 'x' });
     expect(response.statusCode).toBe(503);
     expect(json(response).error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', details: { upstream: { code: 'API_KEY_INVALID', status: 400 }, accountsTried: 2 } });
     expect(await walletState(t, user.id)).toEqual(before);
@@ -132,9 +151,9 @@ describe('POST /v1/ai/image with Google models', () => {
     const keys: unknown[][] = [];
     for (let i = 0; i < 2; i++) {
       const from = fake.requests.length;
-      const response = await image(accessToken, { model: 'google/imagen-4-fast', prompt: `failover ${i}` });
+      const response = await image(accessToken, { model: 'google/gemini-3.1-flash-image', prompt: `failover ${i}` });
       expect(response.statusCode, response.body).toBe(200);
-      keys.push(callsTo(':predict', from).map(keyOf));
+      keys.push(callsTo(':generateContent', from).map(keyOf));
     }
     // Rotation starts one of the two calls on the bad account: it is refused (auth) and the good one answers.
     expect(keys).toContainEqual(['bad', 'good']);

@@ -112,7 +112,7 @@ export const TextBody = StrictObject({
   stream: Type.Optional(
     Type.Boolean({
       description:
-        'Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}}',
+        'Answer with server-sent events: `data: <json>` per event; `text` {type, delta}, `tool_call` {type, index, id?, name?, argumentsDelta} (extension), `thinking` {type, index, delta?, signature?, redactedData?} (extension), `refusal` {type, delta} (extension: a piece of the refusal the model wrote, never part of the text), `usage` {type, usage}, `finish` {type, finishReason}, `error` {type, error: {code, message}}',
     }),
   ),
   ...TextExtensions,
@@ -126,10 +126,17 @@ export const TextResponse = Type.Object({
     creditsConsumed: Type.Integer({ description: 'Tokens charged to the wallet' }),
     cachedInputTokens: Type.Optional(Type.Integer({ description: 'Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price)' })),
     cacheWriteTokens: Type.Optional(Type.Integer({ description: 'Extension: of inputTokens, written to the provider’s prompt cache' })),
+    cacheWrite1hTokens: Type.Optional(Type.Integer({ description: "Extension: of cacheWriteTokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at the 1-hour write price)" })),
     reasoningTokens: Type.Optional(Type.Integer({ description: 'Extension: of outputTokens, spent on reasoning' })),
   }),
   model: Type.String(),
   requestId: Type.String(),
+  refusal: Type.Optional(
+    Type.String({
+      description:
+        "Extension: the model's refusal in its own words, when its provider sends one apart from the text (OpenAI's `message.refusal`; `text` is then usually empty). Charged like any output, as the provider bills it",
+    }),
+  ),
   toolCalls: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() }), { description: 'Extension: the tools the model called (present only when it called some; run them and send the results as tool messages)' })),
   thinking: Type.Optional(
     Type.Array(Type.Union([Type.Object({ type: Type.Literal('thinking'), thinking: Type.String(), signature: Type.String() }), Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() })]), {

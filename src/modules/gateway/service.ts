@@ -30,6 +30,7 @@ import type { MeteringDeps } from './metering-types.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import { createTextGateway, textOptionsOf, textResponse } from './text.js';
 import { createEmbeddingsGateway } from './embeddings.js';
+import { createUpstreamModels } from './upstream-models.js';
 import type { TextAnswer, TextOptions } from './text-types.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
@@ -174,6 +175,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     mediaAdapters: media.adapters,
     /** `POST /v1/ai/embeddings` and `/openai/v1/embeddings` (embeddings.ts). */
     embeddings: createEmbeddingsGateway({ ...deps, pool, metering, fallbacks, once }),
+    /** What each provider lists as served, asked with its accounts (the catalog check; read-only). */
+    upstreamModels: createUpstreamModels({ db, registry, pool, http }),
 
     /** Registers the upstream accounts and checks their credentials (providers become ACTIVE, DEGRADED or INACTIVE). */
     async start(): Promise<void> {

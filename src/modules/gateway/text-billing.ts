@@ -14,11 +14,15 @@ function lastUserText(messages: ChatMessage[]): string {
   return last ? messageText(last) : '';
 }
 
+type TokenClasses = Pick<TokenUsage, 'cachedInputTokens' | 'cacheWriteTokens' | 'cacheWrite1hTokens' | 'reasoningTokens'>;
+
 /** The token classes a provider reported beside the totals (only the non-zero ones). */
-function tokenClassesOf(usage: TokenUsage): Pick<TokenUsage, 'cachedInputTokens' | 'cacheWriteTokens' | 'reasoningTokens'> {
-  const classes: Pick<TokenUsage, 'cachedInputTokens' | 'cacheWriteTokens' | 'reasoningTokens'> = {};
+function tokenClassesOf(usage: TokenUsage): TokenClasses {
+  const classes: TokenClasses = {};
   if (usage.cachedInputTokens) classes.cachedInputTokens = usage.cachedInputTokens;
   if (usage.cacheWriteTokens) classes.cacheWriteTokens = usage.cacheWriteTokens;
+  // A part of the cache writes (priced at the 1-hour write price), so never without them.
+  if (usage.cacheWrite1hTokens && usage.cacheWriteTokens) classes.cacheWrite1hTokens = Math.min(usage.cacheWrite1hTokens, usage.cacheWriteTokens);
   if (usage.reasoningTokens) classes.reasoningTokens = usage.reasoningTokens;
   return classes;
 }
@@ -86,6 +90,7 @@ export async function finalize(
         input: measured.inputTokens,
         cachedInput: classes.cachedInputTokens ?? 0,
         cacheWrite: classes.cacheWriteTokens ?? 0,
+        ...(classes.cacheWrite1hTokens ? { cacheWrite1h: classes.cacheWrite1hTokens } : {}),
         output: measured.outputTokens,
         reasoning: classes.reasoningTokens ?? 0,
       },

@@ -4,7 +4,7 @@ import type { GatewayModel } from '../catalog/service.js';
 import { MAX_IMAGES_PER_REQUEST } from './image-input.js';
 import { localSchemaRefusal } from './providers/local.js';
 import { messageImages, TEXT_PARAMETERS, type ChatMessage, type ProviderAdapter, type TextParameter } from './providers/types.js';
-import type { SamplingHint, TextCall, TextOptions } from './text-types.js';
+import type { Hint, TextCall, TextOptions } from './text-types.js';
 
 /*
  * The one policy for request fields a model cannot take:
@@ -14,8 +14,12 @@ import type { SamplingHint, TextCall, TextOptions } from './text-types.js';
  *   which refuses temperature other than 1, any top_k, and top_p outside 0.95..1) it is left out of the upstream call
  *   and named in `x-storefront-ignored` under the caller's own name (`top_k`, `generationConfig.topK`...). It is never
  *   sent to fail upstream, and the charge is the usage the provider reports, so leaving it out changes no bill.
- * - Everything that changes the answer's contract (tools, tool_choice, response format, stop, seed, penalties, user,
- *   images) is refused with a 400 naming it: an answer that silently ignored it would be a different answer.
+ * - Everything that changes the answer's contract (tools, tool_choice, response format, stop, seed, penalties, images)
+ *   is refused with a 400 naming it: an answer that silently ignored it would be a different answer.
+ * - `user` (the end user's id, for the provider's abuse monitoring) changes no answer: a provider without one gets the
+ *   call without it (Mistral, Google, DeepSeek, Ollama...), as agents send it on every call.
+ * - What a model takes is its provider's set less what its family cannot take (`adapter.parametersFor`: OpenAI's
+ *   reasoning models refuse stop and the penalties, and leave out top_p).
  * - With thinking on an Anthropic model, a tool_choice that forces a tool is a 400 as well (Anthropic refuses the pair).
  *
  * The reasoning control itself follows the first rule (reasoning.ts: a model without one answers without it).
@@ -37,22 +41,28 @@ const WIRE_NAMES: Record<TextParameter, string> = {
 };
 const named = (parameter: TextParameter) => (WIRE_NAMES[parameter] === parameter ? parameter : `${parameter} (${WIRE_NAMES[parameter]})`);
 
-type Checked = { model: Pick<GatewayModel, 'slug' | 'features' | 'capabilities'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'images' | 'jsonSchema'> };
+type Checked = { model: Pick<GatewayModel, 'slug' | 'upstreamModel' | 'features' | 'capabilities'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'parametersFor' | 'images' | 'jsonSchema'> };
 
 /** The parameters left out rather than refused when the provider's API has none (see the policy above). */
-const SAMPLING_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['topP', 'topK']);
+const SAMPLING_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['topP', 'topK', 'user']);
+
+/** What the adapter carries for this model: its provider's parameters, less what the model's family cannot take. */
+const carriedFor = (adapter: Pick<ProviderAdapter, 'parameters' | 'parametersFor'>, upstreamModel: string) => adapter.parametersFor?.(upstreamModel) ?? adapter.parameters;
 
 /**
- * What the model and its provider can honour, checked before any reservation: every optional parameter but the sampling
- * hints must be one the provider's adapter carries, tools need a TOOLS model, images a VISION model whose adapter
+ * What the model and its provider can honour, checked before any reservation: every optional parameter but the hints
+ * (sampling, `user`, `parallelToolCalls: true`) must be one the provider's adapter carries for the model, tools need a TOOLS model, images a VISION model whose adapter
  * carries them, a JSON schema a model that takes one, and the built-in model's schemas its limits. In that order; the
  * first failure is the answer.
  */
 export function checkCapabilities({ model, adapter }: Checked, options: TextOptions, messages: readonly ChatMessage[]): void {
-  const refused = TEXT_PARAMETERS.filter((p) => options[p] !== undefined && !SAMPLING_PARAMETERS.has(p) && !adapter.parameters.has(p));
+  const carried = carriedFor(adapter, model.upstreamModel);
+  // `parallelToolCalls: true` allows what a model does anyway (a hint); `false` forbids it, which must be honoured.
+  const isHint = (p: TextParameter) => SAMPLING_PARAMETERS.has(p) || (p === 'parallelToolCalls' && options.parallelToolCalls === true);
+  const refused = TEXT_PARAMETERS.filter((p) => options[p] !== undefined && !isHint(p) && !carried.has(p));
   if (refused.length > 0) {
     throw badRequest(
-      `The model "${model.slug}" cannot honour ${refused.map(named).join(', ')}: its provider's API has no such parameter. Leave ${refused.length === 1 ? 'it' : 'them'} out or choose another model.`,
+      `The model "${model.slug}" cannot honour ${refused.map(named).join(', ')}: its provider's API does not take ${refused.length === 1 ? 'it' : 'them'} for this model. Leave ${refused.length === 1 ? 'it' : 'them'} out or choose another model.`,
       refused.map((p) => ({ field: p, message: `is not supported by ${model.slug}` })),
     );
   }
@@ -77,8 +87,13 @@ export function checkCapabilities({ model, adapter }: Checked, options: TextOpti
     ]);
   }
   if (options.responseFormat?.type === 'json_schema' && !(adapter.jsonSchema && model.features.includes('TOOLS') && model.capabilities.flags?.jsonSchema !== false)) {
-    throw badRequest(`The model "${model.slug}" cannot answer to a JSON schema. Use response_format json_object, or a model that takes a schema.`, [
-      { field: 'responseFormat', message: 'json_schema is not supported by this model' },
+    const instead = adapter.kind === 'anthropic' ? 'Choose a model that takes a schema' : 'Use response_format json_object, or a model that takes a schema';
+    throw badRequest(`The model "${model.slug}" cannot answer to a JSON schema. ${instead}.`, [{ field: 'responseFormat', message: 'json_schema is not supported by this model' }]);
+  }
+  // Claude has no JSON mode, and its schemas close every object, so none stands for "any object".
+  if (options.responseFormat?.type === 'json_object' && adapter.kind === 'anthropic') {
+    throw badRequest(`The model "${model.slug}" has no JSON mode without a schema. Send response_format json_schema with the object's schema, or ask for JSON in the prompt.`, [
+      { field: 'responseFormat', message: 'json_object is not supported by this model; send a json_schema' },
     ]);
   }
   // The built-in model writes schema values itself, on the event loop; real providers apply their own limits.
@@ -90,27 +105,33 @@ export function checkCapabilities({ model, adapter }: Checked, options: TextOpti
 const THINKING_TOP_P = { min: 0.95, max: 1 };
 
 /**
- * The sampling hints the call leaves out on this model, in the gateway's names. `thinking`: Anthropic's extended
+ * The hints the call leaves out on this model, in the gateway's names. `thinking`: Anthropic's extended
  * thinking is on for the call (temperature may then only be 1, top_k must be unset, top_p within 0.95..1).
  */
-export function samplingLeftOut(
-  { model, adapter }: { model: Pick<GatewayModel, 'capabilities'>; adapter: Pick<ProviderAdapter, 'parameters'> | undefined },
+export function hintsLeftOut(
+  { model, adapter }: { model: Pick<GatewayModel, 'capabilities' | 'upstreamModel'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'parametersFor'> | undefined },
   call: Pick<TextCall, 'temperature' | 'options'>,
   thinking: boolean,
-): SamplingHint[] {
-  const { topP, topK } = call.options ?? {};
+): Hint[] {
+  const { topP, topK, user, parallelToolCalls } = call.options ?? {};
   const temperature = call.temperature;
-  const carried = (p: TextParameter) => !adapter || adapter.parameters.has(p);
-  const leftOut: SamplingHint[] = [];
+  const carried = (p: TextParameter) => !adapter || carriedFor(adapter, model.upstreamModel).has(p);
+  const leftOut: Hint[] = [];
   // Reasoning models advertise no temperature control (OpenAI's refuse any value but the default).
   if (temperature !== undefined && (!model.capabilities.controls?.temperature || (thinking && temperature !== 1))) leftOut.push('temperature');
   if (topP !== undefined && (!carried('topP') || (thinking && (topP < THINKING_TOP_P.min || topP > THINKING_TOP_P.max)))) leftOut.push('topP');
   if (topK !== undefined && (!carried('topK') || thinking)) leftOut.push('topK');
+  if (user !== undefined && !carried('user')) leftOut.push('user');
+  if (parallelToolCalls === true && !carried('parallelToolCalls')) leftOut.push('parallelToolCalls');
+  // Current Claude models take temperature or top_p, not both ("`temperature` and `top_p` cannot both be specified
+  // for this model"; https://docs.claude.com/en/docs/about-claude/models/migrating-to-claude-4): temperature is kept.
+  const bothSent = temperature !== undefined && !leftOut.includes('temperature') && topP !== undefined && !leftOut.includes('topP');
+  if (bothSent && adapter?.kind === 'anthropic') leftOut.push('topP');
   return leftOut;
 }
 
 /** The caller's names for the hints left out (the surface's `fieldNames`, else the gateway's own). */
-export const leftOutNames = (leftOut: readonly SamplingHint[], options: TextOptions | undefined): string[] => leftOut.map((hint) => options?.fieldNames?.[hint] ?? hint);
+export const leftOutNames = (leftOut: readonly Hint[], options: TextOptions | undefined): string[] => leftOut.map((hint) => options?.fieldNames?.[hint] ?? hint);
 
 /**
  * With thinking on, Anthropic refuses a tool_choice that forces a tool ("Thinking may not be enabled when tool_choice

@@ -21,6 +21,7 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
     logger.info({ requestId }, 'client left mid-stream; reading the answer to its end for billing');
   });
   let text = '';
+  let refusal = '';
   const toolCalls: ToolCall[] = [];
   const thinking: ThinkingBlock[] = [];
   let reported: TokenUsage | null = null;
@@ -32,16 +33,17 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   let marked = 0;
   try {
     for await (const event of opened.value) {
-      if (event.type === 'text' || event.type === 'tool_call') {
+      if (event.type === 'text' || event.type === 'tool_call' || event.type === 'refusal') {
         if (event.type === 'text') text += event.delta;
+        else if (event.type === 'refusal') refusal += event.delta;
         else addToolCallPiece(toolCalls, event);
         if (!clientGone) await sse.send(event);
         // Record progress on the reservation, so a crash mid-stream is settled on what was produced (once something
         // was: a stream that delivered nothing is refunded, whoever closes it).
-        const produced = text.length > 0 || toolCalls.length > 0;
+        const produced = text.length > 0 || refusal.length > 0 || toolCalls.length > 0;
         if (produced && (lastProgress === 0 || performance.now() - lastProgress > 2000)) {
           lastProgress = performance.now();
-          const sofar = countAnswerTokens(text, toolCalls);
+          const sofar = countAnswerTokens(text + refusal, toolCalls);
           progress = progress.then(() => reportProgress(deps, p, sofar, (tokens) => (marked = Math.max(marked, tokens))));
         }
       } else if (event.type === 'thinking') {
@@ -60,9 +62,9 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
     logger.warn({ requestId, err: failure }, 'upstream stream broke midway');
     let chargedTokens = 0;
     try {
-      if (text.length === 0 && toolCalls.length === 0) await fail(deps, p, failure);
+      if (text.length === 0 && refusal.length === 0 && toolCalls.length === 0) await fail(deps, p, failure);
       else {
-        const partial = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', delivered: true, extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } });
+        const partial = await finalizeAnswer(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', delivered: true, extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } }, refusal);
         chargedTokens = partial.usage.creditsConsumed;
       }
     } catch (err) {
@@ -75,7 +77,7 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
 
   let answer: TextAnswer;
   try {
-    answer = await finalize(deps, p, { text, toolCalls: completeCalls(toolCalls), thinking: thinking.filter(Boolean), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} });
+    answer = await finalizeAnswer(deps, p, { text, toolCalls: completeCalls(toolCalls), thinking: thinking.filter(Boolean), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} }, refusal);
   } catch (err) {
     return endUncharged(deps, p, sse, err, marked);
   }
@@ -83,6 +85,21 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   await sse.send({ type: 'finish', finishReason });
   sse.end();
   return answer;
+}
+
+/**
+ * `finalize` (text-billing.ts) for an answer that may hold a refusal: the answer, and the body its Idempotency-Key
+ * keeps, carry it; the usage record notes it; and with no usage from the provider its text is counted as output, as
+ * it was delivered like text (a refusal is billed as the provider bills it: OpenAI counts it in completion_tokens).
+ */
+export async function finalizeAnswer(deps: TextGatewayDeps, p: Prepared, outcome: Parameters<typeof finalize>[2], refusal: string | undefined): Promise<TextAnswer> {
+  if (!refusal) return finalize(deps, p, outcome);
+  const withRefusal = (answer: TextAnswer): TextAnswer => Object.assign({}, answer, { refusal });
+  const answerBody = p.call.answerBody;
+  const call = answerBody ? Object.assign({}, p.call, { answerBody: (answer: TextAnswer) => answerBody(withRefusal(answer)) }) : p.call;
+  const usage = outcome.usage ?? { inputTokens: p.inputTokens, outputTokens: countAnswerTokens(outcome.text + refusal, outcome.toolCalls) };
+  const extra = Object.assign({}, outcome.extra, { refusal: true }, outcome.usage ? {} : { usageSource: 'counted' });
+  return withRefusal(await finalize(deps, Object.assign({}, p, { call }), Object.assign({}, outcome, { usage, extra })));
 }
 
 /** A streamed tool call grows piece by piece: its id and name come first, then its arguments' text. */
@@ -137,6 +154,7 @@ export function asStream(result: TextResult): TextStream {
       yield block.type === 'thinking' ? { type: 'thinking' as const, index, delta: block.thinking, signature: block.signature } : { type: 'thinking' as const, index, redactedData: block.data };
     }
     if (result.text) yield { type: 'text' as const, delta: result.text };
+    if (result.refusal) yield { type: 'refusal' as const, delta: result.refusal };
     for (const [index, call] of (result.toolCalls ?? []).entries()) yield { type: 'tool_call' as const, index, id: call.id, name: call.name, argumentsDelta: call.arguments };
     if (result.usage) yield { type: 'usage' as const, usage: result.usage };
     yield { type: 'finish' as const, finishReason: result.finishReason };

@@ -29,10 +29,11 @@ export interface TextGatewayDeps {
 }
 
 /**
- * The sampling hints: they shape how tokens are drawn, never what the answer must be, so one a model cannot take is
- * left out of its call and named in `x-storefront-ignored` (text-capabilities.ts has the whole policy).
+ * The hints: the sampling ones shape how tokens are drawn, `user` only tags the call for the provider's abuse
+ * monitoring and `parallelToolCalls: true` allows what a model does anyway, never what the answer must be, so one a
+ * model cannot take is left out of its call and named in `x-storefront-ignored` (text-capabilities.ts has the policy).
  */
-export type SamplingHint = 'temperature' | 'topP' | 'topK';
+export type Hint = 'temperature' | 'topP' | 'topK' | 'user' | 'parallelToolCalls';
 
 /** The reasoning control as the caller's surface gave it. */
 export interface TextReasoning extends ReasoningOption {
@@ -50,7 +51,7 @@ export interface TextReasoning extends ReasoningOption {
  */
 export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user'> & {
   reasoning?: TextReasoning;
-  fieldNames?: Partial<Record<SamplingHint, string>>;
+  fieldNames?: Partial<Record<Hint, string>>;
 };
 
 export interface TextCall {
@@ -78,10 +79,12 @@ export interface TextAnswer {
   toolCalls?: ToolCall[];
   /** The model's thinking blocks, when the provider sent any (never part of `text`). */
   thinking?: ThinkingBlock[];
+  /** The model's refusal in its own words, when its provider sent one apart from the text (see TextResult.refusal). */
+  refusal?: string;
   /** Request fields the model cannot take that were left out rather than refused (sampling hints, the reasoning control), as the caller named them. */
   ignored?: string[];
   /** The totals and what they were charged; the token classes the provider reported, when non-zero. */
-  usage: { inputTokens: number; outputTokens: number; creditsConsumed: number; cachedInputTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
+  usage: { inputTokens: number; outputTokens: number; creditsConsumed: number; cachedInputTokens?: number; cacheWriteTokens?: number; cacheWrite1hTokens?: number; reasoningTokens?: number };
   model: string;
   requestId: string;
   finishReason: string;
@@ -104,7 +107,7 @@ export interface Prepared {
   /** What was left out (see TextAnswer.ignored). */
   ignored?: string[];
   /** The sampling hints left out of the upstream call (the prepared call decides; adapters send what they are given). */
-  leftOut?: SamplingHint[];
+  leftOut?: Hint[];
   started: number;
   /** The model the caller asked for, when a fallback serves the call instead. */
   fallbackFrom?: { model: string; error: unknown };

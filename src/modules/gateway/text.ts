@@ -4,11 +4,10 @@ import type { SseStream } from '../../platform/http/sse.js';
 import type { GatewayModel } from '../catalog/service.js';
 import { withServerInstruction } from './instructions.js';
 import { TEXT_PARAMETERS, type ChatMessage, type TextRequest } from './providers/types.js';
-import { finalize } from './text-billing.js';
 import { withFallbacks } from './text-fallbacks.js';
-import { asStream, pump } from './text-stream.js';
+import { asStream, finalizeAnswer, pump } from './text-stream.js';
 import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps, TextOptions } from './text-types.js';
-import { checkCapabilities, checkImageUrls, checkThinkingToolChoice, leftOutNames, samplingLeftOut } from './text-capabilities.js';
+import { checkCapabilities, checkImageUrls, checkThinkingToolChoice, leftOutNames, hintsLeftOut } from './text-capabilities.js';
 import { budgetWithin, reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
 import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtLeast, messageTokensAtMost } from './tokens.js';
 
@@ -23,6 +22,7 @@ export const textResponse = (answer: TextAnswer) => ({
   model: answer.model,
   requestId: answer.requestId,
   finishReason: answer.finishReason,
+  ...(answer.refusal ? { refusal: answer.refusal } : {}),
   ...(answer.toolCalls?.length ? { toolCalls: answer.toolCalls } : {}),
   ...(answer.thinking?.length ? { thinking: answer.thinking } : {}),
   ...(answer.ignored?.length ? { ignored: answer.ignored } : {}),
@@ -121,7 +121,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     }
     const thinking = adapter?.kind === 'anthropic' && reasoning?.budgetTokens !== undefined;
     if (thinking) checkThinkingToolChoice(model, options, reasoningField);
-    const leftOut = samplingLeftOut({ model, adapter: adapter ?? undefined }, call, thinking);
+    const leftOut = hintsLeftOut({ model, adapter: adapter ?? undefined }, call, thinking);
     const ignored = [...(thinkingLeftOut ? [reasoningField] : []), ...leftOutNames(leftOut, options)];
     if (maxTokens > room) {
       if (call.maxTokens !== undefined && !reasoning?.budgetTokens) {
@@ -163,7 +163,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
       const { p, value: result } = await withFallbacks(deps, size, await prepare(principal, call, requestId), (p) =>
         pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p))),
       );
-      return finalize(deps, p, { accountId: result.accountId, status: 'SUCCESS', ...result.value });
+      const { refusal, ...outcome } = result.value;
+      return finalizeAnswer(deps, p, { accountId: result.accountId, status: 'SUCCESS', ...outcome }, refusal);
     },
 
     /**

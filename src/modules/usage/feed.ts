@@ -22,7 +22,7 @@ export interface OperationTotals {
   operation: string;
   status: UsageStatus;
   _count: { _all: number };
-  _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number; cachedInputTokens: number; cacheWriteTokens: number; reasoningTokens: number };
+  _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number; cachedInputTokens: number; cacheWriteTokens: number; cacheWrite1hTokens?: number; reasoningTokens: number };
 }
 
 export interface ApiKeyTotals {
@@ -73,7 +73,7 @@ export async function usagePage(db: DbOrTx, userId: string, query: UsageFeedQuer
 }
 
 /** The token classes a record's metadata holds (`tokens`, written by the text gateway); rows without them count 0. */
-const TOKEN_CLASSES = { cachedInputTokens: 'cachedInput', cacheWriteTokens: 'cacheWrite', reasoningTokens: 'reasoning' } as const;
+const TOKEN_CLASSES = { cachedInputTokens: 'cachedInput', cacheWriteTokens: 'cacheWrite', cacheWrite1hTokens: 'cacheWrite1h', reasoningTokens: 'reasoning' } as const;
 const classSum = (key: string) =>
   sql.raw(`coalesce(sum(case when jsonb_typeof(metadata->'tokens'->'${key}') = 'number' then (metadata->'tokens'->>'${key}')::numeric end), 0)::bigint`);
 
@@ -92,6 +92,7 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
       coalesce(sum(latency_ms), 0)::bigint as latency_ms,
       ${classSum(TOKEN_CLASSES.cachedInputTokens)} as cached_input_tokens,
       ${classSum(TOKEN_CLASSES.cacheWriteTokens)} as cache_write_tokens,
+      ${classSum(TOKEN_CLASSES.cacheWrite1hTokens)} as cache_write_1h_tokens,
       ${classSum(TOKEN_CLASSES.reasoningTokens)} as reasoning_tokens
     from usage_records
     where user_id = ${userId} and created_at >= ${since.toISOString()}::timestamptz
@@ -111,6 +112,7 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
     latency_ms: string | number;
     cached_input_tokens: string | number;
     cache_write_tokens: string | number;
+    cache_write_1h_tokens: string | number;
     reasoning_tokens: string | number;
   };
   const rows = (result as { rows: Row[] }).rows;
@@ -128,6 +130,8 @@ export async function usageTotals(db: DbOrTx, userId: string, since: Date): Prom
           latencyMs: Number(row.latency_ms),
           cachedInputTokens: Number(row.cached_input_tokens),
           cacheWriteTokens: Number(row.cache_write_tokens),
+          // Of the cache writes, the 1-hour ones: shown only when there were some (most windows have none).
+          ...(Number(row.cache_write_1h_tokens) > 0 ? { cacheWrite1hTokens: Number(row.cache_write_1h_tokens) } : {}),
           reasoningTokens: Number(row.reasoning_tokens),
         },
       })),

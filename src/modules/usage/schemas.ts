@@ -12,12 +12,13 @@ export const UsageQuery = StrictObject({
   apiKeyId: Type.Optional(Type.String({ format: 'uuid', description: 'Only the calls made with this API key (its id from GET /v1/account/api-keys)' })),
 });
 
-/** A text call's model tokens by class, as the provider reported them (`cachedInput` and `cacheWrite` are parts of `input`). */
+/** A text call's model tokens by class, as the provider reported them (`cachedInput` and `cacheWrite` are parts of `input`, `cacheWrite1h` of `cacheWrite`). */
 export const TokenBreakdown = Type.Object(
   {
     input: Type.Integer({ description: 'Every input token' }),
     cachedInput: Type.Integer({ description: "Of input: read from the provider's prompt cache (billed at the cached price)" }),
     cacheWrite: Type.Integer({ description: "Of input: written to the provider's prompt cache (billed at the cache-write price)" }),
+    cacheWrite1h: Type.Optional(Type.Integer({ description: 'Of cacheWrite: written to a 1-hour cache entry (Anthropic ttl 1h, billed at the 1-hour write price); present when there were some' })),
     output: Type.Integer({ description: 'Every output token' }),
     reasoning: Type.Integer({ description: 'Of output: spent on reasoning' }),
   },
@@ -70,6 +71,7 @@ export const UsageSummary = Type.Object({
         latencyMs: Type.Integer(),
         cachedInputTokens: Type.Optional(Type.Integer({ description: "Of inputUnits: text input read from the provider's prompt cache, billed at the cached price" })),
         cacheWriteTokens: Type.Optional(Type.Integer({ description: "Of inputUnits: text input written to the provider's prompt cache" })),
+        cacheWrite1hTokens: Type.Optional(Type.Integer({ description: 'Of cacheWriteTokens: written to a 1-hour cache entry, billed at the 1-hour write price (present when there were some)' })),
         reasoningTokens: Type.Optional(Type.Integer({ description: 'Of outputUnits: text output spent on reasoning' })),
       }),
     }),

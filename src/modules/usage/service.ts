@@ -40,13 +40,20 @@ export type UsageRecord = typeof usageRecords.$inferSelect;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const TOKEN_CLASS_KEYS = ['input', 'cachedInput', 'cacheWrite', 'output', 'reasoning'] as const;
+type TokenBreakdown = Record<(typeof TOKEN_CLASS_KEYS)[number], number> & { cacheWrite1h?: number };
 
-/** The token breakdown a text call's metadata keeps (`metadata.tokens`), as `{ tokens }`; nothing for other rows. */
-function tokensOf(metadata: Record<string, unknown>): { tokens?: Record<(typeof TOKEN_CLASS_KEYS)[number], number> } {
+/**
+ * The token breakdown a text call's metadata keeps (`metadata.tokens`), as `{ tokens }`; nothing for other rows. The
+ * 1-hour part of the cache writes is listed only when there was one (only Anthropic's `ttl: "1h"` writes have it).
+ */
+function tokensOf(metadata: Record<string, unknown>): { tokens?: TokenBreakdown } {
   const kept = metadata.tokens as Record<string, unknown> | undefined;
   if (typeof kept !== 'object' || kept === null) return {};
   const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
-  return { tokens: Object.fromEntries(TOKEN_CLASS_KEYS.map((key) => [key, count(kept[key])])) as Record<(typeof TOKEN_CLASS_KEYS)[number], number> };
+  const tokens = Object.fromEntries(TOKEN_CLASS_KEYS.map((key) => [key, count(kept[key])])) as TokenBreakdown;
+  const hour = Math.min(count(kept.cacheWrite1h), tokens.cacheWrite);
+  if (hour > 0) tokens.cacheWrite1h = hour;
+  return { tokens };
 }
 
 const INSERT_RECORD = `

@@ -4,13 +4,14 @@ import { fakeClip, sendBytes, sendJson, startFakeServer } from './server.js';
 
 /**
  * A local Gemini API (generativelanguage.googleapis.com) for the media models, checking what it receives:
- * - `POST /v1beta/models/{imagen}:predict` (Imagen 4: sampleCount 1-4, Ultra 1; five aspect ratios; sampleImageSize
- *   on Standard and Ultra only; no seed or negative prompt on the Gemini API), answering `predictions[]`;
- * - `POST /v1beta/models/gemini-2.5-flash-image:generateContent` (text and `inline_data` parts, `imageConfig`),
- *   answering one image part, or Google's refusals;
+ * - `POST /v1beta/models/{gemini image model}:generateContent` (text and `inline_data` parts, `imageConfig`; the
+ *   Gemini 3 models also take `imageSize`), answering one image part, or Google's refusals;
  * - `POST /v1beta/models/{veo}:predictLongRunning` -> `{ name }`, `GET /v1beta/{name}` walking a script of states,
  *   `GET /v1beta/files/{id}:download?alt=media` -> 302 to a signed link that needs no key;
- * - `GET /v1beta/models` (key check) and the OpenAI-compatible `GET /v1beta/openai/models` the text adapter checks with.
+ * - `GET /v1beta/models` (the key check and the catalog check): `models[]` pages of `pageSize` (50 by default, at most
+ *   1000) linked by `nextPageToken`, and the OpenAI-compatible `GET /v1beta/openai/models` the text adapter checks with.
+ * Imagen 4 is gone, as on the real API since 2026-08-17 (https://ai.google.dev/gemini-api/docs/deprecations): it is
+ * not listed, and any call to an `imagen-4.0-*` id answers Google's 404 NOT_FOUND.
  * Keys go in `x-goog-api-key` (or `?key=`); a key is valid when it starts with `AIza` or `good`. Google's own errors:
  * a missing key is 403 PERMISSION_DENIED, a wrong one 400 INVALID_ARGUMENT with reason API_KEY_INVALID.
  */
@@ -26,14 +27,18 @@ export const GOOGLE_ERRORS = {
   notFound: (model: string, method: string) => ({ error: { code: 404, message: `models/${model} is not found for API version v1beta, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`, status: 'NOT_FOUND' } }),
 };
 
-const IMAGEN_SIZES: Record<string, [number, number]> = { '1:1': [1024, 1024], '3:4': [896, 1280], '4:3': [1280, 896], '9:16': [768, 1408], '16:9': [1408, 768] };
-const IMAGEN_MODELS = ['imagen-4.0-generate-001', 'imagen-4.0-fast-generate-001', 'imagen-4.0-ultra-generate-001'];
 const GEMINI_SIZES: Record<string, [number, number]> = {
   '1:1': [1024, 1024], '2:3': [832, 1248], '3:2': [1248, 832], '3:4': [864, 1184], '4:3': [1184, 864],
   '4:5': [896, 1152], '5:4': [1152, 896], '9:16': [768, 1344], '16:9': [1344, 768], '21:9': [1536, 672],
 };
-const GEMINI_IMAGE_MODELS = ['gemini-2.5-flash-image'];
-const VEO_DURATIONS: Record<string, number[]> = { 'veo-3.0-generate-001': [8], 'veo-3.0-fast-generate-001': [8], 'veo-2.0-generate-001': [5, 6, 7, 8] };
+const GEMINI_IMAGE_MODELS = ['gemini-2.5-flash-image', 'gemini-3.1-flash-image', 'gemini-3-pro-image'];
+/** The Gemini 3 image models' `imageSize` values (2.5 Flash Image has one size). */
+const IMAGE_SIZES: Record<string, string[]> = { 'gemini-3.1-flash-image': ['512', '1K', '2K', '4K'], 'gemini-3-pro-image': ['1K', '2K', '4K'] };
+const VEO_DURATIONS: Record<string, number[]> = { 'veo-3.0-generate-001': [8], 'veo-3.0-fast-generate-001': [8], 'veo-2.0-generate-001': [5, 6, 7, 8], 'veo-3.1-generate-preview': [4, 6, 8] };
+/** The text and embedding models the key is served beside the media ones (what the native list names). */
+const TEXT_MODELS = ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-embedding-001'];
+/** Everything the fake serves, as `GET /v1beta/models` lists it. */
+export const GOOGLE_LISTED_MODELS = [...TEXT_MODELS, ...GEMINI_IMAGE_MODELS, ...Object.keys(VEO_DURATIONS)];
 const PERSON_GENERATION = ['dont_allow', 'allow_adult', 'allow_all'];
 
 /** What a Veo operation reports at each poll (the last state repeats). */
@@ -53,8 +58,8 @@ export interface GoogleFake extends MediaFake {
   operations: Map<string, Operation>;
   /** States successive polls of operations submitted from now on report. */
   setVeoScript(steps: VeoStep[]): void;
-  /** The next Imagen calls drop this many of their images for safety (reported with `raiFilteredReason`). */
-  filterImages(count: number): void;
+  /** The ids `GET /v1beta/models` lists from now on (default `GOOGLE_LISTED_MODELS`). */
+  setListedModels(ids: string[]): void;
   setGeminiOutcome(outcome: GeminiOutcome): void;
   /** Requests that reached the signed video link, and whether any of them carried the API key. */
   signedDownloads(): { count: number; withKey: number };
@@ -66,11 +71,14 @@ const keyOf = (request: MediaFakeRequest) => {
 };
 const validKey = (key: string | null | undefined) => typeof key === 'string' && (key.startsWith('AIza') || key.startsWith('good'));
 const png = (ratio: [number, number], shade: number) => solidPng(ratio[0], ratio[1], shade).toString('base64');
+/** What `models.list` says each model is called with. */
+const methodsOf = (id: string) =>
+  id.startsWith('veo-') ? ['predictLongRunning'] : id.includes('embedding') ? ['embedContent', 'batchEmbedContents'] : ['generateContent', 'countTokens'];
 
 export async function startFakeGoogle(): Promise<GoogleFake> {
   const operations = new Map<string, Operation>();
   let script: VeoStep[] = ['running', 'running', 'succeeded'];
-  let toFilter = 0;
+  let listed = GOOGLE_LISTED_MODELS;
   let geminiOutcome: GeminiOutcome = 'image';
   const signed = { count: 0, withKey: 0 };
   let counter = 0;
@@ -93,9 +101,7 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     if (!key) return sendJson(res, 403, GOOGLE_ERRORS.noKey);
     if (!validKey(key)) return sendJson(res, 400, GOOGLE_ERRORS.badKey);
 
-    if (method === 'GET' && path === '/v1beta/models') {
-      return sendJson(res, 200, { models: [{ name: 'models/gemini-2.5-flash', displayName: 'Gemini 2.5 Flash', supportedGenerationMethods: ['generateContent'] }], nextPageToken: 'next' });
-    }
+    if (method === 'GET' && path === '/v1beta/models') return listModels(res, request);
     const download = /^\/v1beta\/files\/([\w-]+):download$/.exec(path);
     if (method === 'GET' && download) {
       if (request.query.get('alt') !== 'media') return sendJson(res, 200, { name: `files/${download[1]}`, mimeType: 'video/mp4' });
@@ -110,8 +116,7 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     if (method !== 'POST' || !call) return sendJson(res, 404, { error: { code: 404, message: `Method not found: ${method} ${path}`, status: 'NOT_FOUND' } });
     const [, model, verb] = call as unknown as [string, string, string];
     const body = request.body ?? {};
-    if (verb === 'predict' && IMAGEN_MODELS.includes(model)) return imagen(res, model, body);
-    if (verb === 'generateContent' && GEMINI_IMAGE_MODELS.includes(model)) return gemini(res, body);
+    if (verb === 'generateContent' && GEMINI_IMAGE_MODELS.includes(model)) return gemini(res, model, body);
     if (verb === 'predictLongRunning' && VEO_DURATIONS[model]) {
       const refusal = checkVeo(model, body);
       if (refusal) return sendJson(res, 400, GOOGLE_ERRORS.invalid(refusal));
@@ -122,32 +127,21 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     return sendJson(res, 404, GOOGLE_ERRORS.notFound(model, verb));
   });
 
-  function imagen(res: ServerResponse, model: string, body: any) {
-    const parameters = body.parameters ?? {};
-    const prompt = body.instances?.[0]?.prompt;
-    if (!Array.isArray(body.instances) || body.instances.length !== 1 || typeof prompt !== 'string' || !prompt) return sendJson(res, 400, GOOGLE_ERRORS.invalid('instances[0].prompt is required.'));
-    const count = parameters.sampleCount ?? 4;
-    const max = model.includes('ultra') ? 1 : 4;
-    if (!Number.isInteger(count) || count < 1 || count > max) return sendJson(res, 400, GOOGLE_ERRORS.invalid(`sampleCount must be between 1 and ${max} for ${model}.`));
-    const ratio = parameters.aspectRatio ?? '1:1';
-    if (!IMAGEN_SIZES[ratio]) return sendJson(res, 400, GOOGLE_ERRORS.invalid(`Unsupported aspect ratio: ${ratio}. Supported values are 1:1, 3:4, 4:3, 9:16, 16:9.`));
-    if (parameters.personGeneration !== undefined && !PERSON_GENERATION.includes(parameters.personGeneration)) return sendJson(res, 400, GOOGLE_ERRORS.invalid('Invalid personGeneration.'));
-    if (parameters.negativePrompt !== undefined) return sendJson(res, 400, GOOGLE_ERRORS.invalid('Negative prompts are not supported by this model.'));
-    if (parameters.seed !== undefined) return sendJson(res, 400, GOOGLE_ERRORS.invalid('Seed is not supported in the Gemini API.'));
-    if (parameters.sampleImageSize !== undefined && (model.includes('fast') || !['1K', '2K'].includes(parameters.sampleImageSize))) {
-      return sendJson(res, 400, GOOGLE_ERRORS.invalid(`sampleImageSize ${parameters.sampleImageSize} is not supported by ${model}.`));
-    }
-    const filtered = Math.min(count, toFilter);
-    toFilter = 0;
-    const predictions: unknown[] = [];
-    for (let i = 0; i < count - filtered; i++) predictions.push({ mimeType: 'image/png', bytesBase64Encoded: png(IMAGEN_SIZES[ratio], 60 + i * 40) });
-    if (parameters.includeRaiReason === true) {
-      for (let i = 0; i < filtered; i++) predictions.push({ raiFilteredReason: 'Your current safety filter threshold filtered out the generated image. Please try rephrasing your prompt.' });
-    }
-    return sendJson(res, 200, predictions.length > 0 ? { predictions } : {});
+  /** Google's `models.list`: a page of `pageSize` models after the one `pageToken` names (tokens are opaque to callers). */
+  function listModels(res: ServerResponse, request: MediaFakeRequest) {
+    const size = Number(request.query.get('pageSize') ?? 50);
+    if (!Number.isInteger(size) || size < 0) return sendJson(res, 400, GOOGLE_ERRORS.invalid('Invalid value for pageSize.'));
+    const pageSize = Math.min(size === 0 ? 50 : size, 1000);
+    const token = request.query.get('pageToken');
+    const start = token ? Number(Buffer.from(token, 'base64url').toString('utf8')) : 0;
+    if (!Number.isInteger(start) || start < 0) return sendJson(res, 400, GOOGLE_ERRORS.invalid('Invalid page token.'));
+    const models = listed.slice(start, start + pageSize).map((id) => ({ name: `models/${id}`, version: '001', displayName: id, supportedGenerationMethods: methodsOf(id) }));
+    const next = start + pageSize < listed.length ? Buffer.from(String(start + pageSize)).toString('base64url') : null;
+    // proto3 JSON leaves empty fields out, as Google does: an empty page is `{}`.
+    return sendJson(res, 200, { ...(models.length > 0 ? { models } : {}), ...(next ? { nextPageToken: next } : {}) });
   }
 
-  function gemini(res: ServerResponse, body: any) {
+  function gemini(res: ServerResponse, model: string, body: any) {
     const parts = body.contents?.[0]?.parts;
     if (!Array.isArray(parts) || !parts.some((p: any) => typeof p?.text === 'string' && p.text)) return sendJson(res, 400, GOOGLE_ERRORS.invalid('* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.'));
     for (const part of parts) {
@@ -161,16 +155,28 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     const config = body.generationConfig ?? {};
     const ratio = config.imageConfig?.aspectRatio ?? '1:1';
     if (!GEMINI_SIZES[ratio]) return sendJson(res, 400, GOOGLE_ERRORS.invalid(`* GenerationConfig.image_config.aspect_ratio: unsupported aspect ratio ${ratio}.`));
+    const imageSize = config.imageConfig?.imageSize;
+    if (imageSize !== undefined && !(IMAGE_SIZES[model] ?? []).includes(imageSize)) {
+      return sendJson(res, 400, GOOGLE_ERRORS.invalid(`* GenerationConfig.image_config.image_size: ${imageSize} is not supported by ${model}.`));
+    }
     const modalities: string[] = (config.responseModalities ?? ['TEXT']).map((m: string) => m.toUpperCase());
-    const usageMetadata = { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 };
-    if (geminiOutcome === 'blocked') return sendJson(res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata, modelVersion: 'gemini-2.5-flash-image' });
+    // Gemini 3 image models think first: a 1K image is 1120 tokens, the thinking is counted apart and its signature rides
+    // on the answer's parts; 2.5 Flash Image's image is 1290 tokens.
+    const thinking = IMAGE_SIZES[model] !== undefined;
+    const usageMetadata = thinking
+      ? { promptTokenCount: 12, candidatesTokenCount: 1120, thoughtsTokenCount: 180, totalTokenCount: 1312 }
+      : { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 };
+    const signed = (part: Record<string, unknown>) => (thinking ? { ...part, thoughtSignature: 'c2lnbmF0dXJl' } : part);
+    if (geminiOutcome === 'blocked') return sendJson(res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata, modelVersion: model });
     if (geminiOutcome === 'image_safety') {
-      return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash-image' });
+      return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata, modelVersion: model });
     }
     const text = { text: 'Here is the picture you asked for.' };
     const withImage = geminiOutcome === 'image' && modalities.includes('IMAGE');
-    const answerParts = withImage ? [text, { inlineData: { mimeType: 'image/png', data: png(GEMINI_SIZES[ratio], 100 + ((config.seed ?? 0) % 100)) } }] : [{ text: "I can't make a picture of that, but I can describe it." }];
-    return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: answerParts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: 'gemini-2.5-flash-image', responseId: `r${++counter}` });
+    const answerParts = withImage
+      ? [text, signed({ inlineData: { mimeType: 'image/png', data: png(GEMINI_SIZES[ratio], 100 + ((config.seed ?? 0) % 100)) } })]
+      : [signed({ text: "I can't make a picture of that, but I can describe it." })];
+    return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: answerParts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: model, responseId: `r${++counter}` });
   }
 
   function answerOperation(res: ServerResponse, found: Operation | undefined, name: string) {
@@ -200,8 +206,8 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     setVeoScript(steps: VeoStep[]) {
       script = steps;
     },
-    filterImages(count: number) {
-      toFilter = count;
+    setListedModels(ids: string[]) {
+      listed = ids;
     },
     setGeminiOutcome(outcome: GeminiOutcome) {
       geminiOutcome = outcome;

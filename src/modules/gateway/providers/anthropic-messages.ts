@@ -1,11 +1,14 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { UpstreamError, messageText, type ChatMessage, type ContentPart, type TextRequest, type TextResult, type ThinkingBlock, type TokenUsage, type ToolCall, type ToolDefinition } from './types.js';
+import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
+import { badRequest } from '../../../platform/http/errors.js';
+import { UpstreamError, messageText, type ChatMessage, type ContentPart, type ResponseFormat, type TextRequest, type TextResult, type ThinkingBlock, type TokenUsage, type ToolCall, type ToolDefinition } from './types.js';
 
 /**
  * The gateway's text request in Anthropic's Messages API wire format (`anthropic-version: 2023-06-01`), and the answer
  * back. Built from https://platform.claude.com/docs/en/api/messages, .../agents-and-tools/tool-use/handle-tool-calls
  * (tool_result placement), .../build-with-claude/vision (image sources), .../build-with-claude/prompt-caching (usage
- * fields) and .../build-with-claude/streaming, checked against the types of `@anthropic-ai/sdk` 1.13.0 (November 2026).
+ * fields, the 1-hour cache), .../build-with-claude/structured-outputs (`output_config.format`) and
+ * .../build-with-claude/streaming, checked against the types of `@anthropic-ai/sdk` 1.13.0 (November 2026).
  */
 
 type Block = Anthropic.ContentBlockParam;
@@ -144,6 +147,35 @@ export function toAnthropicToolChoice(request: Pick<TextRequest, 'toolChoice' | 
 }
 
 /**
+ * The answer format as Anthropic's `output_config` (structured outputs; generally available, no beta header). The
+ * schema goes through the official SDK's own adaptation to Anthropic's JSON Schema subset
+ * (`@anthropic-ai/sdk/lib/transform-json-schema`, what its `jsonSchemaOutputFormat` helper sends): every object gets
+ * `additionalProperties: false`, which the API requires, `oneOf` becomes `anyOf`, and constraints the API does not take
+ * (minimum, pattern...) move into the description. Like that helper, the root must be an object. Claude has no JSON
+ * mode without a schema, and no schema can stand for "any object" (objects must be closed), so `json_object` is refused.
+ * These refusals are the caller's 400 naming `responseFormat` (an AppError, which the pool neither retries nor fails
+ * over), thrown before any network call: the reservation is refunded whole.
+ */
+export function toOutputConfig(format: ResponseFormat | undefined): Anthropic.OutputConfig | undefined {
+  if (!format || format.type === 'text') return undefined;
+  const refuse = (message: string, problem: string) => badRequest(message, [{ field: 'responseFormat', message: problem }]);
+  if (format.type === 'json_object') {
+    throw refuse('Claude models have no JSON mode without a schema. Send a JSON schema instead (response_format type "json_schema" with an object schema; output_config.format on /anthropic/v1).', 'json_object is not supported by Claude models; use json_schema');
+  }
+  if (format.schema.type !== 'object') {
+    throw refuse(`The answer's JSON schema must describe an object (its root "type" is ${JSON.stringify(format.schema.type ?? null)}); wrap the value in an object property.`, 'the schema root must be an object');
+  }
+  let schema: Record<string, unknown>;
+  try {
+    schema = transformJSONSchema(format.schema);
+  } catch (err) {
+    throw refuse(`The answer's JSON schema cannot be sent to Claude: ${err instanceof Error ? err.message : String(err)}. Give every property a "type" (or anyOf, enum or const).`, 'every schema node needs a type');
+  }
+  if (format.description && schema.description === undefined) schema.description = format.description;
+  return { format: { type: 'json_schema', schema } };
+}
+
+/**
  * The Messages API body of a request (without `stream`). It sends what the request holds: the gateway's prepared call
  * has already left out what Anthropic would refuse (with thinking on: temperature other than 1, top_k, top_p outside
  * 0.95..1; text-capabilities.ts) and refused a forced tool_choice, so nothing is dropped here behind the caller's back.
@@ -152,6 +184,7 @@ export function anthropicRequestBody(request: TextRequest): Anthropic.MessageCre
   const { system, messages } = toAnthropicMessages(request.messages);
   const tools = request.tools?.length ? request.tools.map(toAnthropicTool) : undefined;
   const toolChoice = tools ? toAnthropicToolChoice(request) : undefined;
+  const outputConfig = toOutputConfig(request.responseFormat);
   return {
     model: request.model,
     max_tokens: request.maxTokens,
@@ -165,6 +198,7 @@ export function anthropicRequestBody(request: TextRequest): Anthropic.MessageCre
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { tool_choice: toolChoice } : {}),
     ...(request.reasoning?.budgetTokens ? { thinking: { type: 'enabled' as const, budget_tokens: request.reasoning.budgetTokens } } : {}),
+    ...(outputConfig ? { output_config: outputConfig } : {}),
   };
 }
 
@@ -174,6 +208,8 @@ export interface AnthropicUsage {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The cache writes by the entry's lifetime (SDK `CacheCreation`); message_start carries it, message_delta does not. */
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
   output_tokens_details?: { thinking_tokens?: number | null } | null;
 }
 
@@ -181,13 +217,16 @@ const count = (value: number | null | undefined): number => (typeof value === 'n
 
 /**
  * Anthropic's `input_tokens` leaves out what was written to or read from the prompt cache, so the prompt is all three;
- * the cache reads and writes are its priced classes. `output_tokens` includes the thinking, which
- * `output_tokens_details.thinking_tokens` counts.
+ * the cache reads and writes are its priced classes. `cache_creation_input_tokens` counts every write and
+ * `cache_creation` splits it by lifetime: the 1-hour part is its own class (a 1-hour write costs 2x the input price, a
+ * 5-minute one 1.25x). `output_tokens` includes the thinking, which `output_tokens_details.thinking_tokens` counts.
  */
 export function usageOf(usage: AnthropicUsage): TokenUsage | null {
   if (typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') return null;
   const read = count(usage.cache_read_input_tokens);
-  const written = count(usage.cache_creation_input_tokens);
+  const byLifetime = usage.cache_creation;
+  const hour = count(byLifetime?.ephemeral_1h_input_tokens);
+  const written = Math.max(count(usage.cache_creation_input_tokens), count(byLifetime?.ephemeral_5m_input_tokens) + hour);
   const outputTokens = count(usage.output_tokens);
   const thinking = Math.min(outputTokens, count(usage.output_tokens_details?.thinking_tokens));
   return {
@@ -195,6 +234,7 @@ export function usageOf(usage: AnthropicUsage): TokenUsage | null {
     outputTokens,
     ...(read > 0 ? { cachedInputTokens: read } : {}),
     ...(written > 0 ? { cacheWriteTokens: written } : {}),
+    ...(hour > 0 ? { cacheWrite1hTokens: hour } : {}),
     ...(thinking > 0 ? { reasoningTokens: thinking } : {}),
   };
 }

@@ -100,9 +100,9 @@ describe('images and refused parameters on an Anthropic model', () => {
     });
   });
 
-  it('refuses a JSON-schema answer format before calling Anthropic or reserving', async () => {
+  it('refuses a JSON-schema answer format on a Claude model without structured outputs, before calling Anthropic or reserving', async () => {
     const before = { calls: anthropic.calls().length, wallet: await walletState(t, userId) };
-    const response = await ask({ model: MODEL, messages: [question], responseFormat: { type: 'json_schema', name: 'weather', schema: { type: 'object' } } });
+    const response = await ask({ model: 'anthropic/claude-3-5-haiku', messages: [question], responseFormat: { type: 'json_schema', name: 'weather', schema: { type: 'object' } } });
     expect(response.statusCode).toBe(400);
     expect(anthropic.calls().length).toBe(before.calls);
     expect((await walletState(t, userId)).balance).toBe(before.wallet.balance);

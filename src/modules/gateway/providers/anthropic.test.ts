@@ -38,10 +38,10 @@ afterAll(async () => fake?.close());
 beforeEach(() => fake.decide(() => ({ kind: 'ok' })));
 
 describe('what the adapter declares', () => {
-  it('carries tools, tool choice, parallel calls, topP, topK, stop and user; images yes, JSON schema no', () => {
-    expect([...adapter.parameters].sort()).toEqual(['parallelToolCalls', 'stop', 'toolChoice', 'tools', 'topK', 'topP', 'user']);
+  it('carries tools, tool choice, parallel calls, response format, topP, topK, stop and user; images and JSON schema yes', () => {
+    expect([...adapter.parameters].sort()).toEqual(['parallelToolCalls', 'responseFormat', 'stop', 'toolChoice', 'tools', 'topK', 'topP', 'user']);
     expect(adapter.images).toBe(true);
-    expect(adapter.jsonSchema).toBe(false);
+    expect(adapter.jsonSchema).toBe(true);
   });
 });
 
@@ -269,8 +269,9 @@ describe('prompt caching', () => {
     const streamed = await collect(await adapter.streamText(credential, cachedRequest('Cache me?', 'Other notes: ')));
     const prefix = first.usage!.cacheWriteTokens!;
     expect(prefix).toBeGreaterThan(0);
+    // The last marker is a 1-hour one, so the whole write is a 1-hour write.
     expect([first.usage, again.usage]).toEqual([
-      { inputTokens: 700, outputTokens: 2, cacheWriteTokens: prefix },
+      { inputTokens: 700, outputTokens: 2, cacheWriteTokens: prefix, cacheWrite1hTokens: prefix },
       { inputTokens: 700, outputTokens: 2, cachedInputTokens: prefix },
     ]);
     expect(streamed.at(-2)).toEqual({ type: 'usage', usage: { inputTokens: 700, outputTokens: 2, cachedInputTokens: prefix } });

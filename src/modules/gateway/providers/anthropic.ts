@@ -21,8 +21,11 @@ export interface AnthropicAdapterOptions {
 let anthropicSdk: typeof Anthropic | undefined;
 const loadAnthropicSdk = async (): Promise<typeof Anthropic> => (anthropicSdk ??= (await import('@anthropic-ai/sdk')).default);
 
-/** What the adapter carries; `responseFormat` is not among them (the Messages API has no JSON-schema answer mode here). */
-const ANTHROPIC_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['tools', 'toolChoice', 'parallelToolCalls', 'topP', 'topK', 'stop', 'user']);
+/**
+ * What the adapter carries. `responseFormat` is a JSON schema sent as `output_config.format` (anthropic-messages.ts);
+ * which Claude models take one is the catalog's `capabilities.flags.jsonSchema`, checked before the call.
+ */
+const ANTHROPIC_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'topP', 'topK', 'stop', 'user']);
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): ProviderAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? 'https://api.anthropic.com';
@@ -46,7 +49,7 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
     needsCredential: true,
     parameters: ANTHROPIC_PARAMETERS,
     images: true,
-    jsonSchema: false,
+    jsonSchema: true,
 
     async generateText(credential, request) {
       const body = anthropicRequestBody(request); // a request that cannot be mapped fails here, before any call
@@ -96,6 +99,7 @@ async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamE
       if (typeof counts[key] === 'number') usage[key] = counts[key];
     }
     if (typeof counts.output_tokens_details?.thinking_tokens === 'number') usage.output_tokens_details = counts.output_tokens_details;
+    if (counts.cache_creation) usage.cache_creation = counts.cache_creation;
   };
   // content block index -> tool call index, and whether that call has sent any argument text yet
   const toolCalls = new Map<number, { index: number; sentArguments: boolean }>();

@@ -106,8 +106,10 @@ export interface TokenUsage {
   outputTokens: number;
   /** Of `inputTokens`: read from the provider's prompt cache. */
   cachedInputTokens?: number;
-  /** Of `inputTokens`: written to the provider's prompt cache (Anthropic). */
+  /** Of `inputTokens`: written to the provider's prompt cache (Anthropic), whatever the entry's lifetime. */
   cacheWriteTokens?: number;
+  /** Of `cacheWriteTokens`: written to a 1-hour cache entry (Anthropic's `ttl: "1h"`), priced above a 5-minute write. */
+  cacheWrite1hTokens?: number;
   /** Of `outputTokens`: spent on reasoning. */
   reasoningTokens?: number;
 }
@@ -172,6 +174,11 @@ export interface TextResult {
   toolCalls?: ToolCall[];
   /** The model's thinking, in order (Anthropic's blocks; a provider's plain reasoning text as one unsigned block). */
   thinking?: ThinkingBlock[];
+  /**
+   * The model's refusal in its own words, when the provider sends it apart from the text (OpenAI's `message.refusal`;
+   * the text is then usually empty). Billed like any output: the provider reports its tokens in the usage.
+   */
+  refusal?: string;
   /** The provider's own count; null when it sent none (the gateway then counts the text itself). */
   usage: TokenUsage | null;
   finishReason: FinishReason;
@@ -183,6 +190,8 @@ export type TextStreamEvent =
   | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
   /** A piece of thinking block `index`: its text, its signature (sent once, at its end) or a redacted block's data. */
   | { type: 'thinking'; index: number; delta?: string; signature?: string; redactedData?: string }
+  /** A piece of the model's refusal (OpenAI's streamed `delta.refusal`), never part of the text. */
+  | { type: 'refusal'; delta: string }
   | { type: 'usage'; usage: TokenUsage }
   | { type: 'finish'; finishReason: FinishReason };
 
@@ -202,6 +211,11 @@ export interface ProviderAdapter {
   readonly needsCredential: boolean;
   /** The optional parameters this adapter carries to its provider; any other is refused with a 400 naming it. */
   readonly parameters: ReadonlySet<TextParameter>;
+  /**
+   * What it carries for one upstream model, when a model family cannot take all of its provider's parameters (OpenAI's
+   * reasoning models refuse stop and the penalties): `parameters` less those. Without it, `parameters` for every model.
+   */
+  parametersFor?(upstreamModel: string): ReadonlySet<TextParameter>;
   /** Whether it carries image parts (the model must also list VISION) and JSON-schema answers. */
   readonly images: boolean;
   readonly jsonSchema: boolean;

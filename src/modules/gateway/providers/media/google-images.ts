@@ -6,25 +6,18 @@ import type { ImageRequest, ImageResult, MediaOutput } from './media-types.js';
 import { imageSizeRule, snapImageSize } from './sizes.js';
 
 /**
- * Images on the Gemini API (see google-media.ts for the documentation):
- * - Imagen, `POST /v1beta/models/{model}:predict`: up to 4 images per call (Ultra: 1) at five aspect ratios, 1K
- *   resolution asked for explicitly where the model takes `sampleImageSize` (Standard, Ultra). The Gemini API takes
- *   neither a seed nor a negative prompt for Imagen 4: both are left out. Filtered images come back as
- *   `raiFilteredReason` entries (`includeRaiReason`), so a call may deliver fewer images than asked.
- * - Gemini image models, `POST /v1beta/models/{model}:generateContent`: one image per call, from text or from text
- *   and a source image (an edit), at ten aspect ratios; `generationConfig.seed` is taken, a negative prompt is not.
+ * Images on the Gemini API (see google-media.ts for the documentation): the Gemini image models,
+ * `POST /v1beta/models/{model}:generateContent`, one image per call, from text or from text and a source image (an
+ * edit), at ten aspect ratios; `generationConfig.seed` is taken, a negative prompt is not. The Gemini 3 models also
+ * take `imageConfig.imageSize` (1K, 2K, 4K) and are asked for 1K, the size their catalog price is for; they think
+ * before drawing, and any interim image they return is a thought part, never the answer. Imagen (`:predict`) is gone
+ * from the Gemini API (shut down on 2026-08-17): an Imagen id is sent like any other model and Google's 404 for it
+ * answers 503 MODEL_UNAVAILABLE.
  */
-const IMAGEN_SIZE_PARAM_MODELS = /^imagen-4\.0-(generate|ultra-generate)-/;
 /** Finish and block reasons that are a safety refusal rather than a model that merely answered in text. */
 const SAFETY_REASONS = new Set(['SAFETY', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'RECITATION', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', 'JAILBREAK', 'MODEL_ARMOR']);
-
-export const isImagen = (model: string) => model.toLowerCase().startsWith('imagen-');
-
-/** Images one call of a Google image model returns at most. */
-export function googleImageMaxPerCall(model: string): number {
-  if (!isImagen(model)) return 1;
-  return model.toLowerCase().includes('ultra') ? 1 : 4;
-}
+/** Models that take `imageConfig.imageSize`; Gemini 2.5 Flash Image makes 1K images only and is sent none. */
+const SIZED_MODELS = /^gemini-3(\.\d+)?-/;
 
 const refused = (message: string, code: string) => new UpstreamError('bad_request', message, null, code);
 
@@ -37,40 +30,6 @@ function checkInline(bytes: Buffer, what: string): void {
 function bytesOutput(base64: string, declared: string | null): MediaOutput {
   const bytes = Buffer.from(base64, 'base64');
   return { kind: 'bytes', bytes, mimeType: mediaTypeOf(bytes, declared, 'image/png') };
-}
-
-export async function generateImagen(client: GoogleClient, credential: UpstreamCredential, request: ImageRequest): Promise<ImageResult> {
-  if (request.initImage) {
-    throw refused(`${request.model} makes images from text only on the Gemini API; use google/gemini-2.5-flash-image to edit an image.`, 'edit_not_supported');
-  }
-  const size = snapImageSize(imageSizeRule('google', request.model), request.width, request.height);
-  const maxPerCall = googleImageMaxPerCall(request.model);
-  const parameters: Record<string, unknown> = {
-    sampleCount: Math.max(1, Math.min(request.count, maxPerCall)),
-    aspectRatio: size.aspectRatio,
-    personGeneration: 'allow_adult',
-    includeRaiReason: true,
-  };
-  // The pixel sizes reported are those of 1K; say so where the model would otherwise be free to pick.
-  if (IMAGEN_SIZE_PARAM_MODELS.test(request.model)) parameters.sampleImageSize = '1K';
-  const body = { instances: [{ prompt: request.prompt }], parameters };
-  const response = await client.call(credential, 'POST', `/v1beta/models/${encodeURIComponent(request.model)}:predict`, body, request.signal);
-  if (!isOk(response)) throw googleError(response, request.model);
-  const predictions = (jsonOf(response) as { predictions?: unknown } | null)?.predictions;
-  const items = Array.isArray(predictions) ? (predictions as { bytesBase64Encoded?: unknown; mimeType?: unknown; raiFilteredReason?: unknown }[]) : [];
-  const images = items
-    .filter((p) => typeof p?.bytesBase64Encoded === 'string' && p.bytesBase64Encoded.length > 0)
-    .map((p) => bytesOutput(p.bytesBase64Encoded as string, typeof p.mimeType === 'string' ? p.mimeType : null));
-  if (images.length === 0) {
-    const reason = items.map((p) => p?.raiFilteredReason).find((r): r is string => typeof r === 'string' && r.length > 0);
-    throw refused(
-      reason
-        ? `Google's safety filters blocked the image: ${reason}`
-        : "Google's safety filters blocked every image of this prompt. Rephrase the prompt and try again.",
-      'content_filtered',
-    );
-  }
-  return { images, count: images.length, maxPerCall, width: size.width, height: size.height };
 }
 
 interface GeminiPart {
@@ -108,7 +67,7 @@ export async function generateGeminiImage(client: GoogleClient, credential: Upst
     generationConfig: {
       // Text is allowed beside the image so that a model which declines says why.
       responseModalities: ['TEXT', 'IMAGE'],
-      imageConfig: { aspectRatio: size.aspectRatio },
+      imageConfig: SIZED_MODELS.test(request.model) ? { aspectRatio: size.aspectRatio, imageSize: '1K' } : { aspectRatio: size.aspectRatio },
       ...(request.seed === null ? {} : { seed: request.seed }),
     },
   };

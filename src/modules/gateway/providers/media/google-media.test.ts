@@ -1,13 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
-import { GOOGLE_ERRORS, startFakeGoogle, type GoogleFake } from '../../../../../test/helpers/fakes/google.js';
+import { GOOGLE_ERRORS, GOOGLE_LISTED_MODELS, startFakeGoogle, type GoogleFake } from '../../../../../test/helpers/fakes/google.js';
 import { readMp4Info } from '../../../../platform/media/mp4.js';
 import { createSafeFetcher } from '../../../../platform/net/safe-fetch.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import { fetchMediaOutput } from './download.js';
-import { googleRoot } from './google-api.js';
+import { googleClient, googleRoot } from './google-api.js';
 import { createGoogleMediaAdapter } from './google-media.js';
+import { listGoogleModels } from './google-models.js';
 import { veoAspectRatio, veoDuration } from './google-veo.js';
 import type { ImageRequest, MediaAdapter, MediaOutput, VideoRequest } from './media-types.js';
 
@@ -25,13 +26,13 @@ afterEach(() => {
   fake.decide(() => ({ kind: 'default' }));
   fake.setVeoScript(['running', 'running', 'succeeded']);
   fake.setGeminiOutcome('image');
-  fake.filterImages(0);
+  fake.setListedModels(GOOGLE_LISTED_MODELS);
 });
 afterAll(async () => fake?.close());
 
 const last = () => fake.requests.at(-1)!;
 const image = (overrides: Partial<ImageRequest> = {}): ImageRequest => ({
-  model: 'imagen-4.0-generate-001',
+  model: 'gemini-3.1-flash-image',
   prompt: 'A lighthouse at dusk',
   negativePrompt: 'blurry, low quality',
   width: 1920,
@@ -77,62 +78,56 @@ describe('Google: API root and key check', () => {
   });
 });
 
-describe('Google: Imagen', () => {
-  it('posts :predict with the snapped aspect ratio, 1K size and no seed or negative prompt, and reports the pixels of that ratio', async () => {
-    const result = await adapter.generateImage!(credential, image());
-    expect(last()).toMatchObject({ method: 'POST', path: '/v1beta/models/imagen-4.0-generate-001:predict' });
-    expect(last().body).toEqual({
-      instances: [{ prompt: 'A lighthouse at dusk' }],
-      parameters: { sampleCount: 2, aspectRatio: '16:9', personGeneration: 'allow_adult', includeRaiReason: true, sampleImageSize: '1K' },
-    });
-    expect(result).toMatchObject({ count: 2, maxPerCall: 4, width: 1408, height: 768 });
-    expect(result.images.map((i) => i.mimeType)).toEqual(['image/png', 'image/png']);
-    expect(pngSize(bytesOf(result.images[0]!))).toEqual({ width: 1408, height: 768 });
+describe('Google: the model list', () => {
+  it('reads every page of the native list and names models as calls do, without models/', async () => {
+    const client = googleClient('http://unused.invalid');
+    const from = fake.requests.length;
+    const listed = await listGoogleModels(client, credential);
+    expect(listed).toEqual(GOOGLE_LISTED_MODELS);
+    expect(listed).toContain('gemini-3.1-flash-image');
+    expect(listed.filter((id) => id.startsWith('imagen-'))).toEqual([]);
+    const [call] = fake.requests.slice(from);
+    expect(call).toMatchObject({ method: 'GET', path: '/v1beta/models' });
+    expect(call!.query.get('pageSize')).toBe('1000');
+    expect(call!.headers['x-goog-api-key']).toBe('AIzaSy-test-key');
+
+    const many = Array.from({ length: 2345 }, (_, i) => `tuned-model-${i}`);
+    fake.setListedModels(many);
+    const pages = fake.requests.length;
+    expect(await listGoogleModels(client, credential)).toEqual(many);
+    expect(fake.requests.slice(pages).map((r) => r.query.get('pageToken'))).toEqual([null, expect.any(String), expect.any(String)]);
+    fake.setListedModels([]);
+    expect(await listGoogleModels(client, credential)).toEqual([]);
   });
 
-  it.each([
-    [[1000, 1400], '3:4', [896, 1280]],
-    [[1200, 1000], '4:3', [1280, 896]],
-    [[700, 1500], '9:16', [768, 1408]],
-    [[512, 512], '1:1', [1024, 1024]],
-  ] as const)('snaps %j to %s', async ([width, height], ratio, [w, h]) => {
-    const result = await adapter.generateImage!(credential, image({ width, height, count: 1 }));
-    expect(last().body.parameters.aspectRatio).toBe(ratio);
-    expect([result.width, result.height]).toEqual([w, h]);
+  it('reports a rejected key as auth, as every Google call does', async () => {
+    expect(await upstreamError(listGoogleModels(googleClient('http://unused.invalid'), { ...credential, apiKey: 'wrong' }))).toMatchObject({ kind: 'auth', code: 'API_KEY_INVALID' });
   });
+});
 
-  it('asks Ultra for one image per call and leaves sampleImageSize off for Fast', async () => {
-    const ultra = await adapter.generateImage!(credential, image({ model: 'imagen-4.0-ultra-generate-001', count: 3 }));
-    expect(last().body.parameters).toMatchObject({ sampleCount: 1, sampleImageSize: '1K' });
-    expect(ultra).toMatchObject({ count: 1, maxPerCall: 1 });
-    const fast = await adapter.generateImage!(credential, image({ model: 'imagen-4.0-fast-generate-001', count: 9 }));
-    expect(last().body.parameters.sampleCount).toBe(4);
-    expect(last().body.parameters).not.toHaveProperty('sampleImageSize');
-    expect(fast.count).toBe(4);
-  });
-
-  it('delivers fewer images when some are filtered, and refuses with Google’s reason when all are', async () => {
-    fake.filterImages(1);
-    expect(await adapter.generateImage!(credential, image({ count: 3 }))).toMatchObject({ count: 2 });
-    fake.filterImages(2);
-    const error = await upstreamError(adapter.generateImage!(credential, image({ count: 2 })));
-    expect(error).toMatchObject({ kind: 'bad_request', code: 'content_filtered' });
-    expect(error.message).toContain('Your current safety filter threshold filtered out the generated image');
-    fake.decide(() => ({ kind: 'error', status: 200, body: {} }));
-    expect(await upstreamError(adapter.generateImage!(credential, image()))).toMatchObject({ kind: 'bad_request', code: 'content_filtered' });
-  });
-
-  it('refuses an edit before calling: Imagen makes images from text only', async () => {
-    const calls = fake.requests.length;
-    const error = await upstreamError(adapter.generateImage!(credential, image({ initImage: { bytes: solidPng(8, 8), mimeType: 'image/png' } })));
-    expect(error).toMatchObject({ kind: 'bad_request', code: 'edit_not_supported' });
-    expect(error.message).toContain('gemini-2.5-flash-image');
-    expect(fake.requests.length).toBe(calls);
+describe('Google: Imagen is gone from the Gemini API', () => {
+  it.each(['imagen-4.0-generate-001', 'imagen-4.0-fast-generate-001', 'imagen-4.0-ultra-generate-001'])('%s: Google answers 404 NOT_FOUND, which is model_not_found', async (model) => {
+    const error = await upstreamError(adapter.generateImage!(credential, image({ model })));
+    expect(error).toMatchObject({ kind: 'model_not_found', status: 404, code: 'NOT_FOUND' });
+    expect(error.message).toContain(`models/${model} is not found`);
   });
 });
 
 describe('Google: Gemini image generation and editing', () => {
   const gemini = (overrides: Partial<ImageRequest> = {}) => image({ model: 'gemini-2.5-flash-image', count: 3, ...overrides });
+
+  it.each(['gemini-3.1-flash-image', 'gemini-3-pro-image'])('%s: asks for the 1K size it is priced at, and takes the image beside the thought signature', async (model) => {
+    const result = await adapter.generateImage!(credential, gemini({ model, seed: 9 }));
+    expect(last()).toMatchObject({ method: 'POST', path: `/v1beta/models/${model}:generateContent` });
+    expect(last().body.generationConfig).toEqual({ responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' }, seed: 9 });
+    expect(result).toMatchObject({ count: 1, maxPerCall: 1 });
+    expect(result.images[0]!.mimeType).toBe('image/png');
+  });
+
+  it('sends no imageSize to Gemini 2.5 Flash Image, which has one size', async () => {
+    await adapter.generateImage!(credential, gemini());
+    expect(last().body.generationConfig.imageConfig).toEqual({ aspectRatio: '16:9' });
+  });
 
   it('generates one image per call from text with the aspect ratio and seed in generationConfig', async () => {
     const result = await adapter.generateImage!(credential, gemini());
@@ -275,7 +270,7 @@ describe('Google: errors', () => {
     const bad = { ...credential, apiKey: 'revoked-key' };
     const calls = [() => adapter.generateImage!(bad, image()), () => adapter.submitVideo!(bad, video()), () => adapter.pollVideo!(bad, 'models/veo-3.0-generate-001/operations/x')];
     for (const call of calls) expect(await upstreamError(call())).toMatchObject({ kind: 'auth', status: 400 });
-    const error = await upstreamError(adapter.generateImage!(credential, image({ model: 'imagen-9.0-generate-001' })));
+    const error = await upstreamError(adapter.generateImage!(credential, image({ model: 'gemini-9.0-flash-image' })));
     expect(error).toMatchObject({ kind: 'model_not_found', status: 404, code: 'NOT_FOUND' });
   });
 

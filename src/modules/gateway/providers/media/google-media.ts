@@ -1,6 +1,6 @@
 import { GOOGLE_DEFAULT_ROOT, googleClient, googleError, isOk } from './google-api.js';
 import type { UpstreamHttp } from '../upstream-http.js';
-import { generateGeminiImage, generateImagen, isImagen } from './google-images.js';
+import { generateGeminiImage } from './google-images.js';
 import { pollVeo, submitVeo } from './google-veo.js';
 import type { ExtraKeys, MediaAdapter } from './media-types.js';
 
@@ -8,15 +8,15 @@ export { GOOGLE_DEFAULT_ROOT } from './google-api.js';
 
 /**
  * Google's media models on the Gemini API (generativelanguage.googleapis.com, `x-goog-api-key`), built from:
- * - Imagen: https://ai.google.dev/gemini-api/docs/imagen (Imagen 4 Standard, Fast, Ultra; as of May 2026), wire names
- *   from the Gemini API mode of the official JS SDK (github.com/googleapis/js-genai, `generateImagesConfigToMldev`,
- *   v1.x before August 2026, when the SDK stopped offering Imagen on the Gemini API);
- * - Gemini image generation and editing: https://ai.google.dev/gemini-api/docs/image-generation (gemini-2.5-flash-image);
+ * - Gemini image generation and editing: https://ai.google.dev/gemini-api/docs/image-generation (gemini-2.5-flash-image,
+ *   gemini-3.1-flash-image, gemini-3-pro-image);
+ * - Imagen's shutdown on the Gemini API on 2026-08-17: https://ai.google.dev/gemini-api/docs/deprecations (Google's
+ *   migration guide, https://firebase.google.com/docs/ai-logic/imagen-models-migration, names the Gemini successors);
  * - Veo: https://ai.google.dev/gemini-api/docs/video and js-genai `generateVideosConfigToMldev` (August 2026);
  * - the REST discovery document https://generativelanguage.googleapis.com/$discovery/rest?version=v1beta
  *   (`models.operations` has get and list only: no cancel).
  * The account's base URL may be the OpenAI-compatible one used for text; the native root is derived from it.
- * Billing per Google's pricing page: Imagen per image, Gemini image output per image (1290 output tokens), Veo per second.
+ * Billing per Google's pricing page: Gemini image output per image, Veo per second.
  */
 /**
  * The `extra` keys sent to Veo beside ours (under `parameters`). Google bills Veo per second at 720p and 1080p alike;
@@ -35,7 +35,7 @@ export function createGoogleMediaAdapter(options: { defaultBaseUrl?: string; htt
     needsCredential: true,
     extraKeys: { video: VEO_EXTRA },
 
-    generateImage: (credential, request) => (isImagen(request.model) ? generateImagen(client, credential, request) : generateGeminiImage(client, credential, request)),
+    generateImage: (credential, request) => generateGeminiImage(client, credential, request),
 
     submitVideo: (credential, request) => submitVeo(client, credential, request),
 
