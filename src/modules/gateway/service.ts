@@ -206,7 +206,16 @@ export function createGatewayService(deps: GatewayServiceDeps) {
       if (!keyed.replayed) return textResponseOrNull(keyed.result);
       const stored = keyed.response;
       const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
+      // The thinking first and whole (with its signatures), as a client must send it back on a tool follow-up.
+      for (const [index, block] of (stored.thinking ?? []).entries()) {
+        if (block.type === 'redacted_thinking') await sse.send({ type: 'thinking', index, redactedData: block.data });
+        else {
+          await sse.send({ type: 'thinking', index, delta: block.thinking });
+          await sse.send({ type: 'thinking', index, signature: block.signature });
+        }
+      }
       if (stored.text) await sse.send({ type: 'text', delta: stored.text });
+      if (stored.refusal) await sse.send({ type: 'refusal', delta: stored.refusal });
       for (const [index, call] of (stored.toolCalls ?? []).entries()) await sse.send({ type: 'tool_call', index, id: call.id, name: call.name, argumentsDelta: call.arguments });
       await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
       await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });

@@ -55,6 +55,30 @@ async function expectMeteredOnce(requestIds: string[]) {
 }
 
 describe('thinking sent back on POST /v1/ai/text', () => {
+  it('a streamed Idempotency-Key replay streams the same thinking, signature included, uncharged', async () => {
+    toolTurn();
+    const keyed = (key: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': key },
+        payload: { model: MODEL, maxTokens: 1000, reasoning: { effort: 'low' }, tools, messages: [question], stream: true },
+      });
+    const thinkingOf = (body: string) => parseSse(body).filter((e) => e.type === 'thinking');
+    const first = await keyed('thinking-replay-1');
+    const balance = (await walletState(t, userId)).balance;
+    const calls = fake.calls().length;
+    const again = await keyed('thinking-replay-1');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(fake.calls().length).toBe(calls);
+    expect((await walletState(t, userId)).balance).toBe(balance);
+    const join = (events: ReturnType<typeof thinkingOf>) => ({ text: events.map((e) => e.delta ?? '').join(''), signature: events.find((e) => e.signature)?.signature });
+    const original = join(thinkingOf(first.body));
+    expect(original.text.length).toBeGreaterThan(0);
+    expect(original.signature).toBe(signatureOf(original.text));
+    expect(join(thinkingOf(again.body))).toEqual(original);
+  });
+
   it("takes the answer's thinking back through a tool turn; without it the provider refuses", async () => {
     toolTurn();
     const before = (await recordsOf()).length;
