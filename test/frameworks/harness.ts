@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
@@ -6,6 +5,7 @@ import { usageRecords } from '../../src/db/schema/usage.js';
 import { startFakeAnthropic } from '../helpers/fake-anthropic.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../helpers/fake-upstreams.js';
 import { createApiKey, providerEnv, setBalance, setPlan, walletState } from '../helpers/gateway.js';
+import { recordingProxy, type SeenRequest } from '../helpers/recording-proxy.js';
 import { createTestApp, signUp, type TestApp } from '../helpers/test-app.js';
 
 /**
@@ -14,17 +14,8 @@ import { createTestApp, signUp, type TestApp } from '../helpers/test-app.js';
  * custom fetch) while the test still sees every call it made, the status it got and the gateway's request id.
  */
 
-export interface SeenCall {
-  method: string;
-  url: string;
-  status: number;
-  /** The `x-ai-request-id` the gateway answered with (every metered call carries one). */
-  requestId: string | null;
-  /** The fields the gateway read past (`x-storefront-ignored`), if any. */
-  ignored: string | null;
-  body: any;
-  answer: string;
-}
+/** A call a framework made; its body parsed as JSON where it is JSON. */
+export type SeenCall = SeenRequest<any>;
 
 export interface FrameworkHarness {
   t: TestApp;
@@ -41,49 +32,12 @@ export interface FrameworkHarness {
   close(): Promise<void>;
 }
 
-const REQUEST_HEADERS_DROPPED = ['host', 'connection', 'content-length', 'transfer-encoding'];
-// fetch decodes what it reads, so the answer goes on decoded and without its encoding.
-const ANSWER_HEADERS_DROPPED = ['connection', 'content-length', 'transfer-encoding', 'content-encoding'];
-
 function parsed(raw: string): unknown {
   try {
     return JSON.parse(raw);
   } catch {
     return raw;
   }
-}
-
-/** Forwards to the app as is and notes each request with its status, request id and the answer it got. */
-function recordingProxy(target: string, seen: SeenCall[]): Server {
-  return createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !REQUEST_HEADERS_DROPPED.includes(name))) as Record<string, string>;
-      void fetch(`${target}${req.url}`, { method: req.method, headers, body: body.length ? body : undefined })
-        .then(async (upstream) => {
-          const noted: SeenCall = { method: req.method ?? '', url: req.url ?? '', status: upstream.status, requestId: upstream.headers.get('x-ai-request-id'), ignored: upstream.headers.get('x-storefront-ignored'), body: parsed(body.toString('utf8')), answer: '' };
-          seen.push(noted);
-          const out: Record<string, string> = {};
-          upstream.headers.forEach((value, name) => {
-            if (!ANSWER_HEADERS_DROPPED.includes(name)) out[name] = value;
-          });
-          res.writeHead(upstream.status, out);
-          if (upstream.body) {
-            for await (const chunk of upstream.body) {
-              res.write(chunk);
-              noted.answer += Buffer.from(chunk as Uint8Array).toString('utf8');
-            }
-          }
-          res.end();
-        })
-        .catch((err: unknown) => {
-          seen.push({ method: req.method ?? '', url: req.url ?? '', status: 599, requestId: null, ignored: null, body: String(err), answer: '' });
-          res.destroy();
-        });
-    });
-  });
 }
 
 /** The app with both fakes, the proxy, and a user on a plan with API access holding an `ai:text` key. */
@@ -95,7 +49,7 @@ export async function startFrameworkHarness(): Promise<FrameworkHarness> {
   const t = await createTestApp({ env: { ...providerEnv('OPENAI', openai.baseUrl, ['sk-frameworks-0001']), ...providerEnv('ANTHROPIC', anthropic.origin, ['sk-ant-frameworks-1']) } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const seen: SeenCall[] = [];
-  const proxy = recordingProxy(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, seen);
+  const proxy = recordingProxy(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, seen, parsed);
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const { accessToken, user } = await signUp(t.app);
   await setPlan(t, user.id, 'starter');

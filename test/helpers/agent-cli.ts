@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { models } from '../../src/db/schema/catalog.js';
 import { usageRecords } from '../../src/db/schema/usage.js';
 import { startAgentUpstreams, type AgentUpstreams } from './fake-agent-upstreams.js';
 import { createApiKey, setBalance, setPlan, walletState } from './gateway.js';
+import { recordingProxy, type SeenRequest } from './recording-proxy.js';
 import { createTestApp, signUp, type TestApp } from './test-app.js';
 
 /**
@@ -26,16 +26,6 @@ export const AGENT_TEST_TIMEOUT_MS = AGENT_RUN_TIMEOUT_MS + 30_000;
 export const OPENAI_MODEL = 'openai/gpt-5';
 export const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
 
-export interface SeenRequest {
-  method: string;
-  url: string;
-  status: number;
-  body: string;
-  answer: string;
-  /** The gateway's `x-ai-request-id` and `x-storefront-ignored` answer headers. */
-  requestId: string | null;
-  ignored: string | null;
-}
 
 export interface AgentHarness {
   t: TestApp;
@@ -47,51 +37,6 @@ export interface AgentHarness {
   /** Forgets what the proxy and the fakes saw (each run starts from nothing). */
   reset(): void;
   close(): Promise<void>;
-}
-
-const REQUEST_HEADERS_DROPPED = ['host', 'connection', 'content-length', 'transfer-encoding'];
-// fetch decodes what it reads, so the answer goes on decoded and without its encoding.
-const ANSWER_HEADERS_DROPPED = ['connection', 'content-length', 'transfer-encoding', 'content-encoding'];
-
-/** Forwards to the app as is and notes each request with the status and the body it got. */
-function recordingProxy(target: string, seen: SeenRequest[]): Server {
-  return createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !REQUEST_HEADERS_DROPPED.includes(name))) as Record<string, string>;
-      void fetch(`${target}${req.url}`, { method: req.method, headers, body: body.length ? body : undefined })
-        .then(async (upstream) => {
-          const noted: SeenRequest = {
-            method: req.method ?? '',
-            url: req.url ?? '',
-            status: upstream.status,
-            body: body.toString('utf8'),
-            answer: '',
-            requestId: upstream.headers.get('x-ai-request-id'),
-            ignored: upstream.headers.get('x-storefront-ignored'),
-          };
-          seen.push(noted);
-          const out: Record<string, string> = {};
-          upstream.headers.forEach((value, name) => {
-            if (!ANSWER_HEADERS_DROPPED.includes(name)) out[name] = value;
-          });
-          res.writeHead(upstream.status, out);
-          if (upstream.body) {
-            for await (const chunk of upstream.body) {
-              res.write(chunk);
-              noted.answer += Buffer.from(chunk as Uint8Array).toString('utf8');
-            }
-          }
-          res.end();
-        })
-        .catch((err: unknown) => {
-          seen.push({ method: req.method ?? '', url: req.url ?? '', status: 599, body: String(err), answer: '', requestId: null, ignored: null });
-          res.destroy();
-        });
-    });
-  });
 }
 
 /**
@@ -106,7 +51,7 @@ export async function startAgentHarness(name: string): Promise<AgentHarness> {
   t.services.catalog.invalidate();
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const seen: SeenRequest[] = [];
-  const proxy = recordingProxy(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, seen);
+  const proxy = recordingProxy(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, seen, (raw) => raw);
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const home = await mkdtemp(join(tmpdir(), `${name}-home-`));
   return {
