@@ -32,7 +32,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['**/*.test.ts', 'test/**/*.ts'],
+    files: ['**/*.test.ts', '**/*.fake.ts', 'test/**/*.ts'],
     rules: {
       // Tests and fake upstreams read JSON bodies (ours and the providers' wire formats) as untyped data and assert
       // on them; the assertion is the check, so typing every body would add noise, not safety.
@@ -45,7 +45,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['src/modules/payments/gateways/*.ts'],
+    files: ['src/modules/payments/gateways/**/*.ts'],
     rules: {
       // Payment gateway adapters and their sandbox simulators parse each gateway's wire format (JSON the gateway
       // defines, often loosely typed: amounts as strings or numbers). Every field they use is checked where it is read

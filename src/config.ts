@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { CHANNEL_SETTINGS, type ChannelSlug } from './modules/payments/gateways/settings.js';
 import type { S3Settings } from './platform/storage/s3-storage.js';
+import { tracingSettingsFrom, type TracingSettings } from './platform/telemetry/settings.js';
 
 export interface Config {
   env: 'development' | 'production' | 'test';
@@ -42,20 +44,9 @@ export interface Config {
   payments: PaymentsConfig;
   /** /metrics: METRICS_PORT serves it on its own port instead of PORT; METRICS_TOKEN requires it as a bearer token. */
   metrics: { port: number | null; token: string | null };
+  /** OpenTelemetry traces: on when an OTLP endpoint is set by the standard `OTEL_*` variables (platform/telemetry). */
+  tracing: TracingSettings;
 }
-
-export const PAYMENT_CHANNEL_SLUGS = ['card_global', 'wallet_global', 'card_regional', 'wallet_regional_1', 'wallet_regional_2', 'dcb'] as const;
-export type PaymentChannelSlug = (typeof PAYMENT_CHANNEL_SLUGS)[number];
-
-/** `<CHANNEL>_...` variables each live channel needs (all of them, or none for sandbox), and its API base. */
-export const PAYMENT_CHANNEL_VARIABLES: Record<PaymentChannelSlug, { required: string[]; baseUrl: string | null }> = {
-  card_global: { required: ['SECRET_KEY', 'WEBHOOK_SECRET'], baseUrl: 'https://api.stripe.com' },
-  wallet_global: { required: ['CLIENT_ID', 'CLIENT_SECRET', 'WEBHOOK_ID'], baseUrl: 'https://api-m.paypal.com' },
-  card_regional: { required: ['STORE_ID', 'STORE_PASSWORD'], baseUrl: 'https://securepay.sslcommerz.com' },
-  wallet_regional_1: { required: ['APP_KEY', 'APP_SECRET', 'USERNAME', 'PASSWORD'], baseUrl: 'https://tokenized.pay.bka.sh/v1.2.0-beta' },
-  wallet_regional_2: { required: ['MERCHANT_ID', 'MERCHANT_PRIVATE_KEY', 'GATEWAY_PUBLIC_KEY'], baseUrl: 'https://api.mynagad.com' },
-  dcb: { required: ['API_KEY'], baseUrl: null },
-};
 
 export interface PaymentChannelCredentials {
   baseUrl: string;
@@ -73,7 +64,8 @@ export interface PaymentsConfig {
   sandboxInProduction: boolean;
   /** Origins (besides FRONTEND_URL's and PUBLIC_BASE_URL's) that checkout's successUrl/cancelUrl may point at. */
   returnOrigins: string[];
-  live: Partial<Record<PaymentChannelSlug, PaymentChannelCredentials>>;
+  /** By channel slug (the channels and their variables: src/modules/payments/gateways/<slug>/settings.ts). */
+  live: Partial<Record<ChannelSlug, PaymentChannelCredentials>>;
 }
 
 /** `<PREFIX>_API_KEY` (a comma-separated list: one upstream account each), `_BASE_URL`, `_MONTHLY_BUDGET_CENTS`, `_TIMEOUT_MS`. */
@@ -198,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     providers: providerSettings(env, int, url),
     payments: paymentsConfig(str, url, bool, mode, problems),
     metrics: metricsConfig(str, int, port, mode, problems),
+    tracing: tracingSettingsFrom(env),
   };
   config.fileStorage = fileStorageKind(str('FILE_STORAGE'), config.s3 !== null, config.databaseUrl !== null, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -282,17 +275,16 @@ function paymentsConfig(
   problems: string[],
 ): PaymentsConfig {
   const live: PaymentsConfig['live'] = {};
-  for (const slug of PAYMENT_CHANNEL_SLUGS) {
+  for (const { slug, variables, baseUrl: defaultBaseUrl } of CHANNEL_SETTINGS) {
     const prefix = slug.toUpperCase();
-    const spec = PAYMENT_CHANNEL_VARIABLES[slug];
     const values: Record<string, string> = {};
-    for (const suffix of spec.required) {
+    for (const suffix of variables) {
       const value = str(`${prefix}_${suffix}`);
       if (value !== null) values[suffix] = value.replace(/\\n/g, '\n');
     }
-    const baseUrl = url(`${prefix}_BASE_URL`, ['http:', 'https:'])?.replace(/\/+$/, '') ?? spec.baseUrl;
-    const missing = spec.required.filter((suffix) => values[suffix] === undefined);
-    if (missing.length === spec.required.length) continue;
+    const baseUrl = url(`${prefix}_BASE_URL`, ['http:', 'https:'])?.replace(/\/+$/, '') ?? defaultBaseUrl;
+    const missing = variables.filter((suffix) => values[suffix] === undefined);
+    if (missing.length === variables.length) continue;
     if (missing.length > 0) {
       problems.push(`${missing.map((suffix) => `${prefix}_${suffix}`).join(', ')} must be set too for the ${slug} channel to run live (or unset its other variables for sandbox)`);
       continue;
@@ -322,7 +314,7 @@ const PROVIDER_VARIABLE = /^([A-Z][A-Z0-9_]*?)_(API_KEY|BASE_URL|MONTHLY_BUDGET_
 /** The service's own variables that have a provider variable's shape; they never name a provider. */
 const OWN_VARIABLES = new Set(['PUBLIC_BASE_URL', 'SHUTDOWN_TIMEOUT_MS']);
 /** Payment channel variables (`DCB_API_KEY`, `CARD_GLOBAL_BASE_URL` ...) never name an AI provider. */
-const PAYMENT_PREFIXES = PAYMENT_CHANNEL_SLUGS.map((slug) => `${slug.toUpperCase()}_`);
+const PAYMENT_PREFIXES = CHANNEL_SETTINGS.map(({ slug }) => `${slug.toUpperCase()}_`);
 
 /** Every provider-shaped variable, grouped by prefix; the gateway uses the prefixes that name a catalog provider. */
 function providerSettings(

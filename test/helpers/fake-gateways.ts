@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inMemorySimStore, type GatewaySimulator } from '../../src/modules/payments/gateways/common.js';
-import { simulatorFor } from '../../src/modules/payments/gateways/index.js';
+import { channelPlugin } from '../../src/modules/payments/gateways/index.js';
+import { SANDBOX_BASE_URL } from '../../src/modules/payments/gateways/plugin.js';
 import type { CallbackInput } from '../../src/modules/payments/types.js';
 import type { TestApp } from './test-app.js';
 
@@ -68,7 +69,7 @@ export async function startFakeGateway(slug: string, options: { app: () => TestA
   const store = inMemorySimStore();
   const seen: string[] = [];
   const fake = { slug, url: '', store, seen, failing: false, hold: false, held: [] as CallbackInput[] };
-  const sim = simulatorFor(slug, { ...LIVE_VALUES[slug]!, ...SIM_EXTRA[slug] }, {
+  const sim = channelPlugin(slug).simulator(SANDBOX_BASE_URL, { ...LIVE_VALUES[slug]!, ...SIM_EXTRA[slug] }, {
     store,
     pageUrl: (paymentId) => `${fake.url}/hosted/${paymentId}`,
     clock: { now: () => options.app().clock.now() },

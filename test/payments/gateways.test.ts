@@ -1,7 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callbackSigningText, rsaSign } from '../../src/modules/payments/gateways/wallet_regional_2.js';
+import { CHANNEL_SETTINGS, type ChannelSlug } from '../../src/modules/payments/gateways/settings.js';
+import { callbackSigningText, rsaSign } from '../../src/modules/payments/gateways/wallet_regional_2/gateway.js';
 import type { CallbackInput } from '../../src/modules/payments/types.js';
 import { createTestApp, json, type TestApp } from '../helpers/test-app.js';
 import { deliverTo, liveEnv, startFakeGateway, type FakeGateway } from '../helpers/fake-gateways.js';
@@ -13,8 +14,9 @@ import { PAYMENT_TEST_ENV, paymentFixtures, SUCCESS_URL } from '../helpers/payme
  * tampered, stale (where the format carries a time) and replayed ones; a genuine confirmation of another amount is
  * flagged for review.
  */
-const SLUGS = ['card_global', 'wallet_global', 'card_regional', 'wallet_regional_1', 'wallet_regional_2', 'dcb'] as const;
-type Slug = (typeof SLUGS)[number];
+// Every channel, so the compiler asks a new one for its forged, tampered and wrong-amount cases below.
+const SLUGS = CHANNEL_SETTINGS.map((settings) => settings.slug);
+type Slug = ChannelSlug;
 
 let t: TestApp;
 let f: ReturnType<typeof paymentFixtures>;

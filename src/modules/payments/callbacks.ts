@@ -5,6 +5,7 @@ import { notFound } from '../../platform/http/errors.js';
 import type { Confirmation } from './confirm.js';
 import type { PaymentsContext } from './context.js';
 import { GatewayError, invalidCallback, providerUnavailable } from './gateways/common.js';
+import { channelPlugin } from './gateways/index.js';
 import { isUuid } from './sandbox.js';
 import type { CallbackInput, PaymentRow } from './types.js';
 
@@ -32,9 +33,9 @@ export async function handleCallback(ctx: Pick<PaymentsContext, 'db' | 'channels
   if (verified.outcome === 'pending') return { received: true as const, applied: 'ignored' };
   const payment = await findPayment(ctx.db, slug, verified);
   if (!payment) {
-    // Carrier billing is verified by this very match. The others proved the message genuine: it is about something
-    // else on the same gateway account, acknowledged so the gateway stops sending it.
-    if (slug === 'dcb') throw invalidCallback(slug, 'it names no checkout of ours');
+    // Carrier billing's callbacks are verified by this very match. The others proved the message genuine: it is about
+    // something else on the same gateway account, acknowledged so the gateway stops sending it.
+    if (channelPlugin(slug).callbackMustNameCheckout) throw invalidCallback(slug, 'it names no checkout of ours');
     return { received: true as const, applied: 'ignored' };
   }
   for (const [field, value] of Object.entries(verified.matches ?? {})) {

@@ -3,6 +3,7 @@ import { paymentChannels } from '../../db/schema/payments.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { PaymentsContext } from './context.js';
+import { channelPlugin } from './gateways/index.js';
 
 /**
  * For the top-up builder: the channels that run now with the amounts each may take. Carrier billing takes only its
@@ -16,7 +17,7 @@ export async function amountRules(ctx: Pick<PaymentsContext, 'offeredChannels'>)
     minAmountCents: row.minAmountCents,
     maxAmountCents: row.maxAmountCents,
     amountsCents: [...row.amountsCents],
-    registeredAmountsOnly: row.slug === 'dcb',
+    registeredAmountsOnly: channelPlugin(row.slug).registeredAmountsOnly === true,
   }));
 }
 

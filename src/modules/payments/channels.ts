@@ -2,60 +2,12 @@ import { asc } from 'drizzle-orm';
 import { paymentChannels, type CarrierOption } from '../../db/schema/payments.js';
 import type { Db } from '../../platform/db/database.js';
 import { badRequest } from '../../platform/http/errors.js';
+import { channelPlugin, CHANNELS } from './gateways/index.js';
 
 export type ChannelRow = typeof paymentChannels.$inferSelect;
 
-/** What never changes about a channel: its renewal policy and what checkout needs from the customer. */
-export interface ChannelTraits {
-  autoRenews: boolean;
-  supportsRecurring: boolean;
-  recurringDefault?: boolean;
-  /** Only these currencies (the regional gateways and carrier billing take BDT). */
-  currencies: string[] | null;
-  /** `extra` fields checkout asks for; carrier options come from the channel row. */
-  fields: Array<{ name: string; label: string; type: 'tel' | 'select' | 'text'; optional?: boolean }>;
-}
-
-export const CHANNEL_TRAITS: Record<string, ChannelTraits> = {
-  card_global: { autoRenews: false, supportsRecurring: false, currencies: null, fields: [] },
-  wallet_global: { autoRenews: false, supportsRecurring: true, recurringDefault: false, currencies: null, fields: [] },
-  card_regional: { autoRenews: false, supportsRecurring: false, currencies: ['BDT'], fields: [] },
-  wallet_regional_1: { autoRenews: false, supportsRecurring: false, currencies: ['BDT'], fields: [] },
-  wallet_regional_2: { autoRenews: false, supportsRecurring: false, currencies: ['BDT'], fields: [] },
-  dcb: {
-    autoRenews: true,
-    supportsRecurring: true,
-    recurringDefault: true,
-    currencies: ['BDT'],
-    fields: [
-      { name: 'paymentProvider', label: 'Mobile operator', type: 'select' },
-      { name: 'msisdn', label: 'Mobile number (local format, no country code)', type: 'tel' },
-    ],
-  },
-};
-
-/** Seeded once; operators change the rows later (enabled, carriers, registered carrier amounts). */
-export const SEED_CHANNELS: Array<typeof paymentChannels.$inferInsert> = [
-  { slug: 'card_global', name: 'Card (international)', sortOrder: 10 },
-  { slug: 'wallet_global', name: 'Global wallet', sortOrder: 20 },
-  { slug: 'card_regional', name: 'Local cards and banking', sortOrder: 30 },
-  { slug: 'wallet_regional_1', name: 'Mobile wallet 1', sortOrder: 40 },
-  { slug: 'wallet_regional_2', name: 'Mobile wallet 2', sortOrder: 50 },
-  {
-    slug: 'dcb',
-    name: 'Mobile balance (carrier billing)',
-    sortOrder: 60,
-    carriers: [
-      { value: 'GP', label: 'Grameenphone', needsPin: true },
-      { value: 'BL', label: 'Banglalink', needsPin: false },
-      { value: 'ROBI', label: 'Robi', needsPin: true },
-      { value: 'ROBI_WAP', label: 'Robi (web)', needsPin: false },
-      { value: 'BKASH', label: 'bKash balance', needsPin: true },
-    ],
-    // The carrier aggregator has plans registered for these amounts only (the Starter and Pro prices).
-    amountsCents: [49_900, 149_900],
-  },
-];
+/** Seeded once from the plugins; operators change the rows later (enabled, carriers, registered carrier amounts). */
+export const SEED_CHANNELS: Array<typeof paymentChannels.$inferInsert> = CHANNELS.map((plugin) => ({ slug: plugin.settings.slug, ...plugin.seed }));
 
 export async function seedChannels(db: Db): Promise<void> {
   await db.insert(paymentChannels).values(SEED_CHANNELS).onConflictDoNothing();
@@ -66,7 +18,7 @@ export async function listChannelRows(db: Db): Promise<ChannelRow[]> {
 }
 
 export function channelView(row: ChannelRow) {
-  const traits = CHANNEL_TRAITS[row.slug]!;
+  const { traits } = channelPlugin(row.slug);
   return {
     slug: row.slug,
     name: row.name,
@@ -82,14 +34,12 @@ export function channelView(row: ChannelRow) {
   };
 }
 
-const MSISDN = /^\d{10,15}$/;
-
-/** Checkout rules 1 and 2: every required field filled, carrier one of the channel's, phone number in local digits. */
+/** Checkout rules 1 and 2: every required field filled, then the channel's own checks (a carrier's, a phone number). */
 export function validateExtra(row: ChannelRow, extra: Record<string, unknown> | undefined): Record<string, string> {
-  const traits = CHANNEL_TRAITS[row.slug]!;
+  const plugin = channelPlugin(row.slug);
   const given = extra ?? {};
   const out: Record<string, string> = {};
-  for (const field of traits.fields) {
+  for (const field of plugin.traits.fields) {
     const raw = given[field.name];
     const value = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
     if (!value) {
@@ -98,24 +48,13 @@ export function validateExtra(row: ChannelRow, extra: Record<string, unknown> | 
     }
     out[field.name] = value;
   }
-  if (row.slug === 'dcb') {
-    const carrier = row.carriers.find((c) => c.value === out.paymentProvider);
-    if (!carrier) {
-      throw badRequest(`extra.paymentProvider: "${out.paymentProvider}" is not offered; choose one of ${row.carriers.map((c) => c.value).join(', ')}.`, {
-        field: 'extra.paymentProvider',
-        options: row.carriers.map((c) => c.value),
-      });
-    }
-    if (!MSISDN.test(out.msisdn!)) {
-      throw badRequest('extra.msisdn: enter the mobile number as 10 to 15 digits in local format, without the country code or spaces.', { field: 'extra.msisdn' });
-    }
-  }
+  plugin.validateExtra?.(row, out);
   return out;
 }
 
 /** Checkout rule 7's amount cases: the channel's limits and, for carrier billing, its registered amounts. */
 export function validateAmount(row: ChannelRow, amountCents: number, currency: string): void {
-  const traits = CHANNEL_TRAITS[row.slug]!;
+  const { traits } = channelPlugin(row.slug);
   if (traits.currencies && !traits.currencies.includes(currency)) {
     throw badRequest(`${row.name} takes ${traits.currencies.join(', ')} only; choose another payment provider.`, { provider: row.slug, currency });
   }

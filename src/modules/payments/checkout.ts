@@ -3,8 +3,9 @@ import { payments } from '../../db/schema/payments.js';
 import { badRequest } from '../../platform/http/errors.js';
 import type { PlansService } from '../plans/service.js';
 import type { ChannelPolicy, CheckoutRequest, CheckoutSession, PaymentsPort, SubscriptionBillingService } from '../subscriptions/index.js';
-import { CHANNEL_TRAITS, validateAmount, validateExtra, type ChannelRow } from './channels.js';
+import { validateAmount, validateExtra, type ChannelRow } from './channels.js';
 import { GatewayError, providerUnavailable } from './gateways/common.js';
+import { channelPlugin } from './gateways/index.js';
 import type { PaymentsContext } from './context.js';
 
 export const PENDING_EXPIRY_MS = 24 * 60 * 60_000;
@@ -112,7 +113,7 @@ export function createCheckoutFlow(
     async channelPolicy(channel: string): Promise<ChannelPolicy | null> {
       const row = await ctx.channelRow(channel);
       if (!row) return null;
-      const traits = CHANNEL_TRAITS[row.slug]!;
+      const { traits } = channelPlugin(row.slug);
       return { autoRenews: traits.autoRenews, supportsRecurring: traits.supportsRecurring };
     },
     createCheckout: (request: CheckoutRequest) =>

@@ -6,10 +6,10 @@ import type { PaymentRow } from './types.js';
 
 export const MAX_PIN_ATTEMPTS = 5;
 
-/** A carrier billing PIN goes to the carrier; five tries per payment. */
+/** A carrier billing PIN goes to the carrier (the channels whose adapter has verifyPin); five tries per payment. */
 export async function verifyPinOf(ctx: Pick<PaymentsContext, 'db' | 'channels'>, payment: PaymentRow, pin: string) {
   const runtime = ctx.channels.get(payment.channel);
-  if (payment.channel !== 'dcb' || !runtime?.adapter.verifyPin) throw badRequest('This payment is not a carrier billing payment; no PIN is needed.', { paymentId: payment.id });
+  if (!runtime?.adapter.verifyPin) throw badRequest('This payment is not a carrier billing payment; no PIN is needed.', { paymentId: payment.id });
   if (payment.status !== 'PENDING') throw badRequest(`This payment is ${payment.status.toLowerCase()}; a PIN cannot change it.`, { paymentId: payment.id, status: payment.status, retryable: false });
   // Five tries per payment, counted before the carrier is asked, so guessing the 5 digits is not an option.
   const [counted] = await ctx.db

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { PAYMENT_CHANNEL_SLUGS, type PaymentsConfig } from '../../config.js';
+import type { PaymentsConfig } from '../../config.js';
 import { payments, type PaymentStatus } from '../../db/schema/payments.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
@@ -72,14 +72,13 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   });
 
   const channels = buildChannels({
-    slugs: PAYMENT_CHANNEL_SLUGS,
     config: deps.config,
     serverSecret: deps.serverSecret,
     clock,
     simStore: databaseSimStore(db),
     pageUrl: (paymentId) => ctx.sandboxPageUrl(paymentId),
     deliver: (slug, input) => handleCallback(slug, input).then(() => undefined),
-    needsPin: async (operator) => ((await ctx.channelRow('dcb'))?.carriers ?? []).some((c) => c.value === operator && c.needsPin),
+    needsPin: async (slug, operator) => ((await ctx.channelRow(slug))?.carriers ?? []).some((c) => c.value === operator && c.needsPin),
   });
 
   const ctx: PaymentsContext = {

@@ -1,6 +1,7 @@
-import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
-import { call, form, fromDecimal, gatewayId, invalidCallback, json, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
+import type { Clock } from '../../../../platform/clock/clock.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
+import { call, form, fromDecimal, gatewayId, invalidCallback, json, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import { settings as channelSettings } from './settings.js';
 
 /**
  * card_regional: an SSLCommerz-style gateway. A session is opened on `gwprocess/v4/api.php` with our `tran_id`; its
@@ -8,7 +9,7 @@ import { call, form, fromDecimal, gatewayId, invalidCallback, json, toDecimal, t
  * validation API, and only its answer (status VALID/VALIDATED, our tran_id, the amount) counts. Failed and cancelled
  * IPNs carry no `val_id` and are checked by the transaction query API instead.
  */
-const SLUG = 'card_regional';
+const SLUG = channelSettings.slug;
 
 export interface CardRegionalSettings {
   baseUrl: string;

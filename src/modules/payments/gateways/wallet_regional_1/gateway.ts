@@ -1,13 +1,14 @@
-import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
-import { call, fromDecimal, gatewayId, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
+import type { Clock } from '../../../../platform/clock/clock.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
+import { call, fromDecimal, gatewayId, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import { settings as channelSettings } from './settings.js';
 
 /**
  * wallet_regional_1: a bKash-style tokenized checkout. A grant token (username/password headers, app key/secret body)
  * authorises `create`; the callback only names a `paymentID` and a claimed status, so it is believed after `execute`
  * and a status re-query (`payment/status`) report `transactionStatus: Completed` with the amount and our invoice number.
  */
-const SLUG = 'wallet_regional_1';
+const SLUG = channelSettings.slug;
 
 export interface WalletRegional1Settings {
   baseUrl: string;

@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
-import { call, fromDecimal, gatewayId, header, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
+import type { Clock } from '../../../../platform/clock/clock.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
+import { call, fromDecimal, gatewayId, header, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import { settings as channelSettings } from './settings.js';
 
 /**
  * wallet_global: a PayPal-style wallet. Orders API v2 (create, approve on the gateway's page, capture on return);
@@ -9,7 +10,7 @@ import { call, fromDecimal, gatewayId, header, invalidCallback, json, parseJsonB
  * `POST /v1/notifications/verify-webhook-signature` (answer `verification_status: SUCCESS`). The transmission time
  * must also be within 5 minutes of our clock, so a captured message cannot be replayed later.
  */
-const SLUG = 'wallet_global';
+const SLUG = channelSettings.slug;
 export const WALLET_GLOBAL_TOLERANCE_MS = 5 * 60_000;
 
 export interface WalletGlobalSettings {

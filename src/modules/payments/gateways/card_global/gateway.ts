@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
-import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
+import type { Clock } from '../../../../platform/clock/clock.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
 import {
   call,
   form,
@@ -12,14 +12,15 @@ import {
   type SimContext,
   type SimState,
   type Transport,
-} from './common.js';
+} from '../common.js';
+import { settings as channelSettings } from './settings.js';
 
 /**
  * card_global: a Stripe-style card gateway. Checkout Sessions over its form-encoded API; callbacks are events signed
  * with `Stripe-Signature: t=<unix>,v1=<HMAC-SHA256 of "<t>.<raw body>">`, verified by the official `stripe` package
  * with a 5-minute tolerance measured on our clock.
  */
-const SLUG = 'card_global';
+const SLUG = channelSettings.slug;
 
 /** The `stripe` package (a few MB of heap) only signs and checks events, so it is loaded by the first one. */
 let stripe: Promise<typeof Stripe> | undefined;

@@ -1,7 +1,8 @@
 import { randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
-import { call, gatewayId, GatewayError, invalidCallback, json, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
+import type { Clock } from '../../../../platform/clock/clock.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
+import { call, gatewayId, GatewayError, invalidCallback, json, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import { settings as channelSettings } from './settings.js';
 
 /**
  * dcb: direct carrier billing through an aggregator. The charge is opened with an `order_tracking_id` we generate
@@ -10,7 +11,7 @@ import { call, gatewayId, GatewayError, invalidCallback, json, type GatewaySimul
  * an unsubscription) is believed only when the carrier's status query for its `order_tracking_id` says the same, and
  * the order is a payment of ours on this channel with the same phone number (and, for a charge, the same amount).
  */
-const SLUG = 'dcb';
+const SLUG = channelSettings.slug;
 export const PIN_TTL_MS = 5 * 60_000;
 
 export interface DcbSettings {

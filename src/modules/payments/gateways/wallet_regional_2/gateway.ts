@@ -1,14 +1,15 @@
 import { createPrivateKey, createPublicKey, createSign, createVerify, type KeyObject } from 'node:crypto';
-import type { Clock } from '../../../platform/clock/clock.js';
-import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../types.js';
-import { call, fromDecimal, gatewayId, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from './common.js';
+import type { Clock } from '../../../../platform/clock/clock.js';
+import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
+import { call, fromDecimal, gatewayId, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import { settings as channelSettings } from './settings.js';
 
 /**
  * wallet_regional_2: a Nagad-style wallet. Requests to the gateway carry `sensitiveData` signed with the merchant's
  * RSA key; the gateway's callback carries an RSA-SHA256 signature (the gateway's key) over its fields, which we check
  * with the gateway's public key (node:crypto), together with a `dateTime` within 5 minutes of our clock.
  */
-const SLUG = 'wallet_regional_2';
+const SLUG = channelSettings.slug;
 export const WALLET_REGIONAL_2_TOLERANCE_MS = 5 * 60_000;
 const CALLBACK_FIELDS = ['merchantId', 'orderId', 'paymentRefId', 'amount', 'currency', 'status', 'issuerPaymentRefNo', 'dateTime'] as const;
 
