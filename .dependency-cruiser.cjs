@@ -50,11 +50,11 @@ const TABLE_OWNERS = {
 };
 
 /**
- * Test code: `*.test.ts`, the harness and cross-module tests in `test/`, and the benchmarks' fixtures in `bench/`.
- * It may cross module boundaries and touch any table to set up fixtures and check results (never the other way:
- * production code does not import test code).
+ * Test code: `*.test.ts`, the providers' fakes (`*.fake.ts`, beside the adapter they stand in for), the harness and
+ * cross-module tests in `test/`, and the benchmarks' fixtures in `bench/`. It may cross module boundaries and touch any
+ * table to set up fixtures and check results (never the other way: production code does not import test code).
  */
-const TEST_CODE = ['\\.test\\.ts$', '^test/', '^bench/'];
+const TEST_CODE = ['\\.test\\.ts$', '\\.fake\\.ts$', '^test/', '^bench/'];
 
 /** A module's public entry: its service (factory and exported types) and, when it has one, its `index.ts`. */
 const PUBLIC_ENTRY = '^src/modules/[^/]+/(service|index)\\.ts$';

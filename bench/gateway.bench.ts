@@ -7,7 +7,11 @@
 // sees) and 50 (a loaded server), on embedded PGlite and on a fresh PostgreSQL database. Every process is separate: the fake upstream, the
 // forwarder, the service (`src/main.ts`) and autocannon here. After each database's run every wallet must equal its
 // ledger. The targets are measured in turns (BENCH_SLICES slices each, see measureInterleaved), so a drifting machine
-// weighs on the call and its references alike. BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
+// weighs on the call and its references alike. On PostgreSQL, a second service with OpenTelemetry tracing on exports
+// its spans (OTLP/HTTP) to a collector in this process: tracing's cost beside the call without it.
+// BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { BENCH_CUSTOMERS, checkWallets, prepareCustomers, serverEnv } from './customers.js';
 import { busyPercent, perRequest, postgresBackendsCpuMs, processParty, type CpuParty } from './cpu.js';
@@ -20,11 +24,26 @@ const FLOOR = 'forwarder + reserve and settle (2 statements)';
 const METERED = `POST /v1/ai/text metered (${BENCH_CUSTOMERS} customers)`;
 const REASONING = 'the same with a reasoning effort (openai/gpt-5, low)';
 const RESPONSES = 'POST /openai/v1/responses (stored, as by default)';
+const TRACED = 'the same with tracing on (OTLP/HTTP to a collector)';
 
 const upstream = await startHelper<{ baseUrl: string }>('fake-openai.ts');
 const forwarder = await startHelper<{ baseUrl: string }>('forwarder.ts', { UPSTREAM_BASE_URL: upstream.info.baseUrl, UPSTREAM_API_KEY: UPSTREAM_KEY });
 const rows: BenchRow[] = [];
 let walletsOk = true;
+
+// A collector's OTLP/HTTP endpoint: reads each export, counts its spans, answers 200.
+let spansReceived = 0;
+const collector = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
+    for (const resource of body.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) spansReceived += scope.spans?.length ?? 0;
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 
 const messages = [{ role: 'user', content: 'Tell me about lighthouses in one sentence.' }];
 const gatewayBody = { model: 'openai/gpt-4o-mini', messages, maxTokens: 64 };
@@ -53,6 +72,7 @@ try {
         : null;
     const databaseName = env.DATABASE_URL ? new URL(env.DATABASE_URL).pathname.slice(1) : null;
     const postgresCpu: CpuParty[] = databaseName ? [{ name: 'PostgreSQL', read: () => postgresBackendsCpuMs(databaseName) }] : [];
+    const traced = database.kind === 'postgres' ? await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'storefront-bench' }) : null;
     const viaFloor = floor && { url: `${floor.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody, cpu: [upstreamCpu, processParty('app', floor.pid), ...postgresCpu] };
     try {
       const metered = {
@@ -64,13 +84,14 @@ try {
       };
       const reasoning = { ...metered, body: reasoningBody };
       const responses = { ...metered, url: `${server.url}/openai/v1/responses`, body: responsesBody };
-      for (const target of [metered, reasoning, responses]) {
+      const withTracing = traced && { ...metered, url: `${traced.url}/v1/ai/text`, cpu: [upstreamCpu, processParty('app', traced.pid), ...postgresCpu] };
+      for (const target of [metered, reasoning, responses, ...(withTracing ? [withTracing] : [])]) {
         const probe = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json', ...target.rotateHeaders[0] }, body: JSON.stringify(target.body) });
         if (probe.status !== 200) throw new Error(`the gateway answered ${probe.status} on ${target.url}: ${await probe.text()}`);
       }
 
       // Warm-up: JIT, connection pools and caches in their steady state.
-      for (const target of [metered, reasoning, responses, viaForwarder, direct, ...(viaFloor ? [viaFloor] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
+      for (const target of [metered, reasoning, responses, viaForwarder, direct, ...(viaFloor ? [viaFloor] : []), ...(withTracing ? [withTracing] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
       for (const connections of BENCH_CONNECTIONS) {
         const targets = [
           { target: UPSTREAM, options: direct },
@@ -79,6 +100,7 @@ try {
           { target: METERED, options: metered },
           { target: REASONING, options: reasoning },
           { target: RESPONSES, options: responses },
+          ...(withTracing ? [{ target: TRACED, options: withTracing }] : []),
         ];
         rows.push(...(await measureInterleaved(database.kind, connections, targets)));
       }
@@ -87,12 +109,14 @@ try {
       walletsOk = (await checkWallets(server.url, customers)) && walletsOk;
     } finally {
       await floor?.stop();
+      await traced?.stop();
       await server.stop();
     }
   });
 } finally {
   await forwarder.stop();
   await upstream.stop();
+  collector.close();
 }
 
 /**
@@ -126,12 +150,13 @@ for (const database of new Set(rows.map((r) => r.database))) {
     );
     const cpuBound = cpuCeiling(metered, fwd);
     if (cpuBound) console.log(`    ${cpuBound}`);
-    for (const other of [REASONING, RESPONSES]) {
+    for (const other of [REASONING, RESPONSES, TRACED]) {
       const row = reference(metered, other);
       if (row) console.log(`    ${other}: ${row.rps} req/s = ${((100 * row.rps) / metered.rps).toFixed(0)}% of the plain metered call, p50 ${(row.p50 - metered.p50 >= 0 ? '+' : '')}${(row.p50 - metered.p50).toFixed(1)} ms`);
     }
   }
 }
+if (spansReceived > 0) console.log(`\nThe collector received ${spansReceived} spans from the traced service.`);
 await writeJsonIfAsked(rows);
 if (!walletsOk) {
   console.error('A wallet does not equal its ledger.');

@@ -9,7 +9,10 @@ import { loggerOptions } from './platform/http/logging.js';
 import { registerOpenApi } from './platform/http/openapi.js';
 import { registerCredentialRateLimit, registerRateLimit } from './platform/http/rate-limit.js';
 import { requestIdFor } from './platform/http/request-id.js';
+import { registerServerTiming } from './platform/http/server-timing.js';
 import { registerValidation } from './platform/http/validation.js';
+import { registerHttpSpans } from './platform/telemetry/http-spans.js';
+import { startTracing } from './platform/telemetry/tracing.js';
 import { registerHttpMetrics } from './platform/metrics/metrics.js';
 import { createPlatform, type Platform, type PlatformOverrides } from './platform/platform.js';
 import { createServices, domainJobs, registerJobs, type Services } from './services.js';
@@ -90,6 +93,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Before anything traced runs; off (no OTLP endpoint), nothing is installed.
+  const tracing = startTracing(config.tracing);
+  if (tracing) registerHttpSpans(app);
+  registerServerTiming(app);
   const platform = await createPlatform(config, app.log, options);
   const services = createServices(platform);
   // Reference data (catalog, plans) on first start and after upgrades; one query when unchanged.
@@ -106,7 +113,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  app.addHook('onClose', async () => platform.close());
+  app.addHook('onClose', async () => {
+    await platform.close();
+    await tracing?.shutdown();
+  });
 
   registerValidation(app);
   registerErrorHandling(app);

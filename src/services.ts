@@ -134,6 +134,7 @@ export function createServices(platform: Platform) {
     keys: apiKeys,
     metrics: platform.metrics,
     providers: platform.config.providers,
+    captureContent: platform.config.tracing.captureMessageContent,
     secrets: createSecretBox(platform.config.secretsEncryptionKey),
     events: platform.events,
     outbound: createOutboundPolicy({ allowPrivateNetwork: platform.config.allowPrivateNetwork }),

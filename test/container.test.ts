@@ -86,11 +86,22 @@ describe('compose.yaml', () => {
     const anchor = compose.slice(compose.indexOf('x-storefront:'), compose.indexOf('\nservices:'));
     const variables = [...anchor.matchAll(/^ {4}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
     expect(variables).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'S3_BUCKET', 'S3_ENDPOINT', 'S3_FORCE_PATH_STYLE', 'PUBLIC_BASE_URL', 'TRUST_PROXY', 'METRICS_PORT']));
-    const config = read('src/config.ts');
+    const config = read('src/config.ts') + read('src/platform/telemetry/settings.ts');
     for (const name of variables) expect(config, name).toContain(`'${name}'`);
     expect(anchor).toMatch(/DATABASE_URL: postgres:\/\/storefront:storefront@postgres:5432\/storefront/);
     expect(anchor).toMatch(/S3_ENDPOINT: http:\/\/minio:9000/);
     expect(compose).toMatch(/mc mb --ignore-existing local\/storefront-files/);
     expect(anchor).toMatch(/S3_BUCKET: storefront-files/);
+  });
+
+  it('has a tracing profile: a collector whose configuration exists, the instances pointed at it only when asked', () => {
+    expect(compose).toMatch(/otel-collector:\n {4}profiles: \[tracing\]/);
+    expect(compose).toMatch(/jaeger:\n {4}profiles: \[tracing\]/);
+    expect(compose).toContain('./deploy/otel-collector.yaml:/etc/otelcol/config.yaml:ro');
+    const collector = read('deploy/otel-collector.yaml');
+    expect(collector).toMatch(/endpoint: 0\.0\.0\.0:4318/);
+    expect(collector).toMatch(/endpoint: jaeger:4317/);
+    // Empty by default: tracing is off unless the operator sets the endpoint (an empty value is off, see settings.ts).
+    expect(compose).toContain('OTEL_EXPORTER_OTLP_ENDPOINT: ${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { adminAuditLog } from '../src/db/schema/audit.js';
 import { usageRecords } from '../src/db/schema/usage.js';
-import { startFakeAnthropic } from './helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../src/modules/gateway/providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from './helpers/fake-upstreams.js';
 import { createApiKey, ledgerOf, parseSse, providerEnv, setPlan, walletState } from './helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, signUpAs, type TestApp } from './helpers/test-app.js';

@@ -3,11 +3,11 @@ import { eq } from 'drizzle-orm';
 import { models } from '../../src/db/schema/catalog.js';
 import { settings } from '../../src/db/schema/settings.js';
 import { formatProviderCheck, needsAction, type ProviderCheckReport, type ProviderCheckResult } from '../../src/modules/catalog/provider-check.js';
-import { startFakeAnthropic } from '../helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../../src/modules/gateway/providers/anthropic/anthropic.fake.js';
 import type { FakeUpstream } from '../helpers/fake-upstreams.js';
 import { OPENAI_MEDIA_ERRORS, startFakeElevenLabs, startFakeOpenAiMedia, type MediaFake } from '../helpers/fake-media-upstreams.js';
-import { BFL_KEYS, startFakeBfl, type BflFake } from '../helpers/fakes/bfl.js';
-import { GOOGLE_LISTED_MODELS, startFakeGoogle, type GoogleFake } from '../helpers/fakes/google.js';
+import { BFL_KEYS, startFakeBfl, type BflFake } from '../../src/modules/gateway/providers/bfl/bfl.fake.js';
+import { GOOGLE_LISTED_MODELS, startFakeGoogle, type GoogleFake } from '../../src/modules/gateway/providers/google/google-media.fake.js';
 import { providerEnv } from '../helpers/gateway.js';
 import { bearer, createTestApp, json, signUpAs, type TestApp } from '../helpers/test-app.js';
 

@@ -12,7 +12,7 @@ import { walletState } from '../helpers/gateway.js';
  * with a hard timeout, behind the shared harness's recording proxy.
  *
  * On the built-in `local/text` model every run is a turn of two calls: that model calls a tool whenever tools are
- * offered and the conversation does not end with tool results (gateway/providers/local.ts), and Codex always offers
+ * offered and the conversation does not end with tool results (gateway/providers/local/text.ts), and Codex always offers
  * its tools. On an OpenAI and an Anthropic model (served by the agent-mode fakes) with `model_reasoning_effort =
  * "high"`: a plain answer, and a round trip through exec_command.
  */

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { usageRecords } from '../../src/db/schema/usage.js';
-import { startFakeAnthropic } from '../helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../../src/modules/gateway/providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../helpers/fake-upstreams.js';
 import { createApiKey, providerEnv, setBalance, setPlan, walletState } from '../helpers/gateway.js';
 import { recordingProxy, type SeenRequest } from '../helpers/recording-proxy.js';

@@ -1,4 +1,4 @@
-import { startFakeAnthropic } from './fake-anthropic.js';
+import { startFakeAnthropic } from '../../src/modules/gateway/providers/anthropic/anthropic.fake.js';
 import { promptTokens, startFakeOpenAi, tokensOf, type FakeBehavior, type FakeRequest, type FakeUpstream } from './fake-upstreams.js';
 import { providerEnv } from './gateway.js';
 

@@ -4,8 +4,9 @@ import { countTokens } from 'gpt-tokenizer';
 
 /**
  * Local stand-ins for real AI providers, speaking their wire formats: OpenAI chat completions (JSON and SSE with
- * `data: [DONE]`, usage only when `stream_options.include_usage` is asked for); Anthropic's messages are in
- * `fake-anthropic.ts`. Each request's behaviour is decided per call, so tests can fail one account and not another.
+ * `data: [DONE]`, usage only when `stream_options.include_usage` is asked for); Anthropic's messages are in its
+ * folder (`providers/anthropic/anthropic.fake.ts`). Each request's behaviour is decided per call, so tests can fail one
+ * account and not another.
  */
 
 export interface FakeRequest {
@@ -166,7 +167,7 @@ function openAiUsageDetails(promptTokens: number, classes: TokenClasses | undefi
 /** Models that take `reasoning_effort`: OpenAI's o-series and gpt-5, xAI's grok-3-mini, the gpt-oss models. */
 const REASONING_MODELS = /^(o\d|gpt-5|grok-3-mini)|gpt-oss/;
 
-/** `dialect`: a provider's refusals in its own error shape, and its stream's usage sent unasked (`fakes/openai-compatible.ts`). */
+/** `dialect`: a provider's refusals in its own error shape, and its stream's usage sent unasked (`fakes/text-fake.ts`). */
 export function startFakeOpenAi(decide: Decide = () => ({ kind: 'ok' }), dialect: { refuse?: (body: any) => { status: number; body: unknown } | null; streamUsage?: 'finish' | 'x_groq' } = {}): Promise<FakeUpstream> {
   return start(
     async (req, res, state) => {

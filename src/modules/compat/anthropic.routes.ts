@@ -32,10 +32,10 @@ export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService 
       const principal = principalOf(request);
       const idempotencyKey = request.headers['idempotency-key'];
       if (request.body.stream) {
-        await compat.streamMessage(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
+        await compat.streamMessage(principal, request.body, { idempotencyKey, timing: request.timing, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { message, requestId, replayed, ignored } = await compat.message(principal, request.body, { idempotencyKey });
+      const { message, requestId, replayed, ignored } = await compat.message(principal, request.body, { idempotencyKey, timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
       if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GoogleGenAI, type GenerateContentResponse } from '@google/genai';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, providerEnv, setBalance, setPlan } from '../../../test/helpers/gateway.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
 import type { FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { reasoningOf } from './gemini.format.js';
 

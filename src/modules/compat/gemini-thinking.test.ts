@@ -5,8 +5,8 @@ import { ApiError, GoogleGenAI, Type, type Content, type FunctionDeclaration, ty
 import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
-import { signatureOf, thinkingTextOf } from '../../../test/helpers/fake-anthropic-thinking.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
+import { signatureOf, thinkingTextOf } from '../gateway/providers/anthropic/anthropic-thinking.fake.js';
 import type { FakeRequest, FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 
 /**

@@ -115,10 +115,10 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
         if (alt !== 'sse' && alt !== 'json') throw badRequest(`alt is "${alt}"; streamGenerateContent answers with alt=sse (Server-Sent Events) or alt=json (one JSON array, the default).`, [{ field: 'alt', message: 'must be sse or json' }]);
         const openStream = alt === 'sse' ? openSse : openJsonArrayStream;
         const open = (headers: Record<string, string> = {}) => openStream(request, reply, { headers: { ...headers, ...ignoredHeader(ignored, headers[IGNORED]) } });
-        await compat.streamGenerateContent(principal, model, generateRequest, { idempotencyKey, open });
+        await compat.streamGenerateContent(principal, model, generateRequest, { idempotencyKey, timing: request.timing, open });
         return reply;
       }
-      const { response, requestId, replayed, gatewayIgnored } = await compat.generateContent(principal, model, generateRequest, { idempotencyKey });
+      const { response, requestId, replayed, gatewayIgnored } = await compat.generateContent(principal, model, generateRequest, { idempotencyKey, timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId).headers(ignoredHeader(ignored, gatewayIgnored.join(', ')));
       return response;

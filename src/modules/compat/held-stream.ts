@@ -1,6 +1,6 @@
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { SseStream } from '../../platform/http/sse.js';
-import type { GatewayService, TextAnswerBody, TextBody } from '../gateway/index.js';
+import type { CallOptions, GatewayService, TextAnswerBody, TextBody } from '../gateway/index.js';
 
 /** One event the gateway's text stream writes (`text`, `tool_call`, `thinking`, `usage`, `finish`, `error`). */
 export interface GatewayEvent {
@@ -45,8 +45,7 @@ export interface TranslatedStream {
   close(answer: TextAnswerBody | null): Promise<void>;
 }
 
-export interface TranslatedStreamOptions {
-  idempotencyKey?: string;
+export interface TranslatedStreamOptions extends CallOptions {
   open: (headers?: Record<string, string>) => SseStream;
 }
 
@@ -64,6 +63,7 @@ export async function streamTranslated(
   let stream: TranslatedStream | null = null;
   const answer = await gateway.streamText(principal, body, {
     idempotencyKey: options.idempotencyKey,
+    timing: options.timing,
     open: (headers) => {
       stream = translate(options.open(headers), headers?.['x-ai-request-id'] ?? '');
       return stream.sse;

@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { FilesService } from '../files/service.js';
-import type { GatewayService, MediaGateway } from '../gateway/index.js';
+import type { CallOptions, GatewayService, MediaGateway } from '../gateway/index.js';
 import type { ImageGenerationBody, SpeechBody } from './openai.schemas.js';
 
 export interface CompatMediaDeps {
@@ -53,7 +53,7 @@ export function createCompatMedia(deps: CompatMediaDeps) {
   const bytesOf = async (url: string) => (await files.readSource(url, { what: 'the generated file' })).bytes;
 
   return {
-    async images(principal: Principal, body: Static<typeof ImageGenerationBody>, options: { idempotencyKey?: string }) {
+    async images(principal: Principal, body: Static<typeof ImageGenerationBody>, options: CallOptions) {
       const { body: answer, replayed } = await gateway.once(principal, options, IMAGES_ROUTE, body, async () =>
         (await media.image.generateSync(principal, {
           model: body.model,
@@ -61,7 +61,7 @@ export function createCompatMedia(deps: CompatMediaDeps) {
           count: body.n ?? 1,
           ...sizeOf(body.size),
           ...(body.quality ? { quality: body.quality } : {}),
-        })) as unknown as Record<string, unknown>,
+        }, { timing: options.timing })) as unknown as Record<string, unknown>,
       );
       const images = answer as unknown as ImageAnswer;
       const data =
@@ -74,9 +74,9 @@ export function createCompatMedia(deps: CompatMediaDeps) {
     },
 
     /** The spoken audio's bytes, with what they cost. */
-    async speech(principal: Principal, body: Static<typeof SpeechBody>, options: { idempotencyKey?: string }) {
+    async speech(principal: Principal, body: Static<typeof SpeechBody>, options: CallOptions) {
       const { body: answer, replayed } = await gateway.once(principal, options, SPEECH_ROUTE, body, async () =>
-        (await media.audio.generate(principal, { model: body.model, text: body.input, voice: body.voice, speed: body.speed ?? undefined })) as unknown as Record<string, unknown>,
+        (await media.audio.generate(principal, { model: body.model, text: body.input, voice: body.voice, speed: body.speed ?? undefined }, options.timing)) as unknown as Record<string, unknown>,
       );
       const audio = answer as unknown as AudioAnswer;
       return { bytes: await bytesOf(audio.audio.url), contentType: audio.audio.mimeType, requestId: audio.requestId, tokensCharged: audio.usage.creditsConsumed, replayed };

@@ -6,7 +6,7 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { fakeVector, startFakeEmbeddings, wordCount, type EmbeddingsFake } from '../../../test/helpers/fakes/openai-embeddings.js';
-import { localEmbedding } from '../gateway/providers/local-embed.js';
+import { localEmbedding } from '../gateway/providers/local/embed.js';
 import { countTextTokens } from '../gateway/tokens.js';
 
 // POST /openai/v1/embeddings with the official openai SDK: float and base64 (the SDK's default), batches, metering,

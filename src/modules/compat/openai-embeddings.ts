@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable } from '../../platform/http/schemas.js';
 import { badRequest } from '../../platform/http/errors.js';
-import { MAX_MESSAGE_CHARS, type GatewayService } from '../gateway/index.js';
+import { MAX_MESSAGE_CHARS, type CallOptions, type GatewayService } from '../gateway/index.js';
 
 /**
  * OpenAI's `POST /v1/embeddings` (https://developers.openai.com/api/reference/resources/embeddings) over the gateway's
@@ -57,11 +57,11 @@ function textsOf(input: Body['input']): string[] {
 }
 
 /** `POST /openai/v1/embeddings`: OpenAI's request in, OpenAI's `list` of embeddings out. */
-export async function createEmbedding(gateway: Pick<GatewayService, 'embeddings'>, principal: Parameters<GatewayService['embeddings']['create']>[0], body: Body, idempotencyKey?: string) {
+export async function createEmbedding(gateway: Pick<GatewayService, 'embeddings'>, principal: Parameters<GatewayService['embeddings']['create']>[0], body: Body, options: CallOptions = {}) {
   const { body: answer, replayed, recomputed } = await gateway.embeddings.create(
     principal,
     { model: body.model, input: textsOf(body.input), ...(body.dimensions == null ? {} : { dimensions: body.dimensions }), ...(body.user == null ? {} : { user: body.user }) },
-    { idempotencyKey, encodingFormat: body.encoding_format ?? 'float' },
+    { ...options, encodingFormat: body.encoding_format ?? 'float' },
   );
   return {
     response: {

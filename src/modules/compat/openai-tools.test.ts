@@ -6,7 +6,7 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { encodePng } from '../../platform/media/png.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, ledgerOf, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { expectUnchargedOpenAiRefusal } from '../../../test/helpers/uncharged-refusal.js';
 

@@ -34,10 +34,10 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       const principal = principalOf(request);
       const idempotencyKey = request.headers['idempotency-key'];
       if (request.body.stream) {
-        await compat.streamChatCompletion(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
+        await compat.streamChatCompletion(principal, request.body, { idempotencyKey, timing: request.timing, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { completion, requestId, replayed, ignored } = await compat.chatCompletion(principal, request.body, { idempotencyKey });
+      const { completion, requestId, replayed, ignored } = await compat.chatCompletion(principal, request.body, { idempotencyKey, timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
       if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));
@@ -95,7 +95,7 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       },
     },
     async (request, reply) => {
-      const { response, requestId, replayed } = await compat.images(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'] });
+      const { response, requestId, replayed } = await compat.images(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
       return response;
@@ -115,7 +115,7 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       },
     },
     async (request, reply) => {
-      const speech = await compat.speech(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'] });
+      const speech = await compat.speech(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
       if (speech.replayed) reply.header('idempotent-replayed', 'true');
       return reply.header('x-ai-request-id', speech.requestId).header('x-ai-tokens-charged', String(speech.tokensCharged)).type(speech.contentType).send(speech.bytes);
     },

@@ -6,8 +6,8 @@ import OpenAI from 'openai';
 import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, providerEnv, setBalance, setPlan } from '../../../test/helpers/gateway.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
-import { signatureOf } from '../../../test/helpers/fake-anthropic-thinking.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
+import { signatureOf } from '../gateway/providers/anthropic/anthropic-thinking.fake.js';
 import type { Decide, FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 
 /** Extended thinking on an Anthropic model: Anthropic's `thinking`, and the other surfaces' controls in its terms. */

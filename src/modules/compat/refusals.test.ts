@@ -7,7 +7,7 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { bearer, createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
 
 /**
  * A model that refuses: OpenAI's `message.refusal` / `delta.refusal` reach every surface in its own terms (chat's

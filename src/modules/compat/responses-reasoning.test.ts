@@ -9,8 +9,8 @@ import { outputItems } from './responses.format.js';
 import { keptInput, toChatMessages } from './responses.input.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
-import { signatureOf } from '../../../test/helpers/fake-anthropic-thinking.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
+import { signatureOf } from '../gateway/providers/anthropic/anthropic-thinking.fake.js';
 import type { Decide, FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { expectUnchargedOpenAiRefusal } from '../../../test/helpers/uncharged-refusal.js';
 

@@ -39,10 +39,10 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
       const principal = principalOf(request);
       const idempotencyKey = request.headers['idempotency-key'];
       if (request.body.stream) {
-        await responses.stream(principal, request.body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
+        await responses.stream(principal, request.body, { idempotencyKey, timing: request.timing, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { response, requestId, replayed, ignored } = await responses.create(principal, request.body, { idempotencyKey });
+      const { response, requestId, replayed, ignored } = await responses.create(principal, request.body, { idempotencyKey, timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
       if (ignored) reply.header(IGNORED_HEADER, ignored.join(', '));

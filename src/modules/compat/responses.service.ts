@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
 import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
-import { IGNORED_HEADER, type GatewayService, type TextAnswerBody } from '../gateway/index.js';
+import { IGNORED_HEADER, type CallOptions, type GatewayService, type TextAnswerBody } from '../gateway/index.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import { streamTranslated, type TranslatedStreamOptions } from './held-stream.js';
 import { keepImagesAsFiles, restoreKeptImages, type ImageFiles } from './responses.images.js';
@@ -108,7 +108,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
   }
 
   return {
-    async create(principal: Principal, body: ResponseCreateRequest, options: { idempotencyKey?: string }) {
+    async create(principal: Principal, body: ResponseCreateRequest, options: CallOptions) {
       const { owner, call } = await prepare(principal, body);
       const createdAt = seconds(clock.now());
       const { body: answer, replayed } = await gateway.text(principal, call.body, options).catch((err: unknown) => {

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { generations } from '../../db/schema/library.js';
 import { usageRecords } from '../../db/schema/usage.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { createApiKey, parseSse, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';

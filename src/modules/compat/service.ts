@@ -3,7 +3,7 @@ import { startOfUtcDay, startOfUtcMonth, type Clock } from '../../platform/clock
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import type { ApiKeysService } from '../apikeys/service.js';
 import type { CatalogService, ModelEntry } from '../catalog/service.js';
-import type { GatewayService } from '../gateway/index.js';
+import type { CallOptions, GatewayService } from '../gateway/index.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
@@ -55,7 +55,7 @@ export function createCompatService(deps: CompatServiceDeps) {
     /** Images and speech through the media gateway. */
     ...createCompatMedia({ gateway, media: deps.media, files: deps.files, now: () => clock.now() }),
 
-    async chatCompletion(principal: Principal, body: ChatCompletionRequest, options: { idempotencyKey?: string }) {
+    async chatCompletion(principal: Principal, body: ChatCompletionRequest, options: CallOptions) {
       const { body: answer, replayed } = await gateway.text(principal, toTextBody(body), options);
       return { completion: toChatCompletion(answer, seconds(clock.now())), requestId: answer.requestId, replayed, ignored: answer.ignored };
     },
@@ -69,7 +69,7 @@ export function createCompatService(deps: CompatServiceDeps) {
     },
 
     /** Anthropic's `POST /v1/messages`. */
-    async message(principal: Principal, body: MessagesRequest, options: { idempotencyKey?: string }) {
+    async message(principal: Principal, body: MessagesRequest, options: CallOptions) {
       const { body: answer, replayed } = await gateway.text(principal, toAnthropicTextBody(body), options);
       return { message: toMessage(answer), requestId: answer.requestId, replayed, ignored: answer.ignored };
     },
@@ -95,7 +95,7 @@ export function createCompatService(deps: CompatServiceDeps) {
     },
 
     /** Gemini's `models/{model}:generateContent`. */
-    async generateContent(principal: Principal, model: string, body: GenerateContentRequest, options: { idempotencyKey?: string }) {
+    async generateContent(principal: Principal, model: string, body: GenerateContentRequest, options: CallOptions) {
       const { body: answer, replayed } = await gateway.text(principal, toGeminiTextBody(model, body), options);
       // What the gateway itself left out of the upstream call (when it reports any), for the x-storefront-ignored header.
       const gatewayIgnored = (answer as { ignored?: string[] }).ignored ?? [];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { priceUnits, type UsageUnits } from '../catalog/pricing.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeBehavior, type FakeUpstream, type TokenClasses } from '../../../test/helpers/fake-upstreams.js';
 import { createApiKey, providerEnv, setBalance, setPlan } from '../../../test/helpers/gateway.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';

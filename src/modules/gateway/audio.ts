@@ -1,4 +1,6 @@
 import { meteredRequestId } from './metering-scope.js';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
+import { startCallSpan } from './call-span.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';
@@ -37,7 +39,7 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
   const { db, logger, catalog, pool } = deps;
 
   return {
-    async generate(principal: Principal, body: AudioBody): Promise<AudioAnswer> {
+    async generate(principal: Principal, body: AudioBody, timing?: ServerTiming): Promise<AudioAnswer> {
       const started = performance.now();
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'AUDIO', AUDIO_ROUTE);
       const music = isMusic(model.features);
@@ -64,29 +66,42 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const reserved = await catalog.estimateTokens(model, estimate, prices ?? undefined);
       const requestId = meteredRequestId();
       const operation = music ? 'audio.music' : 'audio.speech';
-      const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started }, { access });
+      const reserving = performance.now();
+      timing?.add('route', reserving - started);
+      const span = startCallSpan({ operation: 'generate_content', providerSlug: model.providerSlug, model: model.slug, requestId });
+      const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started }, { access }).catch((err: unknown) => {
+        span.failed(err);
+        throw err;
+      });
+      const calling = performance.now();
+      timing?.add('reserve', calling - reserving);
 
       let result: { value: AudioResult; accountId: string };
       let price: Awaited<ReturnType<typeof catalog.priceUsage>>;
       let kept: { url: string; mimeType: string };
       try {
-        result = await pool.run(model.providerSlug, (_text, credential) =>
-          music
-            ? generateMusic!(credential, { model: model.upstreamModel, description: body.description!, seed: body.seed ?? null, extra: body.extra })
-            : generateSpeech!(credential, { model: model.upstreamModel, text: body.text!, voice: body.voice ?? null, speed: body.speed ?? null, extra: body.extra }),
+        result = await span.run(() =>
+          pool.run(model.providerSlug, (_text, credential) =>
+            music
+              ? generateMusic!(credential, { model: model.upstreamModel, description: body.description!, seed: body.seed ?? null, extra: body.extra })
+              : generateSpeech!(credential, { model: model.upstreamModel, text: body.text!, voice: body.voice ?? null, speed: body.speed ?? null, extra: body.extra }),
+          ),
         );
+        timing?.add('upstream', performance.now() - calling);
         price = await catalog.priceUsage(model, music ? { generations: 1 } : { characters: characters! }, prices ?? undefined);
         // What the answer costs is on the reservation before the file is stored: a crash meanwhile is charged, not refunded.
         await deps.metering.answered(metered, price.tokens);
         kept = await keepOutput(deps, principal.userId, { kind: 'bytes', bytes: result.value.bytes, mimeType: result.value.mimeType }, 'AUDIO', music ? 'audio/mpeg' : 'audio/wav');
       } catch (err) {
         const error = asAppError(err, model.slug);
+        span.failed(error);
         await db
           .transaction((tx) => refundFailed(deps, tx, { userId: principal.userId, subscriptionId: access.subscriptionId, model, requestId, operation, error, latencyMs: performance.now() - started }))
           .catch((releaseError: unknown) => logger.error({ err: releaseError, requestId }, 'refunding a failed audio call failed'));
         throw error;
       }
       const seconds = result.value.durationSeconds;
+      const settling = performance.now();
       const settled = await settleDeliveredNow(deps, {
         userId: principal.userId,
         subscriptionId: access.subscriptionId,
@@ -108,6 +123,8 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
           tags: [music ? 'music' : 'speech'],
         },
       });
+      timing?.add('settle', performance.now() - settling);
+      span.answered({ responseModel: model.upstreamModel, chargedTokens: settled.chargedTokens, attributes: { 'storefront.audio_seconds': seconds ?? 0 } });
       return {
         audio: { url: kept.url, mimeType: kept.mimeType, durationSeconds: seconds },
         usage: { characters, durationSeconds: seconds, creditsConsumed: settled.chargedTokens },

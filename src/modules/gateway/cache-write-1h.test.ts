@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { priceUnits, type UsageUnits } from '../catalog/pricing.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from './providers/anthropic/anthropic.fake.js';
 import type { Decide, FakeBehavior, FakeUpstream, TokenClasses } from '../../../test/helpers/fake-upstreams.js';
 import { createApiKey, parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';

@@ -4,7 +4,8 @@ import { capabilityKind, mergeCapabilities } from '../catalog/capabilities.js';
 import { SEED_MODELS } from '../catalog/seed-data.js';
 import { mediaCapability, type ExtraCallKind, type MediaCapability } from './providers/media/media-types.js';
 import { buildMediaAdapters } from './providers/media/registry.js';
-import { buildProviderRegistry, KNOWN_PROVIDERS } from './registry.js';
+import { pluginOf } from './providers/index.js';
+import { buildProviderRegistry } from './registry.js';
 
 /** What a model of each type needs from its provider's adapters; null: nothing can serve it. */
 function needs(model: (typeof SEED_MODELS)[number]): 'text' | 'embed' | MediaCapability | null {
@@ -36,9 +37,9 @@ describe('the seeded catalog is truthful', () => {
       const adapter = media.get(model.provider);
       const served =
         need === 'text'
-          ? KNOWN_PROVIDERS[model.provider] !== undefined
+          ? pluginOf(model.provider)?.text !== undefined
           : need === 'embed'
-            ? KNOWN_PROVIDERS[model.provider] !== undefined && text.get(model.provider)?.adapter.embed !== undefined
+            ? pluginOf(model.provider)?.text !== undefined && text.get(model.provider)?.adapter.embed !== undefined
             : need !== null && adapter !== undefined && mediaCapability(adapter, need) !== null;
       return served ? [] : [`${model.provider}/${model.name} (${model.type}${need ? `, needs ${need}` : ''})`];
     });

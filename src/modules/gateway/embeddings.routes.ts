@@ -29,7 +29,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{ gateway: Pick<Gateway
       const { body, replayed, recomputed } = await gateway.embeddings.create(
         principalOf(request),
         { ...rest, input: typeof input === 'string' ? [input] : input },
-        { idempotencyKey: request.headers['idempotency-key'], encodingFormat },
+        { idempotencyKey: request.headers['idempotency-key'], encodingFormat, timing: request.timing },
       );
       if (replayed) reply.header('idempotent-replayed', 'true');
       if (recomputed) reply.header('idempotent-recomputed', 'true');

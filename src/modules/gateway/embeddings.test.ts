@@ -7,7 +7,7 @@ import { bearer, createTestApp, json, signUp, signUpAs, type TestApp } from '../
 import { createApiKey, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { OPENAI_EMBEDDING_ERRORS, fakeVector, startFakeEmbeddings, wordCount, type EmbeddingsFake } from '../../../test/helpers/fakes/openai-embeddings.js';
 import { decodeVector } from './embeddings-vectors.js';
-import { localEmbedding } from './providers/local-embed.js';
+import { localEmbedding } from './providers/local/embed.js';
 import { countTextTokens } from './tokens.js';
 
 // POST /v1/ai/embeddings through the whole service: the built-in model, OpenAI and Google (OpenAI-compatible) behind

@@ -1,4 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
+import { startCallSpan } from './call-span.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError, badRequest, forbidden } from '../../platform/http/errors.js';
@@ -56,6 +58,8 @@ export interface EmbeddingsDeps {
   fallbacks?: Pick<Fallbacks, 'idsOf'>;
   /** The gateway service's Idempotency-Key runner. */
   once: Once;
+  /** Inputs on the call's span (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). */
+  captureContent?: boolean;
 }
 
 /** A call checked and sized on one model. */
@@ -123,20 +127,34 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
   const refund = (body: EmbeddingsBody, call: Reserved, err: unknown) =>
     refundFailed(deps, { metered: call.metered, modelSlug: call.sized.model.slug, metadata: { inputs: body.input.length, ...(call.fallbackFrom ? { fallbackFrom: call.fallbackFrom.model } : {}) }, internalMessage: 'The embeddings call failed on our side.' }, err);
 
-  async function run(principal: Principal, body: EmbeddingsBody, atLeast: number[], requestId: string): Promise<Embedded> {
+  async function run(principal: Principal, body: EmbeddingsBody, atLeast: number[], requestId: string, timing: ServerTiming | undefined): Promise<Embedded> {
     const started = performance.now();
     const model = await catalog.resolveForGateway(body.model);
     const access = await admit(principal, model);
     const tokens = countEmbeddingTokens(body.input, atLeast, model);
     const sized = await fit(model, access, tokens);
-    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started }, { access });
+    const reserving = performance.now();
+    timing?.add('route', reserving - started);
+    const span = startCallSpan({ operation: 'embeddings', providerSlug: model.providerSlug, model: model.slug, requestId, input: body.input, captureContent: deps.captureContent });
+    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started }, { access }).catch((err: unknown) => {
+      span.failed(err);
+      throw err;
+    });
+    timing?.add('reserve', performance.now() - reserving);
     const first: Reserved = { sized, metered };
     const { p: served, value: outcome } = await runWithFallbacks({
       first,
       fallbackIds: async () => (deps.fallbacks ? deps.fallbacks.idsOf(model.id) : []),
-      attempt: (call) => embedOn(pool, call.sized.model, body),
-      switchTo: (call, fallbackId, firstError) => switchTo(principal, tokens, call, fallbackId, firstError),
-      fail: (call, err) => refund(body, call, err),
+      attempt: (call) => span.run(() => (timing ? timing.measure('upstream', () => embedOn(pool, call.sized.model, body)) : embedOn(pool, call.sized.model, body))),
+      switchTo: async (call, fallbackId, firstError) => {
+        const switched = await switchTo(principal, tokens, call, fallbackId, firstError);
+        if (switched) span.fellBack(switched.sized.model.slug, switched.sized.model.providerSlug);
+        return switched;
+      },
+      fail: (call, err) => {
+        span.failed(err);
+        return refund(body, call, err);
+      },
       skipped: { logger, requestId, message: 'fallback model cannot take the embeddings call; trying the next' },
     });
     const result: EmbeddingResult = outcome.value;
@@ -149,7 +167,11 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
       throw upstreamToAppError(err, served.sized.model.slug);
     }
     const counted = tokens.reduce((sum, count) => sum + count, 0);
-    return settle(served, { vectors, usage: result.usage, counted, accountId: outcome.accountId, inputs: body.input.length });
+    const settling = performance.now();
+    const embedded = await settle(served, { vectors, usage: result.usage, counted, accountId: outcome.accountId, inputs: body.input.length });
+    timing?.add('settle', performance.now() - settling);
+    span.answered({ responseModel: served.sized.model.upstreamModel, usage: { inputTokens: embedded.kept.usage.inputTokens, outputTokens: 0 }, chargedTokens: embedded.kept.usage.creditsConsumed });
+    return embedded;
   }
 
   async function settle(call: Reserved, outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number }): Promise<Embedded> {
@@ -194,13 +216,13 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
     async create(
       principal: Principal,
       body: EmbeddingsBody,
-      options: { idempotencyKey?: string; encodingFormat?: EncodingFormat } = {},
+      options: { idempotencyKey?: string; encodingFormat?: EncodingFormat; timing?: ServerTiming } = {},
     ): Promise<{ body: EmbeddingsAnswer; replayed: boolean; recomputed: boolean }> {
       const atLeast = checkEmbeddingsBody(body.input);
       const request: EmbeddingsBody = { model: body.model, input: body.input, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }), ...(body.user === undefined ? {} : { user: body.user }) };
       let fresh: string[] | undefined;
       const { body: kept, replayed } = await deps.once(principal, options, ROUTE, request, async (requestId) => {
-        const embedded = await run(principal, request, atLeast, requestId);
+        const embedded = await run(principal, request, atLeast, requestId, options.timing);
         fresh = embedded.vectors;
         return embedded.kept;
       });

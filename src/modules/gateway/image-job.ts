@@ -2,6 +2,7 @@ import { AppError } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
 import { imageCharge, imageMetadata, produceImages, readImageSource, tokenUsageOf, type ImageSpec, type ProducedImages } from './image-produce.js';
+import { startCallSpan } from './call-span.js';
 import { asAppError, failJob, refundFailed, settleDelivered, succeedJob, type MediaGatewayDeps } from './media-common.js';
 
 /**
@@ -16,7 +17,7 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
   const { clock, catalog, wallet, jobs } = deps;
   const started = performance.now();
   // `prices`: the per-image prices fixed at submit; null for a token-billed model (settled from its usage).
-  const input = job.input as unknown as ImageSpec & { prices: number[] | null; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null };
+  const input = job.input as unknown as ImageSpec & { prices: number[] | null; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null; trace?: Record<string, string> };
   const modelRef = { id: job.modelId, slug: job.modelSlug, providerId: input.providerId };
   try {
     const access = { subscriptionId: job.subscriptionId, owner: input.owner };
@@ -35,14 +36,17 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
   }
   let produced: ProducedImages;
   let model: GatewayModel;
+  // A child of the request that queued the job (its trace context rode in the job's input).
+  const span = startCallSpan({ operation: 'generate_content', providerSlug: job.modelSlug.split('/')[0]!, model: job.modelSlug, requestId: job.requestId, parent: input.trace });
   try {
     model = await catalog.resolveForGateway(job.modelSlug);
     const adapter = deps.adapters.get(model.providerSlug);
     if (!adapter) throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" has no media connection here.`);
     const initImage = input.initImageUrl ? (await readImageSource(deps, input.initImageUrl, job.userId, false)).file : undefined;
-    produced = await produceImages(deps, job.userId, model, adapter, input, initImage);
+    produced = await span.run(() => produceImages(deps, job.userId, model, adapter, input, initImage));
   } catch (err) {
     const error = asAppError(err, job.modelSlug);
+    span.failed(error);
     await failJob(deps, job.id, error, (tx) =>
       refundFailed(deps, tx, { userId: job.userId, subscriptionId: job.subscriptionId, model: modelRef, requestId: job.requestId, jobId: job.id, operation: 'image.generate', error, latencyMs: performance.now() - started }),
     );
@@ -76,5 +80,11 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
       },
       tokensConsumed: settled.chargedTokens,
     };
+  });
+  span.answered({
+    responseModel: model.upstreamModel,
+    chargedTokens: charge.chargeTokens,
+    ...(charge.tokens ? { usage: { inputTokens: charge.tokens.inputTokens, outputTokens: charge.tokens.outputTokens } } : {}),
+    attributes: { 'storefront.images_generated': delivered, 'storefront.images_requested': input.count, 'storefront.job_id': job.id },
   });
 }

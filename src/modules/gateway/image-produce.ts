@@ -1,6 +1,6 @@
 import { imageTokenTable, outputTokensPerImage, promptTokenBound, type GatewayModel } from '../catalog/service.js';
 import { keepOutput, requireCapability, type MediaGatewayDeps } from './media-common.js';
-import { seedFrom } from './providers/media/local-media.js';
+import { seedFrom } from './providers/local/media.js';
 import type { ImageRequest, ImageResult, ImageTokenUsage, MediaAdapter, MediaFile, MediaOutput } from './providers/media/media-types.js';
 import { UpstreamError } from './providers/types.js';
 

@@ -9,6 +9,8 @@ import { commitJobWithKey } from './job-key.js';
 import { admitJob } from './plan-limits.js';
 import { checkValue, descriptorOf } from './controls.js';
 import { imageCharge, imageMetadata, imagePricing, produceImages, readImageSource, tokenUsageOf, type ImageSpec, type ProducedImages } from './image-produce.js';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
+import { startCallSpan, traceCarrier } from './call-span.js';
 import { asAppError, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
 import type { MediaAdapter, MediaFile } from './providers/media/media-types.js';
 import { imageSizeRule, snapImageSize } from './providers/media/sizes.js';
@@ -130,17 +132,28 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     return { model, adapter, access, spec, initImage: source?.file };
   }
 
-  async function generateSync(principal: Principal, body: ImageBody, options: { tags?: string[]; caption?: string } = {}): Promise<ImageAnswer> {
+  async function generateSync(principal: Principal, body: ImageBody, options: { tags?: string[]; caption?: string; timing?: ServerTiming } = {}): Promise<ImageAnswer> {
+    const { timing } = options;
     const started = performance.now();
     const { model, adapter, access, spec, initImage } = await prepare(principal, body, false);
     const requestId = meteredRequestId();
     const pricing = await imagePricing(deps, model, spec);
-    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started }, { access });
+    const reserving = performance.now();
+    timing?.add('route', reserving - started);
+    const span = startCallSpan({ operation: 'generate_content', providerSlug: model.providerSlug, model: model.slug, requestId });
+    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started }, { access }).catch((err: unknown) => {
+      span.failed(err);
+      throw err;
+    });
+    const producing = performance.now();
+    timing?.add('reserve', producing - reserving);
     let produced: ProducedImages;
     try {
-      produced = await produceImages(deps, principal.userId, model, adapter, spec, initImage);
+      produced = await span.run(() => produceImages(deps, principal.userId, model, adapter, spec, initImage));
+      timing?.add('upstream', performance.now() - producing);
     } catch (err) {
       const error = asAppError(err, model.slug);
+      span.failed(error);
       await db
         .transaction((tx) =>
           refundFailed(deps, tx, { userId: principal.userId, subscriptionId: access.subscriptionId, model, requestId, operation: 'image.generate', error, latencyMs: performance.now() - started }),
@@ -150,6 +163,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     }
     const delivered = produced.images.length;
     const charge = await imageCharge(deps, model, spec, produced, pricing);
+    const settling = performance.now();
     const settled = await settleDeliveredNow(deps, {
       userId: principal.userId,
       subscriptionId: access.subscriptionId,
@@ -166,6 +180,8 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       metadata: imageMetadata(spec, produced, principal, pricing.reserved, charge.tokens),
       generation: { kind: 'IMAGE', prompt: options.caption ?? spec.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url, tags: options.tags },
     });
+    timing?.add('settle', performance.now() - settling);
+    span.answered({ responseModel: model.upstreamModel, chargedTokens: settled.chargedTokens, attributes: { 'storefront.images_generated': delivered, 'storefront.images_requested': spec.count } });
     return {
       images: produced.images,
       usage: { imagesGenerated: delivered, imagesRequested: spec.count, creditsConsumed: settled.chargedTokens, ...tokenUsageOf(charge.tokens) },
@@ -205,7 +221,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
             subscriptionId: access.subscriptionId,
             requestId: jobId,
             // `prices: null` marks a token-billed job: it settles from the usage its run reports, capped at tokensReserved.
-            input: { ...spec, prices: pricing.prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId },
+            input: { ...spec, prices: pricing.prices, owner: access.owner, providerId: model.providerId, apiKeyId: principal.apiKeyId, trace: traceCarrier() },
             tokensReserved: pricing.reserved,
           },
           tx,

@@ -2,7 +2,7 @@
 export { createGatewayService, type GatewayService } from './service.js';
 export { createMediaGateway, type MediaGateway } from './media.js';
 export { createDailyRequestLimit } from './plan-limits.js';
-export type { TextAnswerBody, TextBody } from './service.js';
+export type { CallOptions, TextAnswerBody, TextBody } from './service.js';
 export { IdempotencyHeaders, MAX_MESSAGE_CHARS, MAX_MESSAGES, TEXT_BODY_LIMIT_BYTES } from './schemas.js';
 // The request and answer schemas of /v1/ai/*, for surfaces that mirror them (the admin playground).
 export { EnhanceBody as EnhanceBodySchema, EnhanceResponse, TextBody as TextBodySchema, TextResponse } from './schemas.js';

@@ -1,10 +1,10 @@
 import type { Clock } from '../../platform/clock/clock.js';
-import type { LocalMediaOptions } from './providers/media/local-media.js';
+import { pluginOf } from './providers/index.js';
+import type { LocalMediaOptions } from './providers/local/media.js';
 import type { MediaAdapter } from './providers/media/media-types.js';
 import { buildMediaAdapters } from './providers/media/registry.js';
 import { UpstreamError, type ProviderAdapter } from './providers/types.js';
 import type { UpstreamHttp } from './providers/upstream-http.js';
-import { KNOWN_PROVIDERS } from './registry.js';
 
 export interface MediaProviders {
   /** The media adapter of each provider slug that has one. */
@@ -32,6 +32,6 @@ function asPoolAdapter(media: MediaAdapter): ProviderAdapter {
 export function buildMediaProviders(clock: Clock, local?: Omit<LocalMediaOptions, 'clock'>, http?: UpstreamHttp): MediaProviders {
   const adapters = buildMediaAdapters({ clock, local, http });
   const mediaOnly = new Map<string, ProviderAdapter>();
-  for (const [slug, adapter] of adapters) if (!KNOWN_PROVIDERS[slug]) mediaOnly.set(slug, asPoolAdapter(adapter));
+  for (const [slug, adapter] of adapters) if (!pluginOf(slug)?.text) mediaOnly.set(slug, asPoolAdapter(adapter));
   return { adapters, mediaOnly };
 }

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { files } from '../../db/schema/files.js';
 import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
-import { BFL_KEYS, startFakeBfl, type BflFake } from '../../../test/helpers/fakes/bfl.js';
+import { BFL_KEYS, startFakeBfl, type BflFake } from './providers/bfl/bfl.fake.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { pathOf } from '../../../test/helpers/files.js';
 import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';

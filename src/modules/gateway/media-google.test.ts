@@ -6,7 +6,7 @@ import { jobs } from '../../db/schema/jobs.js';
 import { usageRecords } from '../../db/schema/usage.js';
 import { readMp4Info } from '../../platform/media/mp4.js';
 import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
-import { GOOGLE_ERRORS, startFakeGoogle, type GoogleFake } from '../../../test/helpers/fakes/google.js';
+import { GOOGLE_ERRORS, startFakeGoogle, type GoogleFake } from './providers/google/google-media.fake.js';
 import { pathOf } from '../../../test/helpers/files.js';
 import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';

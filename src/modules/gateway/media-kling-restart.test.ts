@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { usageRecords } from '../../db/schema/usage.js';
 import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
-import { klingApiKey, startFakeKling, type KlingFake } from '../../../test/helpers/fakes/kling.js';
+import { klingApiKey, startFakeKling, type KlingFake } from './providers/kling/kling.fake.js';
 import { ledgerOf, providerEnv, setBalance, walletState } from '../../../test/helpers/gateway.js';
 import { sharedDatabase, type SharedDatabase } from '../../../test/helpers/shared-database.js';
 import { bearer, json, signUp } from '../../../test/helpers/test-app.js';

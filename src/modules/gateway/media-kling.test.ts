@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { jobs } from '../../db/schema/jobs.js';
 import { solidPng, type MediaFakeRequest } from '../../../test/helpers/fake-media-upstreams.js';
-import { klingApiKey, startFakeKling, type KlingFake } from '../../../test/helpers/fakes/kling.js';
+import { klingApiKey, startFakeKling, type KlingFake } from './providers/kling/kling.fake.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { pathOf } from '../../../test/helpers/files.js';
 import { ledgerOf, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';

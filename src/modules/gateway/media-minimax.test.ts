@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { files } from '../../db/schema/files.js';
 import { jobs } from '../../db/schema/jobs.js';
-import { MINIMAX_KEYS, MINIMAX_SENSITIVE_WORD, startFakeMinimax, type MinimaxFake } from '../../../test/helpers/fakes/minimax.js';
+import { MINIMAX_KEYS, MINIMAX_SENSITIVE_WORD, startFakeMinimax, type MinimaxFake } from './providers/minimax/minimax.fake.js';
 import { healthyAccounts } from '../../../test/helpers/fakes/provider-health.js';
 import { ledgerOf, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';

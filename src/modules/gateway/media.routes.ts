@@ -49,7 +49,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
     async (request, reply) => {
       const principal = principalOf(request);
       type Answer = Awaited<ReturnType<typeof media.image.generateSync>> | Awaited<ReturnType<typeof media.image.submit>>;
-      return once<Answer>(request, reply, () => (request.body.async ? media.image.submit(principal, request.body) : media.image.generateSync(principal, request.body)));
+      return once<Answer>(request, reply, () => (request.body.async ? media.image.submit(principal, request.body) : media.image.generateSync(principal, request.body, { timing: request.timing })));
     },
   );
 
@@ -96,7 +96,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
         response: { 200: AudioResponse, ...errors },
       },
     },
-    async (request, reply) => once(request, reply, () => media.audio.generate(principalOf(request), request.body)),
+    async (request, reply) => once(request, reply, () => media.audio.generate(principalOf(request), request.body, request.timing)),
   );
 
   app.post(

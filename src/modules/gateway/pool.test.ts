@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { providerAccounts } from '../../db/schema/gateway.js';
 import { usageRecords } from '../../db/schema/usage.js';
 import { DAY_MS } from '../../platform/clock/clock.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from './providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 import { providerEnv, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';

@@ -2,42 +2,11 @@ import { createHash } from 'node:crypto';
 import type { ProviderSettings } from '../../config.js';
 import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import { keyHintOf } from './account-view.js';
-import { createAnthropicAdapter } from './providers/anthropic.js';
-import { createLocalProvider } from './providers/local.js';
-import { createOpenAiAdapter } from './providers/openai.js';
-import { profileOf } from './providers/profiles.js';
-import { KNOWN_MEDIA_PROVIDERS } from './providers/media/registry.js';
+import { PROVIDERS, pluginOf } from './providers/index.js';
+import { createOpenAiAdapter } from './providers/openai-compatible/adapter.js';
+import { OPENAI_COMPATIBLE } from './providers/openai-compatible/profile.js';
 import { createUpstreamHttp, type UpstreamHttp } from './providers/upstream-http.js';
 import type { ProviderAdapter } from './providers/types.js';
-
-/**
- * Which adapter serves which catalog provider, and where its API lives by default; what an OpenAI-compatible API takes
- * is its profile (`providers/profiles.ts`). A provider not listed here but configured with `<PREFIX>_BASE_URL` is
- * served as OpenAI-compatible, with OpenAI's field set.
- */
-interface KnownProvider {
-  adapter: 'local' | 'openai' | 'anthropic';
-  baseUrl?: string;
-  /** Servers that take no key (a local Ollama or vLLM). */
-  keyless?: boolean;
-}
-
-export const KNOWN_PROVIDERS: Record<string, KnownProvider> = {
-  local: { adapter: 'local' },
-  openai: { adapter: 'openai', baseUrl: 'https://api.openai.com/v1' },
-  anthropic: { adapter: 'anthropic', baseUrl: 'https://api.anthropic.com' },
-  google: { adapter: 'openai', baseUrl: 'https://generativelanguage.googleapis.com/v1beta/openai' },
-  openrouter: { adapter: 'openai', baseUrl: 'https://openrouter.ai/api/v1' },
-  groq: { adapter: 'openai', baseUrl: 'https://api.groq.com/openai/v1' },
-  mistral: { adapter: 'openai', baseUrl: 'https://api.mistral.ai/v1' },
-  deepseek: { adapter: 'openai', baseUrl: 'https://api.deepseek.com/v1' },
-  xai: { adapter: 'openai', baseUrl: 'https://api.x.ai/v1' },
-  together: { adapter: 'openai', baseUrl: 'https://api.together.xyz/v1' },
-  fireworks: { adapter: 'openai', baseUrl: 'https://api.fireworks.ai/inference/v1' },
-  perplexity: { adapter: 'openai', baseUrl: 'https://api.perplexity.ai' },
-  ollama: { adapter: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', keyless: true },
-  vllm: { adapter: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', keyless: true },
-};
 
 /** `together-ai` -> `TOGETHER_AI`: the prefix of the provider's environment variables. */
 export const envPrefixOf = (providerSlug: string) => providerSlug.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
@@ -73,8 +42,7 @@ const fingerprint = (value: string) => createHash('sha256').update(value).digest
  */
 export function upstreamHttpFor(settings: Record<string, ProviderSettings>, outbound: OutboundPolicy): UpstreamHttp {
   const configured = [
-    ...Object.values(KNOWN_PROVIDERS).map((known) => known.baseUrl),
-    ...Object.values(KNOWN_MEDIA_PROVIDERS).map((known) => known.baseUrl),
+    ...PROVIDERS.flatMap((plugin) => [plugin.text?.defaultBaseUrl, plugin.media?.defaultBaseUrl]),
     ...Object.values(settings).map((config) => config.baseUrl),
   ];
   const trusted = new Set(configured.flatMap((baseUrl) => (baseUrl && URL.canParse(baseUrl) ? [new URL(baseUrl).origin] : [])));
@@ -82,9 +50,10 @@ export function upstreamHttpFor(settings: Record<string, ProviderSettings>, outb
 }
 
 /**
- * Builds the adapters and the configured accounts. `local` always has one built-in account; a known provider
- * gets one account per key in `<PREFIX>_API_KEY`; a keyless or unknown provider with `<PREFIX>_BASE_URL` gets one.
- * Text adapters call out through `http` (see `upstreamHttpFor`); without it, every address is trusted.
+ * Builds the adapters (the plugins', `providers/index.ts`) and the configured accounts. A built-in provider (`local`)
+ * always has one built-in account; a known provider gets one account per key in `<PREFIX>_API_KEY`; a keyless or
+ * unknown provider with `<PREFIX>_BASE_URL` gets one. An unknown one is served as OpenAI-compatible, with OpenAI's field
+ * set. Text adapters call out through `http` (see `upstreamHttpFor`); without it, every address is trusted.
  */
 export function buildProviderRegistry(
   settings: Record<string, ProviderSettings>,
@@ -93,7 +62,7 @@ export function buildProviderRegistry(
   const registry = new Map<string, ProviderEntry>();
   const { http } = options;
   const mediaOnly = options.mediaOnly ?? new Map<string, ProviderAdapter>();
-  const slugs = new Set([...Object.keys(KNOWN_PROVIDERS), ...mediaOnly.keys()]);
+  const slugs = new Set([...PROVIDERS.filter((plugin) => plugin.text).map((plugin) => plugin.slug), ...mediaOnly.keys()]);
   // Unknown prefixes with a base URL are OpenAI-compatible servers; their slug is the lower-cased prefix.
   for (const [prefix, value] of Object.entries(settings)) {
     const slug = prefix.toLowerCase().replace(/_/g, '-');
@@ -101,10 +70,11 @@ export function buildProviderRegistry(
   }
 
   for (const slug of slugs) {
-    const known = KNOWN_PROVIDERS[slug] ?? { adapter: 'openai' as const };
+    const plugin = pluginOf(slug);
+    const text = plugin?.text;
     const config = settings[envPrefixOf(slug)];
     const timeoutMs = config?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const mediaAdapter = KNOWN_PROVIDERS[slug] ? undefined : mediaOnly.get(slug);
+    const mediaAdapter = text ? undefined : mediaOnly.get(slug);
     if (mediaAdapter) {
       // A provider with media models only (video, speech): one account per key, its own default address.
       for (const apiKey of config?.apiKeys ?? []) mediaAdapter.checkKeyShape?.(apiKey);
@@ -121,10 +91,11 @@ export function buildProviderRegistry(
       registry.set(slug, { slug, adapter: mediaAdapter, accounts });
       continue;
     }
-    if (known.adapter === 'local') {
+    const adapterOptions = { streamIdleTimeoutMs: options.streamIdleTimeoutMs, http, localChunkDelayMs: options.localChunkDelayMs };
+    if (plugin?.builtIn && text) {
       registry.set(slug, {
         slug,
-        adapter: createLocalProvider({ chunkDelayMs: options.localChunkDelayMs }),
+        adapter: text.create(adapterOptions),
         accounts: [{ providerSlug: slug, fingerprint: 'built-in', apiKey: null, keyHint: null, baseUrl: null, label: 'built-in', monthlyBudgetCents: null, timeoutMs }],
       });
       continue;
@@ -140,13 +111,12 @@ export function buildProviderRegistry(
       monthlyBudgetCents: config?.monthlyBudgetCents ?? null,
       timeoutMs,
     }));
-    if (accounts.length === 0 && baseUrl && (known.keyless || !KNOWN_PROVIDERS[slug])) {
+    if (accounts.length === 0 && baseUrl && (plugin?.keyless || !text)) {
       accounts.push({ providerSlug: slug, fingerprint: fingerprint(`keyless:${baseUrl}`), apiKey: null, keyHint: null, baseUrl, label: `${envPrefixOf(slug)}_BASE_URL`, monthlyBudgetCents: config?.monthlyBudgetCents ?? null, timeoutMs });
     }
-    const adapter =
-      known.adapter === 'anthropic'
-        ? createAnthropicAdapter({ defaultBaseUrl: known.baseUrl, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http })
-        : createOpenAiAdapter({ defaultBaseUrl: known.baseUrl ?? baseUrl ?? 'http://127.0.0.1/v1', profile: profileOf(slug), streamIdleTimeoutMs: options.streamIdleTimeoutMs, http });
+    const adapter = text
+      ? text.create(adapterOptions)
+      : createOpenAiAdapter({ defaultBaseUrl: baseUrl ?? 'http://127.0.0.1/v1', profile: OPENAI_COMPATIBLE, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http });
     registry.set(slug, { slug, adapter, accounts });
   }
   return registry;

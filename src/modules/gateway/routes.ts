@@ -31,10 +31,10 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
       const body = fromTextRoute(request.body);
       const idempotencyKey = request.headers['idempotency-key'];
       if (body.stream) {
-        await gateway.streamText(principal, body, { idempotencyKey, open: (headers) => openSse(request, reply, { headers }) });
+        await gateway.streamText(principal, body, { idempotencyKey, timing: request.timing, open: (headers) => openSse(request, reply, { headers }) });
         return reply;
       }
-      const { body: answer, replayed } = await gateway.text(principal, body, { idempotencyKey });
+      const { body: answer, replayed } = await gateway.text(principal, body, { idempotencyKey, timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', answer.requestId);
       if (answer.ignored) reply.header(IGNORED_HEADER, answer.ignored.join(', '));
@@ -55,7 +55,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
       },
     },
     async (request, reply) => {
-      const { body, replayed } = await gateway.enhancePrompt(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'] });
+      const { body, replayed } = await gateway.enhancePrompt(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
       if (replayed) reply.header('idempotent-replayed', 'true');
       return body;
     },

@@ -6,7 +6,7 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, ledgerOf, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from './providers/anthropic/anthropic.fake.js';
 import { countMessageTokens } from './tokens.js';
 
 /**

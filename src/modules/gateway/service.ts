@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
 import { newId } from '../../platform/ids.js';
 import type { ProviderSettings } from '../../config.js';
 import type { Principal } from '../../platform/auth/plugin.js';
@@ -23,7 +24,7 @@ import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { ChatMessage } from './providers/types.js';
 import { buildProviderRegistry, upstreamHttpFor } from './registry.js';
 import { buildMediaProviders } from './media-adapters.js';
-import type { LocalMediaOptions } from './providers/media/local-media.js';
+import type { LocalMediaOptions } from './providers/local/media.js';
 import { createFallbacks } from './fallbacks.js';
 import { createMetering } from './metering.js';
 import type { MeteringDeps } from './metering-types.js';
@@ -69,6 +70,8 @@ export interface GatewayServiceDeps {
   events?: EventBus;
   /** Where operators' upstream base URLs may point (checked when saved and when connecting). */
   outbound: OutboundPolicy;
+  /** Prompts and answers on the GenAI spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
+  captureContent?: boolean;
 }
 
 export interface TextBody extends TextOptions {
@@ -91,6 +94,8 @@ export interface EnhanceBody {
 
 export interface CallOptions {
   idempotencyKey?: string;
+  /** The request's Server-Timing, which the call adds its phases to. */
+  timing?: ServerTiming;
 }
 
 export interface Replayable<T> {
@@ -145,7 +150,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     return keyed.replayed ? { body: keyed.response, replayed: true } : { body: keyed.result, replayed: false };
   }
 
-  const textCall = (body: TextBody) => ({
+  const textCall = (body: TextBody, timing: ServerTiming | undefined) => ({
     operation: 'text.generate' as const,
     modelSlug: body.model,
     messages: body.messages,
@@ -157,6 +162,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     accepts: textModelsOnly,
     saveToHistory: true,
     answerBody: textResponse,
+    timing,
   });
 
   return {
@@ -189,7 +195,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     },
 
     async text(principal: Principal, body: TextBody, options: CallOptions = {}) {
-      return once(principal, options, TEXT_ROUTE, body, async (requestId) => textResponse(await text.generate(principal, textCall(body), requestId)));
+      return once(principal, options, TEXT_ROUTE, body, async (requestId) => textResponse(await text.generate(principal, textCall(body, options.timing), requestId)));
     },
 
     /**
@@ -199,7 +205,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
      */
     async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<TextAnswerBody | null> {
       // The request id travels as a header: the stream's events carry none.
-      const run = async (requestId: string) => (await text.stream(principal, textCall(body), requestId, (headers) => options.open({ ...headers, 'x-ai-request-id': requestId }))).answer;
+      const run = async (requestId: string) => (await text.stream(principal, textCall(body, options.timing), requestId, (headers) => options.open({ ...headers, 'x-ai-request-id': requestId }))).answer;
       if (!options.idempotencyKey) return textResponseOrNull(await run(newId()));
       // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
       const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body }, run, textResponseOrNull);
@@ -237,6 +243,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
             accepts: multimodalOnly,
             saveToHistory: false,
             answerBody: (answer) => enhancedBody(answer.text),
+            timing: options.timing,
           },
           requestId,
         );

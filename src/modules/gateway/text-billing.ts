@@ -76,6 +76,7 @@ export async function finalize(
   });
   // One statement charges the answer with its records, so there is no moment when a delivered answer is known only
   // to this process (a crash before it leaves the reservation open and refunded, as for a call never answered).
+  const settling = performance.now();
   const { chargedTokens } = await metering.settleNow(p.metered, {
     status: outcome.status,
     delivered: outcome.delivered,
@@ -98,17 +99,28 @@ export async function finalize(
       ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls.map((c) => c.name) } : {}),
       providerCostMicros: price.providerCostMicros,
       currency: price.currency,
+      // The phases known before the settlement (auth, route, reserve, upstream): the gateway's cost beside the provider's.
+      ...(p.call.timing ? { timing: p.call.timing.toJSON() } : {}),
       ...outcome.extra,
     }),
     generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: generationOutput(outcome.text, outcome.toolCalls) } : null,
     response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
   });
+  p.call.timing?.add('settle', performance.now() - settling);
   if (outcome.accountId) pool.recordSpend(outcome.accountId, price.providerCostMicros);
+  p.span.answered({
+    responseModel: p.model.upstreamModel,
+    finishReason: outcome.finishReason,
+    usage: measured,
+    chargedTokens,
+    output: { text: outcome.text, ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}) },
+  });
   return answerOf(chargedTokens);
 }
 
 /** A call that produced nothing billable: full refund and a FAILED (or TIMEOUT) usage record. */
 export function fail(deps: BillingDeps, p: Prepared, err: unknown): Promise<unknown> {
+  p.span.failed(err);
   return refundFailed(deps, { metered: p.metered, modelSlug: p.model.slug, metadata: baseMetadata(p, {}), internalMessage: 'The generation failed on our side.' }, err);
 }
 

@@ -2,7 +2,7 @@ import { badRequest } from '../../platform/http/errors.js';
 import { FetchError, type OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { GatewayModel } from '../catalog/service.js';
 import { MAX_IMAGES_PER_REQUEST } from './image-input.js';
-import { localSchemaRefusal } from './providers/local.js';
+import { localSchemaRefusal } from './providers/local/text.js';
 import { messageImages, TEXT_PARAMETERS, type ChatMessage, type ProviderAdapter, type TextParameter } from './providers/types.js';
 import type { Hint, TextCall, TextOptions } from './text-types.js';
 

@@ -17,6 +17,7 @@ async function switchTo(deps: TextGatewayDeps, size: SizeCall, p: Prepared, fall
   if (!entry) return null;
   const sized = await size(p.principal, p.call, await catalog.resolveForGateway(entry.row.slug));
   const metered = await metering.switchModel(p.principal, p.metered, sized.model, sized.reservedTokens);
+  p.span.fellBack(sized.model.slug, sized.model.providerSlug);
   return Object.assign({}, p, sized, { reservedTokens: metered.reservedTokens ?? sized.reservedTokens, metered, fallbackFrom: p.fallbackFrom ?? { model: p.model.slug, error } });
 }
 

@@ -31,6 +31,7 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   let progress: Promise<void> = Promise.resolve();
   /** The most usage recorded on the reservation (or sent to be): what closing it without this process charges at most. */
   let marked = 0;
+  const streaming = performance.now();
   try {
     for await (const event of opened.value) {
       if (event.type === 'text' || event.type === 'tool_call' || event.type === 'refusal') {
@@ -56,6 +57,7 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
     failure = err;
   }
 
+  p.call.timing?.add('upstream', p.call.timing.get('upstream-ttfb') + performance.now() - streaming);
   await progress;
   if (failure) {
     if (failure instanceof UpstreamError && failure.accountFailure) await pool.markFailure(p.model.providerSlug, opened.accountId, failure).catch(() => undefined);

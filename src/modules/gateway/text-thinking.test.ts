@@ -3,8 +3,8 @@ import { eq } from 'drizzle-orm';
 import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
-import { signatureOf } from '../../../test/helpers/fake-anthropic-thinking.js';
+import { startFakeAnthropic } from './providers/anthropic/anthropic.fake.js';
+import { signatureOf } from './providers/anthropic/anthropic-thinking.fake.js';
 import type { Decide, FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../platform/auth/plugin.js';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
 import type { Db } from '../../platform/db/database.js';
 import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
 import type { CatalogService, GatewayModel } from '../catalog/service.js';
@@ -7,6 +8,7 @@ import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { WalletService } from '../wallet/service.js';
 import type { Access } from './access.js';
+import type { CallSpan } from './call-span.js';
 import type { Fallbacks } from './fallbacks.js';
 import type { Metering } from './metering.js';
 import type { Metered } from './metering-types.js';
@@ -26,6 +28,8 @@ export interface TextGatewayDeps {
   outbound?: Pick<OutboundPolicy, 'check'>;
   /** Operators' fallback models: tried in order when every account of the model's provider failed. */
   fallbacks?: Pick<Fallbacks, 'idsOf'>;
+  /** Prompts and answers on the call's span (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). */
+  captureContent?: boolean;
 }
 
 /**
@@ -71,6 +75,8 @@ export interface TextCall {
   reasoningField?: string;
   /** The route's JSON answer: stored for the Idempotency-Key in the settling transaction. */
   answerBody?: (answer: TextAnswer) => Record<string, unknown>;
+  /** The request's Server-Timing: the call adds `route`, `reserve`, `upstream` (and `upstream-ttfb`) and `settle`. */
+  timing?: ServerTiming;
 }
 
 export interface TextAnswer {
@@ -111,6 +117,8 @@ export interface Prepared {
   started: number;
   /** The model the caller asked for, when a fallback serves the call instead. */
   fallbackFrom?: { model: string; error: unknown };
+  /** The call's GenAI span (call-span.ts). */
+  span: CallSpan;
 }
 
 export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens' | 'reasoning' | 'ignored' | 'leftOut'> & { access: Access };

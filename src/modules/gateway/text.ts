@@ -2,6 +2,7 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { GatewayModel } from '../catalog/service.js';
+import { startCallSpan } from './call-span.js';
 import { withServerInstruction } from './instructions.js';
 import { TEXT_PARAMETERS, type ChatMessage, type TextRequest } from './providers/types.js';
 import { withFallbacks } from './text-fallbacks.js';
@@ -9,7 +10,8 @@ import { asStream, finalizeAnswer, pump } from './text-stream.js';
 import type { Prepared, Sizing, TextAnswer, TextCall, TextGatewayDeps, TextOptions } from './text-types.js';
 import { checkCapabilities, checkImageUrls, checkThinkingToolChoice, leftOutNames, hintsLeftOut } from './text-capabilities.js';
 import { budgetWithin, reasoningModeOf, thinkingMaxTokens, translateReasoning } from './reasoning.js';
-import { countMessageTokens, countTextTokens, countToolTokens, imageTokenRule, messageTokensAtLeast, messageTokensAtMost } from './tokens.js';
+import { countMessageTokens, countTextTokens, countToolTokens, messageTokensAtLeast, messageTokensAtMost } from './tokens.js';
+import { imageTokenRule } from './providers/index.js';
 
 export const DEFAULT_MAX_TOKENS = 2048;
 /** Chat history replay: a quarter of the context window, capped at 24,000 tokens; system text is never trimmed. */
@@ -68,9 +70,30 @@ export function createTextGateway(deps: TextGatewayDeps) {
   async function prepare(principal: Principal, call: TextCall, requestId: string): Promise<Prepared> {
     const started = performance.now();
     const sized = await size(principal, call, await catalog.resolveForGateway(call.modelSlug));
-    const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
-    return { call, principal, metered, requestId, started, ...sized };
+    const reserving = performance.now();
+    call.timing?.add('route', reserving - started);
+    const span = startCallSpan({
+      operation: 'chat',
+      providerSlug: sized.model.providerSlug,
+      model: sized.model.slug,
+      requestId,
+      parameters: { maxTokens: sized.maxTokens, temperature: call.temperature, ...call.options },
+      input: sized.messages,
+      captureContent: deps.captureContent,
+    });
+    try {
+      const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
+      call.timing?.add('reserve', performance.now() - reserving);
+      return { call, principal, metered, requestId, started, span, ...sized };
+    } catch (err) {
+      span.failed(err);
+      throw err;
+    }
   }
+
+  /** Runs the upstream call in the call's span, timed as `phase` (a fallback's attempts add up). */
+  const upstream = <T>(p: Prepared, phase: 'upstream' | 'upstream-ttfb', fn: () => Promise<T>): Promise<T> =>
+    p.span.run(() => (p.call.timing ? p.call.timing.measure(phase, fn) : fn()));
 
   /** The checks and the sizing of the call on one model: plan and key access, history, output room, the estimate. */
   async function size(principal: Principal, call: TextCall, model: GatewayModel): Promise<Sizing> {
@@ -92,7 +115,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     if (model.maxContextTokens && atLeast >= model.maxContextTokens) {
       throw badRequest(`The messages are at least ${atLeast} tokens; the model "${model.slug}" reads at most ${model.maxContextTokens}. Shorten them.`, [{ field: 'messages', message: 'are too long for this model' }]);
     }
-    const inputTokens = countMessageTokens(messages, imageTokenRule(adapter?.kind ?? 'openai')) + countToolTokens(options.tools) + responseFormatTokens(options);
+    const inputTokens = countMessageTokens(messages, imageTokenRule(model.providerSlug)) + countToolTokens(options.tools) + responseFormatTokens(options);
     const modelMax = model.maxOutputTokens ?? Number.POSITIVE_INFINITY;
     if (call.maxTokens !== undefined && call.maxTokens > modelMax) {
       throw badRequest(`maxTokens ${call.maxTokens} is more than the model "${model.slug}" can write (${modelMax}).`, [{ field: 'maxTokens', message: `must be at most ${modelMax}` }]);
@@ -161,7 +184,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
     /** A whole answer at once. */
     async generate(principal: Principal, call: TextCall, requestId: string): Promise<TextAnswer> {
       const { p, value: result } = await withFallbacks(deps, size, await prepare(principal, call, requestId), (p) =>
-        pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p))),
+        upstream(p, 'upstream', () => pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p)))),
       );
       const { refusal, ...outcome } = result.value;
       return finalizeAnswer(deps, p, { accountId: result.accountId, status: 'SUCCESS', ...outcome }, refusal);
@@ -177,8 +200,11 @@ export function createTextGateway(deps: TextGatewayDeps) {
       // A fallback may answer only until the stream opens: once a byte is sent, the call stays with its model.
       const { p, value: opened } = await withFallbacks(deps, size, await prepare(principal, call, requestId), (p) => {
         const streamingSupported = p.model.capabilities.flags?.streaming !== false;
-        return pool.run(p.model.providerSlug, async (adapter, credential) =>
-          streamingSupported ? adapter.streamText(credential, upstreamRequest(p)) : asStream(await adapter.generateText(credential, upstreamRequest(p))),
+        // Timed to the upstream's first answer (its headers); pump times the whole stream as `upstream`.
+        return upstream(p, 'upstream-ttfb', () =>
+          pool.run(p.model.providerSlug, async (adapter, credential) =>
+            streamingSupported ? adapter.streamText(credential, upstreamRequest(p)) : asStream(await adapter.generateText(credential, upstreamRequest(p))),
+          ),
         );
       });
 

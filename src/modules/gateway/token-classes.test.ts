@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { priceUnits, type UsageUnits } from '../catalog/pricing.js';
-import { startFakeAnthropic } from '../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from './providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeBehavior, type FakeUpstream, type TokenClasses } from '../../../test/helpers/fake-upstreams.js';
 import { parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';

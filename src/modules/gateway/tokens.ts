@@ -69,7 +69,7 @@ function countContentTokens(text: string): number {
   return tokens;
 }
 
-/** Tokens an image costs a provider's model (see `image-tokens.ts`); the default is OpenAI's rule. */
+/** Tokens an image costs a provider's model (see `image-tokens.ts`); the default is OpenAI's, a plugin may have its own. */
 export type ImageTokenRule = (image: ImagePart) => number;
 
 /** OpenAI's rule: low detail 85; otherwise fit in 2048x2048, shortest side to 768, then 170 per 512-pixel tile plus 85. */
@@ -85,19 +85,6 @@ export function openAiImageTokens(image: ImagePart): number {
   height *= shortest;
   return 170 * Math.ceil(width / 512) * Math.ceil(height / 512) + 85;
 }
-
-/** Anthropic's rule: width x height / 750, after scaling to a long side of at most 1568 and at most 1.15 megapixels. */
-export function anthropicImageTokens(image: ImagePart): number {
-  let width = image.width ?? 1568;
-  let height = image.height ?? 1568;
-  const scale = Math.min(1, 1568 / Math.max(width, height), Math.sqrt(1_150_000 / (width * height)));
-  width = Math.floor(width * scale);
-  height = Math.floor(height * scale);
-  return Math.ceil((width * height) / 750);
-}
-
-/** The image rule of an adapter kind (OpenAI's for OpenAI-compatible providers and the built-in model). */
-export const imageTokenRule = (adapterKind: string): ImageTokenRule => (adapterKind === 'anthropic' ? anthropicImageTokens : openAiImageTokens);
 
 /** What a message costs besides its text: its images, and its tool calls (name and arguments) or tool-result id. */
 function extrasTokens(message: ChatMessage, imageTokens: ImageTokenRule): number {

@@ -2,7 +2,7 @@ import { AppError } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
 import type { JobRow } from '../jobs/service.js';
 import { asAppError, failJob, keepOutput, refundFailed, requireCapability, settleDelivered, succeedJob, type MediaGatewayDeps } from './media-common.js';
-import { seedFrom } from './providers/media/local-media.js';
+import { seedFrom } from './providers/local/media.js';
 import type { MediaAdapter, UpstreamCredential, VideoStatus, VideoSubmission } from './providers/media/media-types.js';
 import { JOB_LEASE_SECONDS, priceOptionsOf, readStoredMedia, type VideoInput } from './video-common.js';
 

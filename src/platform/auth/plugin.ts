@@ -90,12 +90,16 @@ export const authPlugin = fp<AuthPluginOptions>(
         if (mode === 'required') throw unauthorized('Missing access token. Send it as "Authorization: Bearer <token>".');
         return;
       }
+      const started = performance.now();
       try {
         request.principal = await resolvePrincipal(token, config);
       } catch (err) {
         // An optional-auth route treats a stale or invalid credential as an anonymous visit.
         if (mode === 'optional' && err instanceof AppError && err.statusCode === 401) return;
         throw err;
+      } finally {
+        // Server-Timing `auth`: the credential's check (a cached API key costs microseconds, a cold one a query).
+        request.timing?.add('auth', performance.now() - started);
       }
       // Checked before the role and scope, so an operator learns the token is the reason, whatever the route needs.
       if (request.principal?.impersonatorId) {

@@ -67,6 +67,8 @@ export function openFramedStream(request: FastifyRequest, reply: FastifyReply, f
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
     'x-request-id': request.id,
+    // What is measured by the first byte (auth, route, reserve, the upstream's first byte); onSend hooks do not run here.
+    ...(request.timing && !request.timing.empty ? { 'server-timing': request.timing.header() } : {}),
     ...options.headers,
   });
   if (framing.opening) res.write(framing.opening);

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from '../../../../test/helpers/rejection.js';
 import { GOOGLE_EMBEDDING_ERRORS, OPENAI_EMBEDDING_ERRORS, fakeVector, startFakeEmbeddings, wordCount, type EmbeddingsFake } from '../../../../test/helpers/fakes/openai-embeddings.js';
 import { countTextTokens } from '../tokens.js';
-import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local-embed.js';
-import { createLocalProvider } from './local.js';
-import { createOpenAiAdapter } from './openai.js';
+import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local/embed.js';
+import { createLocalProvider } from './local/text.js';
+import { createOpenAiAdapter } from './openai-compatible/adapter.js';
 import { UpstreamError, type UpstreamCredential } from './types.js';
 
 // The `embed` method of the built-in provider and of the OpenAI-compatible adapter (OpenAI itself and Google's

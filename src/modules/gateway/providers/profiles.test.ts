@@ -4,11 +4,11 @@ import type { FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
 import { collect, messages, textOf } from '../../../../test/helpers/text-streams.js';
 import { rejection } from '../../../../test/helpers/rejection.js';
 import { VENDOR_TEXT_MODELS } from '../../catalog/seed-vendors.js';
-import { KNOWN_PROVIDERS } from '../registry.js';
 import { checkCapabilities, hintsLeftOut } from '../text-capabilities.js';
 import type { TextOptions } from '../text-types.js';
-import { createOpenAiAdapter } from './openai.js';
-import { familiesOf, OPENAI_COMPATIBLE, parametersFor, PROFILES, profileOf, type ProviderProfile } from './profiles.js';
+import { createOpenAiAdapter } from './openai-compatible/adapter.js';
+import { pluginOf, profileOf, PROVIDERS } from './index.js';
+import { familiesOf, OPENAI_COMPATIBLE, parametersFor, type ProviderProfile } from './openai-compatible/profile.js';
 import { TEXT_PARAMETERS, UpstreamError, type ProviderAdapter, type TextParameter, type TextRequest, type UpstreamCredential } from './types.js';
 
 // Each OpenAI-compatible provider's profile against a fake that refuses what that provider's API refuses: the gateway's
@@ -197,19 +197,20 @@ describe("the strict fakes refuse what OpenAI's field set sends them", () => {
 });
 
 describe('profiles and the catalog', () => {
-  it("every OpenAI-compatible known provider has its own profile; any other speaks OpenAI's field set", () => {
-    const compatible = Object.entries(KNOWN_PROVIDERS).filter(([, known]) => known.adapter === 'openai').map(([slug]) => slug);
-    expect(compatible.sort()).toEqual(Object.keys(PROFILES).sort());
+  it("every OpenAI-compatible plugin has its own profile and a case here; any other provider speaks OpenAI's field set", () => {
+    const compatible = PROVIDERS.filter((plugin) => plugin.text?.profile).map((plugin) => plugin.slug);
+    expect(compatible.length).toBeGreaterThan(10);
     for (const slug of compatible) expect(profileOf(slug).slug).toBe(slug);
+    expect(compatible.filter((slug) => !CASES.some((c) => c.provider === slug))).toEqual([]);
     expect(profileOf('my-llm')).toBe(OPENAI_COMPATIBLE);
   });
 
   it("each catalog text model resolves to its provider's profile, and a family that refuses temperature has no temperature control", () => {
-    const text = VENDOR_TEXT_MODELS.filter((m) => m.type !== 'EMBEDDING' && KNOWN_PROVIDERS[m.provider]?.adapter === 'openai');
+    const text = VENDOR_TEXT_MODELS.filter((m) => m.type !== 'EMBEDDING' && pluginOf(m.provider)?.text?.profile);
     expect(text.length).toBeGreaterThan(20);
     for (const model of text) {
       const profile = profileOf(model.provider);
-      expect(profile, model.name).toBe(PROFILES[model.provider]);
+      expect(profile, model.name).toBe(pluginOf(model.provider)!.text!.profile);
       const upstream = model.upstreamModel ?? model.name;
       expect(parametersFor(profile, upstream).size, model.name).toBeGreaterThan(0);
       if (familiesOf(profile, upstream).some((rule) => rule.temperature === 'refused')) {

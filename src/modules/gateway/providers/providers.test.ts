@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from '../../../../test/helpers/rejection.js';
 import { collect, collectUntilError, messages, textOf } from '../../../../test/helpers/text-streams.js';
-import { startFakeAnthropic } from '../../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from './anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
 import { countMessageTokens, countTextTokens } from '../tokens.js';
-import { createAnthropicAdapter, toAnthropicMessages } from './anthropic.js';
-import { createLocalProvider } from './local.js';
-import { createOpenAiAdapter } from './openai.js';
+import { createAnthropicAdapter, toAnthropicMessages } from './anthropic/text.js';
+import { createLocalProvider } from './local/text.js';
+import { createOpenAiAdapter } from './openai-compatible/adapter.js';
 import { UpstreamError, type ProviderAdapter, type UpstreamCredential } from './types.js';
 
 // The provider adapters end to end: the built-in local provider, and the OpenAI-compatible and Anthropic adapters
-// against fake upstreams. The OpenAI-compatible client's own HTTP and SSE handling is tested in openai-http.test.ts.
+// against fake upstreams. The OpenAI-compatible client's own HTTP and SSE handling is tested in openai-compatible/http.test.ts.
 
 const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 

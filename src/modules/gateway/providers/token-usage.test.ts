@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeAnthropic } from '../../../../test/helpers/fake-anthropic.js';
+import { startFakeAnthropic } from './anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type FakeUpstream, type TokenClasses } from '../../../../test/helpers/fake-upstreams.js';
 import { collect, messages } from '../../../../test/helpers/text-streams.js';
-import { createAnthropicAdapter } from './anthropic.js';
-import { usageOf } from './anthropic-messages.js';
-import { createOpenAiAdapter } from './openai.js';
-import { toUsage } from './openai-chat.js';
+import { createAnthropicAdapter } from './anthropic/text.js';
+import { usageOf } from './anthropic/messages.js';
+import { createOpenAiAdapter } from './openai-compatible/adapter.js';
+import { toUsage } from './openai-compatible/chat.js';
 import type { ProviderAdapter, TextStreamEvent, TokenUsage, UpstreamCredential } from './types.js';
 
 // Every token class a provider reports, read by the adapters into the gateway's usage (the classes are parts of the

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../platform/clock/clock.js';
 import { SEED_MODELS } from '../../../catalog/seed-data.js';
 import { mediaCapability } from './media-types.js';
-import { buildMediaAdapters, KNOWN_MEDIA_PROVIDERS } from './registry.js';
+import { PROVIDERS } from '../index.js';
+import { buildMediaAdapters } from './registry.js';
 
 describe('media adapter registry', () => {
   const adapters = buildMediaAdapters({ clock: new ManualClock(), local: { videoDelayMs: 0 } });
 
-  it('builds one adapter per known media provider with the capabilities its API offers', () => {
-    expect([...adapters.keys()].sort()).toEqual(Object.keys(KNOWN_MEDIA_PROVIDERS).sort());
+  it('builds one adapter per plugin with a media part, with the capabilities its API offers', () => {
+    expect([...adapters.keys()].sort()).toEqual(PROVIDERS.filter((plugin) => plugin.media).map((plugin) => plugin.slug).sort());
     const capabilities = (slug: string) =>
       (['generateImage', 'submitVideo', 'generateSpeech', 'generateMusic'] as const).filter((c) => mediaCapability(adapters.get(slug)!, c) !== null);
     expect(capabilities('local')).toEqual(['generateImage', 'submitVideo', 'generateSpeech', 'generateMusic']);
