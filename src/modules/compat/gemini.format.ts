@@ -172,10 +172,15 @@ export function signedParts<P extends object>(parts: P[], signature: string | un
   return parts.map((part, i) => (i === at ? { ...part, thoughtSignature: signature } : part));
 }
 
+/**
+ * A refusal (OpenAI's `refusal`) is the model's text on this surface: Gemini has no refusal field, and its own models
+ * refuse in plain text with `STOP`, which is what Gemini's clients show.
+ */
 export function toGenerateContentResponse(answer: TextAnswerBody, options: { includeThoughts?: boolean } = {}): Static<typeof GenerateContentResponse> {
   const calls = answer.toolCalls ?? [];
   const thoughts = options.includeThoughts ? thoughtParts(answer.thinking) : [];
-  const said = [...(answer.text || calls.length === 0 ? [{ text: answer.text }] : []), ...calls.map(functionCallPart)];
+  const text = answer.text + (answer.refusal ?? '');
+  const said = [...(text || calls.length === 0 ? [{ text }] : []), ...calls.map(functionCallPart)];
   const parts = [...thoughts, ...signedParts<object>(said, thoughtSignatureOf(answer.thinking))];
   return {
     candidates: [{ content: { role: 'model', parts }, finishReason: finishReasonOf(answer.finishReason), index: 0 }],

@@ -19,7 +19,8 @@ export function geminiChunkStream(target: SseStream, meta: { responseId: string;
     target.send({ candidates: [{ content: { role: 'model', parts }, index: 0, ...candidate }], ...top, modelVersion: meta.model, responseId: meta.responseId });
 
   const sse = heldStream(target, async (event: GatewayEvent) => {
-    if (event.type === 'text' && event.delta) await chunk([{ text: event.delta }]);
+    // A refusal is text here, as on the JSON answer (gemini.format.ts).
+    if ((event.type === 'text' || event.type === 'refusal') && event.delta) await chunk([{ text: event.delta }]);
     else if (event.type === 'thinking' && event.delta && meta.includeThoughts) await chunk([{ text: event.delta, thought: true }]);
     else if (event.type === 'tool_call' && event.index !== undefined) {
       const call = calls.get(event.index) ?? { id: event.id ?? `call_${meta.responseId}_${event.index}`, name: event.name ?? '', arguments: '' };

@@ -163,6 +163,19 @@ describe('an OpenAI model that refuses', () => {
     expect(streamed.stop_reason).toBe('refusal');
     expect(streamed.content).toMatchObject([{ type: 'text', text: REFUSAL }]);
   });
+  it('/gemini: the refusal is the candidate\'s text with STOP, as a Gemini model refuses, whole and streamed', async () => {
+    const body = { contents: [{ role: 'user', parts: [{ text: question }] }] };
+    const url = `/gemini/v1beta/models/${OPENAI_MODEL}`;
+    const answer = await meteredOnce(() => t.app.inject({ method: 'POST', url: `${url}:generateContent`, headers: { 'x-goog-api-key': key }, payload: body }));
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json().candidates[0]).toMatchObject({ content: { role: 'model', parts: [{ text: REFUSAL }] }, finishReason: 'STOP' });
+    expect(answer.json().usageMetadata).toMatchObject({ promptTokenCount: 23, candidatesTokenCount: 9 });
+
+    const streamed = await meteredOnce(() => t.app.inject({ method: 'POST', url: `${url}:streamGenerateContent?alt=sse`, headers: { 'x-goog-api-key': key }, payload: body }));
+    const chunks = parseSse(streamed.body) as unknown as { candidates: { content: { parts: { text?: string }[] }; finishReason?: string }[] }[];
+    expect(chunks.flatMap((c) => c.candidates[0]!.content.parts.map((p) => p.text ?? '')).join('')).toBe(REFUSAL);
+    expect(chunks.at(-1)!.candidates[0]!.finishReason).toBe('STOP');
+  });
 });
 
 describe('an Anthropic model that stops with refusal', () => {
