@@ -33,7 +33,9 @@ export function startTracing(settings: TracingSettings, options: { exporter?: Sp
   const undici = new UndiciInstrumentation();
   undici.setTracerProvider(provider);
   undici.enable();
-  const postgres = new PgInstrumentation({ enabled: false, enhancedDatabaseReporting: false });
+  // Statements only, inside a traced request or job (connection spans and the pool's background statements would
+  // double the spans for nothing an operator reads); never the statements' values.
+  const postgres = new PgInstrumentation({ enabled: false, enhancedDatabaseReporting: false, requireParentSpan: true, ignoreConnectSpans: true });
   postgres.setTracerProvider(provider);
   for (const definition of postgres.getModuleDefinitions()) definition.patch?.(definition.name === 'pg' ? pg : pg.Pool);
 
