@@ -5,7 +5,7 @@ import { gatewayIdempotency } from '../src/db/schema/gateway.js';
 import { jobs } from '../src/db/schema/jobs.js';
 import { usageRecords } from '../src/db/schema/usage.js';
 import type { Principal } from '../src/platform/auth/plugin.js';
-import { withMeteringScope } from '../src/modules/gateway/metering-scope.js';
+import type { MediaCallOptions } from '../src/modules/gateway/media-common.js';
 import { ledgerOf, setBalance, walletState } from './helpers/gateway.js';
 import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
 import { bearer, json, signUp } from './helpers/test-app.js';
@@ -33,13 +33,13 @@ async function queuingInstance(): Promise<BuiltApp> {
 const principalOf = (userId: string): Principal => ({ userId, role: 'USER', sessionId: null, via: 'access_token', scopes: null, apiKeyId: null });
 
 /** Takes the key and runs the submit under it, then stops: what a process killed right after the submit leaves. */
-async function submitThenDie(instance: BuiltApp, userId: string, key: string, route: string, body: Record<string, unknown>, submit: (principal: Principal) => Promise<unknown>) {
+async function submitThenDie(instance: BuiltApp, userId: string, key: string, route: string, body: Record<string, unknown>, submit: (principal: Principal, options: MediaCallOptions) => Promise<unknown>) {
   const idempotency = instance.services.gateway.idempotency;
   const begun = await idempotency.begin({ userId, key, route, body });
   if (begun.kind !== 'new') throw new Error('the key was already taken');
   const entry = { userId, key, requestId: begun.requestId };
-  const scope = { requestId: begun.requestId, idempotencyKey: key, chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response), committed: () => undefined };
-  return { requestId: begun.requestId, handle: await withMeteringScope(scope, () => submit(principalOf(userId))) };
+  const scope = { idempotencyKey: key, chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response), committed: () => undefined };
+  return { requestId: begun.requestId, handle: await submit(principalOf(userId), { request: { requestId: begun.requestId, key: scope } }) };
 }
 
 async function finished(instance: BuiltApp, accessToken: string, jobId: string) {
@@ -69,7 +69,7 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
     const { accessToken, user } = await signUp(first.app);
     await setBalance(first as never, user.id, 10_000_000);
     const body = { model: 'local/image', prompt: 'queued before the crash', count: 1, width: 64, height: 64, async: true };
-    const { requestId, handle } = await submitThenDie(first, user.id, 'image-crash-1', '/v1/ai/image', body, (p) => first.services.media.image.submit(p, body));
+    const { requestId, handle } = await submitThenDie(first, user.id, 'image-crash-1', '/v1/ai/image', body, (p, options) => first.services.media.image.submit(p, body, options));
     expect(handle).toEqual({ jobId: requestId, status: 'QUEUED' });
     await first.app.close();
 
@@ -100,7 +100,7 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
     const { accessToken, user } = await signUp(first.app);
     await setBalance(first as never, user.id, 10_000_000);
     const body = { model: 'local/video', prompt: 'reserved before the crash', durationSeconds: 1 };
-    const { requestId, handle } = await submitThenDie(first, user.id, 'video-crash-1', '/v1/ai/video', body, (p) => first.services.media.video.submit(p, body));
+    const { requestId, handle } = await submitThenDie(first, user.id, 'video-crash-1', '/v1/ai/video', body, (p, options) => first.services.media.video.submit(p, body, options));
     expect(handle).toMatchObject({ jobId: requestId, status: 'QUEUED', creditsReserved: expect.any(Number) });
     await first.app.close();
 
@@ -158,8 +158,10 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
       expect(retry.kind).toBe('new');
 
       const entry = { userId: user.id, key: 'video-overtaken', requestId: slow.requestId };
-      const scope = { requestId: slow.requestId, idempotencyKey: 'video-overtaken', chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response), committed: () => undefined };
-      const err = await withMeteringScope(scope, () => instance.services.media.video.submit(principalOf(user.id), body as never)).catch((e: unknown) => e);
+      const scope = { idempotencyKey: 'video-overtaken', chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response), committed: () => undefined };
+      const err = await instance.services.media.video
+        .submit(principalOf(user.id), body as never, { request: { requestId: slow.requestId, key: scope } })
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ statusCode: 409, code: 'CONFLICT' });
       expect(await instance.platform.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.userId, user.id))).toEqual([]);
       expect(await instance.services.wallet.reservation(slow.requestId)).toBeFalsy();

@@ -1,12 +1,11 @@
-import { meteredRequestId } from './metering-scope.js';
-import type { ServerTiming } from '../../platform/http/server-timing.js';
+import { unkeyedRequest } from './metering-scope.js';
 import { startCallSpan } from './call-span.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';
 import { checkControl } from './controls.js';
 import { checkExtra } from './extra.js';
-import { asAppError, keepOutput, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
+import { asAppError, keepOutput, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaCallOptions, type MediaGatewayDeps } from './media-common.js';
 import type { AudioResult } from './providers/media/media-types.js';
 
 export const AUDIO_ROUTE = 'POST /v1/ai/audio';
@@ -39,7 +38,9 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
   const { db, logger, catalog, pool } = deps;
 
   return {
-    async generate(principal: Principal, body: AudioBody, timing?: ServerTiming): Promise<AudioAnswer> {
+    async generate(principal: Principal, body: AudioBody, options: MediaCallOptions = {}): Promise<AudioAnswer> {
+      const { timing } = options;
+      const request = options.request ?? unkeyedRequest();
       const started = performance.now();
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'AUDIO', AUDIO_ROUTE);
       const music = isMusic(model.features);
@@ -64,12 +65,12 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const characters = music ? null : [...body.text!].length;
       const estimate = music ? ({ kind: 'music' } as const) : ({ kind: 'speech', characters: characters! } as const);
       const reserved = await catalog.estimateTokens(model, estimate, prices ?? undefined);
-      const requestId = meteredRequestId();
+      const { requestId } = request;
       const operation = music ? 'audio.music' : 'audio.speech';
       const reserving = performance.now();
       timing?.add('route', reserving - started);
       const span = startCallSpan({ operation: 'generate_content', providerSlug: model.providerSlug, model: model.slug, requestId });
-      const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started }, { access }).catch((err: unknown) => {
+      const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started, key: request.key }, { access }).catch((err: unknown) => {
         span.failed(err);
         throw err;
       });
@@ -103,6 +104,7 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const seconds = result.value.durationSeconds;
       const settling = performance.now();
       const settled = await settleDeliveredNow(deps, {
+        key: request.key,
         userId: principal.userId,
         subscriptionId: access.subscriptionId,
         model,

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServerTiming } from '../../platform/http/server-timing.js';
 import { startCallSpan } from './call-span.js';
+import type { MeteredRequest } from './metering-scope.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Db } from '../../platform/db/database.js';
 import { AppError, badRequest, forbidden } from '../../platform/http/errors.js';
@@ -46,7 +47,7 @@ type Once = <T extends Record<string, unknown>>(
   options: { idempotencyKey?: string },
   route: string,
   body: unknown,
-  run: (requestId: string) => Promise<T>,
+  run: (request: MeteredRequest) => Promise<T>,
 ) => Promise<{ body: T; replayed: boolean }>;
 
 export interface EmbeddingsDeps {
@@ -127,7 +128,8 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
   const refund = (body: EmbeddingsBody, call: Reserved, err: unknown) =>
     refundFailed(deps, { metered: call.metered, modelSlug: call.sized.model.slug, metadata: { inputs: body.input.length, ...(call.fallbackFrom ? { fallbackFrom: call.fallbackFrom.model } : {}) }, internalMessage: 'The embeddings call failed on our side.' }, err);
 
-  async function run(principal: Principal, body: EmbeddingsBody, atLeast: number[], requestId: string, timing: ServerTiming | undefined): Promise<Embedded> {
+  async function run(principal: Principal, body: EmbeddingsBody, atLeast: number[], request: MeteredRequest, timing: ServerTiming | undefined): Promise<Embedded> {
+    const { requestId } = request;
     const started = performance.now();
     const model = await catalog.resolveForGateway(body.model);
     const access = await admit(principal, model);
@@ -136,7 +138,7 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
     const reserving = performance.now();
     timing?.add('route', reserving - started);
     const span = startCallSpan({ operation: 'embeddings', providerSlug: model.providerSlug, model: model.slug, requestId, input: body.input, captureContent: deps.captureContent });
-    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started }, { access }).catch((err: unknown) => {
+    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started, key: request.key }, { access }).catch((err: unknown) => {
       span.failed(err);
       throw err;
     });
@@ -221,8 +223,8 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
       const atLeast = checkEmbeddingsBody(body.input);
       const request: EmbeddingsBody = { model: body.model, input: body.input, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }), ...(body.user === undefined ? {} : { user: body.user }) };
       let fresh: string[] | undefined;
-      const { body: kept, replayed } = await deps.once(principal, options, ROUTE, request, async (requestId) => {
-        const embedded = await run(principal, request, atLeast, requestId, options.timing);
+      const { body: kept, replayed } = await deps.once(principal, options, ROUTE, request, async (metered) => {
+        const embedded = await run(principal, request, atLeast, metered, options.timing);
         fresh = embedded.vectors;
         return embedded.kept;
       });

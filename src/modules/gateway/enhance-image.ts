@@ -2,7 +2,7 @@ import type { Principal } from '../../platform/auth/plugin.js';
 import { DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS } from '../../platform/net/safe-fetch.js';
 import type { ImageAnswer, ImageGateway } from './image.js';
 import { pngSize } from './image.js';
-import type { MediaGatewayDeps } from './media-common.js';
+import type { MediaCallOptions, MediaGatewayDeps } from './media-common.js';
 
 export interface EnhanceImageBody {
   model: string;
@@ -22,7 +22,7 @@ const CAPTION = 'Enhanced image';
  */
 export function createEnhanceImage(deps: Pick<MediaGatewayDeps, 'files' | 'catalog'>, images: ImageGateway) {
   return {
-    async enhance(principal: Principal, body: EnhanceImageBody): Promise<ImageAnswer> {
+    async enhance(principal: Principal, body: EnhanceImageBody, options: MediaCallOptions = {}): Promise<ImageAnswer> {
       const model = await deps.catalog.resolveForGateway(body.model);
       const source = await deps.files.readSource(body.imageUrl, { accept: ['image'], what: 'the image (imageUrl)', timeoutMs: DEFAULT_FETCH_TIMEOUT_MS, maxBytes: DEFAULT_FETCH_MAX_BYTES });
       const size = pngSize(source.bytes);
@@ -51,7 +51,7 @@ export function createEnhanceImage(deps: Pick<MediaGatewayDeps, 'files' | 'catal
           initImageUrl: dataUrl,
           strength: ENHANCE_STRENGTH,
         },
-        { tags: ['enhanced'], caption: CAPTION },
+        { ...options, tags: ['enhanced'], caption: CAPTION },
       );
     },
   };

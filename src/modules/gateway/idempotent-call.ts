@@ -1,13 +1,12 @@
 import type { IdempotencyStore, KeyEntry } from './idempotency.js';
-import { withMeteringScope, type MeteringScope } from './metering-scope.js';
+import type { KeyScope, MeteredRequest } from './metering-scope.js';
 
 export type KeyedRun<R, T> = { replayed: true; response: T } | { replayed: false; result: R };
 
 /** The key's record follows the charge: completed (or marked charged) in the settling transaction. */
 function keyScope(idempotency: Pick<IdempotencyStore, 'chargeQuery'>, entry: KeyEntry) {
   let completed = false;
-  const scope: MeteringScope = {
-    requestId: entry.requestId,
+  const scope: KeyScope = {
     idempotencyKey: entry.key,
     chargeQuery: (response, tx) => idempotency.chargeQuery(entry, response, tx),
     committed(response) {
@@ -28,7 +27,7 @@ function keyScope(idempotency: Pick<IdempotencyStore, 'chargeQuery'>, entry: Key
 export async function runWithIdempotencyKey<R, T extends Record<string, unknown>>(
   idempotency: Pick<IdempotencyStore, 'begin' | 'chargeQuery' | 'complete' | 'giveUp'>,
   request: { userId: string; key: string; route: string; body: unknown },
-  run: (requestId: string) => Promise<R>,
+  run: (request: MeteredRequest) => Promise<R>,
   answerOf: (result: R) => T | null,
 ): Promise<KeyedRun<R, T>> {
   const begun = await idempotency.begin(request);
@@ -37,7 +36,7 @@ export async function runWithIdempotencyKey<R, T extends Record<string, unknown>
   const { scope, completed } = keyScope(idempotency, entry);
   let result: R;
   try {
-    result = await withMeteringScope(scope, () => run(begun.requestId));
+    result = await run({ requestId: begun.requestId, key: scope });
   } catch (err) {
     await idempotency.giveUp(entry).catch(() => undefined);
     throw err;

@@ -1,4 +1,4 @@
-import { meteredRequestId } from './metering-scope.js';
+import { unkeyedRequest } from './metering-scope.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest } from '../../platform/http/errors.js';
 import type { GatewayModel } from '../catalog/service.js';
@@ -9,9 +9,8 @@ import { commitJobWithKey } from './job-key.js';
 import { admitJob } from './plan-limits.js';
 import { checkValue, descriptorOf } from './controls.js';
 import { imageCharge, imageMetadata, imagePricing, produceImages, readImageSource, tokenUsageOf, type ImageSpec, type ProducedImages } from './image-produce.js';
-import type { ServerTiming } from '../../platform/http/server-timing.js';
 import { startCallSpan, traceCarrier } from './call-span.js';
-import { asAppError, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaGatewayDeps } from './media-common.js';
+import { asAppError, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaCallOptions, type MediaGatewayDeps } from './media-common.js';
 import type { MediaAdapter, MediaFile } from './providers/media/media-types.js';
 import { imageSizeRule, snapImageSize } from './providers/media/sizes.js';
 
@@ -132,16 +131,17 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     return { model, adapter, access, spec, initImage: source?.file };
   }
 
-  async function generateSync(principal: Principal, body: ImageBody, options: { tags?: string[]; caption?: string; timing?: ServerTiming } = {}): Promise<ImageAnswer> {
+  async function generateSync(principal: Principal, body: ImageBody, options: MediaCallOptions & { tags?: string[]; caption?: string } = {}): Promise<ImageAnswer> {
     const { timing } = options;
+    const metered = options.request ?? unkeyedRequest();
     const started = performance.now();
     const { model, adapter, access, spec, initImage } = await prepare(principal, body, false);
-    const requestId = meteredRequestId();
+    const { requestId } = metered;
     const pricing = await imagePricing(deps, model, spec);
     const reserving = performance.now();
     timing?.add('route', reserving - started);
     const span = startCallSpan({ operation: 'generate_content', providerSlug: model.providerSlug, model: model.slug, requestId });
-    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started }, { access }).catch((err: unknown) => {
+    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started, key: metered.key }, { access }).catch((err: unknown) => {
       span.failed(err);
       throw err;
     });
@@ -165,6 +165,7 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     const charge = await imageCharge(deps, model, spec, produced, pricing);
     const settling = performance.now();
     const settled = await settleDeliveredNow(deps, {
+      key: metered.key,
       userId: principal.userId,
       subscriptionId: access.subscriptionId,
       model,
@@ -203,13 +204,14 @@ export function createImageGateway(deps: MediaGatewayDeps) {
      * the job. Credits are reserved by the job, so a balance that cannot cover it arrives on the job as
      * FAILED / QUOTA_EXCEEDED.
      */
-    async submit(principal: Principal, body: ImageBody): Promise<{ jobId: string; status: 'QUEUED' }> {
+    async submit(principal: Principal, body: ImageBody, options: MediaCallOptions = {}): Promise<{ jobId: string; status: 'QUEUED' }> {
       const { model, access, spec } = await prepare(principal, body, true);
       const pricing = await imagePricing(deps, model, spec);
-      const jobId = meteredRequestId();
+      const request = options.request ?? unkeyedRequest();
+      const jobId = request.requestId;
       // The job, its queue message and the key's answer commit together: no job is left QUEUED with nothing to run
       // it, and a retry after a crash finds this job rather than queueing a second.
-      return commitJobWithKey(deps, principal.userId, jobId, { jobId, status: 'QUEUED' as const }, async (tx) => {
+      return commitJobWithKey(deps, principal.userId, request, { jobId, status: 'QUEUED' as const }, async (tx) => {
         await admitJob(jobs, tx, access.owner, access.limits);
         await jobs.create(
           {

@@ -1,7 +1,7 @@
 import type { Db, Tx } from '../../platform/db/database.js';
 import { conflict } from '../../platform/http/errors.js';
 import type { IdempotencyStore } from './idempotency.js';
-import { scopeOfRequest } from './metering-scope.js';
+import type { MeteredRequest } from './metering-scope.js';
 
 /**
  * Commits a queued job and its Idempotency-Key's answer (the job's handle) in one transaction. A request that dies
@@ -12,16 +12,16 @@ import { scopeOfRequest } from './metering-scope.js';
 export async function commitJobWithKey<H extends Record<string, unknown>>(
   deps: { db: Db; idempotency: Pick<IdempotencyStore, 'completeIn'> },
   userId: string,
-  jobId: string,
+  request: MeteredRequest,
   handle: H,
   queue: (tx: Tx) => Promise<void>,
 ): Promise<H> {
-  // A keyed request's job id is the key's request id (`meteredRequestId`).
-  const scope = scopeOfRequest(jobId);
+  // A keyed request's job id is the key's request id.
+  const scope = request.key;
   await deps.db.transaction(async (tx) => {
     await queue(tx);
     if (!scope) return;
-    const entry = { userId, key: scope.idempotencyKey, requestId: scope.requestId };
+    const entry = { userId, key: scope.idempotencyKey, requestId: request.requestId };
     if (!(await deps.idempotency.completeIn(entry, handle, tx))) {
       throw conflict('This Idempotency-Key was taken over by a retry while this request was being prepared: the retry is the one that runs. Nothing was queued or charged here.', {
         idempotencyKey: scope.idempotencyKey,

@@ -1,4 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
+import type { KeyScope, MeteredRequest } from './metering-scope.js';
 import type { FileKind } from '../../db/schema/files.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
@@ -119,10 +121,18 @@ export interface SettleInput extends Omit<SettleCall, 'response'> {
   jobId?: string | null;
   operation: string;
   latencyMs: number;
+  /** The request's Idempotency-Key, completed with the charge (a waiting caller's call; a job's key was answered at submit). */
+  key?: KeyScope | null;
+}
+
+/** What a media route hands its call: the request's Server-Timing, and the metered request (its id and key). */
+export interface MediaCallOptions {
+  timing?: ServerTiming;
+  request?: MeteredRequest;
 }
 
 /** A media call as the metering pipeline sees it (media calls carry their own reservation facts in `metadata`). */
-const meteredOf = (input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model' | 'requestId' | 'jobId' | 'operation' | 'latencyMs'>): Metered => ({
+const meteredOf = (input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model' | 'requestId' | 'jobId' | 'operation' | 'latencyMs' | 'key'>): Metered => ({
   userId: input.userId,
   subscriptionId: input.subscriptionId,
   apiKeyId: null,
@@ -132,6 +142,7 @@ const meteredOf = (input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model
   operation: input.operation,
   reservedTokens: null,
   started: performance.now() - input.latencyMs,
+  key: input.key ?? null,
 });
 
 const settleCallOf = (input: SettleInput): SettleCall => ({

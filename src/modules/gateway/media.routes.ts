@@ -14,6 +14,7 @@ import {
   VideoBody,
   VideoJobResponse,
 } from './media.schemas.js';
+import type { MediaCallOptions } from './media-common.js';
 import type { MediaGateway } from './media.js';
 import type { GatewayService } from './service.js';
 
@@ -23,11 +24,11 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
   const errors = errorResponses(400, 401, 403, 404, 429, 503);
 
   /** Runs a media call once per Idempotency-Key; a replay answers the stored body with `idempotent-replayed: true`. */
-  const once = async <T extends object>(request: FastifyRequest, reply: FastifyReply, run: () => Promise<T>): Promise<T> => {
+  const once = async <T extends object>(request: FastifyRequest, reply: FastifyReply, run: (options: MediaCallOptions) => Promise<T>): Promise<T> => {
     const principal = principalOf(request);
     const key = request.headers['idempotency-key'];
-    const { body, replayed } = await gateway.once(principal, { idempotencyKey: typeof key === 'string' ? key : undefined }, request.routeOptions.url ?? request.url, request.body, async () =>
-      (await run()) as unknown as Record<string, unknown>,
+    const { body, replayed } = await gateway.once(principal, { idempotencyKey: typeof key === 'string' ? key : undefined }, request.routeOptions.url ?? request.url, request.body, async (metered) =>
+      (await run({ timing: request.timing, request: metered })) as unknown as Record<string, unknown>,
     );
     if (replayed) reply.header('idempotent-replayed', 'true');
     const requestId = (body as { requestId?: unknown }).requestId;
@@ -49,7 +50,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
     async (request, reply) => {
       const principal = principalOf(request);
       type Answer = Awaited<ReturnType<typeof media.image.generateSync>> | Awaited<ReturnType<typeof media.image.submit>>;
-      return once<Answer>(request, reply, () => (request.body.async ? media.image.submit(principal, request.body) : media.image.generateSync(principal, request.body, { timing: request.timing })));
+      return once<Answer>(request, reply, (options) => (request.body.async ? media.image.submit(principal, request.body, options) : media.image.generateSync(principal, request.body, options)));
     },
   );
 
@@ -59,7 +60,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
       config: { auth: 'required', scope: 'ai:video' },
       schema: { tags, summary: 'Start a video job (price reserved now; poll or stream GET /v1/jobs/:id)', body: VideoBody, response: { 200: VideoJobResponse, ...errors } },
     },
-    async (request, reply) => once(request, reply, () => media.video.submit(principalOf(request), request.body)),
+    async (request, reply) => once(request, reply, (options) => media.video.submit(principalOf(request), request.body, options)),
   );
 
   app.post(
@@ -73,7 +74,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
         response: { 200: VideoJobResponse, ...errors },
       },
     },
-    async (request, reply) => once(request, reply, () => media.video.lipSync(principalOf(request), request.body)),
+    async (request, reply) => once(request, reply, (options) => media.video.lipSync(principalOf(request), request.body, options)),
   );
 
   app.post(
@@ -82,7 +83,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
       config: { auth: 'required', scope: 'ai:video' },
       schema: { tags, summary: 'Continue a video (jobId or videoUrl) with an optional prompt; an async job', body: ExtendBody, response: { 200: VideoJobResponse, ...errors } },
     },
-    async (request, reply) => once(request, reply, () => media.video.extend(principalOf(request), request.body)),
+    async (request, reply) => once(request, reply, (options) => media.video.extend(principalOf(request), request.body, options)),
   );
 
   app.post(
@@ -96,7 +97,7 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
         response: { 200: AudioResponse, ...errors },
       },
     },
-    async (request, reply) => once(request, reply, () => media.audio.generate(principalOf(request), request.body, request.timing)),
+    async (request, reply) => once(request, reply, (options) => media.audio.generate(principalOf(request), request.body, options)),
   );
 
   app.post(
@@ -105,6 +106,6 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
       config: { auth: 'required', scope: 'ai:image' },
       schema: { tags, summary: 'Enhance an image with an image model; the result is saved tagged "enhanced"', body: EnhanceImageBody, response: { 200: ImageResponse, ...errors } },
     },
-    async (request, reply) => once(request, reply, () => media.enhance.enhance(principalOf(request), request.body)),
+    async (request, reply) => once(request, reply, (options) => media.enhance.enhance(principalOf(request), request.body, options)),
   );
 };

@@ -1,7 +1,6 @@
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Tx } from '../../platform/db/database.js';
 import type { Access } from './access.js';
-import { scopeOfRequest } from './metering-scope.js';
 import { baseRecord } from './metering-records.js';
 import type { Metered, MeteringDeps, ModelRef, ReserveCall } from './metering-types.js';
 
@@ -28,17 +27,17 @@ export async function reserveChecked(
     reservedTokens: call.tokens,
     started: call.started ?? performance.now(),
     walletOwner: access.owner,
+    key: call.key ?? null,
   };
   // A job's caller carries only the key id: its controls are read then (a request's principal has them already).
   const controls = caller.keyControls !== undefined || !caller.apiKeyId || !deps.keys ? caller.keyControls : await deps.keys.controlsById(caller.apiKeyId);
   const budget = caller.apiKeyId && deps.keys ? (controls?.budget ?? null) : null;
   metered.keyBudget = budget !== null;
-  const scope = scopeOfRequest(metered.requestId);
   const context = Object.assign(
     baseRecord(metered),
     { apiKeyId: metered.apiKeyId, modelSlug: call.model.slug },
     budget ? { keyBudget: true } : {},
-    scope ? { idempotencyKey: scope.idempotencyKey } : {},
+    metered.key ? { idempotencyKey: metered.key.idempotencyKey } : {},
   );
   const reserve = (handle?: Tx) =>
     wallet.reserve({ tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds, ...access.owner }, handle);

@@ -1,7 +1,6 @@
 import { bound } from '../../platform/db/bound.js';
 import type { Tx } from '../../platform/db/database.js';
 import { StatementConditionFailed, writeAsOneStatement, type StatementPart } from '../../platform/db/one-statement.js';
-import { scopeOfRequest } from './metering-scope.js';
 import { generationOf, usageOf } from './metering-records.js';
 import type { CountCall, Metered, MeteringDeps, SettleCall, Settled } from './metering-types.js';
 
@@ -18,7 +17,7 @@ export async function settleIn(deps: SettleDeps, counted: CountCall, tx: Tx, m: 
   }
   await deps.usage.record(usageOf(m, call, settled), tx);
   const generationId = call.generation ? (await deps.library.saveGeneration(generationOf(m, call.generation), tx)).id : null;
-  const scope = scopeOfRequest(m.requestId);
+  const scope = m.key;
   if (scope) await tx.execute(scope.chargeQuery(call.response ? call.response(settled) : null, tx).getSQL());
   counted(m, call.status.toLowerCase());
   return { generationId, ...settled };
@@ -41,7 +40,7 @@ export async function settleNow(deps: SettleDeps, counted: CountCall, m: Metered
     generationId = item.id;
     parts.push(...item.parts);
   }
-  const scope = scopeOfRequest(m.requestId);
+  const scope = m.key;
   const response = scope && call.response ? call.response(settled) : null;
   if (scope) parts.push({ name: 'idempotency_key', query: scope.chargeQuery(response) });
   let written: Record<string, unknown>;

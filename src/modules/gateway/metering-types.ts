@@ -1,4 +1,5 @@
 import type { GenerationKind } from '../../db/schema/library.js';
+import type { KeyScope } from './metering-scope.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Metrics } from '../../platform/metrics/metrics.js';
 import type { ApiKeysService } from '../apikeys/service.js';
@@ -44,6 +45,8 @@ export interface Metered {
   keyBudget?: boolean;
   /** Whose wallet holds the tokens; unknown to media calls settled from their stored facts (not grouped then). */
   walletOwner?: WalletOwner;
+  /** The request's Idempotency-Key, completed with the charge; null or absent without one (and for jobs). */
+  key?: KeyScope | null;
 }
 
 export interface ReserveCall {
@@ -56,6 +59,8 @@ export interface ReserveCall {
   leaseSeconds?: number;
   /** When the request began (latency is measured from it); default now. */
   started?: number;
+  /** The request's Idempotency-Key (see `MeteredRequest`). */
+  key?: KeyScope | null;
 }
 
 export interface SettleCall {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { unkeyedRequest, type MeteredRequest } from './metering-scope.js';
 import type { ServerTiming } from '../../platform/http/server-timing.js';
-import { newId } from '../../platform/ids.js';
 import type { ProviderSettings } from '../../config.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
@@ -143,9 +143,9 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     options: CallOptions,
     route: string,
     body: unknown,
-    run: (requestId: string) => Promise<T>,
+    run: (request: MeteredRequest) => Promise<T>,
   ): Promise<Replayable<T>> {
-    if (!options.idempotencyKey) return { body: await run(newId()), replayed: false };
+    if (!options.idempotencyKey) return { body: await run(unkeyedRequest()), replayed: false };
     const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route, body }, run, (result: T) => result);
     return keyed.replayed ? { body: keyed.response, replayed: true } : { body: keyed.result, replayed: false };
   }
@@ -195,7 +195,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     },
 
     async text(principal: Principal, body: TextBody, options: CallOptions = {}) {
-      return once(principal, options, TEXT_ROUTE, body, async (requestId) => textResponse(await text.generate(principal, textCall(body, options.timing), requestId)));
+      return once(principal, options, TEXT_ROUTE, body, async (request) => textResponse(await text.generate(principal, textCall(body, options.timing), request)));
     },
 
     /**
@@ -205,8 +205,9 @@ export function createGatewayService(deps: GatewayServiceDeps) {
      */
     async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<TextAnswerBody | null> {
       // The request id travels as a header: the stream's events carry none.
-      const run = async (requestId: string) => (await text.stream(principal, textCall(body, options.timing), requestId, (headers) => options.open({ ...headers, 'x-ai-request-id': requestId }))).answer;
-      if (!options.idempotencyKey) return textResponseOrNull(await run(newId()));
+      const run = async (request: MeteredRequest) =>
+        (await text.stream(principal, textCall(body, options.timing), request, (headers) => options.open({ ...headers, 'x-ai-request-id': request.requestId }))).answer;
+      if (!options.idempotencyKey) return textResponseOrNull(await run(unkeyedRequest()));
       // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
       const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body }, run, textResponseOrNull);
       if (!keyed.replayed) return textResponseOrNull(keyed.result);
@@ -232,7 +233,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     async enhancePrompt(principal: Principal, body: EnhanceBody, options: CallOptions = {}) {
       const target = normaliseTarget(body.target);
       const enhancedBody = (text: string) => ({ enhanced: cleanEnhanced(text) || text.trim() || body.prompt });
-      return once(principal, options, ENHANCE_ROUTE, body, async (requestId) => {
+      return once(principal, options, ENHANCE_ROUTE, body, async (request) => {
         const answer = await text.generate(
           principal,
           {
@@ -245,7 +246,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
             answerBody: (answer) => enhancedBody(answer.text),
             timing: options.timing,
           },
-          requestId,
+          request,
         );
         return enhancedBody(answer.text);
       });

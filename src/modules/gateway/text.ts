@@ -3,6 +3,7 @@ import { badRequest } from '../../platform/http/errors.js';
 import type { SseStream } from '../../platform/http/sse.js';
 import type { GatewayModel } from '../catalog/service.js';
 import { startCallSpan } from './call-span.js';
+import type { MeteredRequest } from './metering-scope.js';
 import { withServerInstruction } from './instructions.js';
 import { TEXT_PARAMETERS, type ChatMessage, type TextRequest } from './providers/types.js';
 import { withFallbacks } from './text-fallbacks.js';
@@ -67,7 +68,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
   const { logger, catalog, metering, pool } = deps;
 
   /** Every check before a token moves, in the spec's order; ends with the reservation. */
-  async function prepare(principal: Principal, call: TextCall, requestId: string): Promise<Prepared> {
+  async function prepare(principal: Principal, call: TextCall, request: MeteredRequest): Promise<Prepared> {
+    const { requestId } = request;
     const started = performance.now();
     const sized = await size(principal, call, await catalog.resolveForGateway(call.modelSlug));
     const reserving = performance.now();
@@ -82,7 +84,7 @@ export function createTextGateway(deps: TextGatewayDeps) {
       captureContent: deps.captureContent,
     });
     try {
-      const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started }, { access: sized.access });
+      const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started, key: request.key }, { access: sized.access });
       call.timing?.add('reserve', performance.now() - reserving);
       return { call, principal, metered, requestId, started, span, ...sized };
     } catch (err) {
@@ -182,8 +184,8 @@ export function createTextGateway(deps: TextGatewayDeps) {
 
   return {
     /** A whole answer at once. */
-    async generate(principal: Principal, call: TextCall, requestId: string): Promise<TextAnswer> {
-      const { p, value: result } = await withFallbacks(deps, size, await prepare(principal, call, requestId), (p) =>
+    async generate(principal: Principal, call: TextCall, request: MeteredRequest): Promise<TextAnswer> {
+      const { p, value: result } = await withFallbacks(deps, size, await prepare(principal, call, request), (p) =>
         upstream(p, 'upstream', () => pool.run(p.model.providerSlug, (adapter, credential) => adapter.generateText(credential, upstreamRequest(p)))),
       );
       const { refusal, ...outcome } = result.value;
@@ -196,9 +198,10 @@ export function createTextGateway(deps: TextGatewayDeps) {
      * read to its end and settled once. An upstream that breaks midway ends the stream with an `error` event and
      * is billed for the text delivered so far (counted with the tokenizer, never from error text).
      */
-    async stream(principal: Principal, call: TextCall, requestId: string, open: (headers: Record<string, string>) => SseStream): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
+    async stream(principal: Principal, call: TextCall, request: MeteredRequest, open: (headers: Record<string, string>) => SseStream): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
+      const { requestId } = request;
       // A fallback may answer only until the stream opens: once a byte is sent, the call stays with its model.
-      const { p, value: opened } = await withFallbacks(deps, size, await prepare(principal, call, requestId), (p) => {
+      const { p, value: opened } = await withFallbacks(deps, size, await prepare(principal, call, request), (p) => {
         const streamingSupported = p.model.capabilities.flags?.streaming !== false;
         // Timed to the upstream's first answer (its headers); pump times the whole stream as `upstream`.
         return upstream(p, 'upstream-ttfb', () =>
