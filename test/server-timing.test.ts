@@ -16,7 +16,7 @@ beforeAll(async () => {
   t = await createTestApp();
   const signed = await signUp(t.app);
   await setPlan(t, signed.user.id, 'pro');
-  key = (await createApiKey(t, signed.accessToken, ['ai:text', 'ai:image', 'ai:embed'])).key;
+  key = (await createApiKey(t, signed.accessToken, ['ai:text', 'ai:image', 'ai:embed', 'ai:video'])).key;
 });
 afterAll(async () => t?.close());
 
@@ -69,6 +69,15 @@ describe('Server-Timing', () => {
     const timing = (record!.metadata as { timing?: Record<string, number> }).timing!;
     expect(Object.keys(timing).sort()).toEqual(['auth', 'reserve', 'route', 'upstream', 'upstream-ttfb']);
     expect(timing.upstream).toBeGreaterThanOrEqual(timing['upstream-ttfb']!);
+  });
+
+  it.each([
+    ['POST /v1/ai/image (async)', '/v1/ai/image', { model: 'local/image', prompt: 'a harbour', width: 64, height: 64, async: true }],
+    ['POST /v1/ai/video', '/v1/ai/video', { model: 'local/video', prompt: 'a harbour', durationSeconds: 1 }],
+  ])('%s, a job: the checks and the commit that stores and queues it', async (_name, url, body) => {
+    const response = await post(url, body);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(phases(response.headers['server-timing'])).toEqual(['auth', 'route', 'queue']);
   });
 
   it('a refused call names the phases it went through; an Idempotency-Key replay only its own', async () => {

@@ -7,7 +7,7 @@ import { AdminReport, AdminReportPage, HideBody, HideResult, ReportIdParams, Rep
 
 /**
  * `/v1/admin/reports`: the moderation queue of community reports. Moderation is open to ADMIN and SUPER_ADMIN (spec A
- * rule 9; "SUPER_ADMIN for changes" covers document B's settings). Every change is audited.
+ * "Authentication" rule 9; "SUPER_ADMIN for changes" covers document B's settings). Every change is audited.
  */
 export const adminModerationRoutes: FastifyPluginAsyncTypebox<{ community: CommunityService; audit: AuditService }> = async (app, { community, audit }) => {
   const tags = ['admin'];

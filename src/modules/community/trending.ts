@@ -5,8 +5,9 @@ import type { CommunityDeps } from './deps.js';
 import { currentEpoch } from './views.js';
 
 /**
- * The trending score of spec A: (likes*3 + comments*4 + shares*6 + remixes*8 + views*0.5) / hours^1.5, where hours
- * is the age of the post, floored at one minute so a post published a moment ago does not divide by zero.
+ * The trending score of spec A "Community posts and social graph": (likes*3 + comments*4 + shares*6 + remixes*8 +
+ * views*0.5) / hours^1.5, where hours is the age of the post, floored at one minute so a post published a moment ago
+ * does not divide by zero.
  */
 export const TRENDING_MIN_HOURS = 1 / 60;
 const engagementSql = sql`(

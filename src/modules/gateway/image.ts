@@ -205,13 +205,15 @@ export function createImageGateway(deps: MediaGatewayDeps) {
      * FAILED / QUOTA_EXCEEDED.
      */
     async submit(principal: Principal, body: ImageBody, options: MediaCallOptions = {}): Promise<{ jobId: string; status: 'QUEUED' }> {
+      const started = performance.now();
       const { model, access, spec } = await prepare(principal, body, true);
       const pricing = await imagePricing(deps, model, spec);
       const request = options.request ?? unkeyedRequest();
       const jobId = request.requestId;
+      options.timing?.add('route', performance.now() - started);
       // The job, its queue message and the key's answer commit together: no job is left QUEUED with nothing to run
       // it, and a retry after a crash finds this job rather than queueing a second.
-      return commitJobWithKey(deps, principal.userId, request, { jobId, status: 'QUEUED' as const }, async (tx) => {
+      return commitJobWithKey(deps, principal.userId, request, { jobId, status: 'QUEUED' as const }, options.timing, async (tx) => {
         await admitJob(jobs, tx, access.owner, access.limits);
         await jobs.create(
           {

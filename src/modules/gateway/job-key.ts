@@ -1,6 +1,7 @@
 import type { Db, Tx } from '../../platform/db/database.js';
 import { conflict } from '../../platform/http/errors.js';
 import type { IdempotencyStore } from './idempotency.js';
+import type { ServerTiming } from '../../platform/http/server-timing.js';
 import type { MeteredRequest } from './metering-scope.js';
 
 /**
@@ -14,8 +15,10 @@ export async function commitJobWithKey<H extends Record<string, unknown>>(
   userId: string,
   request: MeteredRequest,
   handle: H,
+  timing: ServerTiming | undefined,
   queue: (tx: Tx) => Promise<void>,
 ): Promise<H> {
+  const started = performance.now();
   // A keyed request's job id is the key's request id.
   const scope = request.key;
   await deps.db.transaction(async (tx) => {
@@ -29,5 +32,7 @@ export async function commitJobWithKey<H extends Record<string, unknown>>(
     }
   });
   scope?.committed(handle);
+  // Server-Timing `queue`: the job stored and queued (with a video's reservation) in one commit.
+  timing?.add('queue', performance.now() - started);
   return handle;
 }

@@ -1,4 +1,4 @@
-import { unkeyedRequest, type MeteredRequest } from './metering-scope.js';
+import { unkeyedRequest } from './metering-scope.js';
 import type { JobKind } from '../../db/schema/jobs.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import { badRequest, notFound } from '../../platform/http/errors.js';
@@ -92,12 +92,14 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
    * Reserves the fixed price (with the priced options of `extra`), stores the job, queues it and answers its
    * Idempotency-Key in one transaction; 429 QUOTA_EXCEEDED (the wallet, or the plan's concurrent jobs) leaves nothing behind.
    */
-  async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, access: Access, input: VideoOp, request: MeteredRequest): Promise<VideoHandle> {
+  async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, access: Access, input: VideoOp, options: MediaCallOptions & { started: number }): Promise<VideoHandle> {
+    const request = options.request ?? unkeyedRequest();
     const { subscriptionId, owner } = access;
     const tokens = await catalog.estimateTokens(model, { kind: 'video', seconds: input.durationSeconds }, priceOptionsOf(input));
     const jobId = request.requestId;
     const handle: VideoHandle = { jobId, status: 'QUEUED', creditsReserved: tokens };
-    return commitJobWithKey(deps, principal.userId, request, handle, async (tx) => {
+    options.timing?.add('route', performance.now() - options.started);
+    return commitJobWithKey(deps, principal.userId, request, handle, options.timing, async (tx) => {
       await admitJob(jobs, tx, owner, access.limits);
       await jobs.create(
         {
@@ -132,6 +134,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
 
   return {
     async submit(principal: Principal, body: VideoBody, options: MediaCallOptions = {}): Promise<VideoHandle> {
+      const started = performance.now();
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'VIDEO', 'POST /v1/ai/video');
       requireCapability(adapter, 'submitVideo', model, 'make videos');
       for (const key of ['durationSeconds', 'aspectRatio', 'seedImageUrl', 'endImageUrl', 'seed'] as const) {
@@ -152,10 +155,11 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         endImageUrl,
         extra: body.extra ?? {},
         priceOptions,
-      }, options.request ?? unkeyedRequest());
+      }, { ...options, started });
     },
 
     async lipSync(principal: Principal, body: LipSyncBody, options: MediaCallOptions = {}): Promise<VideoHandle> {
+      const started = performance.now();
       if ((body.videoUrl === undefined) === (body.jobId === undefined)) throw badRequest('Give exactly one of videoUrl and jobId: the video to lip-sync.', [{ field: 'videoUrl', message: 'or jobId, exactly one' }]);
       if ((body.audioUrl === undefined) === (body.text === undefined)) throw badRequest('Give exactly one of audioUrl and text: what the person should say.', [{ field: 'audioUrl', message: 'or text, exactly one' }]);
       if (body.voice !== undefined && body.text === undefined) throw badRequest('voice applies only with text (the audio of audioUrl already has its voice).', [{ field: 'voice', message: 'needs text' }]);
@@ -184,10 +188,11 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         audioUrl,
         text: body.text ?? null,
         voice: body.voice ?? null,
-      }, options.request ?? unkeyedRequest());
+      }, { ...options, started });
     },
 
     async extend(principal: Principal, body: ExtendBody, options: MediaCallOptions = {}): Promise<VideoHandle> {
+      const started = performance.now();
       if ((body.videoUrl === undefined) === (body.jobId === undefined)) throw badRequest('Give exactly one of jobId and videoUrl: the video to extend.', [{ field: 'jobId', message: 'or videoUrl, exactly one' }]);
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'VIDEO', 'POST /v1/ai/video/extend');
       requireOperation(model, adapter, 'extend');
@@ -201,7 +206,7 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         durationSeconds: durationOf(model, body.durationSeconds),
         aspectRatio: aspectOf(model, fromJob?.aspectRatio),
         videoUrl,
-      }, options.request ?? unkeyedRequest());
+      }, { ...options, started });
     },
 
     /** The run queue: submits the task upstream once (an external id already stored means it was), then schedules polls. */

@@ -21,7 +21,7 @@ const RefundBody = StrictObject({
   reason: Type.String({ minLength: 3, maxLength: 500, description: 'Why the money goes back; kept on the statement and in the audit trail' }),
 });
 
-/** Operators' view of payments and refunds (spec B: refund takes SUCCEEDED to REFUNDED). */
+/** Operators' view of payments and refunds (spec B "Payment and top-up order status": refund takes SUCCEEDED to REFUNDED). */
 export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentsService; audit: AuditService }> = async (app, { payments, audit }) => {
   const tags = ['admin'];
 

@@ -1,7 +1,7 @@
 import type { subscriptions } from '../../db/schema/subscriptions.js';
 import type { PlanRow } from '../plans/service.js';
 
-/** What a subscription has used of its plan (spec B's `usage`). */
+/** What a subscription has used of its plan (spec B "Subscription", its `usage`). */
 export interface SubscriptionUsage {
   tokensUsed: number;
   storageMbUsed: number;

@@ -3,7 +3,7 @@ import { forbidden } from '../http/errors.js';
 import type { Role } from './access-tokens.js';
 import { principalOf, type RouteAuth } from './plugin.js';
 
-/** Route config for admin reads and the playground: ADMIN or SUPER_ADMIN (spec A rule 9). */
+/** Route config for admin reads and the playground: ADMIN or SUPER_ADMIN (spec A "Authentication" rule 9). */
 export const ADMIN_ROUTE: RouteAuth = { auth: 'required', roles: ['ADMIN', 'SUPER_ADMIN'] };
 /** Route config for admin changes to settings, money and roles: SUPER_ADMIN only (spec B "Admin"). */
 export const SUPER_ADMIN_ROUTE: RouteAuth = { auth: 'required', roles: ['SUPER_ADMIN'] };
