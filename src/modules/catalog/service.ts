@@ -3,6 +3,7 @@ import { models, providers, type ModelFeature, type ModelPricing, type ModelType
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { AppError, badRequest, notFound } from '../../platform/http/errors.js';
 import type { Capabilities } from './capabilities.js';
 import { imageTokenTable, imageTokenUsage, type ImageTokenRequest } from './image-tokens.js';
@@ -66,7 +67,7 @@ export interface CatalogServiceDeps {
   cacheTtlMs?: number;
 }
 
-const CHANGED_CHANNEL = 'catalog_changed';
+const SNAPSHOT = 'snapshot';
 
 const toGatewayModel = (entry: ModelEntry): GatewayModel => ({
   id: entry.row.id,
@@ -105,52 +106,12 @@ const modelUnavailable = (slug: string, reason: string) =>
 /** The model catalog: providers, models, capabilities, prices and the estimator the gateway reserves with. */
 export function createCatalogService(deps: CatalogServiceDeps) {
   const { db, clock, events } = deps;
-  const ttlMs = deps.cacheTtlMs ?? 30_000;
-  let cached: { snapshot: CatalogSnapshot; at: number } | null = null;
-  let loading: Promise<CatalogSnapshot> | null = null;
-  let generation = 0;
-  let subscribed = false;
-
-  function invalidate(): void {
-    generation++;
-    cached = null;
-    loading = null;
-  }
-
-  async function subscribeOnce(): Promise<void> {
-    if (subscribed || !events) return;
-    subscribed = true;
-    try {
-      await events.subscribe(CHANGED_CHANNEL, () => invalidate());
-    } catch {
-      subscribed = false; // retried on the next load
-    }
-  }
-  // Changes announced while the listener was reconnecting were missed: the snapshot may be stale.
-  events?.onReconnect(invalidate);
-
-  async function snapshot(): Promise<CatalogSnapshot> {
-    if (cached && performance.now() - cached.at < ttlMs) return cached.snapshot;
-    if (loading) return loading;
-    const started = generation;
-    const promise = (async () => {
-      await subscribeOnce();
-      const loaded = await loadCatalogSnapshot(db);
-      if (generation === started) cached = { snapshot: loaded, at: performance.now() };
-      return loaded;
-    })();
-    loading = promise;
-    try {
-      return await promise;
-    } finally {
-      if (loading === promise) loading = null;
-    }
-  }
-
-  async function changed(): Promise<void> {
-    invalidate();
-    await events?.publish(CHANGED_CHANNEL, { at: clock.now().toISOString() }).catch(() => undefined);
-  }
+  // The whole catalog is one entry: every write drops it on every instance (NOTIFY `cache_catalog`).
+  const cache = createInvalidatingCache<CatalogSnapshot>({ name: 'catalog', bus: events, ttlMs: deps.cacheTtlMs ?? 30_000, load: () => loadCatalogSnapshot(db) });
+  const snapshot = (): Promise<CatalogSnapshot> => cache.get(SNAPSHOT);
+  const invalidate = (): void => cache.forget(SNAPSHOT);
+  // Runs after the write committed: a failed NOTIFY must not fail it (other instances catch up within the TTL).
+  const changed = (): Promise<void> => cache.changed(SNAPSHOT).catch(() => undefined);
 
   function price(snap: CatalogSnapshot, model: Pick<GatewayModel, 'id' | 'slug'>, usage: UsageUnits, options?: PriceOptions) {
     const entry = snap.byId.get(model.id) ?? snap.bySlug.get(model.slug);

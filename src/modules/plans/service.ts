@@ -30,7 +30,7 @@ export interface PlansServiceDeps {
 export function createPlansService(deps: PlansServiceDeps) {
   const { db, clock, catalog, events } = deps;
   const ttlMs = deps.cacheTtlMs ?? 30_000;
-  const { snapshot, invalidate, changed } = createPlansSnapshots({ db, clock, events, ttlMs });
+  const { snapshot, invalidate, changed } = createPlansSnapshots({ db, events, ttlMs });
   const accessOf = createAccessMemo();
 
   const liveChannels = deps.liveChannels ?? (async () => []);
@@ -117,7 +117,7 @@ export function createPlansService(deps: PlansServiceDeps) {
     /** Adds a model to a plan's allow-list (the playground plan gains each model on first use); idempotent. */
     async allowModel(planId: string, modelId: string, tx: DbOrTx = db): Promise<void> {
       const inserted = await tx.insert(planModels).values({ planId, modelId, createdAt: clock.now() }).onConflictDoNothing().returning();
-      if (inserted.length > 0) await changed();
+      if (inserted.length > 0) await changed(tx === db ? undefined : tx);
     },
 
     async disallowModel(planId: string, modelId: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { planModels, plans } from '../../db/schema/plans.js';
-import type { Clock } from '../../platform/clock/clock.js';
-import type { Db } from '../../platform/db/database.js';
+import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 
 type PlanRow = typeof plans.$inferSelect;
 
@@ -15,51 +15,37 @@ export interface PlansSnapshot {
   listed: PlanRow[];
 }
 
-const CHANGED_CHANNEL = 'plans_changed';
+const SNAPSHOT = 'snapshot';
+
+async function loadPlansSnapshot(db: Db): Promise<PlansSnapshot> {
+  const [all, lists] = await Promise.all([db.select().from(plans), db.select({ planId: planModels.planId, modelId: planModels.modelId }).from(planModels)]);
+  const listMap = new Map<string, Set<string>>();
+  for (const { planId, modelId } of lists) {
+    const set = listMap.get(planId) ?? new Set<string>();
+    set.add(modelId);
+    listMap.set(planId, set);
+  }
+  const listed = all
+    .filter((p) => p.status === 'ACTIVE' && !p.internal)
+    .sort((a, b) => a.sortOrder - b.sortOrder || a.priceCents - b.priceCents || a.slug.localeCompare(b.slug));
+  return { all, byId: new Map(all.map((p) => [p.id, p])), bySlug: new Map(all.map((p) => [p.slug, p])), lists: listMap, listed };
+}
 
 /**
- * Every plan and allow-list in one in-process copy, kept for `ttlMs` and dropped on every instance when a plan changes
- * (a copy loaded while a change was made is not kept).
+ * Every plan and allow-list in one in-process copy (one entry of an invalidating cache), kept for `ttlMs` and dropped
+ * on every instance when a plan changes (NOTIFY `cache_plans`).
  */
-export function createPlansSnapshots(deps: { db: Db; clock: Clock; events?: EventBus; ttlMs: number }) {
-  const { db, clock, events, ttlMs } = deps;
-  let cached: { snapshot: PlansSnapshot; at: number } | null = null;
-  let generation = 0;
-  let subscribed = false;
-
-  const invalidate = () => {
-    generation++;
-    cached = null;
+export function createPlansSnapshots(deps: { db: Db; events?: EventBus; ttlMs: number }) {
+  const { db, events, ttlMs } = deps;
+  const cache = createInvalidatingCache<PlansSnapshot>({ name: 'plans', bus: events, ttlMs, load: () => loadPlansSnapshot(db) });
+  return {
+    snapshot: (): Promise<PlansSnapshot> => cache.get(SNAPSHOT),
+    /** Drops this instance's copy only. */
+    invalidate: (): void => cache.forget(SNAPSHOT),
+    /**
+     * Announces a plan change. Inside a transaction the notification goes out on commit; after a committed write a
+     * failed NOTIFY does not fail it (other instances catch up within the TTL).
+     */
+    changed: (tx?: DbOrTx): Promise<void> => (tx ? cache.changed(SNAPSHOT, tx) : cache.changed(SNAPSHOT).catch(() => undefined)),
   };
-  // Changes announced while the listener was reconnecting were missed: the snapshot may be stale.
-  events?.onReconnect(invalidate);
-
-  async function snapshot(): Promise<PlansSnapshot> {
-    if (cached && performance.now() - cached.at < ttlMs) return cached.snapshot;
-    if (!subscribed && events) {
-      subscribed = true;
-      await events.subscribe(CHANGED_CHANNEL, invalidate).catch(() => (subscribed = false));
-    }
-    const started = generation;
-    const [all, lists] = await Promise.all([db.select().from(plans), db.select({ planId: planModels.planId, modelId: planModels.modelId }).from(planModels)]);
-    const listMap = new Map<string, Set<string>>();
-    for (const { planId, modelId } of lists) {
-      const set = listMap.get(planId) ?? new Set<string>();
-      set.add(modelId);
-      listMap.set(planId, set);
-    }
-    const listed = all
-      .filter((p) => p.status === 'ACTIVE' && !p.internal)
-      .sort((a, b) => a.sortOrder - b.sortOrder || a.priceCents - b.priceCents || a.slug.localeCompare(b.slug));
-    const snap: PlansSnapshot = { all, byId: new Map(all.map((p) => [p.id, p])), bySlug: new Map(all.map((p) => [p.slug, p])), lists: listMap, listed };
-    if (generation === started) cached = { snapshot: snap, at: performance.now() };
-    return snap;
-  }
-
-  async function changed(): Promise<void> {
-    invalidate();
-    await events?.publish(CHANGED_CHANNEL, { at: clock.now().toISOString() }).catch(() => undefined);
-  }
-
-  return { snapshot, invalidate, changed };
 }

@@ -5,6 +5,7 @@ import type { EngineChannel, EngineComponent, EngineSettings, Quote } from './en
 import { createOrders, type ConfirmedTopUpPayment, type OrderPorts, type PaymentSummary, type PlaceOrderInput } from './orders.js';
 import { createTopUpAdmin } from './admin.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import { loadComponents, loadRules, loadSettings, seedTopUp, toEngineRule, type ComponentRow, type RuleRow } from './store.js';
 
 /** The token settings owned by the catalog (credit size and token value). */
@@ -29,10 +30,10 @@ export interface TopUpTerms {
 
 /** Cached top-up terms are re-read after this long even without a change event (a safety net). */
 const TERMS_TTL_MS = 30_000;
-const TERMS_CHANGED_CHANNEL = 'topup_changed';
+const TERMS = 'terms';
 
 /**
- * The suggested top-up of a shortfall (spec B rule 7): ceil(shortfall / tokensPerCredit) credits, raised to the
+ * The suggested top-up of a shortfall (spec B "Top-ups" rule 7): ceil(shortfall / tokensPerCredit) credits, raised to the
  * credits component's minUnits and rounded up to its step.
  */
 export function suggestedCredits(shortfallTokens: number, terms: Pick<TopUpTerms, 'tokensPerCredit' | 'creditsMinUnits' | 'creditsStep'>): number {
@@ -128,68 +129,44 @@ export function createTopUpService(deps: TopUpServiceDeps) {
 
   const orders = createOrders({ db, clock, ports: deps.orderPorts, quote: (userId, selection, channel) => quote({ userId, selection, channel }) });
 
-  // The terms the wallet reads on its hot path: cached, re-read on a change event (any instance) or after the TTL.
-  let terms: { value: TopUpTerms; at: number } | null = null;
-  let termsLoading: Promise<TopUpTerms> | null = null;
-  let termsGeneration = 0;
-  let subscribed = false;
-  const onBackgroundError = deps.onBackgroundError ?? (() => undefined);
-
-  async function loadTerms(): Promise<TopUpTerms> {
-    if (termsLoading) return termsLoading;
-    const started = termsGeneration;
-    termsLoading = (async () => {
-      if (!subscribed && deps.events) {
-        subscribed = true;
-        await deps.events.subscribe(TERMS_CHANGED_CHANNEL, () => forgetTerms()).catch(() => (subscribed = false));
-      }
+  // The terms the wallet reads on its hot path, often inside its own transaction where it may not wait for a query:
+  // `peek`, with a dropped copy reloaded at once (after a change on any instance, NOTIFY `cache_topup_terms`, or a
+  // reconnect) and an expired one answered while it is reloaded.
+  const termsCache = createInvalidatingCache<TopUpTerms>({
+    name: 'topup_terms',
+    bus: deps.events,
+    ttlMs: TERMS_TTL_MS,
+    reloadDropped: true,
+    onBackgroundError: deps.onBackgroundError,
+    load: async () => {
       const [settingsRow, credits, tokens] = await Promise.all([loadSettings(db), admin.creditsTerms(), deps.tokenSettings()]);
-      const value: TopUpTerms = {
+      return {
         tokensPerCredit: tokens.tokensPerCredit,
         creditsMinUnits: credits?.minUnits ?? 1,
         creditsStep: credits?.step ?? 1,
         lowBalanceThresholdTokens: settingsRow.lowBalanceThresholdTokens,
       };
-      if (termsGeneration === started) terms = { value, at: performance.now() };
-      return value;
-    })().finally(() => (termsLoading = null));
-    return termsLoading;
-  }
-
-  function forgetTerms(): void {
-    termsGeneration++;
-    terms = null;
-    termsLoading = null;
-    loadTerms().catch(onBackgroundError);
-  }
-  // Changes announced while the listener was reconnecting were missed; terms never read here need no reload.
-  deps.events?.onReconnect(() => {
-    if (terms || termsLoading) forgetTerms();
+    },
   });
 
-  /** The cached terms now (no I/O); a stale or missing cache is refreshed in the background. */
-  function peekTerms(): TopUpTerms | null {
-    if (!terms || performance.now() - terms.at >= TERMS_TTL_MS) loadTerms().catch(onBackgroundError);
-    return terms?.value ?? null;
-  }
+  /** The cached terms now (no I/O); a stale or missing copy is refreshed in the background. */
+  const peekTerms = (): TopUpTerms | null => termsCache.peek(TERMS) ?? null;
 
-  async function termsChanged(): Promise<void> {
-    forgetTerms();
-    await deps.events?.publish(TERMS_CHANGED_CHANNEL, { at: clock.now().toISOString() }).catch(() => undefined);
-  }
+  // Runs after the change committed: a failed NOTIFY must not fail it (other instances catch up within the TTL).
+  const termsChanged = (): Promise<void> => termsCache.changed(TERMS).catch(() => undefined);
 
   const admin = createTopUpAdmin({ db, clock, onChanged: termsChanged, paymentSummaries: deps.paymentSummaries });
 
   return {
     async seed() {
       await seedTopUp(db, clock.now());
-      await loadTerms();
+      await termsCache.get(TERMS);
     },
 
     /** Rules, components, settings and orders for operators (`/v1/admin/topup/*`); every change audited. */
     admin,
     /** The terms the wallet's answers use (cached; `peekTerms` never waits for I/O). */
-    terms: async (): Promise<TopUpTerms> => peekTerms() ?? loadTerms(),
+    terms: async (): Promise<TopUpTerms> => termsCache.peek(TERMS) ?? termsCache.get(TERMS),
     peekTerms,
     /** Credit pricing changed elsewhere (the catalog): cached terms are re-read on every instance. */
     termsChanged,

@@ -55,6 +55,11 @@ function frozen(value: Figures): Figures {
  * The usage windows (`usageSince`) per wallet owner, in process. This instance drops an owner's figures after each
  * write to its wallet; another instance's writes show once the TTL passes. A read in flight stores its answer only
  * when no write to that owner was seen meanwhile (its slot is still the current one).
+ *
+ * Not built on the invalidating cache (platform/events/invalidating-cache.ts), on purpose: a write drops every window
+ * set of its owner (that cache drops one key or all), each read brings its own loader (the caller's windows), and a
+ * write in a caller's open transaction holds the owner out for one TTL where that cache would NOTIFY on commit: one
+ * more statement in every metered transaction and a message to every instance per call.
  */
 export function createUsageCache(options: UsageCacheOptions): UsageCache {
   const ttlMs = options.ttlMs ?? 2_000;

@@ -211,4 +211,60 @@ describe('invalidating cache', () => {
     await cache.changedAll();
     expect(cache.size).toBe(0);
   });
+
+  it('peek answers at once: nothing while missing (its load shared with get), the kept value, an expired one while it reloads', async () => {
+    let clock = 0;
+    const values = new Map([['k', 'v1']]);
+    const source = counting(values);
+    const cache = createInvalidatingCache({ name: 'peek', load: source.load, ttlMs: 1000, now: () => clock });
+    expect(cache.peek('k')).toBeUndefined();
+    expect(await cache.get('k')).toBe('v1');
+    expect(source.loads).toEqual(['k']);
+    expect(cache.peek('k')).toBe('v1');
+
+    values.set('k', 'v2');
+    clock = 1000;
+    expect(cache.peek('k')).toBe('v1'); // past the TTL but never invalidated: answered while it reloads
+    await until(() => cache.peek('k') === 'v2');
+    expect(source.loads).toEqual(['k', 'k']);
+
+    cache.forget('k');
+    expect(cache.peek('k')).toBeUndefined(); // an invalidated value is never answered
+  });
+
+  it('reloadDropped: a dropped entry that was kept is loaded again at once (a change, a reconnect); failures go to onBackgroundError', async () => {
+    const { bus, reconnect } = reconnectingBus();
+    const values = new Map([['a', 'A1']]);
+    const source = counting(values);
+    const failures: unknown[] = [];
+    let failing = false;
+    const cache = createInvalidatingCache({
+      name: 'reload',
+      bus,
+      reloadDropped: true,
+      onBackgroundError: (err) => failures.push(err),
+      load: async (key: string) => {
+        if (failing) throw new Error('down');
+        return source.load(key);
+      },
+    });
+    await cache.get('a');
+    values.set('a', 'A2');
+    await cache.changed('a');
+    expect(cache.peek('a')).toBeUndefined();
+    await until(() => cache.size === 1);
+    expect(cache.peek('a')).toBe('A2');
+
+    cache.forget('b'); // never kept here: nothing to reload
+    values.set('a', 'A3');
+    reconnect();
+    await until(() => cache.size === 1);
+    expect(cache.peek('a')).toBe('A3');
+    expect(source.loads).toEqual(['a', 'a', 'a']);
+
+    failing = true;
+    cache.forgetAll();
+    await until(() => failures.length === 1);
+    expect(cache.size).toBe(0);
+  });
 });

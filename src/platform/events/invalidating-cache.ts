@@ -17,10 +17,24 @@ export interface InvalidatingCacheOptions<V> {
   expiresAt?: (value: V) => number | null;
   maxEntries?: number;
   now?: () => number;
+  /**
+   * For readers that `peek`: an entry that is dropped while kept (or loading) is loaded again at once, in the
+   * background, rather than at its next read, so `peek` finds it again soon after a change or a reconnect.
+   */
+  reloadDropped?: boolean;
+  /** Where a load no caller waits for (`peek`, `reloadDropped`) reports its failure; ignored by default. */
+  onBackgroundError?: (err: unknown) => void;
 }
 
 export interface InvalidatingCache<V> {
   get(key: string): Promise<V>;
+  /**
+   * The value kept for `key` now, without waiting, or undefined: for a reader that may not wait for I/O (inside a
+   * caller's transaction). A missing or expired entry starts the load `get` would, shared with it; an expired entry is
+   * answered until that load stores (nothing invalidated it, it only outlived the safety net). A dropped entry is never
+   * answered: after an invalidation `peek` answers undefined until a load that started after it stores.
+   */
+  peek(key: string): V | undefined;
   /**
    * The values of many keys: hits from the cache, every miss read by one call of `loadMany` (a key it leaves out is
    * neither returned nor kept). A miss's value is kept unless an invalidation came while it was read.
@@ -54,6 +68,7 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
   const ttlMs = options.ttlMs ?? 60_000;
   const maxEntries = options.maxEntries ?? 20_000;
   const now = options.now ?? Date.now;
+  const onBackgroundError = options.onBackgroundError ?? (() => undefined);
   const channel = `cache_${name}`;
   const entries = new Map<string, { value: V; until: number }>();
   const loading = new Map<string, Promise<V>>();
@@ -63,6 +78,7 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
 
   function drop(key: string): void {
     generation++;
+    const reload = options.reloadDropped ? heldKeys(key) : [];
     if (key === ALL) {
       entries.clear();
       loading.clear();
@@ -70,6 +86,12 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
       entries.delete(key);
       loading.delete(key);
     }
+    for (const dropped of reload) get(dropped).catch(onBackgroundError);
+  }
+
+  function heldKeys(key: string): string[] {
+    if (key === ALL) return [...new Set([...entries.keys(), ...loading.keys()])];
+    return entries.has(key) || loading.has(key) ? [key] : [];
   }
 
   function subscribe(): Promise<unknown> {
@@ -108,17 +130,24 @@ export function createInvalidatingCache<V>(options: InvalidatingCacheOptions<V>)
     else await bus.publish(channel, key);
   }
 
+  async function get(key: string): Promise<V> {
+    const hit = entries.get(key);
+    if (hit && hit.until > now()) return hit.value;
+    const pending = loading.get(key);
+    if (pending) return pending;
+    const promise = fill(key).finally(() => {
+      if (loading.get(key) === promise) loading.delete(key);
+    });
+    loading.set(key, promise);
+    return promise;
+  }
+
   return {
-    async get(key) {
+    get,
+    peek(key) {
       const hit = entries.get(key);
-      if (hit && hit.until > now()) return hit.value;
-      const pending = loading.get(key);
-      if (pending) return pending;
-      const promise = fill(key).finally(() => {
-        if (loading.get(key) === promise) loading.delete(key);
-      });
-      loading.set(key, promise);
-      return promise;
+      if (!hit || hit.until <= now()) get(key).catch(onBackgroundError);
+      return hit?.value;
     },
     async getMany(keys, loadMany) {
       const found = new Map<string, V>();
