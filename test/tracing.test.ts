@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { usageRecords } from '../src/db/schema/usage.js';
 import { startFakeOpenAi, tokensOf, type Decide, type FakeUpstream } from './helpers/fake-upstreams.js';
+import { startFakeProvider } from './helpers/fakes/openai-compatible.js';
 import { createApiKey, providerEnv, setPlan } from './helpers/gateway.js';
 import { startOtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { bearer, createTestApp, json, signUp, signUpAs } from './helpers/test-app.js';
@@ -28,7 +29,7 @@ let decideOpenAi: Decide = () => ({ kind: 'ok', text: 'Paris.' });
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   openai = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decideOpenAi(request)));
-  groq = await startFakeOpenAi(() => ({ kind: 'ok', text: 'Served by the fallback.' }));
+  groq = await startFakeProvider('groq', () => ({ kind: 'ok', text: 'Served by the fallback.' }));
 });
 afterAll(async () => {
   await openai?.close();

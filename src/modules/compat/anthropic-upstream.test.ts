@@ -6,11 +6,13 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
+import { startFakeProvider } from '../../../test/helpers/fakes/openai-compatible.js';
 import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
 
 /** The Anthropic SDK in front of an OpenAI-backed model: what the upstream receives, and its tool calls as tool_use. */
 
 let fake: FakeUpstream;
+let groq: FakeUpstream;
 let t: TestApp;
 let decide: Decide = () => ({ kind: 'ok' });
 let anthropic: Anthropic;
@@ -18,8 +20,9 @@ let userId: string;
 
 beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
-  // Groq's accounts on the same fake: its Llama 3.3 is a model without vision.
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-anthropic-compat-0001']), ...providerEnv('GROQ', fake.baseUrl, ['gsk-anthropic-compat-0001']) } });
+  // Groq's account: its Llama 3.3 is a model without vision.
+  groq = await startFakeProvider('groq');
+  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-anthropic-compat-0001']), ...providerEnv('GROQ', groq.baseUrl, ['gsk-anthropic-compat-0001']) } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -30,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await fake?.close();
+  await groq?.close();
 });
 
 const model = 'openai/gpt-4o-mini';
@@ -140,11 +144,10 @@ describe('/anthropic/v1/messages over an OpenAI-backed model', () => {
 
   it('a model without vision refuses an image with a 400 before any charge or upstream call', async () => {
     const before = await walletState(t, userId);
-    const calls = fake.calls().length;
     const err = await anthropic.messages.create({ model: 'groq/llama-3.3-70b-versatile', max_tokens: 50, messages: [question] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect(errorMessage(err)).toMatch(/images/);
-    expect(fake.calls()).toHaveLength(calls);
+    expect(groq.calls()).toHaveLength(0);
     expect(await walletState(t, userId)).toEqual(before);
   });
 

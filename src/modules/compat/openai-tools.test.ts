@@ -8,9 +8,11 @@ import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-
 import { createApiKey, ledgerOf, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
+import { startFakeProvider } from '../../../test/helpers/fakes/openai-compatible.js';
 import { expectUnchargedOpenAiRefusal } from '../../../test/helpers/uncharged-refusal.js';
 
 let fake: FakeUpstream;
+let groq: FakeUpstream;
 let claude: FakeUpstream;
 let decideClaude: Decide = () => ({ kind: 'ok' });
 let t: TestApp;
@@ -20,9 +22,10 @@ let userId: string;
 
 beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
+  groq = await startFakeProvider('groq');
   claude = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideClaude(request)));
   t = await createTestApp({
-    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']), ...providerEnv('GROQ', fake.baseUrl, ['gsk-tools-0001']), ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-tools-0001']) },
+    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']), ...providerEnv('GROQ', groq.baseUrl, ['gsk-tools-0001']), ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-tools-0001']) },
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
@@ -34,6 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await fake?.close();
+  await groq?.close();
   await claude?.close();
 });
 
@@ -52,7 +56,7 @@ const question = [{ role: 'user' as const, content: 'What is the weather in Lisb
 const lastCall = () => fake.calls().at(-1)!;
 const png = `data:image/png;base64,${encodePng(4, 3, new Uint8Array(4 * 3 * 3)).toString('base64')}`;
 
-const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length, run, param);
+const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length + groq.calls().length, run, param);
 
 describe('/openai/v1/chat/completions with tools', () => {
   it('forwards tools and tool_choice unchanged, answers the tool call in OpenAI shape, and charges the reported usage', async () => {

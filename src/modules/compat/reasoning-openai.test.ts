@@ -6,10 +6,12 @@ import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { startFakeOpenAi, type Decide, type FakeUpstream } from '../../../test/helpers/fake-upstreams.js';
+import { startFakeProvider } from '../../../test/helpers/fakes/openai-compatible.js';
 
 /** Reasoning controls on the OpenAI-compatible surfaces, as an OpenAI-compatible provider receives them. */
 
 let fake: FakeUpstream;
+let xai: FakeUpstream;
 let t: TestApp;
 let decide: Decide = () => ({ kind: 'ok' });
 let openai: OpenAI;
@@ -19,7 +21,8 @@ let userId: string;
 
 beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-reasoning-0001']), ...providerEnv('XAI', fake.baseUrl, ['xai-reasoning-0001']) } });
+  xai = await startFakeProvider('xai', (request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
+  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-reasoning-0001']), ...providerEnv('XAI', xai.baseUrl, ['xai-reasoning-0001']) } });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -31,9 +34,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await fake?.close();
+  await xai?.close();
 });
 
-const sent = () => fake.calls().at(-1)!.body as Record<string, unknown>;
+const sent = (upstream = fake) => upstream.calls().at(-1)!.body as Record<string, unknown>;
 const recordsOf = () => t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId));
 const question = [{ role: 'user' as const, content: 'Is 91 prime?' }];
 const thinkingUsage = { kind: 'ok' as const, text: 'No: 7 x 13.', usage: { inputTokens: 20, outputTokens: 90 }, tokenClasses: { reasoning: 80 } };
@@ -77,9 +81,9 @@ describe('reasoning_effort on /openai/v1/chat/completions', () => {
   it("rounds an effort up to the levels a provider takes (xAI's grok-3-mini: low and high)", async () => {
     decide = () => ({ kind: 'ok', text: 'No.' });
     await openai.chat.completions.create({ model: 'xai/grok-3-mini', messages: question, reasoning_effort: 'medium' });
-    expect(sent().reasoning_effort).toBe('high');
+    expect(sent(xai).reasoning_effort).toBe('high');
     await openai.chat.completions.create({ model: 'xai/grok-3-mini', messages: question, reasoning_effort: 'minimal' });
-    expect(sent().reasoning_effort).toBe('low');
+    expect(sent(xai).reasoning_effort).toBe('low');
   });
 });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { priceUnits, type UsageUnits } from '../catalog/pricing.js';
 import { startFakeAnthropic } from './providers/anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type Decide, type FakeBehavior, type FakeUpstream, type TokenClasses } from '../../../test/helpers/fake-upstreams.js';
+import { startFakeProvider } from '../../../test/helpers/fakes/openai-compatible.js';
 import { parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 
@@ -10,6 +11,7 @@ import { bearer, createTestApp, json, signUp, type TestApp } from '../../../test
 // and the usage feed and summary show the classes.
 
 let openai: FakeUpstream;
+let deepseek: FakeUpstream;
 let anthropic: FakeUpstream;
 let t: TestApp;
 let decideOpenAi: Decide;
@@ -17,11 +19,13 @@ let decideAnthropic: Decide;
 
 beforeAll(async () => {
   openai = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decideOpenAi(request)));
+  // DeepSeek's own fake, answering as the test decides for OpenAI's.
+  deepseek = await startFakeProvider('deepseek', (request) => (request.method === 'GET' ? { kind: 'ok' } : decideOpenAi(request)));
   anthropic = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideAnthropic(request)));
   t = await createTestApp({
     env: {
       ...providerEnv('OPENAI', openai.baseUrl, ['sk-classes-0001']),
-      ...providerEnv('DEEPSEEK', openai.baseUrl, ['sk-deepseek-classes-0001']),
+      ...providerEnv('DEEPSEEK', deepseek.baseUrl, ['sk-deepseek-classes-0001']),
       ...providerEnv('ANTHROPIC', anthropic.origin, ['sk-ant-classes-0001']),
     },
   });
@@ -29,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await openai?.close();
+  await deepseek?.close();
   await anthropic?.close();
 });
 beforeEach(() => {

@@ -10,14 +10,14 @@ import * as perplexity from '../../../src/modules/gateway/providers/perplexity/p
 import * as together from '../../../src/modules/gateway/providers/together/together.fake.js';
 import * as vllm from '../../../src/modules/gateway/providers/vllm/vllm.fake.js';
 import * as xai from '../../../src/modules/gateway/providers/xai/xai.fake.js';
-import type { Decide, FakeUpstream } from '../fake-upstreams.js';
+import type { Decide, FakeUpstream } from './text-server.js';
 import type { OpenAiDialect } from './text-fake.js';
 
 /**
- * Strict stand-ins for the OpenAI-compatible providers: `startFakeOpenAi` answering as it does, but refusing what each
- * real API refuses, with that API's status and error shape, and streaming usage where that API puts it. Each provider's
- * dialect is in its folder (`src/modules/gateway/providers/<slug>/<slug>.fake.ts`). The rules are written from the
- * providers' documents and SDK types (the same sources as the profiles in those folders' `plugin.ts`, encoded
+ * Strict stand-ins for the OpenAI-compatible providers: the chat-completions fake (`chat-completions.ts`) refusing
+ * what each real API refuses, with that API's status and error shape, and streaming usage where that API puts it. Each
+ * provider's dialect is in its folder (`src/modules/gateway/providers/<slug>/<slug>.fake.ts`). The rules are written
+ * from the providers' documents and SDK types (the same sources as the profiles in those folders' `plugin.ts`, encoded
  * separately on purpose: a fake derived from our own profile could not catch a profile bug), and from error bodies the
  * providers were seen to send.
  */
@@ -29,5 +29,5 @@ export type Dialect = keyof typeof FAKES;
 
 export const DIALECTS = Object.fromEntries(Object.entries(FAKES).map(([slug, fake]) => [slug, fake.dialect])) as Record<Dialect, OpenAiDialect>;
 
-/** A fake of one provider's chat-completions API (`/v1`), answering as `startFakeOpenAi` does when the request passes. */
+/** A fake of one provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
 export const startFakeProvider = (dialect: Dialect, decide?: Decide): Promise<FakeUpstream> => FAKES[dialect].startTextFake(decide);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeProvider, type Dialect } from '../../../../test/helpers/fakes/openai-compatible.js';
-import type { FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
+import { ACCEPT_ANY, startFakeOpenAi, type FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
 import { collect, messages, textOf } from '../../../../test/helpers/text-streams.js';
 import { rejection } from '../../../../test/helpers/rejection.js';
 import { VENDOR_TEXT_MODELS } from '../../catalog/seed-vendors.js';
@@ -193,6 +193,20 @@ describe("the strict fakes refuse what OpenAI's field set sends them", () => {
     const google = await upstreamError(plain.generateText(credential(fakes.get('google')!, 'google'), { model: 'gemini-2.5-flash', messages, maxTokens: 64, seed: 7 }));
     expect(google).toMatchObject({ kind: 'bad_request', status: 400 });
     expect(google.message).toContain('Unknown name "seed"');
+  });
+
+  it("startFakeOpenAi without a dialect is OpenAI's strict fake; only ACCEPT_ANY takes an unknown field", async () => {
+    const [strict, loose] = await Promise.all([startFakeOpenAi(), startFakeOpenAi(undefined, ACCEPT_ANY)]);
+    const post = (fake: FakeUpstream) =>
+      fetch(`${fake.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages, top_k: 40 }) });
+    try {
+      const refused = await post(strict);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: { message: 'Unrecognized request argument supplied: top_k', type: 'invalid_request_error' } });
+      expect((await post(loose)).status).toBe(200);
+    } finally {
+      await Promise.all([strict.close(), loose.close()]);
+    }
   });
 });
 

@@ -2,16 +2,17 @@ import type { ServerResponse } from 'node:http';
 import { invalidRequest, cacheMarkers } from './anthropic-checks.fake.js';
 import { structuredText } from './anthropic-structured.fake.js';
 import { signatureOf, thinkingTextOf } from './anthropic-thinking.fake.js';
-import { chunks, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeBehavior, type FakeRequest, type FakeUpstream } from '../../../../../test/helpers/fake-upstreams.js';
+import { chunks, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeBehavior, type FakeRequest, type FakeUpstream } from '../../../../../test/helpers/fakes/text-server.js';
 import type { StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /**
- * A local stand-in for Anthropic's Messages API (JSON and named SSE events), with the behaviours of `fake-upstreams.ts`:
- * it refuses what the real API refuses (`anthropic-checks.fake.ts`), answers scripted `toolCalls` with `tool_use`
- * blocks (streamed as `input_json_delta` pieces), stops at `stop_sequences`, answers an `output_config.format` with
- * JSON matching its schema (anthropic-structured.fake.ts), and reports prompt caching as Anthropic does: the prompt up
- * to the last `cache_control` is written to the cache on first sight and read from it afterwards, `input_tokens` counts
- * only what came after it, and `cache_creation` splits the writes by the markers' `ttl` (5m or 1h).
+ * A local stand-in for Anthropic's Messages API (JSON and named SSE events), with the behaviours of
+ * `test/helpers/fakes/text-server.ts`: it refuses what the real API refuses (`anthropic-checks.fake.ts`), answers
+ * scripted `toolCalls` with `tool_use` blocks (streamed as `input_json_delta` pieces), stops at `stop_sequences`,
+ * answers an `output_config.format` with JSON matching its schema (anthropic-structured.fake.ts), and reports prompt
+ * caching as Anthropic does: the prompt up to the last `cache_control` is written to the cache on first sight and read
+ * from it afterwards, `input_tokens` counts only what came after it, and `cache_creation` splits the writes by the
+ * markers' `ttl` (5m or 1h).
  */
 
 const ANTHROPIC_ERRORS: Record<number, { type: string; message: string }> = {

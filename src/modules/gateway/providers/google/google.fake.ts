@@ -1,4 +1,4 @@
-import { startFakeOpenAi } from '../../../../../test/helpers/fake-upstreams.js';
+import { startChatCompletions } from '../../../../../test/helpers/fakes/chat-completions.js';
 import { unknownKeys, type OpenAiDialect, type Refusal, type StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /** Google's OpenAI compatibility: a proto-backed endpoint that refuses unknown fields (github.com/Vali-98/ChatterUI/issues/227). */
@@ -13,5 +13,5 @@ function refuseGoogle(body: any): Refusal {
 
 export const dialect: OpenAiDialect = { refuse: refuseGoogle };
 
-/** The provider's chat-completions API (`/v1`), answering as `startFakeOpenAi` does when the request passes. */
-export const startTextFake: StartTextFake = (decide) => startFakeOpenAi(decide, dialect);
+/** The provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
+export const startTextFake: StartTextFake = (decide) => startChatCompletions(dialect, decide);

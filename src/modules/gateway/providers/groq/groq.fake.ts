@@ -1,4 +1,4 @@
-import { startFakeOpenAi } from '../../../../../test/helpers/fake-upstreams.js';
+import { startChatCompletions } from '../../../../../test/helpers/fakes/chat-completions.js';
 import { unknownKeys, type OpenAiDialect, type Refusal, type StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /** `ChatCompletionCreateParamsBase` in groq-sdk, plus `stream_options`, which the API takes (github.com/Portkey-AI/gateway/issues/1338). */
@@ -21,5 +21,5 @@ function refuseGroq(body: any): Refusal {
 
 export const dialect: OpenAiDialect = { refuse: refuseGroq, streamUsage: 'x_groq' };
 
-/** The provider's chat-completions API (`/v1`), answering as `startFakeOpenAi` does when the request passes. */
-export const startTextFake: StartTextFake = (decide) => startFakeOpenAi(decide, dialect);
+/** The provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
+export const startTextFake: StartTextFake = (decide) => startChatCompletions(dialect, decide);

@@ -1,4 +1,4 @@
-import { startFakeOpenAi } from '../../../../../test/helpers/fake-upstreams.js';
+import { startChatCompletions } from '../../../../../test/helpers/fakes/chat-completions.js';
 import { unknownKeys, type OpenAiDialect, type Refusal, type StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /** OpenAI's chat-completions request fields (`ChatCompletionCreateParamsBase` in the `openai` SDK 6.x). */
@@ -31,5 +31,5 @@ function refuseOpenAi(body: any): Refusal {
 
 export const dialect: OpenAiDialect = { refuse: refuseOpenAi };
 
-/** The provider's chat-completions API (`/v1`), answering as `startFakeOpenAi` does when the request passes. */
-export const startTextFake: StartTextFake = (decide) => startFakeOpenAi(decide, dialect);
+/** The provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
+export const startTextFake: StartTextFake = (decide) => startChatCompletions(dialect, decide);

@@ -1,4 +1,4 @@
-import { startFakeOpenAi } from '../../../../../test/helpers/fake-upstreams.js';
+import { startChatCompletions } from '../../../../../test/helpers/fakes/chat-completions.js';
 import { type OpenAiDialect, type Refusal, type StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /** Perplexity's `tool_choice` is none, auto or required, and its formats text, json_schema or regex (`ApiChatCompletionsRequest` in its SDK). */
@@ -11,5 +11,5 @@ function refusePerplexity(body: any): Refusal {
 
 export const dialect: OpenAiDialect = { refuse: refusePerplexity, streamUsage: 'finish' };
 
-/** The provider's chat-completions API (`/v1`), answering as `startFakeOpenAi` does when the request passes. */
-export const startTextFake: StartTextFake = (decide) => startFakeOpenAi(decide, dialect);
+/** The provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
+export const startTextFake: StartTextFake = (decide) => startChatCompletions(dialect, decide);

@@ -1,4 +1,4 @@
-import { startFakeOpenAi } from '../../../../../test/helpers/fake-upstreams.js';
+import { startChatCompletions } from '../../../../../test/helpers/fakes/chat-completions.js';
 import { unknownKeys, type OpenAiDialect, type Refusal, type StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /** https://docs.x.ai/docs/api-reference#chat-completions. */
@@ -27,5 +27,5 @@ function refuseXai(body: any): Refusal {
 
 export const dialect: OpenAiDialect = { refuse: refuseXai };
 
-/** The provider's chat-completions API (`/v1`), answering as `startFakeOpenAi` does when the request passes. */
-export const startTextFake: StartTextFake = (decide) => startFakeOpenAi(decide, dialect);
+/** The provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
+export const startTextFake: StartTextFake = (decide) => startChatCompletions(dialect, decide);
