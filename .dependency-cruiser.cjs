@@ -65,10 +65,16 @@ const ownerPath = (owner) => (owner === 'platform' ? '^src/platform/' : `^src/mo
 
 const layerRules = LAYERS.slice(0, -1).map((layer, index) => ({
   name: `layer-${index + 1}-imports-no-higher-layer`,
-  comment: `Modules of layer ${index + 1} (${layer.join(', ')}) do not import modules of a higher layer: ${LAYERS.slice(index + 1).flat().join(', ')}. Something low that must cause work higher up emits a domain event or takes a hook.`,
+  comment: `Modules of layer ${index + 1} (${layer.join(', ')}) do not import modules of a higher layer: ${LAYERS.slice(index + 1)
+    .flat()
+    .join(', ')}. Something low that must cause work higher up emits a domain event or takes a hook.`,
   severity: 'error',
   from: { path: `^src/modules/(${layer.join('|')})/`, pathNot: TEST_CODE },
-  to: { path: `^src/modules/(${LAYERS.slice(index + 1).flat().join('|')})/` },
+  to: {
+    path: `^src/modules/(${LAYERS.slice(index + 1)
+      .flat()
+      .join('|')})/`,
+  },
 }));
 
 const tableRules = Object.entries(TABLE_OWNERS).map(([file, owners]) => ({
@@ -104,7 +110,8 @@ module.exports = {
     },
     {
       name: 'composition-roots-import-entries',
-      comment: 'The composition roots (src/services.ts, src/app.ts) build modules from their public entries, their queue definitions (jobs.ts) and, for app.ts, their route plugins.',
+      comment:
+        'The composition roots (src/services.ts, src/app.ts) build modules from their public entries, their queue definitions (jobs.ts) and, for app.ts, their route plugins.',
       severity: 'error',
       from: { path: '^src/(services|app)\\.ts$' },
       to: { path: '^src/modules/', pathNot: [PUBLIC_ENTRY, '^src/modules/[^/]+/jobs\\.ts$', ROUTE_FILE] },

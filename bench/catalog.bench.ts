@@ -28,9 +28,29 @@ async function prepare(database: Database): Promise<void> {
   const rows = Array.from({ length: EXTRA_MODELS }, (_, i) => {
     const type = TYPES[i % TYPES.length]!;
     const features =
-      type === 'TEXT' ? ['TEXT', 'TOOLS'] : type === 'MULTIMODAL' ? ['TEXT', 'VISION'] : type === 'IMAGE' ? ['IMAGE_GENERATION', 'IMAGE_EDIT'] : type === 'VIDEO' ? ['VIDEO_GENERATION'] : type === 'AUDIO' ? (i % 2 ? ['TTS'] : ['MUSIC']) : ['EMBEDDING'];
+      type === 'TEXT'
+        ? ['TEXT', 'TOOLS']
+        : type === 'MULTIMODAL'
+          ? ['TEXT', 'VISION']
+          : type === 'IMAGE'
+            ? ['IMAGE_GENERATION', 'IMAGE_EDIT']
+            : type === 'VIDEO'
+              ? ['VIDEO_GENERATION']
+              : type === 'AUDIO'
+                ? i % 2
+                  ? ['TTS']
+                  : ['MUSIC']
+                : ['EMBEDDING'];
     const pricing =
-      type === 'IMAGE' ? { currency: 'USD', image: 3 + (i % 7) } : type === 'VIDEO' ? { currency: 'USD', second: 5 + (i % 11) } : type === 'AUDIO' ? (i % 2 ? { currency: 'USD', '1k_chars': 2.5 } : { currency: 'USD', generation: 15 }) : { currency: 'USD', '1m_input_tokens': 10 + i, '1m_output_tokens': 40 + 2 * i };
+      type === 'IMAGE'
+        ? { currency: 'USD', image: 3 + (i % 7) }
+        : type === 'VIDEO'
+          ? { currency: 'USD', second: 5 + (i % 11) }
+          : type === 'AUDIO'
+            ? i % 2
+              ? { currency: 'USD', '1k_chars': 2.5 }
+              : { currency: 'USD', generation: 15 }
+            : { currency: 'USD', '1m_input_tokens': 10 + i, '1m_output_tokens': 40 + 2 * i };
     return {
       slug: `benchmark/model-${String(i).padStart(4, '0')}`,
       providerId: provider!.id,

@@ -17,7 +17,15 @@ import { BENCH_CONNECTIONS, createBenchDatabase, measureInterleaved, printTable,
 const POSTS = Number(process.env.BENCH_POSTS ?? 1_000_000);
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const HEALTH = 'GET /healthz';
-const LARGE_TABLES = new Set(['users', 'generations', 'community_posts', 'community_post_scores', 'community_works', 'community_post_likes', 'community_follows']);
+const LARGE_TABLES = new Set([
+  'users',
+  'generations',
+  'community_posts',
+  'community_post_scores',
+  'community_works',
+  'community_post_likes',
+  'community_follows',
+]);
 const rows: BenchRow[] = [];
 
 /** Each feed's first page; `signedIn` feeds rotate over the viewers' tokens. */
@@ -70,7 +78,9 @@ try {
         for (const statement of sent) {
           const plan = await plans.explain(statement);
           const problems = planProblems(plan, LARGE_TABLES, feed.maxSortRows);
-          console.log(`  ${problems.length > 0 ? 'PROBLEM ' + problems.join('; ') : 'ok'}: ${tablesRead(plan).join(', ') || '(no table)'} (est. ${plan['Plan Rows']} rows, cost ${plan['Total Cost']})`);
+          console.log(
+            `  ${problems.length > 0 ? 'PROBLEM ' + problems.join('; ') : 'ok'}: ${tablesRead(plan).join(', ') || '(no table)'} (est. ${plan['Plan Rows']} rows, cost ${plan['Total Cost']})`,
+          );
         }
       }
     } finally {

@@ -69,7 +69,10 @@ const busy = total - (selfByArea.get('(idle)') ?? 0);
 const pct = (us: number, of = busy) => `${((100 * us) / of).toFixed(1)}%`;
 const print = (title: string, map: Map<string, number>, skip: (key: string) => boolean = () => false) => {
   console.log(`\n${title}`);
-  for (const [key, us] of [...map].filter(([k]) => !skip(k)).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [key, us] of [...map]
+    .filter(([k]) => !skip(k))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     console.log(`  ${pct(us).padStart(6)}  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`);
   }
 };

@@ -36,7 +36,11 @@ export async function prepareCustomers(env: Record<string, string>, options: { c
     if (options.plan && !plan) throw new Error(`no plan "${options.plan}"`);
     // A run sends tens of thousands of calls per customer, far past any plan's daily allowance: the benches measure
     // the metered call, not the plan's refusal, so the plan's dailyRequests is lifted on the bench's database.
-    if (plan) await platform.db.update(plans).set({ limits: sql`${plans.limits} - 'dailyRequests'` }).where(eq(plans.id, plan.id));
+    if (plan)
+      await platform.db
+        .update(plans)
+        .set({ limits: sql`${plans.limits} - 'dailyRequests'` })
+        .where(eq(plans.id, plan.id));
     const customers: Customer[] = [];
     for (let i = 0; i < (options.count ?? BENCH_CUSTOMERS); i++) {
       const signup = await app.inject({
@@ -79,12 +83,17 @@ export async function checkWallets(baseUrl: string, customers: Customer[]): Prom
   for (const customer of customers) {
     const response = await fetch(`${baseUrl}/v1/credits/balance`, { headers: { authorization: `Bearer ${customer.accessToken}` } });
     if (!response.ok) throw new Error(`balance of ${customer.userId}: ${response.status} ${await response.text()}`);
-    const { tokens, totals } = (await response.json()) as { tokens: number; totals: Record<'purchased' | 'bonus' | 'granted' | 'converted' | 'adjusted' | 'spent', number> };
+    const { tokens, totals } = (await response.json()) as {
+      tokens: number;
+      totals: Record<'purchased' | 'bonus' | 'granted' | 'converted' | 'adjusted' | 'spent', number>;
+    };
     const ledger = totals.purchased + totals.bonus + totals.granted + totals.converted + totals.adjusted - totals.spent;
     spent += totals.spent;
     if (tokens === ledger) equal++;
     else mismatches.push(`${customer.userId}: balance ${tokens}, ledger ${ledger}`);
   }
-  console.log(`Wallets: ${equal} of ${customers.length} equal their ledgers; ${spent} tokens spent so far.${mismatches.length ? ` MISMATCH: ${mismatches.join('; ')}` : ''}`);
+  console.log(
+    `Wallets: ${equal} of ${customers.length} equal their ledgers; ${spent} tokens spent so far.${mismatches.length ? ` MISMATCH: ${mismatches.join('; ')}` : ''}`,
+  );
   return mismatches.length === 0;
 }

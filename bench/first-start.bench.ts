@@ -21,7 +21,10 @@ async function timeToHealthy(dataDir: string): Promise<number> {
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error('the service exited during start');
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return performance.now() - started;
       await new Promise((r) => setTimeout(r, 20));
     }

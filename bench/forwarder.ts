@@ -66,7 +66,10 @@ async function forward(body: TextBody) {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${process.env.UPSTREAM_API_KEY ?? 'sk-bench'}` },
     body: JSON.stringify({ model: body.model.split('/').pop(), messages: body.messages, max_completion_tokens: body.maxTokens }),
   });
-  const completion = (await response.body.json()) as { choices: { message: { content: string }; finish_reason: string }[]; usage: { prompt_tokens: number; completion_tokens: number } };
+  const completion = (await response.body.json()) as {
+    choices: { message: { content: string }; finish_reason: string }[];
+    usage: { prompt_tokens: number; completion_tokens: number };
+  };
   return {
     text: completion.choices[0]?.message.content ?? '',
     usage: { inputTokens: completion.usage.prompt_tokens, outputTokens: completion.usage.completion_tokens },

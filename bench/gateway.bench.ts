@@ -15,7 +15,18 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { BENCH_CUSTOMERS, checkWallets, prepareCustomers, serverEnv } from './customers.js';
 import { busyPercent, perRequest, postgresBackendsCpuMs, processParty, type CpuParty } from './cpu.js';
-import { BENCH_CONNECTIONS, forEachDatabase, measure, measureInterleaved, printCpuTable, printTable, startHelper, startServer, writeJsonIfAsked, type BenchRow } from './lib.js';
+import {
+  BENCH_CONNECTIONS,
+  forEachDatabase,
+  measure,
+  measureInterleaved,
+  printCpuTable,
+  printTable,
+  startHelper,
+  startServer,
+  writeJsonIfAsked,
+  type BenchRow,
+} from './lib.js';
 
 const UPSTREAM_KEY = 'sk-bench-upstream-0001';
 const UPSTREAM = 'upstream alone';
@@ -59,7 +70,12 @@ const direct = {
   body: { model: 'gpt-4o-mini', messages, max_completion_tokens: 64 },
   cpu: [upstreamCpu],
 };
-const viaForwarder = { url: `${forwarder.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody, cpu: [upstreamCpu, processParty('app', forwarder.pid)] };
+const viaForwarder = {
+  url: `${forwarder.info.baseUrl}/v1/ai/text`,
+  method: 'POST' as const,
+  body: gatewayBody,
+  cpu: [upstreamCpu, processParty('app', forwarder.pid)],
+};
 
 try {
   await forEachDatabase('gateway', async (database) => {
@@ -68,12 +84,22 @@ try {
     const server = await startServer(env);
     const floor =
       database.kind === 'postgres'
-        ? await startHelper<{ baseUrl: string }>('forwarder.ts', { UPSTREAM_BASE_URL: upstream.info.baseUrl, UPSTREAM_API_KEY: UPSTREAM_KEY, FLOOR_DATABASE_URL: env.DATABASE_URL! })
+        ? await startHelper<{ baseUrl: string }>('forwarder.ts', {
+            UPSTREAM_BASE_URL: upstream.info.baseUrl,
+            UPSTREAM_API_KEY: UPSTREAM_KEY,
+            FLOOR_DATABASE_URL: env.DATABASE_URL!,
+          })
         : null;
     const databaseName = env.DATABASE_URL ? new URL(env.DATABASE_URL).pathname.slice(1) : null;
     const postgresCpu: CpuParty[] = databaseName ? [{ name: 'PostgreSQL', read: () => postgresBackendsCpuMs(databaseName) }] : [];
-    const traced = database.kind === 'postgres' ? await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'storefront-bench' }) : null;
-    const viaFloor = floor && { url: `${floor.info.baseUrl}/v1/ai/text`, method: 'POST' as const, body: gatewayBody, cpu: [upstreamCpu, processParty('app', floor.pid), ...postgresCpu] };
+    const traced =
+      database.kind === 'postgres' ? await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'storefront-bench' }) : null;
+    const viaFloor = floor && {
+      url: `${floor.info.baseUrl}/v1/ai/text`,
+      method: 'POST' as const,
+      body: gatewayBody,
+      cpu: [upstreamCpu, processParty('app', floor.pid), ...postgresCpu],
+    };
     try {
       const metered = {
         url: `${server.url}/v1/ai/text`,
@@ -86,12 +112,17 @@ try {
       const responses = { ...metered, url: `${server.url}/openai/v1/responses`, body: responsesBody };
       const withTracing = traced && { ...metered, url: `${traced.url}/v1/ai/text`, cpu: [upstreamCpu, processParty('app', traced.pid), ...postgresCpu] };
       for (const target of [metered, reasoning, responses, ...(withTracing ? [withTracing] : [])]) {
-        const probe = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json', ...target.rotateHeaders[0] }, body: JSON.stringify(target.body) });
+        const probe = await fetch(target.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...target.rotateHeaders[0] },
+          body: JSON.stringify(target.body),
+        });
         if (probe.status !== 200) throw new Error(`the gateway answered ${probe.status} on ${target.url}: ${await probe.text()}`);
       }
 
       // Warm-up: JIT, connection pools and caches in their steady state.
-      for (const target of [metered, reasoning, responses, viaForwarder, direct, ...(viaFloor ? [viaFloor] : []), ...(withTracing ? [withTracing] : [])]) await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
+      for (const target of [metered, reasoning, responses, viaForwarder, direct, ...(viaFloor ? [viaFloor] : []), ...(withTracing ? [withTracing] : [])])
+        await measure('warm-up', database.kind, { ...target, connections: 10, durationSeconds: 2 });
       for (const connections of BENCH_CONNECTIONS) {
         const targets = [
           { target: UPSTREAM, options: direct },
@@ -144,7 +175,9 @@ for (const database of new Set(rows.map((r) => r.database))) {
     const up = metered && reference(metered, UPSTREAM);
     if (!metered || !fwd || !up) continue;
     const floor = reference(metered, FLOOR);
-    const vsFloor = floor ? `; the floor (forwarder + 2 statements) does ${floor.rps} req/s = ${((100 * floor.rps) / fwd.rps).toFixed(0)}% of the forwarder, p50 +${(floor.p50 - up.p50).toFixed(1)} ms, and the metered call ${((100 * metered.rps) / floor.rps).toFixed(0)}% of the floor` : '';
+    const vsFloor = floor
+      ? `; the floor (forwarder + 2 statements) does ${floor.rps} req/s = ${((100 * floor.rps) / fwd.rps).toFixed(0)}% of the forwarder, p50 +${(floor.p50 - up.p50).toFixed(1)} ms, and the metered call ${((100 * metered.rps) / floor.rps).toFixed(0)}% of the floor`
+      : '';
     console.log(
       `  ${database}, ${connections} conn: metered ${metered.rps} req/s = ${((100 * metered.rps) / fwd.rps).toFixed(0)}% of the forwarder's ${fwd.rps}; p50 +${(metered.p50 - up.p50).toFixed(1)} ms over the upstream (forwarder +${(fwd.p50 - up.p50).toFixed(1)} ms)${vsFloor}`,
     );
@@ -152,7 +185,10 @@ for (const database of new Set(rows.map((r) => r.database))) {
     if (cpuBound) console.log(`    ${cpuBound}`);
     for (const other of [REASONING, RESPONSES, TRACED]) {
       const row = reference(metered, other);
-      if (row) console.log(`    ${other}: ${row.rps} req/s = ${((100 * row.rps) / metered.rps).toFixed(0)}% of the plain metered call, p50 ${(row.p50 - metered.p50 >= 0 ? '+' : '')}${(row.p50 - metered.p50).toFixed(1)} ms`);
+      if (row)
+        console.log(
+          `    ${other}: ${row.rps} req/s = ${((100 * row.rps) / metered.rps).toFixed(0)}% of the plain metered call, p50 ${row.p50 - metered.p50 >= 0 ? '+' : ''}${(row.p50 - metered.p50).toFixed(1)} ms`,
+        );
     }
   }
 }

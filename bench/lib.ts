@@ -253,11 +253,16 @@ export const BENCH_SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 3));
  * speed drifts over a run (a shared VM) weighs on every target alike instead of on whichever ran in its slow minute.
  * A row's req/s is the mean over its slices, its p50 the median slice's, its p99 the worst slice's, its errors the sum.
  */
-export async function measureInterleaved(database: BenchDatabaseKind, connections: number, targets: { target: string; options: Omit<LoadOptions, 'connections'> }[]): Promise<BenchRow[]> {
+export async function measureInterleaved(
+  database: BenchDatabaseKind,
+  connections: number,
+  targets: { target: string; options: Omit<LoadOptions, 'connections'> }[],
+): Promise<BenchRow[]> {
   const seconds = Math.max(2, Math.round(BENCH_SECONDS / BENCH_SLICES));
   const slices = targets.map((): BenchRow[] => []);
   for (let slice = 0; slice < BENCH_SLICES; slice++) {
-    for (const [i, { target, options }] of targets.entries()) slices[i]!.push(await measure(target, database, { ...options, connections, durationSeconds: seconds }));
+    for (const [i, { target, options }] of targets.entries())
+      slices[i]!.push(await measure(target, database, { ...options, connections, durationSeconds: seconds }));
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   return targets.map(({ target }, i) => {

@@ -26,12 +26,26 @@ async function measure(database: string, env: Record<string, string>) {
   const start = startCommand(root);
   const child = spawn(process.execPath, start.nodeArgs, {
     cwd: root,
-    env: { ...process.env, ...start.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '10000000', ...env },
+    env: {
+      ...process.env,
+      ...start.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '10000000',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    while (!(await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) {
+    while (
+      !(await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
       if (child.exitCode !== null) throw new Error('the service exited during start');
       await new Promise((r) => setTimeout(r, 50));
     }

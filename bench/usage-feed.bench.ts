@@ -29,7 +29,9 @@ try {
   await client.connect();
   try {
     const users = [...customers.map((c) => c.userId), ...Array.from({ length: USERS - customers.length }, () => crypto.randomUUID())];
-    const { rows: models } = await client.query<{ id: string }>(`select id from models where slug in ('local/text', 'local/image', 'local/audio') order by slug`);
+    const { rows: models } = await client.query<{ id: string }>(
+      `select id from models where slug in ('local/text', 'local/image', 'local/audio') order by slug`,
+    );
     const started = performance.now();
     await client.query(
       `insert into usage_records (id, user_id, model_id, request_id, operation, status, input_units, output_units, credits_consumed, latency_ms, metadata, created_at)
@@ -45,7 +47,9 @@ try {
       [users, models.map((m) => m.id)],
     );
     await client.query('vacuum analyze usage_records');
-    console.log(`Loaded ${ROWS.toLocaleString('en')} usage records for ${USERS} users in ${((performance.now() - started) / 1000).toFixed(1)} s (with VACUUM ANALYZE).`);
+    console.log(
+      `Loaded ${ROWS.toLocaleString('en')} usage records for ${USERS} users in ${((performance.now() - started) / 1000).toFixed(1)} s (with VACUUM ANALYZE).`,
+    );
 
     const probeUser = customers[0]!.userId;
     const { rows: deep } = await client.query<{ id: string }>(
@@ -58,8 +62,16 @@ try {
       console.log(`\nEXPLAIN ${label}\n${lines.map((l) => `  ${l['QUERY PLAN']}`).join('\n')}`);
     };
     // The statements the service sends (src/modules/usage/feed.ts), with the probe user's values.
-    await plan('feed page after a cursor (limit 20)', `select * from usage_records where user_id = $1 and (created_at, id) < (select c.created_at, c.id from usage_records c where c.id = $2 and c.user_id = $1) order by created_at desc, id desc limit 21`, [probeUser, cursor]);
-    await plan('feed page filtered by status FAILED (limit 20)', `select * from usage_records where user_id = $1 and status = 'FAILED' order by created_at desc, id desc limit 21`, [probeUser]);
+    await plan(
+      'feed page after a cursor (limit 20)',
+      `select * from usage_records where user_id = $1 and (created_at, id) < (select c.created_at, c.id from usage_records c where c.id = $2 and c.user_id = $1) order by created_at desc, id desc limit 21`,
+      [probeUser, cursor],
+    );
+    await plan(
+      'feed page filtered by status FAILED (limit 20)',
+      `select * from usage_records where user_id = $1 and status = 'FAILED' order by created_at desc, id desc limit 21`,
+      [probeUser],
+    );
     await plan(
       'summary (month)',
       `select grouping(operation, status) = 0 as by_operation, operation, status, model_id, count(*)::int, coalesce(sum(input_units), 0)::bigint, coalesce(sum(output_units), 0)::bigint, coalesce(sum(credits_consumed), 0)::bigint, coalesce(sum(latency_ms), 0)::bigint

@@ -18,7 +18,12 @@ await forEachDatabase('users_me', async (database) => {
     if (probe.status !== 200) throw new Error(`/v1/users/me answered ${probe.status}: ${await probe.text()}`);
     await measure('warm-up', database.kind, { ...me, connections: 10, durationSeconds: 2 });
     for (const connections of BENCH_CONNECTIONS) {
-      rows.push(...(await measureInterleaved(database.kind, connections, [{ target: HEALTH, options: { url: `${server.url}/healthz` } }, { target: ME, options: me }])));
+      rows.push(
+        ...(await measureInterleaved(database.kind, connections, [
+          { target: HEALTH, options: { url: `${server.url}/healthz` } },
+          { target: ME, options: me },
+        ])),
+      );
     }
     // Requests autocannon abandoned at the end of its run finish before the server stops.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -27,5 +32,10 @@ await forEachDatabase('users_me', async (database) => {
   }
 });
 
-printTable('Signed-in read vs the health probe', rows, (r) => (r.target === HEALTH ? undefined : rows.find((h) => h.target === HEALTH && h.database === r.database && h.connections === r.connections)), 'healthz');
+printTable(
+  'Signed-in read vs the health probe',
+  rows,
+  (r) => (r.target === HEALTH ? undefined : rows.find((h) => h.target === HEALTH && h.database === r.database && h.connections === r.connections)),
+  'healthz',
+);
 await writeJsonIfAsked(rows);

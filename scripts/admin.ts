@@ -84,13 +84,17 @@ async function grant(services: Services, args: string[]): Promise<string> {
   const { positional, flags } = parseArgs(args, []);
   const [email, amount] = positional;
   const reason = flags.get('reason');
-  if (!email || !amount || positional.length > 2 || typeof reason !== 'string') throw new UsageError('Usage: grant <email> <tokens> --reason "<why>" [--key <idempotency key>]');
+  if (!email || !amount || positional.length > 2 || typeof reason !== 'string')
+    throw new UsageError('Usage: grant <email> <tokens> --reason "<why>" [--key <idempotency key>]');
   if (!/^[1-9][0-9]{0,12}$/.test(amount)) throw new UsageError('<tokens> must be a whole number of tokens, at least 1.');
   if (!reason.trim()) throw new UsageError('--reason must say why the tokens are granted.');
   const user = await services.auth.data.users.findActiveByEmail(email);
   if (!user) throw new UsageError(`No account has the email ${email}.`);
   const key = (flags.get('key') as string | undefined) ?? randomUUID();
-  const result = await services.wallet.supportGrant({ userId: user.id, tokens: Number(amount), reason: reason.trim(), idempotencyKey: key }, auditWriterFor(services.audit, CLI_ACTOR));
+  const result = await services.wallet.supportGrant(
+    { userId: user.id, tokens: Number(amount), reason: reason.trim(), idempotencyKey: key },
+    auditWriterFor(services.audit, CLI_ACTOR),
+  );
   const what = result.applied ? `granted ${result.tokens} tokens to` : `already granted with this key (${result.tokens} tokens); nothing changed for`;
   return `${what} ${user.email}: balance ${result.balance} tokens (key ${key})`;
 }
@@ -101,7 +105,10 @@ async function providers(services: Services): Promise<string> {
   for (const entry of byId.values()) models.set(entry.provider.slug, (models.get(entry.provider.slug) ?? 0) + 1);
   const rows = [...providersBySlug.values()].sort((a, b) => a.slug.localeCompare(b.slug));
   const width = Math.max(8, ...rows.map((p) => p.slug.length));
-  return [`${'PROVIDER'.padEnd(width)}  ${'HEALTH'.padEnd(9)}  MODELS`, ...rows.map((p) => `${p.slug.padEnd(width)}  ${p.status.padEnd(9)}  ${models.get(p.slug) ?? 0}`)].join('\n');
+  return [
+    `${'PROVIDER'.padEnd(width)}  ${'HEALTH'.padEnd(9)}  MODELS`,
+    ...rows.map((p) => `${p.slug.padEnd(width)}  ${p.status.padEnd(9)}  ${models.get(p.slug) ?? 0}`),
+  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -122,7 +129,8 @@ async function main(argv: string[]): Promise<number> {
     // Reference data the commands rely on (the free plan new accounts get, the catalog), as the server's start does.
     await services.catalog.seed();
     await services.plans.seed();
-    const output = command === 'create-admin' ? await createAdmin(services, args) : command === 'grant' ? await grant(services, args) : await providers(services);
+    const output =
+      command === 'create-admin' ? await createAdmin(services, args) : command === 'grant' ? await grant(services, args) : await providers(services);
     console.log(output);
     services.wallet.stop();
     return 0;

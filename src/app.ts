@@ -193,7 +193,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(workspaceRoutes, { workspaces: services.workspaces, ensureActive });
   // Admin routes: the account's current role is checked on every call (a demoted operator loses access at once).
   await app.register(async (admin) => {
-    admin.addHook('preValidation', currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role));
+    admin.addHook(
+      'preValidation',
+      currentRoleCheck(async (userId) => (await services.auth.getActiveUser(userId)).role),
+    );
     await admin.register(auditRoutes, { audit: services.audit });
     await admin.register(adminPaymentRoutes, { payments: services.payments, audit: services.audit });
     await admin.register(playgroundRoutes, { playground: services.playground });

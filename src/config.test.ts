@@ -134,7 +134,9 @@ describe('loadConfig', () => {
 
   it('validates LOG_LEVEL against the logger levels, naming them', () =>
     withTempDir(async (dir) => {
-      expect(problemsOf({ DATA_DIR: dir, LOG_LEVEL: 'loud' })).toEqual(['LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")']);
+      expect(problemsOf({ DATA_DIR: dir, LOG_LEVEL: 'loud' })).toEqual([
+        'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+      ]);
       expect(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
     }));
 

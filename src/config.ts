@@ -212,7 +212,8 @@ function metricsConfig(
   problems: string[],
 ): Config['metrics'] {
   const port = str('METRICS_PORT') === null ? null : int('METRICS_PORT', 0, 1, 65535);
-  if (port !== null && port !== 0 && port === servicePort) problems.push(`METRICS_PORT must differ from PORT (${servicePort}); unset it to serve /metrics on PORT`);
+  if (port !== null && port !== 0 && port === servicePort)
+    problems.push(`METRICS_PORT must differ from PORT (${servicePort}); unset it to serve /metrics on PORT`);
   const token = str('METRICS_TOKEN');
   if (token !== null && token.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
   if (mode === 'production' && str('METRICS_PORT') === null && token === null) {
@@ -286,7 +287,9 @@ function paymentsConfig(
     const missing = variables.filter((suffix) => values[suffix] === undefined);
     if (missing.length === variables.length) continue;
     if (missing.length > 0) {
-      problems.push(`${missing.map((suffix) => `${prefix}_${suffix}`).join(', ')} must be set too for the ${slug} channel to run live (or unset its other variables for sandbox)`);
+      problems.push(
+        `${missing.map((suffix) => `${prefix}_${suffix}`).join(', ')} must be set too for the ${slug} channel to run live (or unset its other variables for sandbox)`,
+      );
       continue;
     }
     if (!baseUrl) {
@@ -296,7 +299,10 @@ function paymentsConfig(
     live[slug] = { baseUrl, values };
   }
   const returnOrigins: string[] = [];
-  for (const raw of (str('PAYMENTS_RETURN_ORIGINS') ?? '').split(',').map((o) => o.trim()).filter(Boolean)) {
+  for (const raw of (str('PAYMENTS_RETURN_ORIGINS') ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)) {
     try {
       const parsed = new URL(raw);
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
@@ -328,7 +334,15 @@ function providerSettings(
     if (!match || OWN_VARIABLES.has(name) || PAYMENT_PREFIXES.some((prefix) => name.startsWith(prefix)) || !env[name]?.trim()) continue;
     const prefix = match[1]!;
     const entry = (settings[prefix] ??= { apiKeys: [], baseUrl: null, monthlyBudgetCents: null, timeoutMs: null });
-    if (match[2] === 'API_KEY') entry.apiKeys = [...new Set(env[name].split(',').map((key) => key.trim()).filter(Boolean))];
+    if (match[2] === 'API_KEY')
+      entry.apiKeys = [
+        ...new Set(
+          env[name]
+            .split(',')
+            .map((key) => key.trim())
+            .filter(Boolean),
+        ),
+      ];
     if (match[2] === 'BASE_URL') entry.baseUrl = url(name, ['http:', 'https:'])?.replace(/\/+$/, '') ?? null;
     if (match[2] === 'MONTHLY_BUDGET_CENTS') entry.monthlyBudgetCents = int(name, 0, 0, 10_000_000_000);
     if (match[2] === 'TIMEOUT_MS') entry.timeoutMs = int(name, 60_000, 100, 3_600_000);

@@ -23,7 +23,11 @@ async function main(): Promise<void> {
   );
   const mb = (bytes: number) => Math.round(bytes / 1048576);
   const heapSettle = settleHeapWhenQuiet({
-    onSettled: (s) => app.log.debug({ heapTotalMb: [mb(s.heapTotalBefore), mb(s.heapTotalAfter)], heapUsedMb: [mb(s.heapUsedBefore), mb(s.heapUsedAfter)] }, 'start-up garbage collected'),
+    onSettled: (s) =>
+      app.log.debug(
+        { heapTotalMb: [mb(s.heapTotalBefore), mb(s.heapTotalAfter)], heapUsedMb: [mb(s.heapUsedBefore), mb(s.heapUsedAfter)] },
+        'start-up garbage collected',
+      ),
   });
 
   let closing = false;

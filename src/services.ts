@@ -54,7 +54,8 @@ export function createServices(platform: Platform) {
     topUp: {
       suggest: async (shortfallTokens, cachedOnly) => topup.suggestTopUp(shortfallTokens, cachedOnly ? topup.peekTerms() : await topup.terms()),
       lowBalanceThresholdTokens: () => topup.peekTerms()?.lowBalanceThresholdTokens ?? null,
-      warn: async (tx, warning) => void (await notifications.notify(tx, { userId: warning.userId, ...topup.lowBalanceNotice(warning.balanceTokens, warning.thresholdTokens) })),
+      warn: async (tx, warning) =>
+        void (await notifications.notify(tx, { userId: warning.userId, ...topup.lowBalanceNotice(warning.balanceTokens, warning.thresholdTokens) })),
     },
   });
   const subscriptions = createSubscriptionsService({
@@ -68,7 +69,14 @@ export function createServices(platform: Platform) {
     // The files service is built below too; the subscriber's own stored files (a workspace's members keep theirs).
     storageMbUsed: (owner) => files.storageMbUsed(owner.userId),
   });
-  const auth = createAuthService({ db, clock, tokens, events: platform.events, onUserCreated: [subscriptions.onUserCreated], onSignIn: [unseenIpNotifier(notifications)] });
+  const auth = createAuthService({
+    db,
+    clock,
+    tokens,
+    events: platform.events,
+    onUserCreated: [subscriptions.onUserCreated],
+    onSignIn: [unseenIpNotifier(notifications)],
+  });
   const idp = createIdentityProvider(platform.config.idp, { clock });
   // Trials, switches, coupons and the lifecycle; the payments port is connected below.
   const subscriptionBilling = createSubscriptionBillingService({
@@ -119,7 +127,14 @@ export function createServices(platform: Platform) {
     modelExists: async (slug) => (await catalog.getBySlug(slug)) !== undefined,
   });
   const usage = createUsageService({ db, clock, catalog });
-  const files = createFilesService({ db, clock, storage: platform.storage, fetcher: platform.fetcher, publicBaseUrl: platform.config.publicBaseUrl, events: platform.events });
+  const files = createFilesService({
+    db,
+    clock,
+    storage: platform.storage,
+    fetcher: platform.fetcher,
+    publicBaseUrl: platform.config.publicBaseUrl,
+    events: platform.events,
+  });
   const library = createLibraryService({
     db,
     clock,
@@ -128,7 +143,18 @@ export function createServices(platform: Platform) {
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
   // What the text and media gateways both meter with: the model, the caller's plan, the wallet, the usage record and the library item.
-  const meteringDeps = { db, clock, logger: platform.logger, catalog, subscriptions, plans, wallet, usage, library, dailyRequests: createDailyRequestLimit({ clock, wallet }) };
+  const meteringDeps = {
+    db,
+    clock,
+    logger: platform.logger,
+    catalog,
+    subscriptions,
+    plans,
+    wallet,
+    usage,
+    library,
+    dailyRequests: createDailyRequestLimit({ clock, wallet }),
+  };
   const gateway = createGatewayService({
     ...meteringDeps,
     keys: apiKeys,
@@ -217,7 +243,8 @@ export function createServices(platform: Platform) {
       return user?.createdAt ?? null;
     },
     orderPorts: {
-      openPayment: (input) => payments.openPayment({ ...input, purpose: { kind: 'topup', orderId: input.orderId }, purposeRef: input.orderId, recurring: false }),
+      openPayment: (input) =>
+        payments.openPayment({ ...input, purpose: { kind: 'topup', orderId: input.orderId }, purposeRef: input.orderId, recurring: false }),
       paymentOf: async (userId, paymentId) => {
         const payment = await payments.get(userId, paymentId);
         return { id: payment.id, status: payment.status, provider: payment.provider, paidAt: payment.paidAt };
@@ -254,7 +281,35 @@ export function createServices(platform: Platform) {
     planExists,
     userIdsAfter: (afterId, limit) => auth.data.users.activeUserIdsAfter(afterId, limit),
   });
-  return { audit, flags, announcements, catalog, plans, wallet, subscriptions, subscriptionBilling, payments, topup, auth, notifications, idp, account, apiKeys, usage, library, gateway, files, jobs, media, webhooks, workspaces, community, compat, responses, playground };
+  return {
+    audit,
+    flags,
+    announcements,
+    catalog,
+    plans,
+    wallet,
+    subscriptions,
+    subscriptionBilling,
+    payments,
+    topup,
+    auth,
+    notifications,
+    idp,
+    account,
+    apiKeys,
+    usage,
+    library,
+    gateway,
+    files,
+    jobs,
+    media,
+    webhooks,
+    workspaces,
+    community,
+    compat,
+    responses,
+    playground,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -29,7 +29,12 @@ interface Outcome {
  * with a Content-Length or chunked; resolves with what the client read by the end of the answer, or the error that
  * came first.
  */
-function sendLargeBody(chunks: number, framing: 'content-length' | 'chunked', agent: Agent | false, options: { stopAtAnswer: boolean } = { stopAtAnswer: true }): Promise<Outcome> {
+function sendLargeBody(
+  chunks: number,
+  framing: 'content-length' | 'chunked',
+  agent: Agent | false,
+  options: { stopAtAnswer: boolean } = { stopAtAnswer: true },
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = { 'content-type': 'application/json' };
     if (framing === 'content-length') headers['content-length'] = chunks * CHUNK.length;

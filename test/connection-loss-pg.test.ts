@@ -52,7 +52,9 @@ async function terminateDuringInsert<T>(table: string, when: string, call: () =>
     const answered = call();
     const sleeping = `select pid from pg_stat_activity where datname = $1 and wait_event = 'PgSleep'`;
     await within(async () => (await admin.query(sleeping, [databaseName()])).rowCount === 1, 15_000);
-    const terminated = await admin.query(`select pg_terminate_backend(pid) as done from pg_stat_activity where datname = $1 and wait_event = 'PgSleep'`, [databaseName()]);
+    const terminated = await admin.query(`select pg_terminate_backend(pid) as done from pg_stat_activity where datname = $1 and wait_event = 'PgSleep'`, [
+      databaseName(),
+    ]);
     expect(terminated.rows).toEqual([{ done: true }]);
     return await answered;
   } finally {
@@ -61,7 +63,8 @@ async function terminateDuringInsert<T>(table: string, when: string, call: () =>
 }
 
 const body = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Tell me about lighthouses' }] };
-const ask = (token: string, key?: string) => t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { ...bearer(token), ...(key ? { 'idempotency-key': key } : {}) }, payload: body });
+const ask = (token: string, key?: string) =>
+  t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { ...bearer(token), ...(key ? { 'idempotency-key': key } : {}) }, payload: body });
 
 describe.runIf(adminUrl)('a PostgreSQL backend terminated mid-call', () => {
   it('during the settlement: settled again on a new connection and answered, charged once', async () => {
@@ -70,7 +73,9 @@ describe.runIf(adminUrl)('a PostgreSQL backend terminated mid-call', () => {
     const answered = await terminateDuringInsert('usage_records', `new.status = 'SUCCESS'`, () => ask(accessToken, 'terminated-settle'));
     expect(answered.statusCode).toBe(200);
     const { requestId, usage } = json(answered);
-    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId))).toMatchObject([{ status: 'SUCCESS', tokensConsumed: usage.creditsConsumed }]);
+    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId))).toMatchObject([
+      { status: 'SUCCESS', tokensConsumed: usage.creditsConsumed },
+    ]);
     const after = await walletState(t, user.id);
     expect(before.balance - after.balance).toBe(usage.creditsConsumed);
     expect(after.ledgerSum).toBe(after.balance);

@@ -51,9 +51,18 @@ const ask = (token: string, payload: Record<string, unknown>, key?: string) =>
   t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { ...bearer(token), ...(key ? { 'idempotency-key': key } : {}) }, payload });
 const body = { model, messages: [{ role: 'user', content: 'Tell me about lighthouses' }] };
 const entryOf = async (userId: string, key: string) =>
-  (await t.platform.db.select().from(gatewayIdempotency).where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key))))[0];
+  (
+    await t.platform.db
+      .select()
+      .from(gatewayIdempotency)
+      .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key)))
+  )[0];
 const reservationsOf = (userId: string) =>
-  t.platform.db.select().from(walletReservations).innerJoin(usageRecords, eq(usageRecords.requestId, walletReservations.requestId)).where(eq(usageRecords.userId, userId));
+  t.platform.db
+    .select()
+    .from(walletReservations)
+    .innerJoin(usageRecords, eq(usageRecords.requestId, walletReservations.requestId))
+    .where(eq(usageRecords.userId, userId));
 /** Tokens the ledger took from the user's wallet for `requestId` (usage minus refunds). */
 const chargedFor = async (requestId: string) => (await ledgerOf(t, requestId)).reduce((sum, row) => sum - row.amount, 0);
 
@@ -95,7 +104,9 @@ describe('a call whose settlement loses its database connection', () => {
     );
     expect(answered.statusCode).toBe(200);
     const { requestId, usage } = json(answered);
-    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId))).toMatchObject([{ status: 'SUCCESS', tokensConsumed: usage.creditsConsumed }]);
+    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId))).toMatchObject([
+      { status: 'SUCCESS', tokensConsumed: usage.creditsConsumed },
+    ]);
     expect(before.balance - (await walletState(t, user.id)).balance).toBe(usage.creditsConsumed);
   });
 
@@ -124,7 +135,9 @@ describe('a call whose settlement loses its database connection', () => {
     const after = await walletState(t, user.id);
     expect(before.balance - after.balance).toBe(atMost);
     expect(after.ledgerSum).toBe(after.balance);
-    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId))).toMatchObject([{ status: 'PARTIAL', tokensConsumed: atMost }]);
+    expect(await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId))).toMatchObject([
+      { status: 'PARTIAL', tokensConsumed: atMost },
+    ]);
     const retry = await ask(accessToken, { ...body, stream: true }, 'lost-stream');
     expect(retry.statusCode).toBe(409);
     expect(json(retry).error.message).toMatch(/was charged/);

@@ -51,7 +51,10 @@ describe('Dockerfile', () => {
     const start = startCommand(root);
     expect(cmd).toEqual(['node', ...start.nodeArgs]);
     // npm start's environment (glibc's trim threshold) is the image's too
-    const env = finalStage.filter((i) => i.keyword === 'ENV').map((i) => i.rest).join(' ');
+    const env = finalStage
+      .filter((i) => i.keyword === 'ENV')
+      .map((i) => i.rest)
+      .join(' ');
     expect(Object.keys(start.env).length).toBeGreaterThan(0);
     for (const [name, value] of Object.entries(start.env)) expect(env.split(/\s+/)).toContain(`${name}=${value}`);
   });
@@ -59,13 +62,18 @@ describe('Dockerfile', () => {
   it('builds with the very commands CI runs: npm ci as in .ci/run, then the build script of package.json', () => {
     const ci = read('.ci/run');
     const npmCi = /^npm ci .*$/m.exec(ci)![0].trim();
-    const run = stages[0]!.filter((i) => i.keyword === 'RUN').map((i) => i.rest).join(' && ');
+    const run = stages[0]!
+      .filter((i) => i.keyword === 'RUN')
+      .map((i) => i.rest)
+      .join(' && ');
     const steps = run.split('&&').map((step) => step.trim());
     expect(steps[0]).toBe(npmCi);
     expect(steps).toContain('npm run build');
     expect(steps).toContain('npm prune --omit=dev --no-audit --no-fund');
     // what the runtime needs besides the bundle: migrations and seed sources are read from src/ at start
-    expect(finalStage.map((i) => i.rest)).toEqual(expect.arrayContaining([expect.stringMatching(/\/app\/dist\/ dist\/$/), expect.stringMatching(/\/app\/src\/ src\/$/)]));
+    expect(finalStage.map((i) => i.rest)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/\/app\/dist\/ dist\/$/), expect.stringMatching(/\/app\/src\/ src\/$/)]),
+    );
   });
 
   it('keeps the build context small and free of local state', () => {
@@ -85,7 +93,18 @@ describe('compose.yaml', () => {
   it('wires the services through variables the service reads', () => {
     const anchor = compose.slice(compose.indexOf('x-storefront:'), compose.indexOf('\nservices:'));
     const variables = [...anchor.matchAll(/^ {4}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!);
-    expect(variables).toEqual(expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'S3_BUCKET', 'S3_ENDPOINT', 'S3_FORCE_PATH_STYLE', 'PUBLIC_BASE_URL', 'TRUST_PROXY', 'METRICS_PORT']));
+    expect(variables).toEqual(
+      expect.arrayContaining([
+        'DATABASE_URL',
+        'REDIS_URL',
+        'S3_BUCKET',
+        'S3_ENDPOINT',
+        'S3_FORCE_PATH_STYLE',
+        'PUBLIC_BASE_URL',
+        'TRUST_PROXY',
+        'METRICS_PORT',
+      ]),
+    );
     const config = read('src/config.ts') + read('src/platform/telemetry/settings.ts');
     for (const name of variables) expect(config, name).toContain(`'${name}'`);
     expect(anchor).toMatch(/DATABASE_URL: postgres:\/\/storefront:storefront@postgres:5432\/storefront/);

@@ -100,7 +100,11 @@ async function signUpAt(port: number): Promise<{ accessToken: string; user: { id
 
 /** A call the process will never answer: sent, and its failure (the kill) ignored. */
 function sendAndForget(port: number, route: string, accessToken: string, body: unknown, idempotencyKey?: string): void {
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${accessToken}`, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
+  const headers = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${accessToken}`,
+    ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+  };
   void fetch(`http://127.0.0.1:${port}${route}`, { method: 'POST', headers, body: JSON.stringify(body) }).catch(() => undefined);
 }
 
@@ -188,7 +192,11 @@ describe('the Idempotency-Keys of a killed process', () => {
           next.app.inject({ method: 'POST', url: route, headers: { authorization: `Bearer ${accessToken}`, 'idempotency-key': key }, payload: body });
         const retrySpeech = () => retry('/v1/ai/audio', 'speech-key', speech);
         const retryText = () => retry('/v1/ai/text', 'text-key', text);
-        const usageOf = (operation: string) => next.platform.db.select().from(usageRecords).where(and(eq(usageRecords.userId, user.id), eq(usageRecords.operation, operation)));
+        const usageOf = (operation: string) =>
+          next.platform.db
+            .select()
+            .from(usageRecords)
+            .where(and(eq(usageRecords.userId, user.id), eq(usageRecords.operation, operation)));
 
         // No sweep has run yet: the first retry of each key finds its reservation's lease lapsed and closes it itself,
         // as the sweeper would, the key following in the same transaction. The audio is settled on its marked cost.

@@ -41,7 +41,12 @@ describe('revocations reach every instance', () => {
     await setPlan({ platform: a.platform } as never, user.id, 'starter');
     const { id, key } = await createApiKey({ app: a.app, platform: a.platform } as never, accessToken, ['ai:text']);
     const call = (on: BuiltApp) => () =>
-      on.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 } });
+      on.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(key),
+        payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+      });
     // Both instances have the key in their caches.
     expect((await call(a)()).statusCode).toBe(200);
     expect((await call(b)()).statusCode).toBe(200);
@@ -53,7 +58,7 @@ describe('revocations reach every instance', () => {
     await heard;
   });
 
-  it('a signed-out session\'s access tokens stop working on both instances instead of living out their 15 minutes', async () => {
+  it("a signed-out session's access tokens stop working on both instances instead of living out their 15 minutes", async () => {
     const { accessToken, refreshToken } = await signUp(a.app);
     const me = (on: BuiltApp) => () => on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) });
     expect((await me(a)()).statusCode).toBe(200);
@@ -66,11 +71,13 @@ describe('revocations reach every instance', () => {
     expect(await refusedWithin(me(b), 1000)).toBeLessThan(1000);
   });
 
-  it('ending another device\'s session from the account page signs that device out everywhere; the caller stays in', async () => {
+  it("ending another device's session from the account page signs that device out everywhere; the caller stays in", async () => {
     const { email, password } = await signUp(a.app);
     // A session is per device (user agent and address): a second sign-in from the same device reuses it.
     const login = async (userAgent: string) =>
-      (await a.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'user-agent': userAgent }, payload: { email, password } })).json<{ accessToken: string }>();
+      (await a.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'user-agent': userAgent }, payload: { email, password } })).json<{
+        accessToken: string;
+      }>();
     const laptop = await login('Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0');
     const phone = await login('Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Mobile/15E148');
     const me = (on: BuiltApp, token: string) => () => on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) });

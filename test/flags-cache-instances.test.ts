@@ -16,14 +16,18 @@ beforeAll(() => {
   ({ a, b } = instances);
 });
 
-const flagOn = async (on: BuiltApp, key: string) => (await on.app.inject({ method: 'GET', url: '/v1/flags' })).json<{ flags: Record<string, boolean> }>().flags[key];
-const bannerTitles = async (on: BuiltApp) => (await on.app.inject({ method: 'GET', url: '/v1/announcements' })).json<{ items: Array<{ title: string }> }>().items.map((i) => i.title);
+const flagOn = async (on: BuiltApp, key: string) =>
+  (await on.app.inject({ method: 'GET', url: '/v1/flags' })).json<{ flags: Record<string, boolean> }>().flags[key];
+const bannerTitles = async (on: BuiltApp) =>
+  (await on.app.inject({ method: 'GET', url: '/v1/announcements' })).json<{ items: Array<{ title: string }> }>().items.map((i) => i.title);
 
 describe('flag and banner caches follow changes on every instance', () => {
   it('a flag switched on one instance flips on the other within a second; a deletion too', async () => {
     const operator = await signUpAs({ app: a.app, platform: a.platform }, 'SUPER_ADMIN');
     const headers = bearer(operator.accessToken);
-    expect((await a.app.inject({ method: 'POST', url: '/v1/admin/flags', headers, payload: { key: 'shared', targeting: { everyone: true } } })).statusCode).toBe(201);
+    expect(
+      (await a.app.inject({ method: 'POST', url: '/v1/admin/flags', headers, payload: { key: 'shared', targeting: { everyone: true } } })).statusCode,
+    ).toBe(201);
     // Both instances load (and keep) the flag while it is off.
     expect(await flagOn(a, 'shared')).toBe(false);
     expect(await within(async () => (await flagOn(b, 'shared')) === false, 1000)).toBeLessThan(1000);

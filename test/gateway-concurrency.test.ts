@@ -32,17 +32,23 @@ describe('parallel generations against a small balance', () => {
     const { accessToken, user } = await signUp(t.app);
     const messages = [{ role: 'user' as const, content: 'Count to three' }];
     const model = await t.services.catalog.resolveForGateway('openai/gpt-4o-mini');
-    const perCall = await t.services.catalog.estimateTokens(model, { kind: 'text', inputTokens: countMessageTokens(withServerInstruction(model, messages)), maxOutputTokens: 200 });
+    const perCall = await t.services.catalog.estimateTokens(model, {
+      kind: 'text',
+      inputTokens: countMessageTokens(withServerInstruction(model, messages)),
+      maxOutputTokens: 200,
+    });
     expect(perCall).toBeGreaterThan(1);
     await setBalance(t, user.id, perCall * 10 + Math.floor(perCall / 2));
 
     let answered = 0;
     const samples: number[] = [];
     const calls = Array.from({ length: 50 }, () =>
-      t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'openai/gpt-4o-mini', messages, maxTokens: 200 } }).then((response) => {
-        answered++;
-        return response;
-      }),
+      t.app
+        .inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'openai/gpt-4o-mini', messages, maxTokens: 200 } })
+        .then((response) => {
+          answered++;
+          return response;
+        }),
     );
     // Wait until every call was either refused or is held at the provider.
     for (let i = 0; i < 3000 && !(answered === 40 && fake.calls().length === 10); i++) {

@@ -26,7 +26,10 @@ beforeAll(async () => {
   openai = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decideOpenAi(request)));
   anthropic = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideAnthropic(request)));
   t = await createTestApp({
-    env: { ...providerEnv('OPENAI', openai.baseUrl, ['sk-fallback-openai-1', 'sk-fallback-openai-2']), ...providerEnv('ANTHROPIC', anthropic.origin, ['sk-ant-fallback-1']) },
+    env: {
+      ...providerEnv('OPENAI', openai.baseUrl, ['sk-fallback-openai-1', 'sk-fallback-openai-2']),
+      ...providerEnv('ANTHROPIC', anthropic.origin, ['sk-ant-fallback-1']),
+    },
   });
   operator = (await signUpAs(t, 'SUPER_ADMIN')).accessToken;
 });
@@ -47,10 +50,14 @@ async function caller() {
 }
 
 describe('model fallbacks (admin)', () => {
-  it('sets, reads and audits a model\'s ordered fallbacks; refuses bad ones; only super admins change them', async () => {
+  it("sets, reads and audits a model's ordered fallbacks; refuses bad ones; only super admins change them", async () => {
     const set = await setFallbacks(PRIMARY, [FALLBACK]);
     expect(set.statusCode, set.body).toBe(200);
-    expect(json(set)).toEqual({ modelId: await modelId(PRIMARY), slug: PRIMARY, fallbacks: [{ position: 0, modelId: await modelId(FALLBACK), slug: FALLBACK }] });
+    expect(json(set)).toEqual({
+      modelId: await modelId(PRIMARY),
+      slug: PRIMARY,
+      fallbacks: [{ position: 0, modelId: await modelId(FALLBACK), slug: FALLBACK }],
+    });
     const read = await t.app.inject({ method: 'GET', url: `/v1/admin/models/${await modelId(PRIMARY)}/fallbacks`, headers: bearer(operator) });
     expect(json(read)).toEqual(json(set));
     const [audit] = await t.platform.db
@@ -73,7 +80,9 @@ describe('model fallbacks (admin)', () => {
     const admin = (await signUpAs(t, 'ADMIN')).accessToken;
     expect((await setFallbacks(PRIMARY, [], admin)).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'GET', url: `/v1/admin/models/${await modelId(PRIMARY)}/fallbacks`, headers: bearer(admin) })).statusCode).toBe(200);
-    expect(json(await t.app.inject({ method: 'GET', url: `/v1/admin/models/${await modelId(PRIMARY)}/fallbacks`, headers: bearer(operator) })).fallbacks).toHaveLength(1);
+    expect(
+      json(await t.app.inject({ method: 'GET', url: `/v1/admin/models/${await modelId(PRIMARY)}/fallbacks`, headers: bearer(operator) })).fallbacks,
+    ).toHaveLength(1);
   });
 });
 
@@ -82,7 +91,12 @@ describe('a call when the primary provider is down', () => {
     expect((await setFallbacks(PRIMARY, [FALLBACK])).statusCode).toBe(200);
     const { accessToken, user } = await caller();
     const before = openai.calls().length;
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: PRIMARY, messages, maxTokens: 100 } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: PRIMARY, messages, maxTokens: 100 },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
     expect(body).toMatchObject({ text: 'Served by the fallback.', model: FALLBACK });
@@ -106,7 +120,12 @@ describe('a call when the primary provider is down', () => {
     const { accessToken, user } = await caller();
     const key = await createApiKey(t, accessToken, ['ai:text'], { allowedModels: [PRIMARY] });
     const before = anthropic.calls().length;
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key.key), payload: { model: PRIMARY, messages, maxTokens: 100 } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(key.key),
+      payload: { model: PRIMARY, messages, maxTokens: 100 },
+    });
     expect(response.statusCode).toBe(503);
     expect(json(response).error.code).toBe('PROVIDER_UNAVAILABLE');
     expect(anthropic.calls().length).toBe(before);
@@ -122,7 +141,12 @@ describe('a call when the primary provider is down', () => {
     decideOpenAi = () => ({ kind: 'error', status: 400, message: 'bad request' });
     try {
       const before = anthropic.calls().length;
-      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: PRIMARY, messages, maxTokens: 100 } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(accessToken),
+        payload: { model: PRIMARY, messages, maxTokens: 100 },
+      });
       expect(response.statusCode).toBe(400);
       expect(anthropic.calls().length).toBe(before);
     } finally {
@@ -133,10 +157,20 @@ describe('a call when the primary provider is down', () => {
   it('falls back for a stream before its first byte, and never after it', async () => {
     expect((await setFallbacks(PRIMARY, [FALLBACK])).statusCode).toBe(200);
     const { accessToken } = await caller();
-    const streamed = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: PRIMARY, messages, maxTokens: 100, stream: true } });
+    const streamed = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: PRIMARY, messages, maxTokens: 100, stream: true },
+    });
     expect(streamed.statusCode, streamed.body).toBe(200);
     const events = parseSse(streamed.body);
-    expect(events.filter((e) => e.type === 'text').map((e) => e.delta).join('')).toBe('Served by the fallback.');
+    expect(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Served by the fallback.');
     const requestId = String(streamed.headers['x-ai-request-id']);
     const [record] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
     expect(record).toMatchObject({ status: 'SUCCESS', modelId: await modelId(FALLBACK) });
@@ -145,13 +179,21 @@ describe('a call when the primary provider is down', () => {
     decideOpenAi = () => ({ kind: 'midway', text: 'alpha beta gamma delta epsilon zeta', afterChunks: 3, how: 'error-event' });
     try {
       const before = anthropic.calls().length;
-      const broken = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: PRIMARY, messages, maxTokens: 100, stream: true } });
+      const broken = await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(accessToken),
+        payload: { model: PRIMARY, messages, maxTokens: 100, stream: true },
+      });
       expect(broken.statusCode).toBe(200);
       const brokenEvents = parseSse(broken.body);
       expect(brokenEvents.some((e) => e.type === 'text')).toBe(true);
       expect(brokenEvents.at(-1)!.type).toBe('error');
       expect(anthropic.calls().length).toBe(before);
-      const [partial] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, String(broken.headers['x-ai-request-id'])));
+      const [partial] = await t.platform.db
+        .select()
+        .from(usageRecords)
+        .where(eq(usageRecords.requestId, String(broken.headers['x-ai-request-id'])));
       expect(partial).toMatchObject({ status: 'PARTIAL', modelId: await modelId(PRIMARY) });
     } finally {
       decideOpenAi = () => ({ kind: 'error', status: 503, message: 'overloaded' });

@@ -72,7 +72,10 @@ describe('a client that disconnects mid-stream', () => {
     expect(left.status).toBe(200);
     expect(left.firstChunk).toContain('data: ');
 
-    const usage = await until(async () => (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, left.requestId)))[0], 'the usage record');
+    const usage = await until(
+      async () => (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, left.requestId)))[0],
+      'the usage record',
+    );
     const resolved = await t.services.catalog.resolveForGateway(model);
     const price = await t.services.catalog.priceUsage(resolved, { inputTokens: 210, outputTokens: 30 });
     // Billed on the provider's final usage: the whole answer was read although nobody was listening.
@@ -102,7 +105,12 @@ describe('a reservation the sweeper closed while its request still ran', () => {
     decide = () => ({ kind: 'ok', text: words, pauseAfter: { chunks: 5, until: paused }, usage: { inputTokens: 210, outputTokens: 30 } });
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    const streaming = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] } });
+    const streaming = t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] },
+    });
 
     // The gateway reports progress on its reservation while streaming.
     const reservation = await until(async () => {
@@ -142,8 +150,16 @@ describe('a reservation the sweeper closed while its request still ran', () => {
     const held = new Promise<void>((resolve) => (resume = resolve));
     decide = () => ({ kind: 'ok', text: words, waitFor: held, usage: { inputTokens: 210, outputTokens: 30 } });
     const { accessToken, user } = await signUp(t.app);
-    const streaming = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] } });
-    const reservation = await until(async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'OPEN')))[0], 'an open reservation');
+    const streaming = t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] },
+    });
+    const reservation = await until(
+      async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'OPEN')))[0],
+      'an open reservation',
+    );
     t.clock.advance(16 * MINUTE_MS);
     expect(await t.services.wallet.sweepExpired()).toMatchObject({ released: 1 });
     expect(await usageOfRequest(reservation.requestId)).toMatchObject([{ status: 'FAILED', tokensConsumed: 0 }]);
@@ -173,8 +189,16 @@ describe('a reservation the sweeper closed while its request still ran', () => {
     await setPlan(t, user.id, 'starter');
     const key = await createApiKey(t, accessToken, ['ai:text'], { budget: { tokens: 1_000_000, period: 'day' } });
     const before = await walletState(t, user.id);
-    const streaming = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key.key), payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] } });
-    await until(async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'IN_FLIGHT'))).find((r) => r.usedTokens !== null), 'progress');
+    const streaming = t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(key.key),
+      payload: { model, stream: true, messages: [{ role: 'user', content: 'Recite' }] },
+    });
+    await until(
+      async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'IN_FLIGHT'))).find((r) => r.usedTokens !== null),
+      'progress',
+    );
     t.clock.advance(16 * MINUTE_MS);
     expect(await t.services.wallet.sweepExpired()).toMatchObject({ settled: 1 });
     resume();
@@ -191,8 +215,16 @@ describe('a reservation the sweeper closed while its request still ran', () => {
     decide = () => ({ kind: 'ok', text: 'late', waitFor: held });
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    const pending = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model, messages: [{ role: 'user', content: 'Hello' }] } });
-    const reservation = await until(async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'OPEN')))[0], 'an open reservation');
+    const pending = t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model, messages: [{ role: 'user', content: 'Hello' }] },
+    });
+    const reservation = await until(
+      async () => (await t.platform.db.select().from(walletReservations).where(eq(walletReservations.status, 'OPEN')))[0],
+      'an open reservation',
+    );
     t.clock.advance(16 * MINUTE_MS);
     expect(await t.services.wallet.sweepExpired()).toMatchObject({ released: 1 });
     expect(await walletState(t, user.id)).toEqual(before);

@@ -17,7 +17,12 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const submit = async (token: string) => {
-  const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(token), payload: { model: 'local/video', prompt: 'a cancelled clip', durationSeconds: 1 } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/ai/video',
+    headers: bearer(token),
+    payload: { model: 'local/video', prompt: 'a cancelled clip', durationSeconds: 1 },
+  });
   expect(response.statusCode, response.body).toBe(200);
   return json<{ jobId: string; creditsReserved: number }>(response);
 };

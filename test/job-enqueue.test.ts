@@ -25,7 +25,9 @@ async function instance(options: { workers: boolean }): Promise<BuiltApp> {
 }
 
 const count = async (on: BuiltApp, where: string, values: unknown[] = []) =>
-  Number((await on.platform.database.query<{ n: string | number }>(`select count(*) as n from pgboss.job where name = 'media.job-run'${where}`, values)).rows[0]!.n);
+  Number(
+    (await on.platform.database.query<{ n: string | number }>(`select count(*) as n from pgboss.job where name = 'media.job-run'${where}`, values)).rows[0]!.n,
+  );
 const queued = (on: BuiltApp, jobId: string) => count(on, ` and data->>'jobId' = $1`, [jobId]);
 const allQueued = (on: BuiltApp) => count(on, '');
 
@@ -35,7 +37,8 @@ describe('a media job and its queue message commit together', () => {
     const { accessToken, user } = await signUp(first.app);
     // Two jobs open at once: more than the free plan runs.
     await setPlan(first as never, user.id, 'studio');
-    const submitted = (payload: Record<string, unknown>) => first.app.inject({ method: 'POST', url: payload.count ? '/v1/ai/image' : '/v1/ai/video', headers: bearer(accessToken), payload });
+    const submitted = (payload: Record<string, unknown>) =>
+      first.app.inject({ method: 'POST', url: payload.count ? '/v1/ai/image' : '/v1/ai/video', headers: bearer(accessToken), payload });
     const video = json(await submitted({ model: 'local/video', prompt: 'a lighthouse at dusk', durationSeconds: 1 }));
     const image = json(await submitted({ model: 'local/image', prompt: 'a lighthouse at dawn', count: 1, width: 64, height: 64, async: true }));
     for (const { jobId } of [video, image]) expect(await queued(first, jobId)).toBe(1);
@@ -65,7 +68,12 @@ describe('a media job and its queue message commit together', () => {
       const { accessToken, user } = await signUp(app.app);
       await setBalance(app as never, user.id, 0);
       const before = await allQueued(app);
-      const refused = await app.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'nothing to pay with', durationSeconds: 1 } });
+      const refused = await app.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'local/video', prompt: 'nothing to pay with', durationSeconds: 1 },
+      });
       expect(refused.statusCode).toBe(429);
       expect(json(refused).error.code).toBe('QUOTA_EXCEEDED');
       expect(await allQueued(app)).toBe(before);

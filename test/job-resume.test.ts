@@ -94,7 +94,9 @@ describe('a job cut mid-step by a dead process', () => {
     await setBalance(queuer as never, user.id, 10_000_000);
     const jobId = await submit(accessToken, '/v1/ai/image', { model: 'local/image', prompt: 'taken, never held', width: 64, height: 64, async: true });
     // pg-boss handed the message to a process that died before it held the job: the job is still QUEUED.
-    await queuer.platform.db.execute(sql`update pgboss.job set state = 'active', started_on = now() where name = 'media.job-run' and data->>'jobId' = ${jobId}`);
+    await queuer.platform.db.execute(
+      sql`update pgboss.job set state = 'active', started_on = now() where name = 'media.job-run' and data->>'jobId' = ${jobId}`,
+    );
     shared.clock.advance(60_000); // within the 2-minute grace a message may still be waiting in a backlog
     expect(await queuer.services.jobs.resumeAbandoned()).toBe(0);
     shared.clock.advance(61_000);

@@ -37,11 +37,16 @@ async function listKeys(accessToken: string) {
   expect(response.statusCode, response.body).toBe(200);
   return json(response).items;
 }
-const patch = (accessToken: string, id: string, payload: object) => t.app.inject({ method: 'PATCH', url: `/v1/account/api-keys/${id}`, headers: bearer(accessToken), payload });
+const patch = (accessToken: string, id: string, payload: object) =>
+  t.app.inject({ method: 'PATCH', url: `/v1/account/api-keys/${id}`, headers: bearer(accessToken), payload });
 
 async function perCallTokens(): Promise<number> {
   const model = await t.services.catalog.resolveForGateway(MODEL);
-  return t.services.catalog.estimateTokens(model, { kind: 'text', inputTokens: countMessageTokens(withServerInstruction(model, messages)), maxOutputTokens: 200 });
+  return t.services.catalog.estimateTokens(model, {
+    kind: 'text',
+    inputTokens: countMessageTokens(withServerInstruction(model, messages)),
+    maxOutputTokens: 200,
+  });
 }
 
 async function apiUser() {
@@ -173,8 +178,22 @@ describe('per-key budget', () => {
     const key = await createApiKey(t, accessToken, ['ai:text'], { budget: { tokens: perCall * 3, period: 'total' } });
     const [row] = await t.platform.db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
     const model = await t.services.catalog.resolveForGateway(MODEL);
-    const principal = { userId: user.id, role: 'USER' as const, sessionId: null, via: 'api_key' as const, scopes: ['ai:text'], apiKeyId: key.id, keyControls: { budget: { tokens: row!.budgetTokens!, period: 'total' as const }, requestsPerMinute: null, allowedModels: null } };
-    const metered = await t.services.gateway.metering.reserve(principal, { model, operation: 'text.generate', tokens: perCall, requestId: `swept-${key.id}`, leaseSeconds: 1 });
+    const principal = {
+      userId: user.id,
+      role: 'USER' as const,
+      sessionId: null,
+      via: 'api_key' as const,
+      scopes: ['ai:text'],
+      apiKeyId: key.id,
+      keyControls: { budget: { tokens: row!.budgetTokens!, period: 'total' as const }, requestsPerMinute: null, allowedModels: null },
+    };
+    const metered = await t.services.gateway.metering.reserve(principal, {
+      model,
+      operation: 'text.generate',
+      tokens: perCall,
+      requestId: `swept-${key.id}`,
+      leaseSeconds: 1,
+    });
     expect((await listKeys(accessToken))[0].budget).toMatchObject({ reservedTokens: perCall });
     await t.services.gateway.metering.answered(metered, 7);
     t.clock.advance(16 * 60 * 1000);
@@ -197,9 +216,19 @@ describe('per-key allow-list of models', () => {
     const openAi = await t.app.inject({ method: 'POST', url: '/openai/v1/chat/completions', headers: bearer(key.key), payload: { model: MODEL, messages } });
     expect(openAi.statusCode).toBe(403);
     expect(json(openAi).error).toMatchObject({ code: 'model_not_allowed_for_key', type: 'permission_error' });
-    const allowedOpenAi = await t.app.inject({ method: 'POST', url: '/openai/v1/chat/completions', headers: bearer(key.key), payload: { model: 'local/text', messages } });
+    const allowedOpenAi = await t.app.inject({
+      method: 'POST',
+      url: '/openai/v1/chat/completions',
+      headers: bearer(key.key),
+      payload: { model: 'local/text', messages },
+    });
     expect(allowedOpenAi.statusCode).toBe(200);
-    const anthropic = await t.app.inject({ method: 'POST', url: '/anthropic/v1/messages', headers: { 'x-api-key': key.key }, payload: { model: MODEL, max_tokens: 50, messages } });
+    const anthropic = await t.app.inject({
+      method: 'POST',
+      url: '/anthropic/v1/messages',
+      headers: { 'x-api-key': key.key },
+      payload: { model: MODEL, max_tokens: 50, messages },
+    });
     expect(anthropic.statusCode).toBe(403);
     expect(JSON.stringify(json(anthropic)).toLowerCase()).toContain('this api key may call only');
 
@@ -238,11 +267,21 @@ describe('managing controls', () => {
       method: 'POST',
       url: '/v1/account/api-keys',
       headers: bearer(accessToken),
-      payload: { label: 'agent', scopes: ['ai:text'], budget: { tokens: 5000, period: 'month' }, rateLimit: { requestsPerMinute: 60 }, allowedModels: ['local/text', 'local/text'] },
+      payload: {
+        label: 'agent',
+        scopes: ['ai:text'],
+        budget: { tokens: 5000, period: 'month' },
+        rateLimit: { requestsPerMinute: 60 },
+        allowedModels: ['local/text', 'local/text'],
+      },
     });
     expect(created.statusCode).toBe(201);
     const body = json(created);
-    expect(body).toMatchObject({ rateLimit: { requestsPerMinute: 60 }, allowedModels: ['local/text'], budget: { tokens: 5000, period: 'month', spentTokens: 0, reservedTokens: 0 } });
+    expect(body).toMatchObject({
+      rateLimit: { requestsPerMinute: 60 },
+      allowedModels: ['local/text'],
+      budget: { tokens: 5000, period: 'month', spentTokens: 0, reservedTokens: 0 },
+    });
     const [listed] = await listKeys(accessToken);
     expect(listed).toMatchObject({ id: body.id, budget: body.budget, rateLimit: body.rateLimit, allowedModels: body.allowedModels });
 
@@ -268,7 +307,12 @@ describe('managing controls', () => {
     ['a rate over 100000', { rateLimit: { requestsPerMinute: 100_001 } }, 'rateLimit.requestsPerMinute'],
   ])('refuses %s with 400 naming the field, on create and on PATCH, changing nothing', async (_label, controls, field) => {
     const { accessToken, user } = await apiUser();
-    const created = await t.app.inject({ method: 'POST', url: '/v1/account/api-keys', headers: bearer(accessToken), payload: { label: 'x', scopes: ['ai:text'], ...controls } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/account/api-keys',
+      headers: bearer(accessToken),
+      payload: { label: 'x', scopes: ['ai:text'], ...controls },
+    });
     expect(created.statusCode).toBe(400);
     expect(json(created).error.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
     expect(await t.platform.db.$count(apiKeys, eq(apiKeys.userId, user.id))).toBe(0);

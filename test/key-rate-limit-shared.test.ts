@@ -25,7 +25,12 @@ describe.runIf(redisUrl)('per-key rate limit shared through Redis (REDIS_URL; sk
     await setPlan({ platform: a.platform } as never, user.id, 'starter');
     const { key } = await createApiKey({ app: a.app, platform: a.platform } as never, accessToken, ['ai:text'], { rateLimit: { requestsPerMinute: 3 } });
     const call = (on: BuiltApp) =>
-      on.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 } });
+      on.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(key),
+        payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+      });
     expect([(await call(a)).statusCode, (await call(b)).statusCode, (await call(a)).statusCode]).toEqual([200, 200, 200]);
     for (const on of [b, a]) {
       const limited = await call(on);

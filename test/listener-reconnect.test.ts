@@ -53,13 +53,18 @@ describe.runIf(testDatabaseUrl())('revocations reach an instance whose LISTEN co
     await within(async () => (await reconnects(b)) === before + 1, 1000);
   });
 
-  it('an API key revoked on A after B\'s listener came back is refused by B within a second (it listens again)', async () => {
+  it("an API key revoked on A after B's listener came back is refused by B within a second (it listens again)", async () => {
     const { a, b } = instances;
     const { accessToken, user } = await signUp(a.app);
     await setPlan({ platform: a.platform } as never, user.id, 'starter');
     const { id, key } = await createApiKey({ app: a.app, platform: a.platform } as never, accessToken, ['ai:text']);
     const call = (on: BuiltApp) =>
-      on.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 } });
+      on.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(key),
+        payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+      });
     const before = await reconnects(b);
 
     await cut(b);

@@ -42,7 +42,12 @@ describe('async image jobs', () => {
   it('answers at once with a job that settles on its own, with output { images, usage }, a notification and job.succeeded', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'local/image', prompt: 'a quiet harbour', count: 5, width: 64, height: 64, async: true } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'local/image', prompt: 'a quiet harbour', count: 5, width: 64, height: 64, async: true },
+    });
     expect(response.statusCode).toBe(200);
     const { jobId, status } = json(response);
     expect(status).toBe('QUEUED');
@@ -56,7 +61,10 @@ describe('async image jobs', () => {
     const after = await walletState(t, user.id);
     expect(after.balance).toBe(before.balance - job.creditsConsumed);
     expect(after.ledgerSum).toBe(after.balance);
-    const [note] = await t.platform.db.select().from(notifications).where(and(eq(notifications.userId, user.id), eq(notifications.type, 'JOB_SUCCEEDED')));
+    const [note] = await t.platform.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.userId, user.id), eq(notifications.type, 'JOB_SUCCEEDED')));
     expect(note!.payload).toMatchObject({ jobId });
     const events = await t.platform.db.select().from(domainEvents).where(eq(domainEvents.userId, user.id));
     expect(events.map((e) => e.name).sort()).toEqual(['generation.persisted', 'job.succeeded']);
@@ -68,21 +76,37 @@ describe('async image jobs', () => {
   it('a balance that cannot cover it arrives on the job as FAILED / QUOTA_EXCEEDED, with JOB_FAILED and job.failed; nothing is charged', async () => {
     const { accessToken, user } = await signUp(t.app);
     await setBalance(t, user.id, 0);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'local/image', prompt: 'x', width: 64, height: 64, async: true } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'local/image', prompt: 'x', width: 64, height: 64, async: true },
+    });
     expect(response.statusCode).toBe(200);
     const job = await until(accessToken, json(response).jobId, final);
     expect(job).toMatchObject({ status: 'FAILED', errorCode: 'QUOTA_EXCEEDED', output: null, creditsConsumed: 0 });
     expect(job.errorMessage).toContain('credit balance');
     expect(await walletState(t, user.id)).toEqual({ balance: 0, ledgerSum: 0 });
-    const [note] = await t.platform.db.select().from(notifications).where(and(eq(notifications.userId, user.id), eq(notifications.type, 'JOB_FAILED')));
+    const [note] = await t.platform.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.userId, user.id), eq(notifications.type, 'JOB_FAILED')));
     expect(note!.payload).toMatchObject({ jobId: job.jobId });
-    const [event] = await t.platform.db.select().from(domainEvents).where(and(eq(domainEvents.userId, user.id), eq(domainEvents.name, 'job.failed')));
+    const [event] = await t.platform.db
+      .select()
+      .from(domainEvents)
+      .where(and(eq(domainEvents.userId, user.id), eq(domainEvents.name, 'job.failed')));
     expect(event!.data).toMatchObject({ jobId: job.jobId, errorCode: 'QUOTA_EXCEEDED' });
   });
 
   it('a bad or retired model slug still fails synchronously', async () => {
     const { accessToken } = await signUp(t.app);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'local/missing', prompt: 'x', async: true } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'local/missing', prompt: 'x', async: true },
+    });
     expect(response.statusCode).toBe(404);
     expect(json(await t.app.inject({ method: 'GET', url: '/v1/jobs', headers: bearer(accessToken) })).items).toEqual([]);
   });
@@ -92,7 +116,12 @@ describe('video jobs', () => {
   it('reserves the fixed price at submit, runs and polls on pg-boss, copies the clip, settles once and saves the library item', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'waves on a beach', durationSeconds: 2, aspectRatio: '1:1' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video',
+      headers: bearer(accessToken),
+      payload: { model: 'local/video', prompt: 'waves on a beach', durationSeconds: 2, aspectRatio: '1:1' },
+    });
     expect(response.statusCode).toBe(200);
     const handle = json(response);
     expect(handle).toEqual({ jobId: expect.any(String), status: 'QUEUED', creditsReserved: expect.any(Number) });
@@ -112,7 +141,11 @@ describe('video jobs', () => {
     }
     t.clock.advance(60_000);
     const done = await until(accessToken, handle.jobId, final);
-    expect(done).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: handle.creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 2 }] } });
+    expect(done).toMatchObject({
+      status: 'SUCCEEDED',
+      creditsConsumed: handle.creditsReserved,
+      output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 2 }] },
+    });
     const clip = await t.app.inject({ method: 'GET', url: pathOf(done.output.videos[0].url) });
     expect(clip.headers['content-type']).toContain('video/mp4');
     expect(clip.rawPayload.toString('latin1', 4, 8)).toBe('ftyp');
@@ -140,7 +173,12 @@ describe('video jobs', () => {
       [{ extra: { mode: 'pro' } }, 'extra.mode is not taken by model local/video; it takes: no extra keys.'],
       [{ colour: 'red' }, 'colour'],
     ] as const) {
-      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'x', ...payload } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'local/video', prompt: 'x', ...payload },
+      });
       expect(response.statusCode, field).toBe(400);
       expect(response.body).toContain(field);
     }
@@ -156,7 +194,14 @@ describe('video jobs', () => {
   it('cancel refunds the reservation; a finished job cannot be cancelled (409)', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    const handle = json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'cancel me', durationSeconds: 1 } }));
+    const handle = json(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'local/video', prompt: 'cancel me', durationSeconds: 1 },
+      }),
+    );
     // Refunded whether it is still queued here or already at the built-in provider (which confirms every stop).
     const canceled = await cancelJob(accessToken, handle.jobId);
     expect(canceled.statusCode).toBe(200);
@@ -175,23 +220,50 @@ describe('video jobs', () => {
   it('lip-sync and extend run as jobs on the local provider from a finished video job', async () => {
     const { accessToken, user } = await signUp(t.app);
     await setPlan(t, user.id, 'studio');
-    const source = json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'a speaker', durationSeconds: 1 } }));
+    const source = json(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'local/video', prompt: 'a speaker', durationSeconds: 1 },
+      }),
+    );
     await until(accessToken, source.jobId, (job) => job.estimatedSeconds !== null);
     t.clock.advance(60_000);
     await until(accessToken, source.jobId, final);
-    const lip = await t.app.inject({ method: 'POST', url: '/v1/ai/video/lip-sync', headers: bearer(accessToken), payload: { model: 'local/video', jobId: source.jobId, text: 'Hello there, friends.' } });
+    const lip = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video/lip-sync',
+      headers: bearer(accessToken),
+      payload: { model: 'local/video', jobId: source.jobId, text: 'Hello there, friends.' },
+    });
     expect(lip.statusCode, lip.body).toBe(200);
-    const extend = await t.app.inject({ method: 'POST', url: '/v1/ai/video/extend', headers: bearer(accessToken), payload: { model: 'local/video', jobId: source.jobId, prompt: 'the speaker walks away', durationSeconds: 2 } });
+    const extend = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video/extend',
+      headers: bearer(accessToken),
+      payload: { model: 'local/video', jobId: source.jobId, prompt: 'the speaker walks away', durationSeconds: 2 },
+    });
     expect(extend.statusCode, extend.body).toBe(200);
     for (const id of [json(lip).jobId, json(extend).jobId]) await until(accessToken, id, (job) => job.estimatedSeconds !== null);
     t.clock.advance(60_000);
     const [lipJob, extendJob] = [await until(accessToken, json(lip).jobId, final), await until(accessToken, json(extend).jobId, final)];
     expect(lipJob).toMatchObject({ kind: 'LIP_SYNC', status: 'SUCCEEDED' });
     expect(extendJob).toMatchObject({ kind: 'VIDEO_EXTEND', status: 'SUCCEEDED', output: { videos: [{ durationSeconds: 2 }] } });
-    const both = await t.app.inject({ method: 'POST', url: '/v1/ai/video/lip-sync', headers: bearer(accessToken), payload: { model: 'local/video', jobId: source.jobId, videoUrl: 'https://example.com/v.mp4', text: 'x' } });
+    const both = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video/lip-sync',
+      headers: bearer(accessToken),
+      payload: { model: 'local/video', jobId: source.jobId, videoUrl: 'https://example.com/v.mp4', text: 'x' },
+    });
     expect(both.statusCode).toBe(400);
     const other = await signUp(t.app);
-    const foreign = await t.app.inject({ method: 'POST', url: '/v1/ai/video/extend', headers: bearer(other.accessToken), payload: { model: 'local/video', jobId: source.jobId } });
+    const foreign = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video/extend',
+      headers: bearer(other.accessToken),
+      payload: { model: 'local/video', jobId: source.jobId },
+    });
     expect(foreign.statusCode).toBe(404);
   });
 });
@@ -203,7 +275,16 @@ describe('GET /v1/jobs, GET /v1/jobs/:id, the stream and security', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       t.clock.advance(1000);
-      ids.push(json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: `clip ${i}`, durationSeconds: 1 } })).jobId);
+      ids.push(
+        json(
+          await t.app.inject({
+            method: 'POST',
+            url: '/v1/ai/video',
+            headers: bearer(accessToken),
+            payload: { model: 'local/video', prompt: `clip ${i}`, durationSeconds: 1 },
+          }),
+        ).jobId,
+      );
     }
     const first = json(await t.app.inject({ method: 'GET', url: '/v1/jobs?limit=2', headers: bearer(accessToken) }));
     expect(first.items.map((j: any) => j.jobId)).toEqual([ids[2], ids[1]]);
@@ -219,8 +300,20 @@ describe('GET /v1/jobs, GET /v1/jobs/:id, the stream and security', () => {
   it('401 without a token, 404 for a foreign or unknown job, 403 for a key without the jobs scope', async () => {
     const owner = await signUp(t.app);
     const other = await signUp(t.app);
-    const { jobId } = json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(owner.accessToken), payload: { model: 'local/video', prompt: 'mine', durationSeconds: 1 } }));
-    for (const [method, url] of [['GET', '/v1/jobs'], ['GET', `/v1/jobs/${jobId}`], ['GET', `/v1/jobs/${jobId}/stream`], ['POST', `/v1/jobs/${jobId}/cancel`]] as const) {
+    const { jobId } = json(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(owner.accessToken),
+        payload: { model: 'local/video', prompt: 'mine', durationSeconds: 1 },
+      }),
+    );
+    for (const [method, url] of [
+      ['GET', '/v1/jobs'],
+      ['GET', `/v1/jobs/${jobId}`],
+      ['GET', `/v1/jobs/${jobId}/stream`],
+      ['POST', `/v1/jobs/${jobId}/cancel`],
+    ] as const) {
       expect((await t.app.inject({ method, url })).statusCode, url).toBe(401);
       if (url !== '/v1/jobs') expect((await t.app.inject({ method, url, headers: bearer(other.accessToken) })).statusCode, url).toBe(404);
     }
@@ -238,7 +331,14 @@ describe('GET /v1/jobs, GET /v1/jobs/:id, the stream and security', () => {
   it('streams the current state at once, every change, and ends with the final state (listening server)', async () => {
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { accessToken } = await signUp(t.app);
-    const { jobId } = json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'streamed', durationSeconds: 1 } }));
+    const { jobId } = json(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'local/video', prompt: 'streamed', durationSeconds: 1 },
+      }),
+    );
     const response = await fetch(`${address}/v1/jobs/${jobId}/stream`, { headers: bearer(accessToken) });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/event-stream');

@@ -33,12 +33,23 @@ async function queuingInstance(): Promise<BuiltApp> {
 const principalOf = (userId: string): Principal => ({ userId, role: 'USER', sessionId: null, via: 'access_token', scopes: null, apiKeyId: null });
 
 /** Takes the key and runs the submit under it, then stops: what a process killed right after the submit leaves. */
-async function submitThenDie(instance: BuiltApp, userId: string, key: string, route: string, body: Record<string, unknown>, submit: (principal: Principal, options: MediaCallOptions) => Promise<unknown>) {
+async function submitThenDie(
+  instance: BuiltApp,
+  userId: string,
+  key: string,
+  route: string,
+  body: Record<string, unknown>,
+  submit: (principal: Principal, options: MediaCallOptions) => Promise<unknown>,
+) {
   const idempotency = instance.services.gateway.idempotency;
   const begun = await idempotency.begin({ userId, key, route, body });
   if (begun.kind !== 'new') throw new Error('the key was already taken');
   const entry = { userId, key, requestId: begun.requestId };
-  const scope = { idempotencyKey: key, chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response), committed: () => undefined };
+  const scope = {
+    idempotencyKey: key,
+    chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response),
+    committed: () => undefined,
+  };
   return { requestId: begun.requestId, handle: await submit(principalOf(userId), { request: { requestId: begun.requestId, key: scope } }) };
 }
 
@@ -69,7 +80,9 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
     const { accessToken, user } = await signUp(first.app);
     await setBalance(first as never, user.id, 10_000_000);
     const body = { model: 'local/image', prompt: 'queued before the crash', count: 1, width: 64, height: 64, async: true };
-    const { requestId, handle } = await submitThenDie(first, user.id, 'image-crash-1', '/v1/ai/image', body, (p, options) => first.services.media.image.submit(p, body, options));
+    const { requestId, handle } = await submitThenDie(first, user.id, 'image-crash-1', '/v1/ai/image', body, (p, options) =>
+      first.services.media.image.submit(p, body, options),
+    );
     expect(handle).toEqual({ jobId: requestId, status: 'QUEUED' });
     await first.app.close();
 
@@ -77,7 +90,12 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
     shared.clock.advance(2 * 60_000);
     const second = await queuingInstance();
     try {
-      const retry = await second.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'image-crash-1' }, payload: body });
+      const retry = await second.app.inject({
+        method: 'POST',
+        url: '/v1/ai/image',
+        headers: { ...bearer(accessToken), 'idempotency-key': 'image-crash-1' },
+        payload: body,
+      });
       expect(retry.statusCode, retry.body).toBe(200);
       expect(retry.headers['idempotent-replayed']).toBe('true');
       expect(json(retry)).toEqual(handle);
@@ -100,13 +118,20 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
     const { accessToken, user } = await signUp(first.app);
     await setBalance(first as never, user.id, 10_000_000);
     const body = { model: 'local/video', prompt: 'reserved before the crash', durationSeconds: 1 };
-    const { requestId, handle } = await submitThenDie(first, user.id, 'video-crash-1', '/v1/ai/video', body, (p, options) => first.services.media.video.submit(p, body, options));
+    const { requestId, handle } = await submitThenDie(first, user.id, 'video-crash-1', '/v1/ai/video', body, (p, options) =>
+      first.services.media.video.submit(p, body, options),
+    );
     expect(handle).toMatchObject({ jobId: requestId, status: 'QUEUED', creditsReserved: expect.any(Number) });
     await first.app.close();
 
     const second = await shared.instance({ startJobs: true });
     try {
-      const retry = await second.app.inject({ method: 'POST', url: '/v1/ai/video', headers: { ...bearer(accessToken), 'idempotency-key': 'video-crash-1' }, payload: body });
+      const retry = await second.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: { ...bearer(accessToken), 'idempotency-key': 'video-crash-1' },
+        payload: body,
+      });
       expect(retry.statusCode, retry.body).toBe(200);
       expect(retry.headers['idempotent-replayed']).toBe('true');
       expect(json(retry)).toEqual(handle);
@@ -131,11 +156,19 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
     shared.clock.advance(2 * 60_000);
     const second = await queuingInstance();
     try {
-      const retry = await second.app.inject({ method: 'POST', url: '/v1/ai/video', headers: { ...bearer(accessToken), 'idempotency-key': 'video-crash-2' }, payload: body });
+      const retry = await second.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: { ...bearer(accessToken), 'idempotency-key': 'video-crash-2' },
+        payload: body,
+      });
       expect(retry.statusCode, retry.body).toBe(200);
       expect(retry.headers['idempotent-replayed']).toBeUndefined();
       expect(await second.platform.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.userId, user.id))).toEqual([{ id: json(retry).jobId }]);
-      const [key] = await second.platform.db.select().from(gatewayIdempotency).where(and(eq(gatewayIdempotency.userId, user.id), eq(gatewayIdempotency.key, 'video-crash-2')));
+      const [key] = await second.platform.db
+        .select()
+        .from(gatewayIdempotency)
+        .where(and(eq(gatewayIdempotency.userId, user.id), eq(gatewayIdempotency.key, 'video-crash-2')));
       expect(key).toMatchObject({ status: 'COMPLETED', requestId: json(retry).jobId, response: json(retry) });
       expect((await second.app.inject({ method: 'POST', url: `/v1/jobs/${json(retry).jobId}/cancel`, headers: bearer(accessToken) })).statusCode).toBe(200);
     } finally {
@@ -158,7 +191,11 @@ describe('a keyed job submit whose instance died before answering', { timeout: 9
       expect(retry.kind).toBe('new');
 
       const entry = { userId: user.id, key: 'video-overtaken', requestId: slow.requestId };
-      const scope = { idempotencyKey: 'video-overtaken', chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response), committed: () => undefined };
+      const scope = {
+        idempotencyKey: 'video-overtaken',
+        chargeQuery: (response: Record<string, unknown> | null) => idempotency.chargeQuery(entry, response),
+        committed: () => undefined,
+      };
       const err = await instance.services.media.video
         .submit(principalOf(user.id), body as never, { request: { requestId: slow.requestId, key: scope } })
         .catch((e: unknown) => e);

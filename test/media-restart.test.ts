@@ -19,7 +19,12 @@ describe('a job survives a server restart', () => {
     const first = await instance();
     const { accessToken, user } = await signUp(first.app);
     const before = await walletState({ platform: first.platform } as never, user.id);
-    const submitted = await first.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'local/video', prompt: 'survives', durationSeconds: 1 } });
+    const submitted = await first.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video',
+      headers: bearer(accessToken),
+      payload: { model: 'local/video', prompt: 'survives', durationSeconds: 1 },
+    });
     expect(submitted.statusCode).toBe(200);
     const { jobId, creditsReserved } = json(submitted);
     // Wait until the first instance submitted the task upstream (RUNNING, mid-run), then stop it.

@@ -59,7 +59,10 @@ describe('database round trips of POST /v1/ai/text', () => {
     }
     const history = json(await t.app.inject({ method: 'GET', url: '/v1/library/generations?kind=TEXT&limit=50', headers: bearer(accessToken) }));
     expect(history.items).toHaveLength(4);
-    const events = await t.platform.db.select().from(domainEvents).where(and(eq(domainEvents.userId, user.id), eq(domainEvents.name, 'generation.persisted')));
+    const events = await t.platform.db
+      .select()
+      .from(domainEvents)
+      .where(and(eq(domainEvents.userId, user.id), eq(domainEvents.name, 'generation.persisted')));
     expect(events).toHaveLength(4);
   });
 
@@ -117,7 +120,12 @@ describe('database round trips of GET /v1/users/me', () => {
     await setPlan(t, user.id, 'starter');
     const me = () => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) });
     expect(json(await me()).activeSubscription.usage.storageMbUsed).toBe(0);
-    const image = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'local/image', prompt: 'a harbour', count: 2, width: 64, height: 64 } });
+    const image = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'local/image', prompt: 'a harbour', count: 2, width: 64, height: 64 },
+    });
     expect(image.statusCode, image.body).toBe(200);
     const stored = await t.platform.db.select({ size: files.size }).from(files).where(eq(files.ownerId, user.id));
     expect(stored).toHaveLength(2);

@@ -52,7 +52,8 @@ async function scrape(url = metricsUrl, headers: Record<string, string> = {}): P
 }
 
 /** How much a series grew between two scrapes (a series not there yet counts as 0). */
-const grew = (before: string, after: string, name: string, labels: Record<string, string>) => (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+const grew = (before: string, after: string, name: string, labels: Record<string, string>) =>
+  (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
 
 /** A text generation by a new user with tokens to spend, between two scrapes. */
 async function generateBetweenScrapes(model: string, maxTokens: number) {
@@ -126,10 +127,17 @@ describe('GET /metrics after real work', () => {
   it('counts a failed webhook delivery attempt', async () => {
     const { accessToken, user } = await signUp(t.app);
     receiver.answer('/down', () => ({ status: 500 }));
-    const registered = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(accessToken), payload: { url: receiver.url('/down'), events: ['job.succeeded'] } });
+    const registered = await t.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: bearer(accessToken),
+      payload: { url: receiver.url('/down'), events: ['job.succeeded'] },
+    });
     expect(registered.statusCode).toBe(201);
     const before = sample(await scrape(), 'storefront_webhook_delivery_attempts_total', { outcome: 'failed' })!;
-    await t.platform.db.transaction(async (tx) => emitDomainEvent(tx, 'job.succeeded', { jobId: uuidv7(), status: 'SUCCEEDED' }, { userId: user.id, at: t.clock.now() }));
+    await t.platform.db.transaction(async (tx) =>
+      emitDomainEvent(tx, 'job.succeeded', { jobId: uuidv7(), status: 'SUCCEEDED' }, { userId: user.id, at: t.clock.now() }),
+    );
     await eventually(() => receiver.to('/down').length === 1, 'the first attempt');
     const failed = await eventually(async () => {
       const value = sample(await scrape(), 'storefront_webhook_delivery_attempts_total', { outcome: 'failed' })!;
@@ -165,67 +173,79 @@ describe('GET /metrics after real work', () => {
 });
 
 describe('job queue depth and age', () => {
-  it('counts jobs waiting on a queue no worker takes, and their age', async () => {
-    const q = await createTestApp();
-    try {
-      await q.platform.jobs.start({ workers: false });
-      const empty = await q.platform.metrics.registry.metrics();
-      expect(sample(empty, 'storefront_jobs_waiting', { queue: 'mail.deliver' })).toBe(0);
-      expect(sample(empty, 'storefront_jobs_oldest_waiting_seconds', { queue: 'mail.deliver' })).toBe(0);
-      await q.platform.jobs.send('mail.deliver', { mailId: uuidv7() });
-      await q.platform.jobs.send('mail.deliver', { mailId: uuidv7() });
-      await q.platform.jobs.send('mail.deliver', { mailId: uuidv7() }, { startAfterSeconds: 3600 }); // delayed on purpose: not waiting
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      const text = await q.platform.metrics.registry.metrics();
-      expect(sample(text, 'storefront_jobs_waiting', { queue: 'mail.deliver' })).toBe(2);
-      const age = sample(text, 'storefront_jobs_oldest_waiting_seconds', { queue: 'mail.deliver' })!;
-      expect(age).toBeGreaterThanOrEqual(1);
-      expect(age).toBeLessThan(120);
-    } finally {
-      await q.close();
-    }
-  }, APP_TIMEOUT_MS);
+  it(
+    'counts jobs waiting on a queue no worker takes, and their age',
+    async () => {
+      const q = await createTestApp();
+      try {
+        await q.platform.jobs.start({ workers: false });
+        const empty = await q.platform.metrics.registry.metrics();
+        expect(sample(empty, 'storefront_jobs_waiting', { queue: 'mail.deliver' })).toBe(0);
+        expect(sample(empty, 'storefront_jobs_oldest_waiting_seconds', { queue: 'mail.deliver' })).toBe(0);
+        await q.platform.jobs.send('mail.deliver', { mailId: uuidv7() });
+        await q.platform.jobs.send('mail.deliver', { mailId: uuidv7() });
+        await q.platform.jobs.send('mail.deliver', { mailId: uuidv7() }, { startAfterSeconds: 3600 }); // delayed on purpose: not waiting
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        const text = await q.platform.metrics.registry.metrics();
+        expect(sample(text, 'storefront_jobs_waiting', { queue: 'mail.deliver' })).toBe(2);
+        const age = sample(text, 'storefront_jobs_oldest_waiting_seconds', { queue: 'mail.deliver' })!;
+        expect(age).toBeGreaterThanOrEqual(1);
+        expect(age).toBeLessThan(120);
+      } finally {
+        await q.close();
+      }
+    },
+    APP_TIMEOUT_MS,
+  );
 });
 
 describe('protecting /metrics', () => {
   const TOKEN = 'metrics-token-0123456789abcdef';
 
-  it('METRICS_TOKEN: a scrape without the bearer token, or with another, is a 401 in the error envelope', async () => {
-    const p = await createTestApp({ env: { METRICS_TOKEN: TOKEN } });
-    try {
-      const missing = await p.app.inject({ method: 'GET', url: '/metrics' });
-      expect(missing.statusCode).toBe(401);
-      expect(json(missing).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('METRICS_TOKEN') });
-      expect((await p.app.inject({ method: 'GET', url: '/metrics', headers: bearer(`${TOKEN}x`) })).statusCode).toBe(401);
-      const ok = await p.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) });
-      expect(ok.statusCode).toBe(200);
-      expect(ok.body).toContain('# TYPE storefront_gateway_calls_total counter');
-    } finally {
-      await p.close();
-    }
-  }, APP_TIMEOUT_MS);
+  it(
+    'METRICS_TOKEN: a scrape without the bearer token, or with another, is a 401 in the error envelope',
+    async () => {
+      const p = await createTestApp({ env: { METRICS_TOKEN: TOKEN } });
+      try {
+        const missing = await p.app.inject({ method: 'GET', url: '/metrics' });
+        expect(missing.statusCode).toBe(401);
+        expect(json(missing).error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('METRICS_TOKEN') });
+        expect((await p.app.inject({ method: 'GET', url: '/metrics', headers: bearer(`${TOKEN}x`) })).statusCode).toBe(401);
+        const ok = await p.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) });
+        expect(ok.statusCode).toBe(200);
+        expect(ok.body).toContain('# TYPE storefront_gateway_calls_total counter');
+      } finally {
+        await p.close();
+      }
+    },
+    APP_TIMEOUT_MS,
+  );
 
-  it('METRICS_PORT: /metrics moves to its own port (opened while the service listens), the main port no longer serves it', async () => {
-    const port = await freePort();
-    const p = await createTestApp({ env: { METRICS_PORT: String(port), METRICS_TOKEN: TOKEN } });
-    try {
-      await p.app.listen({ port: 0, host: '127.0.0.1' });
-      const main = `http://127.0.0.1:${(p.app.server.address() as AddressInfo).port}`;
-      expect((await fetch(`${main}/metrics`, { headers: bearer(TOKEN) })).status).toBe(404);
-      expect((await fetch(`${main}/healthz`)).status).toBe(200);
-      const internal = `http://127.0.0.1:${port}`;
-      const refused = await fetch(`${internal}/metrics`);
-      expect(refused.status).toBe(401);
-      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED');
-      expect((await fetch(`${internal}/v1/models`, { headers: bearer(TOKEN) })).status).toBe(404);
-      const text = await scrape(`${internal}/metrics`, bearer(TOKEN));
-      expect(sample(text, 'http_request_duration_seconds_count', { method: 'GET', route: '/healthz', status_code: '200' })).toBe(1);
-    } finally {
-      await p.close();
-    }
-    // closed with the service
-    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
-  }, APP_TIMEOUT_MS);
+  it(
+    'METRICS_PORT: /metrics moves to its own port (opened while the service listens), the main port no longer serves it',
+    async () => {
+      const port = await freePort();
+      const p = await createTestApp({ env: { METRICS_PORT: String(port), METRICS_TOKEN: TOKEN } });
+      try {
+        await p.app.listen({ port: 0, host: '127.0.0.1' });
+        const main = `http://127.0.0.1:${(p.app.server.address() as AddressInfo).port}`;
+        expect((await fetch(`${main}/metrics`, { headers: bearer(TOKEN) })).status).toBe(404);
+        expect((await fetch(`${main}/healthz`)).status).toBe(200);
+        const internal = `http://127.0.0.1:${port}`;
+        const refused = await fetch(`${internal}/metrics`);
+        expect(refused.status).toBe(401);
+        expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED');
+        expect((await fetch(`${internal}/v1/models`, { headers: bearer(TOKEN) })).status).toBe(404);
+        const text = await scrape(`${internal}/metrics`, bearer(TOKEN));
+        expect(sample(text, 'http_request_duration_seconds_count', { method: 'GET', route: '/healthz', status_code: '200' })).toBe(1);
+      } finally {
+        await p.close();
+      }
+      // closed with the service
+      await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+    },
+    APP_TIMEOUT_MS,
+  );
 
   it('refuses a METRICS_PORT equal to PORT and a short METRICS_TOKEN at start, naming both', () => {
     expect(() => loadConfig({ PORT: '3000', METRICS_PORT: '3000', METRICS_TOKEN: 'short', JWT_SECRET: 'x'.repeat(40) })).toThrow(

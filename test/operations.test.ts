@@ -76,7 +76,9 @@ describe('operations endpoints', () => {
   });
 
   it('answers a retryable 503 without internals when the database is gone, and /readyz reports it', async () => {
-    const { accessToken } = json(await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: { email: 'db-gone@example.com', password: 'long enough' } }));
+    const { accessToken } = json(
+      await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: { email: 'db-gone@example.com', password: 'long enough' } }),
+    );
     await t.platform.jobs.stop();
     expect((await t.app.inject({ url: '/readyz' })).statusCode).toBe(503);
     await t.platform.database.close();

@@ -16,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
-
 interface Running {
   child: ChildProcess;
   port: number;

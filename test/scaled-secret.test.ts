@@ -35,4 +35,7 @@ describe.runIf(onPostgres)('scaled mode without JWT_SECRET (PostgreSQL)', () => 
     expect(a.platform.config.jwtSecret).toBe(b.platform.config.jwtSecret);
   });
 });
-if (!onPostgres) console.log('scaled-secret: two instances on one database is a PostgreSQL test (TEST_DATABASE_URL); src/platform/db/shared-secrets.test.ts covers the logic on every database');
+if (!onPostgres)
+  console.log(
+    'scaled-secret: two instances on one database is a PostgreSQL test (TEST_DATABASE_URL); src/platform/db/shared-secrets.test.ts covers the logic on every database',
+  );

@@ -43,7 +43,11 @@ describe('Server-Timing', () => {
     ['POST /openai/v1/chat/completions', '/openai/v1/chat/completions', { model: 'local/text', messages: text }],
     ['POST /openai/v1/responses', '/openai/v1/responses', { model: 'local/text', input: 'Say hi.' }],
     ['POST /anthropic/v1/messages', '/anthropic/v1/messages', { model: 'local/text', max_tokens: 50, messages: text }],
-    ['POST /gemini/v1beta/models/{model}:generateContent', '/gemini/v1beta/models/local/text:generateContent', { contents: [{ parts: [{ text: 'Say hi.' }] }] }],
+    [
+      'POST /gemini/v1beta/models/{model}:generateContent',
+      '/gemini/v1beta/models/local/text:generateContent',
+      { contents: [{ parts: [{ text: 'Say hi.' }] }] },
+    ],
     ['POST /v1/ai/embeddings', '/v1/ai/embeddings', { model: 'local/embed', input: ['hello'] }],
     ['POST /openai/v1/embeddings', '/openai/v1/embeddings', { model: 'local/embed', input: 'hello' }],
     ['POST /v1/ai/image', '/v1/ai/image', { model: 'local/image', prompt: 'a harbour', width: 64, height: 64 }],
@@ -59,7 +63,11 @@ describe('Server-Timing', () => {
     ['POST /openai/v1/chat/completions', '/openai/v1/chat/completions', { model: 'local/text', messages: text, stream: true }],
     ['POST /openai/v1/responses', '/openai/v1/responses', { model: 'local/text', input: 'Say hi.', stream: true }],
     ['POST /anthropic/v1/messages', '/anthropic/v1/messages', { model: 'local/text', max_tokens: 50, messages: text, stream: true }],
-    ['POST /gemini/v1beta/models/{model}:streamGenerateContent', '/gemini/v1beta/models/local/text:streamGenerateContent?alt=sse', { contents: [{ parts: [{ text: 'Say hi.' }] }] }],
+    [
+      'POST /gemini/v1beta/models/{model}:streamGenerateContent',
+      '/gemini/v1beta/models/local/text:streamGenerateContent?alt=sse',
+      { contents: [{ parts: [{ text: 'Say hi.' }] }] },
+    ],
   ])('%s streamed: the phases known by the first byte, the whole upstream time in the usage record', async (_name, url, body) => {
     const response = await post(url, body);
     expect(response.statusCode, response.body).toBe(200);

@@ -59,18 +59,22 @@ async function startApp(extra: Record<string, string>, startJobs = false) {
 function post(url: string, body: unknown, headers: Record<string, string>) {
   return new Promise<{ status: number; headers: { get(name: string): string | null }; text(): Promise<string>; json(): Promise<any> }>((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const request = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const header = (name: string) => {
-          const value = response.headers[name.toLowerCase()];
-          return value === undefined ? null : String(value);
-        };
-        resolve({ status: response.statusCode ?? 0, headers: { get: header }, text: async () => text, json: async () => JSON.parse(text) });
-      });
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const header = (name: string) => {
+            const value = response.headers[name.toLowerCase()];
+            return value === undefined ? null : String(value);
+          };
+          resolve({ status: response.statusCode ?? 0, headers: { get: header }, text: async () => text, json: async () => JSON.parse(text) });
+        });
+      },
+    );
     request.on('error', reject);
     request.end(payload);
   });
@@ -95,8 +99,12 @@ describe('tracing on, message content off (the default)', () => {
   });
   afterAll(async () => app?.t.close());
 
-  it('a metered text call: server span under the caller\'s traceparent, a GenAI chat span with the upstream\'s usage, the upstream HTTP call under it', async () => {
-    const response = await app.call('/v1/ai/text', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: question }], maxTokens: 50, temperature: 0.3 }, { traceparent });
+  it("a metered text call: server span under the caller's traceparent, a GenAI chat span with the upstream's usage, the upstream HTTP call under it", async () => {
+    const response = await app.call(
+      '/v1/ai/text',
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: question }], maxTokens: 50, temperature: 0.3 },
+      { traceparent },
+    );
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(timingNames(response.headers.get('server-timing'))).toEqual(['auth', 'route', 'reserve', 'upstream', 'settle']);
@@ -138,7 +146,12 @@ describe('tracing on, message content off (the default)', () => {
   });
 
   it('a streamed call: Server-Timing with the first byte, the rest in the usage record, the span ended with the usage', async () => {
-    const response = await app.call('/openai/v1/chat/completions', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: question }], stream: true, stream_options: { include_usage: true } });
+    const response = await app.call('/openai/v1/chat/completions', {
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: question }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(response.status).toBe(200);
     expect(timingNames(response.headers.get('server-timing'))).toEqual(['auth', 'route', 'reserve', 'upstream-ttfb']);
     const text = await response.text();
@@ -153,14 +166,22 @@ describe('tracing on, message content off (the default)', () => {
     expect(server.name).toBe('POST /openai/v1/chat/completions');
     const [chat] = named(all, 'chat ');
     expect(chat!.parentSpanId).toBe(server.spanId);
-    expect(chat!.attributes).toMatchObject({ 'gen_ai.usage.output_tokens': tokensOf('Paris.'), 'storefront.tokens_charged': record!.tokensConsumed, 'gen_ai.response.finish_reasons': ['stop'] });
+    expect(chat!.attributes).toMatchObject({
+      'gen_ai.usage.output_tokens': tokensOf('Paris.'),
+      'storefront.tokens_charged': record!.tokensConsumed,
+      'gen_ai.response.finish_reasons': ['stop'],
+    });
   });
 
   it('a tool call: the finish reason says so', async () => {
     decideOpenAi = () => ({ kind: 'ok', text: '', toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Paris"}' }] });
     try {
       const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-      const response = await app.call('/openai/v1/chat/completions', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools });
+      const response = await app.call('/openai/v1/chat/completions', {
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools,
+      });
       expect(response.status).toBe(200);
       expect((await response.json()).choices[0].finish_reason).toBe('tool_calls');
       const [chat] = named((await spansOf(response.headers.get('x-request-id')!)).all, 'chat ');
@@ -170,10 +191,15 @@ describe('tracing on, message content off (the default)', () => {
     }
   });
 
-  it('a fallback: one chat span naming both models, a failed upstream call and the fallback\'s under it', async () => {
+  it("a fallback: one chat span naming both models, a failed upstream call and the fallback's under it", async () => {
     const operator = (await signUpAs(app.t, 'SUPER_ADMIN')).accessToken;
     const id = async (slug: string) => (await app.t.services.catalog.getBySlug(slug))!.row.id;
-    const set = await app.t.app.inject({ method: 'PUT', url: `/v1/admin/models/${await id('openai/gpt-4o-mini')}/fallbacks`, headers: bearer(operator), payload: { fallbacks: [FALLBACK], reason: 'trace test' } });
+    const set = await app.t.app.inject({
+      method: 'PUT',
+      url: `/v1/admin/models/${await id('openai/gpt-4o-mini')}/fallbacks`,
+      headers: bearer(operator),
+      payload: { fallbacks: [FALLBACK], reason: 'trace test' },
+    });
     expect(set.statusCode, set.body).toBe(200);
     decideOpenAi = () => ({ kind: 'error', status: 503, message: 'overloaded' });
     try {
@@ -181,17 +207,31 @@ describe('tracing on, message content off (the default)', () => {
       expect(response.status).toBe(200);
       expect((await response.json()).model).toBe(FALLBACK);
       const [chat] = named((await spansOf(response.headers.get('x-request-id')!)).all, 'chat ');
-      expect(chat!.attributes).toMatchObject({ 'storefront.fallback.from': 'openai/gpt-4o-mini', 'storefront.fallback.to': FALLBACK, 'gen_ai.provider.name': 'groq', 'gen_ai.response.model': 'meta-llama/llama-4-scout-17b-16e-instruct' });
+      expect(chat!.attributes).toMatchObject({
+        'storefront.fallback.from': 'openai/gpt-4o-mini',
+        'storefront.fallback.to': FALLBACK,
+        'gen_ai.provider.name': 'groq',
+        'gen_ai.response.model': 'meta-llama/llama-4-scout-17b-16e-instruct',
+      });
       const statuses = httpCalls(chat!).map((span) => span.attributes['http.response.status_code']);
       expect(statuses).toEqual([503, 200]);
     } finally {
       decideOpenAi = () => ({ kind: 'ok', text: 'Paris.' });
-      await app.t.app.inject({ method: 'PUT', url: `/v1/admin/models/${await id('openai/gpt-4o-mini')}/fallbacks`, headers: bearer(operator), payload: { fallbacks: [], reason: 'trace test' } });
+      await app.t.app.inject({
+        method: 'PUT',
+        url: `/v1/admin/models/${await id('openai/gpt-4o-mini')}/fallbacks`,
+        headers: bearer(operator),
+        payload: { fallbacks: [], reason: 'trace test' },
+      });
     }
   });
 
   it('an image job: its generate_content span continues the trace of the request that queued it', async () => {
-    const response = await app.call('/v1/ai/image', { model: 'local/image', prompt: 'a quiet harbour', count: 2, width: 64, height: 64, async: true }, { traceparent });
+    const response = await app.call(
+      '/v1/ai/image',
+      { model: 'local/image', prompt: 'a quiet harbour', count: 2, width: 64, height: 64, async: true },
+      { traceparent },
+    );
     expect(response.status).toBe(200);
     const { jobId } = await response.json();
     expect(timingNames(response.headers.get('server-timing'))).toContain('auth');
@@ -210,13 +250,21 @@ describe('tracing on, message content off (the default)', () => {
       if (!span) await new Promise((resolve) => setImmediate(resolve));
     }
     expect(span).toMatchObject({ traceId: PARENT_TRACE, parentSpanId: server.spanId });
-    expect(span!.attributes).toMatchObject({ 'gen_ai.operation.name': 'generate_content', 'storefront.images_generated': 2, 'storefront.job_id': jobId, 'storefront.tokens_charged': job.creditsConsumed });
+    expect(span!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'generate_content',
+      'storefront.images_generated': 2,
+      'storefront.job_id': jobId,
+      'storefront.tokens_charged': job.creditsConsumed,
+    });
   });
 });
 
 describe('tracing on, message content opted in', () => {
   it('records the prompt and the answer on the chat span, with credentials masked', async () => {
-    const app = await startApp({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' });
+    const app = await startApp({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`,
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+    });
     try {
       const response = await app.call('/v1/ai/text', { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: question }] });
       expect(response.status).toBe(200);

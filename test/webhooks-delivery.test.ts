@@ -34,16 +34,21 @@ async function register(token: string, path: string, events: string[] = ['*']) {
 const emit = (userId: string, name: string, data: Record<string, unknown>) =>
   t.platform.db.transaction(async (tx) => emitDomainEvent(tx, name, data, { userId, at: t.clock.now() }));
 
-const deliveries = async (token: string, hookId: string) => json(await t.app.inject({ method: 'GET', url: `/v1/webhooks/${hookId}/deliveries`, headers: bearer(token) })).items;
+const deliveries = async (token: string, hookId: string) =>
+  json(await t.app.inject({ method: 'GET', url: `/v1/webhooks/${hookId}/deliveries`, headers: bearer(token) })).items;
 const webhook = async (token: string, hookId: string) =>
   json(await t.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(token) })).items.find((h: { id: string }) => h.id === hookId);
 
 /** Waits until the newest delivery of the webhook has `n` recorded attempts. */
 const attemptsRecorded = (token: string, hookId: string, n: number, timeoutMs?: number) =>
-  eventually(async () => {
-    const [latest] = await deliveries(token, hookId);
-    return latest && latest.attempts.length >= n && latest.status !== 'SENDING' ? latest : undefined;
-  }, `${n} attempts on ${hookId}`, timeoutMs);
+  eventually(
+    async () => {
+      const [latest] = await deliveries(token, hookId);
+      return latest && latest.attempts.length >= n && latest.status !== 'SENDING' ? latest : undefined;
+    },
+    `${n} attempts on ${hookId}`,
+    timeoutMs,
+  );
 
 /** A new access token for the user (the clock moves past the 15-minute token lifetime in these tests). */
 async function login(email: string, password: string): Promise<string> {
@@ -76,11 +81,20 @@ describe('delivery', () => {
     await emit(user.id, 'job.succeeded', { jobId, status: 'SUCCEEDED' });
 
     const first = await attemptsRecorded(accessToken, hook.id, 1);
-    expect(first).toMatchObject({ status: 'PENDING', attemptCount: 1, lastStatusCode: 500, nextAttemptAt: new Date(t.clock.now().getTime() + 5 * SECOND).toISOString() });
+    expect(first).toMatchObject({
+      status: 'PENDING',
+      attemptCount: 1,
+      lastStatusCode: 500,
+      nextAttemptAt: new Date(t.clock.now().getTime() + 5 * SECOND).toISOString(),
+    });
     // nothing more happens until the clock reaches the retry time
     await sleep(1200);
     expect(receiver.to('/flaky')).toHaveLength(1);
-    for (const [wait, n] of [[5 * SECOND, 2], [30 * SECOND, 3], [2 * MINUTE, 4]] as const) {
+    for (const [wait, n] of [
+      [5 * SECOND, 2],
+      [30 * SECOND, 3],
+      [2 * MINUTE, 4],
+    ] as const) {
       t.clock.advance(wait);
       await attemptsRecorded(accessToken, hook.id, n);
     }
@@ -104,7 +118,9 @@ describe('delivery', () => {
       expect(r.headers['content-type']).toBe('application/json');
       const timestamp = verifyByHand(r, hook.secret);
       // the package receivers commonly use agrees (its tolerance measured from the attempt's own time)
-      const event = stripe.webhooks.constructEvent(r.body, String(r.headers['x-service-signature']), hook.secret, 300, undefined, timestamp) as unknown as { data: { jobId: string } };
+      const event = stripe.webhooks.constructEvent(r.body, String(r.headers['x-service-signature']), hook.secret, 300, undefined, timestamp) as unknown as {
+        data: { jobId: string };
+      };
       expect(event.data.jobId).toBe(jobId);
       expect(() => stripe.webhooks.constructEvent(r.body, String(r.headers['x-service-signature']), 'whsec_wrong', 300, undefined, timestamp)).toThrow();
       return timestamp;
@@ -148,7 +164,9 @@ describe('delivery', () => {
     expect(refused.statusCode).toBe(400);
     expect(json(refused).error.message).toMatch(/disabled/);
 
-    const reenabled = json(await t.app.inject({ method: 'PATCH', url: `/v1/webhooks/${hook.id}`, headers: bearer(accessToken), payload: { status: 'ACTIVE' } }));
+    const reenabled = json(
+      await t.app.inject({ method: 'PATCH', url: `/v1/webhooks/${hook.id}`, headers: bearer(accessToken), payload: { status: 'ACTIVE' } }),
+    );
     expect(reenabled).toMatchObject({ status: 'ACTIVE', failureCount: 0, disabledAt: null });
     healthy = true;
     const resent = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${hook.id}/deliveries/${failed.id}/resend`, headers: bearer(accessToken) });
@@ -176,7 +194,7 @@ describe('delivery', () => {
     expect(await webhook(accessToken, hook.id)).toMatchObject({ failureCount: 1 });
   });
 
-  it('a slow receiver does not delay another webhook\'s deliveries, and its attempt times out after 10 s', async () => {
+  it("a slow receiver does not delay another webhook's deliveries, and its attempt times out after 10 s", async () => {
     const { accessToken, user } = await signUp(t.app);
     receiver.answer('/slow', () => ({ status: 200, delayMs: 11_000 }));
     const slow = await register(accessToken, '/slow');
@@ -189,9 +207,17 @@ describe('delivery', () => {
     // attempt at a time and has not answered any
     await eventually(() => receiver.to('/slow').length > 0, 'the slow attempt to arrive', 3000);
     expect(receiver.to('/slow')).toHaveLength(1);
-    await eventually(async () => (await deliveries(accessToken, fast.id)).filter((d: { status: string }) => d.status === 'SUCCEEDED').length === 3, 'three recorded successes', 3000);
+    await eventually(
+      async () => (await deliveries(accessToken, fast.id)).filter((d: { status: string }) => d.status === 'SUCCEEDED').length === 3,
+      'three recorded successes',
+      3000,
+    );
     expect(Date.now() - started).toBeLessThan(6000);
-    const timedOut = await eventually(async () => (await deliveries(accessToken, slow.id)).find((d: { attempts: unknown[] }) => d.attempts.length === 1), 'the slow attempt', 20_000);
+    const timedOut = await eventually(
+      async () => (await deliveries(accessToken, slow.id)).find((d: { attempts: unknown[] }) => d.attempts.length === 1),
+      'the slow attempt',
+      20_000,
+    );
     expect(timedOut.attempts[0]).toMatchObject({ statusCode: null, succeeded: false, error: expect.stringMatching(/did not answer in time \(limit 10 s\)/) });
     expect(timedOut.attempts[0].durationMs).toBeGreaterThanOrEqual(9_900);
   }, 30_000);
@@ -217,8 +243,16 @@ describe('delivery', () => {
     });
     // Well under the 60 s claim lease: a delivery claimed at a turn's end and not sent would stall the rest that long.
     await eventually(() => receiver.to('/backlog').length >= 130, '130 deliveries', 30_000);
-    expect(receiver.to('/backlog').map((r) => JSON.parse(r.body).data.jobId).sort()).toEqual([...jobIds].sort());
-    const statuses = async () => (await t.platform.db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id))).map((d) => d.status);
+    expect(
+      receiver
+        .to('/backlog')
+        .map((r) => JSON.parse(r.body).data.jobId)
+        .sort(),
+    ).toEqual([...jobIds].sort());
+    const statuses = async () =>
+      (await t.platform.db.select({ status: webhookDeliveries.status }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id))).map(
+        (d) => d.status,
+      );
     await eventually(async () => (await statuses()).every((status) => status === 'SUCCEEDED'), 'all recorded');
     expect(await statuses()).toHaveLength(130);
   });
@@ -250,7 +284,12 @@ describe('the outbox feeds the deliveries', () => {
     const other = await signUp(t.app);
     await register(accessToken, '/generations', ['generation.persisted']);
     await register(other.accessToken, '/someone-else');
-    const answer = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'local/text', messages: [{ role: 'user', content: 'Say hello' }] } });
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: 'local/text', messages: [{ role: 'user', content: 'Say hello' }] },
+    });
     expect(answer.statusCode).toBe(200);
     const received = await eventually(() => receiver.to('/generations')[0], 'the generation event');
     const body = JSON.parse(received.body);

@@ -16,7 +16,7 @@ const call = (token: string, method: 'GET' | 'POST' | 'DELETE', url: string, pay
 const generate = (token: string) => call(token, 'POST', '/v1/ai/text', { model: 'local/text', messages: [{ role: 'user', content: 'Write one line' }] });
 
 describe('a workspace subscription meters its members against the workspace wallet', () => {
-  it('charges the workspace wallet for a member\'s call, and the member\'s own wallet again once they leave', async () => {
+  it("charges the workspace wallet for a member's call, and the member's own wallet again once they leave", async () => {
     const owner = await signUp(t.app);
     const member = await signUp(t.app);
     await verifyEmail(t, member);
@@ -25,9 +25,19 @@ describe('a workspace subscription meters its members against the workspace wall
     expect((await call(member.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token })).statusCode).toBe(200);
 
     // The operator action (no API in the spec): the owner's subscription is assigned to the workspace, whose wallet is funded.
-    const [subscription] = await t.platform.db.update(subscriptions).set({ workspaceId: workspace.id }).where(eq(subscriptions.userId, owner.user.id)).returning();
+    const [subscription] = await t.platform.db
+      .update(subscriptions)
+      .set({ workspaceId: workspace.id })
+      .where(eq(subscriptions.userId, owner.user.id))
+      .returning();
     t.services.subscriptions.forgetCached(owner.user.id);
-    await t.services.wallet.credit({ workspaceId: workspace.id, kind: 'ADJUSTMENT', amount: 5_000_000, idempotencyKey: `ws-fund:${workspace.id}`, note: 'test funding' });
+    await t.services.wallet.credit({
+      workspaceId: workspace.id,
+      kind: 'ADJUSTMENT',
+      amount: 5_000_000,
+      idempotencyKey: `ws-fund:${workspace.id}`,
+      note: 'test funding',
+    });
 
     const memberBefore = (await t.services.wallet.balance({ userId: member.user.id })).tokens;
     const answer = await generate(member.accessToken);
@@ -36,7 +46,10 @@ describe('a workspace subscription meters its members against the workspace wall
     expect(charged).toBeGreaterThan(0);
     expect((await t.services.wallet.balance({ workspaceId: workspace.id })).tokens).toBe(5_000_000 - charged);
     expect((await t.services.wallet.balance({ userId: member.user.id })).tokens).toBe(memberBefore);
-    const [record] = await t.platform.db.select().from(usageRecords).where(and(eq(usageRecords.userId, member.user.id), eq(usageRecords.requestId, json(answer).requestId)));
+    const [record] = await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(and(eq(usageRecords.userId, member.user.id), eq(usageRecords.requestId, json(answer).requestId)));
     expect(record).toMatchObject({ subscriptionId: subscription!.id, tokensConsumed: charged });
     expect(json(await call(member.accessToken, 'GET', '/v1/usage')).items[0]).toMatchObject({ subscriptionId: subscription!.id, creditsConsumed: charged });
 

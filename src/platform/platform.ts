@@ -74,7 +74,9 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });
   jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);
   // Imported only when configured: ioredis is a few MB of heap that the embedded default never uses.
-  const redis = config.redisUrl ? new (await import('ioredis')).Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }) : null;
+  const redis = config.redisUrl
+    ? new (await import('ioredis')).Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    : null;
   redis?.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
 
   return {

@@ -42,23 +42,30 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const concrete = (path: string) =>
-  path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === 'handle' ? 'someone' : name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x'));
+  path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+    name === 'handle' ? 'someone' : name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x',
+  );
 
 /** The SDK-compatible surfaces answer in their vendor's error shape; everything else in the spec's envelope. */
-const SDK_CODES: [string, string][] = [['/openai/', 'invalid_api_key'], ['/anthropic/', 'authentication_error'], ['/gemini/', 'UNAUTHENTICATED']];
+const SDK_CODES: [string, string][] = [
+  ['/openai/', 'invalid_api_key'],
+  ['/anthropic/', 'authentication_error'],
+  ['/gemini/', 'UNAUTHENTICATED'],
+];
 const unauthorizedCode = (path: string) => SDK_CODES.find(([prefix]) => path.startsWith(prefix))?.[1] ?? 'UNAUTHORIZED';
 /** Google's errors carry the HTTP status as `code` and the name as `status`. */
-const codeOf = (error: { code?: unknown; type?: string; status?: string } | undefined) => (typeof error?.code === 'number' ? error.status : (error?.code ?? error?.type));
+const codeOf = (error: { code?: unknown; type?: string; status?: string } | undefined) =>
+  typeof error?.code === 'number' ? error.status : (error?.code ?? error?.type);
 
 describe('protected routes', () => {
-  it('the account area protects every route but the spec\'s public ones', () => {
+  it("the account area protects every route but the spec's public ones", () => {
     const account = routes.filter((r) => r.path.startsWith('/v1/account/') || r.path.startsWith('/v1/notifications') || r.path === '/v1/users/me');
     expect(account.length).toBeGreaterThan(30);
     const unprotected = account.filter((r) => !r.secured && !PUBLIC_ACCOUNT_ROUTES.has(`${r.method} ${r.path}`));
     expect(unprotected).toEqual([]);
   });
 
-  it('every route that requires auth answers 401 (UNAUTHORIZED, or the SDK surface\'s own code) without a token, with a garbage token and with a challenge token', async () => {
+  it("every route that requires auth answers 401 (UNAUTHORIZED, or the SDK surface's own code) without a token, with a garbage token and with a challenge token", async () => {
     const secured = routes.filter((r) => r.secured);
     expect(secured.length).toBeGreaterThan(30);
     for (const route of secured) {

@@ -21,8 +21,12 @@ afterAll(async () => t?.close());
 const call = (method: 'GET' | 'POST' | 'PATCH', url: string, token: string, payload?: object) =>
   t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
 const auditOf = async (action: string, targetId: string) =>
-  t.platform.db.select().from(adminAuditLog).where(and(eq(adminAuditLog.action, action), eq(adminAuditLog.targetId, targetId)));
-const publicModels = async () => json(await t.app.inject({ method: 'GET', url: '/v1/models' })).items as Array<{ id: string; slug: string; availability: string; capabilities: any }>;
+  t.platform.db
+    .select()
+    .from(adminAuditLog)
+    .where(and(eq(adminAuditLog.action, action), eq(adminAuditLog.targetId, targetId)));
+const publicModels = async () =>
+  json(await t.app.inject({ method: 'GET', url: '/v1/models' })).items as Array<{ id: string; slug: string; availability: string; capabilities: any }>;
 
 describe('admin models', () => {
   it('lists every model with cursor paging, and filters by status', async () => {
@@ -71,13 +75,18 @@ describe('admin models', () => {
 
   it('edits pricing and display fields; refuses bad input (400) and unknown ids (404) without changing anything', async () => {
     const model = (await publicModels())[2]!;
-    const response = await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, { displayName: 'Renamed', pricing: { currency: 'USD', '1m_input_tokens': 10, '1m_output_tokens': 30, image: 5 } });
+    const response = await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, {
+      displayName: 'Renamed',
+      pricing: { currency: 'USD', '1m_input_tokens': 10, '1m_output_tokens': 30, image: 5 },
+    });
     expect(response.statusCode).toBe(200);
     expect(json(response)).toMatchObject({ displayName: 'Renamed', pricing: { currency: 'USD', '1m_input_tokens': 10 } });
     expect((await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, { status: 'GONE' })).statusCode).toBe(400);
     expect((await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, { pricing: { currency: 'usd' } })).statusCode).toBe(400);
     expect((await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, {})).statusCode).toBe(400);
-    expect((await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, { capabilityOverride: { controls: { x: { type: 'weird' } } } })).statusCode).toBe(400);
+    expect((await call('PATCH', `/v1/admin/models/${model.id}`, superAdmin, { capabilityOverride: { controls: { x: { type: 'weird' } } } })).statusCode).toBe(
+      400,
+    );
     expect((await call('PATCH', '/v1/admin/models/01900000-0000-7000-8000-000000000000', superAdmin, { status: 'ACTIVE' })).statusCode).toBe(404);
     expect((await call('GET', '/v1/admin/models/01900000-0000-7000-8000-000000000000', admin)).statusCode).toBe(404);
     expect((await call('PATCH', `/v1/admin/models/${model.id}`, admin, { displayName: 'x' })).statusCode).toBe(403);
@@ -113,7 +122,12 @@ describe('admin plans', () => {
   it('refuses a duplicate slug (409), unknown models or channels (400), bad fields (400)', async () => {
     const base = { slug: 'ops-pro', name: 'x', interval: 'MONTHLY', priceCents: 1, currency: 'BDT' };
     expect((await call('POST', '/v1/admin/plans', superAdmin, base)).statusCode).toBe(409);
-    const unknownModel = await call('POST', '/v1/admin/plans', superAdmin, { ...base, slug: 'ops-x', allModels: false, modelIds: ['01900000-0000-7000-8000-000000000000'] });
+    const unknownModel = await call('POST', '/v1/admin/plans', superAdmin, {
+      ...base,
+      slug: 'ops-x',
+      allModels: false,
+      modelIds: ['01900000-0000-7000-8000-000000000000'],
+    });
     expect(unknownModel.statusCode).toBe(400);
     expect(json(unknownModel).error.message).toMatch(/Unknown model ids/);
     expect((await call('POST', '/v1/admin/plans', superAdmin, { ...base, slug: 'ops-y', allowedChannels: ['no-such-channel'] })).statusCode).toBe(400);
@@ -176,7 +190,16 @@ describe('admin coupons', () => {
     expect((await call('POST', '/v1/admin/coupons', superAdmin, { code: 'SPRING25', discountType: 'PERCENT', percentOff: 10 })).statusCode).toBe(409);
     expect((await call('POST', '/v1/admin/coupons', superAdmin, { code: 'BAD1', discountType: 'PERCENT', percentOff: 101 })).statusCode).toBe(400);
     expect((await call('POST', '/v1/admin/coupons', superAdmin, { code: 'BAD2', discountType: 'FIXED', amountOffCents: 100 })).statusCode).toBe(400);
-    expect((await call('POST', '/v1/admin/coupons', superAdmin, { code: 'BAD3', discountType: 'PERCENT', percentOff: 5, planIds: ['01900000-0000-7000-8000-000000000000'] })).statusCode).toBe(400);
+    expect(
+      (
+        await call('POST', '/v1/admin/coupons', superAdmin, {
+          code: 'BAD3',
+          discountType: 'PERCENT',
+          percentOff: 5,
+          planIds: ['01900000-0000-7000-8000-000000000000'],
+        })
+      ).statusCode,
+    ).toBe(400);
     expect((await call('POST', '/v1/admin/coupons', admin, { code: 'BAD4', discountType: 'PERCENT', percentOff: 5 })).statusCode).toBe(403);
     const stored = await t.platform.db.select().from(coupons);
     expect(stored.map((c) => c.code).filter((code) => code.startsWith('BAD'))).toEqual([]);
@@ -186,10 +209,19 @@ describe('admin coupons', () => {
     const response = await call('POST', `/v1/admin/coupons/${couponId}/expire`, superAdmin, { reason: 'campaign over' });
     expect(response.statusCode).toBe(200);
     expect(json(response).state).toBe('EXPIRED');
-    expect((await auditOf('coupon.expire', couponId))[0]).toMatchObject({ before: { state: 'ACTIVE', endsAt: null }, after: { state: 'EXPIRED' }, reason: 'campaign over' });
+    expect((await auditOf('coupon.expire', couponId))[0]).toMatchObject({
+      before: { state: 'ACTIVE', endsAt: null },
+      after: { state: 'EXPIRED' },
+      reason: 'campaign over',
+    });
     const user = await signUp(t.app);
     const paid = json(await t.app.inject({ method: 'GET', url: '/v1/plans' })).items.find((p: { priceCents: number }) => p.priceCents > 0);
-    const preview = await t.app.inject({ method: 'POST', url: '/v1/subscriptions/coupons/preview', headers: bearer(user.accessToken), payload: { code: 'SPRING25', planId: paid.id } });
+    const preview = await t.app.inject({
+      method: 'POST',
+      url: '/v1/subscriptions/coupons/preview',
+      headers: bearer(user.accessToken),
+      payload: { code: 'SPRING25', planId: paid.id },
+    });
     expect(preview.statusCode).toBe(400);
     expect(json(preview).error.message).toMatch(/expired/);
     expect(json(await call('GET', '/v1/admin/coupons?state=EXPIRED', admin)).items.map((c: { id: string }) => c.id)).toContain(couponId);

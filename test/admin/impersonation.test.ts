@@ -17,14 +17,20 @@ beforeAll(async () => {
   const superAdmin = await signUpAs(t, 'SUPER_ADMIN');
   user = await signUp(t.app);
   await setPlan(t, user.user.id, 'starter');
-  const issued = await t.app.inject({ method: 'POST', url: `/v1/admin/users/${user.user.id}/impersonate`, headers: bearer(superAdmin.accessToken), payload: { reason: 'support ticket' } });
+  const issued = await t.app.inject({
+    method: 'POST',
+    url: `/v1/admin/users/${user.user.id}/impersonate`,
+    headers: bearer(superAdmin.accessToken),
+    payload: { reason: 'support ticket' },
+  });
   expect(issued.statusCode).toBe(200);
   impersonation = json(issued).accessToken;
 });
 afterAll(async () => t?.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'HEAD';
-const call = (token: string, method: Method, url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+const call = (token: string, method: Method, url: string, payload?: object) =>
+  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
 
 const expectRefused = (response: Awaited<ReturnType<typeof call>>, route: string) => {
   expect({ route, status: response.statusCode, code: json(response).error?.code }).toEqual({ route, status: 403, code: 'IMPERSONATION_NOT_ALLOWED' });
@@ -32,7 +38,7 @@ const expectRefused = (response: Awaited<ReturnType<typeof call>>, route: string
 };
 
 describe('an impersonation token is refused on what would outlive it', () => {
-  it('cannot register a webhook that would keep receiving the user\'s events', async () => {
+  it("cannot register a webhook that would keep receiving the user's events", async () => {
     const registration = { url: 'http://127.0.0.1:9/hook', events: ['*'] };
     expectRefused(await call(impersonation, 'POST', '/v1/webhooks', registration), 'POST /v1/webhooks');
     expect(json(await call(user.accessToken, 'GET', '/v1/webhooks')).items).toEqual([]);
@@ -40,7 +46,7 @@ describe('an impersonation token is refused on what would outlive it', () => {
     expect((await call(user.accessToken, 'POST', '/v1/webhooks', registration)).statusCode).toBe(201);
   });
 
-  it('cannot invite anyone into the user\'s workspace, nor accept an invitation for the user', async () => {
+  it("cannot invite anyone into the user's workspace, nor accept an invitation for the user", async () => {
     const workspace = json(await call(user.accessToken, 'POST', '/v1/workspaces', { name: 'Support target' }));
     expectRefused(await call(impersonation, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: 'operator@example.com', role: 'ADMIN' }), 'invite');
     expect(json(await call(user.accessToken, 'GET', `/v1/workspaces/${workspace.id}/invitations`)).items).toEqual([]);
@@ -91,7 +97,9 @@ describe('every route refuses an impersonation token unless it is on the allow-l
   });
 
   const concrete = (path: string) =>
-    path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name === 'handle' ? 'someone' : name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x'));
+    path.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+      name === 'handle' ? 'someone' : name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x',
+    );
 
   it('answers 403 IMPERSONATION_NOT_ALLOWED on every route outside the list, admin and metered routes included', async () => {
     const refusedRoutes = routes.filter((r) => !IMPERSONATION_ALLOWED_ROUTES.has(`${r.method} ${r.path}`));

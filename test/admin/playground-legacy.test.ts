@@ -76,17 +76,33 @@ describe('upgrading with the playground account the service made itself', () => 
     const sessionId = uuidv7();
     const q = (text: string, values: unknown[]) => legacy.database.query(text, values);
     // What an identity-provider sign-in at the address could have left (it linked the account by its email).
-    await q(`INSERT INTO user_identities (id, user_id, issuer, subject, email) VALUES ($1, $2, 'https://idp.example.com', 'attacker', $3)`, [uuidv7(), id, PLAYGROUND_IDENTITY_EMAIL]);
+    await q(`INSERT INTO user_identities (id, user_id, issuer, subject, email) VALUES ($1, $2, 'https://idp.example.com', 'attacker', $3)`, [
+      uuidv7(),
+      id,
+      PLAYGROUND_IDENTITY_EMAIL,
+    ]);
     await q(`INSERT INTO sessions (id, user_id, device) VALUES ($1, $2, 'Attacker laptop')`, [sessionId, id]);
-    await q(`INSERT INTO refresh_tokens (id, session_id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, 'legacy-hash', now() + interval '30 days')`, [uuidv7(), sessionId, id]);
-    await q(`INSERT INTO api_keys (id, user_id, label, key_hash, key_prefix, scopes) VALUES ($1, $2, 'exfiltrate', 'legacy-key-hash', 'abcd', '{ai:text}')`, [uuidv7(), id]);
-    await q(`INSERT INTO webhook_endpoints (id, user_id, url, events, secret) VALUES ($1, $2, 'https://attacker.example.com/hook', '{*}', 'whsec_legacy')`, [uuidv7(), id]);
+    await q(`INSERT INTO refresh_tokens (id, session_id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, 'legacy-hash', now() + interval '30 days')`, [
+      uuidv7(),
+      sessionId,
+      id,
+    ]);
+    await q(`INSERT INTO api_keys (id, user_id, label, key_hash, key_prefix, scopes) VALUES ($1, $2, 'exfiltrate', 'legacy-key-hash', 'abcd', '{ai:text}')`, [
+      uuidv7(),
+      id,
+    ]);
+    await q(`INSERT INTO webhook_endpoints (id, user_id, url, events, secret) VALUES ($1, $2, 'https://attacker.example.com/hook', '{*}', 'whsec_legacy')`, [
+      uuidv7(),
+      id,
+    ]);
     built = await upgradeAndStart(legacy);
   });
 
   it('adopts it and ends every way someone could act as it: provider links, sessions, refresh tokens, API keys, webhooks', async () => {
     const rows = async <T>(text: string) => (await legacy.database.query<T>(text, [id])).rows;
-    expect(await rows(`SELECT internal_kind, email, password_hash FROM users WHERE id = $1`)).toEqual([{ internal_kind: 'PLAYGROUND', email: PLAYGROUND_IDENTITY_EMAIL, password_hash: '!no-password' }]);
+    expect(await rows(`SELECT internal_kind, email, password_hash FROM users WHERE id = $1`)).toEqual([
+      { internal_kind: 'PLAYGROUND', email: PLAYGROUND_IDENTITY_EMAIL, password_hash: '!no-password' },
+    ]);
     expect(await rows(`SELECT id FROM user_identities WHERE user_id = $1`)).toEqual([]);
     expect(await rows(`SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`)).toEqual([]);
     expect(await rows(`SELECT id FROM refresh_tokens WHERE user_id = $1 AND revoked_at IS NULL`)).toEqual([]);

@@ -57,7 +57,17 @@ async function squatterState() {
     user: await userRow(squatterId),
     subscriptions: await db().select().from(subscriptions).where(eq(subscriptions.userId, squatterId)),
     wallets: ownWallets,
-    ledger: ownWallets.length ? await db().select().from(walletLedger).where(inArray(walletLedger.walletId, ownWallets.map((w) => w.id))) : [],
+    ledger: ownWallets.length
+      ? await db()
+          .select()
+          .from(walletLedger)
+          .where(
+            inArray(
+              walletLedger.walletId,
+              ownWallets.map((w) => w.id),
+            ),
+          )
+      : [],
     usage: await db().select().from(usageRecords).where(eq(usageRecords.userId, squatterId)),
     generations: await db().select().from(generations).where(eq(generations.userId, squatterId)),
   };
@@ -79,7 +89,11 @@ describe('an account squatting the playground address before the upgrade', () =>
     const warnings: Array<{ obj: Record<string, unknown>; msg: string }> = [];
     await a.services.playground.seed({ warn: (obj, msg) => warnings.push({ obj: obj as Record<string, unknown>, msg }) });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]!.obj).toMatchObject({ squattedAddress: PLAYGROUND_IDENTITY_EMAIL, squatterId, playgroundAccountId: await a.services.playground.identityId() });
+    expect(warnings[0]!.obj).toMatchObject({
+      squattedAddress: PLAYGROUND_IDENTITY_EMAIL,
+      squatterId,
+      playgroundAccountId: await a.services.playground.identityId(),
+    });
     expect(warnings[0]!.msg).toContain(`address ${PLAYGROUND_IDENTITY_EMAIL} is held by an ordinary account (${squatterId})`);
     expect(await db().$count(users, isNotNull(users.internalKind))).toBe(1);
   });

@@ -27,7 +27,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const post = (path: string, payload: object, token = admin.accessToken) => t.app.inject({ method: 'POST', url: `/v1/admin/playground${path}`, headers: bearer(token), payload });
+const post = (path: string, payload: object, token = admin.accessToken) =>
+  t.app.inject({ method: 'POST', url: `/v1/admin/playground${path}`, headers: bearer(token), payload });
 const get = (path: string, token = admin.accessToken) => t.app.inject({ method: 'GET', url: `/v1/admin/playground${path}`, headers: bearer(token) });
 const identityId = () => t.services.playground.identityId();
 const usageOf = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
@@ -49,7 +50,12 @@ describe('the internal identity', () => {
     const response = await post('/text', { model: 'local/text', messages: [{ role: 'user', content: 'Say hello to the playground' }] });
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
-    expect(body).toMatchObject({ text: expect.any(String), model: 'local/text', requestId: expect.any(String), usage: { creditsConsumed: expect.any(Number) } });
+    expect(body).toMatchObject({
+      text: expect.any(String),
+      model: 'local/text',
+      requestId: expect.any(String),
+      usage: { creditsConsumed: expect.any(Number) },
+    });
     expect(body.usage.creditsConsumed).toBeGreaterThan(0);
     expect(response.headers['x-ai-request-id']).toBe(body.requestId);
 
@@ -63,7 +69,14 @@ describe('the internal identity', () => {
 
     // The run records the operator; the model joined the internal plan's allow-list on this first use.
     const run = await runOf(String(response.headers['x-playground-run-id']));
-    expect(run).toMatchObject({ adminId: admin.user.id, kind: 'TEXT', modelSlug: 'local/text', status: 'SUCCEEDED', requestId: body.requestId, tokensCharged: body.usage.creditsConsumed });
+    expect(run).toMatchObject({
+      adminId: admin.user.id,
+      kind: 'TEXT',
+      modelSlug: 'local/text',
+      status: 'SUCCEEDED',
+      requestId: body.requestId,
+      tokensCharged: body.usage.creditsConsumed,
+    });
     expect(await allowed('local/text')).toBe(true);
   });
 
@@ -126,7 +139,8 @@ describe('the internal identity', () => {
 
 describe('model picker', () => {
   it('lists only servable models and whether each is on the allow-list', async () => {
-    const list = async (query = '') => json((await get(`/models${query}`))).items as Array<{ slug: string; type: string; provider: { slug: string; status: string }; allowListed: boolean }>;
+    const list = async (query = '') =>
+      json(await get(`/models${query}`)).items as Array<{ slug: string; type: string; provider: { slug: string; status: string }; allowListed: boolean }>;
     const items = await list();
     const slugs = items.map((m) => m.slug);
     expect(slugs).toEqual(expect.arrayContaining(['local/text', 'local/image', 'local/video', 'local/speech']));
@@ -186,7 +200,10 @@ describe('text streaming', () => {
     const missing = await post('/text/stream', { model: 'local/missing', messages: [{ role: 'user', content: 'x' }] });
     expect(missing.statusCode).toBe(404);
     expect(json(missing).error.code).toBe('NOT_FOUND');
-    const [failed] = await t.platform.db.select().from(playgroundRuns).where(and(eq(playgroundRuns.modelSlug, 'local/missing'), eq(playgroundRuns.kind, 'TEXT_STREAM')));
+    const [failed] = await t.platform.db
+      .select()
+      .from(playgroundRuns)
+      .where(and(eq(playgroundRuns.modelSlug, 'local/missing'), eq(playgroundRuns.kind, 'TEXT_STREAM')));
     expect(failed).toMatchObject({ status: 'FAILED', errorCode: 'NOT_FOUND', requestId: null });
     const noUser = await post('/text', { model: 'local/text', messages: [{ role: 'system', content: 'only a system prompt' }] });
     expect(noUser.statusCode).toBe(400);
@@ -228,13 +245,21 @@ describe('media runs', () => {
   });
 
   it('refuses an upload whose bytes are not the declared image type, storing nothing', async () => {
-    const before = await t.platform.db.select().from(files).where(eq(files.ownerId, await identityId()));
+    const before = await t.platform.db
+      .select()
+      .from(files)
+      .where(eq(files.ownerId, await identityId()));
     const wrong = await post('/upload', { contentType: 'image/jpeg', data: samplePng(16).toString('base64') });
     expect(wrong.statusCode).toBe(400);
     expect(json(wrong).error.message).toContain('image/jpeg');
     const text = await post('/upload', { contentType: 'image/png', data: Buffer.from('not an image at all').toString('base64') });
     expect(text.statusCode).toBe(400);
-    expect(await t.platform.db.select().from(files).where(eq(files.ownerId, await identityId()))).toHaveLength(before.length);
+    expect(
+      await t.platform.db
+        .select()
+        .from(files)
+        .where(eq(files.ownerId, await identityId())),
+    ).toHaveLength(before.length);
   });
 
   it('enhance-prompt rewrites a prompt with a multimodal model as the identity', async () => {
@@ -243,7 +268,10 @@ describe('media runs', () => {
     expect(json(response).enhanced).toEqual(expect.any(String));
     const run = await runOf(String(response.headers['x-playground-run-id']));
     expect(run).toMatchObject({ kind: 'ENHANCE_PROMPT', status: 'SUCCEEDED', modelSlug: 'local/vision' });
-    const [usage] = await t.platform.db.select().from(usageRecords).where(and(eq(usageRecords.operation, 'prompt.enhance'), eq(usageRecords.userId, await identityId())));
+    const [usage] = await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(and(eq(usageRecords.operation, 'prompt.enhance'), eq(usageRecords.userId, await identityId())));
     expect(usage).toBeDefined();
   });
 
@@ -268,7 +296,13 @@ describe('media runs', () => {
     await poll((job) => job.status === 'RUNNING' && job.estimatedSeconds !== null);
     t.clock.advance(60_000);
     const done = await poll((job) => ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(job.status));
-    expect(done).toMatchObject({ jobId: handle.jobId, kind: 'VIDEO', status: 'SUCCEEDED', creditsConsumed: handle.creditsReserved, output: { videos: [{ durationSeconds: 1 }] } });
+    expect(done).toMatchObject({
+      jobId: handle.jobId,
+      kind: 'VIDEO',
+      status: 'SUCCEEDED',
+      creditsConsumed: handle.creditsReserved,
+      output: { videos: [{ durationSeconds: 1 }] },
+    });
     expect(await runOf(runId)).toMatchObject({ status: 'SUCCEEDED', tokensCharged: handle.creditsReserved });
     expect((await generationOf(handle.jobId))[0]).toMatchObject({ userId: id, kind: 'VIDEO' });
     expect((await usageOf(handle.jobId))[0]).toMatchObject({ userId: id, jobId: handle.jobId, status: 'SUCCESS' });
@@ -276,7 +310,14 @@ describe('media runs', () => {
 
     // Someone else's job is not a playground job.
     const user = await signUpAs(t, 'USER');
-    const own = json(await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(user.accessToken), payload: { model: 'local/video', prompt: 'mine', durationSeconds: 1 } }));
+    const own = json(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(user.accessToken),
+        payload: { model: 'local/video', prompt: 'mine', durationSeconds: 1 },
+      }),
+    );
     expect((await get(`/video/${own.jobId}`)).statusCode).toBe(404);
     expect((await get('/video/not-a-job')).statusCode).toBe(404);
   });
@@ -311,7 +352,10 @@ describe('history and generations', () => {
     expect(media.items.every((g: any) => g.kind !== 'TEXT')).toBe(true);
     const text = json(await get('/generations?kind=TEXT&limit=100'));
     expect(text.items.length).toBeGreaterThan(0);
-    const rows = await t.platform.db.select().from(generations).where(eq(generations.userId, await identityId()));
+    const rows = await t.platform.db
+      .select()
+      .from(generations)
+      .where(eq(generations.userId, await identityId()));
     expect(media.items.length + text.items.length).toBe(rows.length);
   });
 });
@@ -321,7 +365,12 @@ describe('saved conversations', () => {
     const created = await post('/conversations', { model: 'local/text', messages: [{ role: 'system', content: 'You are terse.' }] });
     expect(created.statusCode, created.body).toBe(201);
     const conversation = json(created);
-    expect(conversation).toMatchObject({ adminId: admin.user.id, model: 'local/text', title: 'New conversation', messages: [{ role: 'system', content: 'You are terse.' }] });
+    expect(conversation).toMatchObject({
+      adminId: admin.user.id,
+      model: 'local/text',
+      title: 'New conversation',
+      messages: [{ role: 'system', content: 'You are terse.' }],
+    });
 
     const first = await post(`/conversations/${conversation.id}/turns`, { content: 'What is a lighthouse?' });
     expect(first.statusCode, first.body).toBe(200);
@@ -350,7 +399,9 @@ describe('saved conversations', () => {
     const removed = await t.app.inject({ method: 'DELETE', url: `/v1/admin/playground/conversations/${conversation.id}`, headers: bearer(admin.accessToken) });
     expect(json(removed)).toEqual({ ok: true });
     expect((await get(`/conversations/${conversation.id}`)).statusCode).toBe(404);
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/admin/playground/conversations/${conversation.id}`, headers: bearer(admin.accessToken) })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/admin/playground/conversations/${conversation.id}`, headers: bearer(admin.accessToken) })).statusCode,
+    ).toBe(404);
   });
 
   it('a turn on a model that cannot chat is refused and the conversation is unchanged', async () => {

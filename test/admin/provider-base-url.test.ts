@@ -42,12 +42,22 @@ const destinationOf = async (t: TestApp, id: string) => {
   return { baseUrl, encryptedApiKey, keyHint, keyFingerprint, label, enabled };
 };
 const updatesAudited = async (t: TestApp, id: string) =>
-  (await t.platform.db.select().from(adminAuditLog).where(and(eq(adminAuditLog.action, 'provider.account.update'), eq(adminAuditLog.targetId, id)))).length;
+  (
+    await t.platform.db
+      .select()
+      .from(adminAuditLog)
+      .where(and(eq(adminAuditLog.action, 'provider.account.update'), eq(adminAuditLog.targetId, id)))
+  ).length;
 
 /** A real metered text call by a new user; returns the answer. */
 async function generate(t: TestApp) {
   const user = await signUp(t.app);
-  return t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(user.accessToken), payload: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] } });
+  return t.app.inject({
+    method: 'POST',
+    url: '/v1/ai/text',
+    headers: bearer(user.accessToken),
+    payload: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] },
+  });
 }
 
 async function addAccount(t: TestApp, baseUrl: string, apiKey = KEY): Promise<string> {
@@ -85,14 +95,22 @@ describe('a stored key cannot be redirected', () => {
 
   it('PATCH to a cloud metadata address is refused even with the key and private networking allowed; neither URL nor key change', async () => {
     const before = await destinationOf(open, accountId);
-    for (const baseUrl of ['http://169.254.169.254/', 'http://169.254.169.254/latest/meta-data/iam/', 'https://[fd00:ec2::254]/v1', 'http://[::ffff:169.254.169.254]/']) {
+    for (const baseUrl of [
+      'http://169.254.169.254/',
+      'http://169.254.169.254/latest/meta-data/iam/',
+      'https://[fd00:ec2::254]/v1',
+      'http://[::ffff:169.254.169.254]/',
+    ]) {
       const response = await call(open, 'PATCH', `/v1/admin/providers/openai/accounts/${accountId}`, { baseUrl, apiKey: 'sk-attacker-new-key-0000' });
       expect({ baseUrl, status: response.statusCode }).toEqual({ baseUrl, status: 400 });
       expect(json(response).error.message).toMatch(/^baseUrl points to \S+, a cloud metadata service: the account's key is never sent there\.$/);
       expect(json(response).error.details).toMatchObject({ field: 'baseUrl', reason: 'ADDRESS_NOT_ALLOWED', kind: 'metadata' });
     }
     // Plain http to a public host would carry the key in clear: refused too.
-    const clear = await call(open, 'PATCH', `/v1/admin/providers/openai/accounts/${accountId}`, { baseUrl: 'http://93.184.216.34/v1', apiKey: 'sk-attacker-new-key-0000' });
+    const clear = await call(open, 'PATCH', `/v1/admin/providers/openai/accounts/${accountId}`, {
+      baseUrl: 'http://93.184.216.34/v1',
+      apiKey: 'sk-attacker-new-key-0000',
+    });
     expect(clear.statusCode).toBe(400);
     expect(json(clear).error.message).toMatch(/^baseUrl must use https .*93\.184\.216\.34 is a public address/);
     expect(await destinationOf(open, accountId)).toEqual(before);
@@ -101,7 +119,10 @@ describe('a stored key cannot be redirected', () => {
 
   it('a legitimate change with the key works: audited, and calls go to the new host with the new key', async () => {
     const served = home.calls().length;
-    const response = await call(open, 'PATCH', `/v1/admin/providers/openai/accounts/${accountId}`, { baseUrl: next.baseUrl, apiKey: 'sk-operator-next-key-7b2d' });
+    const response = await call(open, 'PATCH', `/v1/admin/providers/openai/accounts/${accountId}`, {
+      baseUrl: next.baseUrl,
+      apiKey: 'sk-operator-next-key-7b2d',
+    });
     expect(response.statusCode).toBe(200);
     expect(json(response)).toMatchObject({ baseUrl: next.baseUrl, keyHint: '7b2d' });
     expect(await updatesAudited(open, accountId)).toBe(1);
@@ -119,7 +140,10 @@ describe('without private networking', () => {
     const count = (await strict.platform.db.select().from(providerAccounts)).length;
     const cases: Array<[string, RegExp]> = [
       [home.baseUrl, /^baseUrl must use https/],
-      [home.baseUrl.replace('http:', 'https:'), /^baseUrl points to 127\.0\.0\.1, a loopback address: the account's key is sent to public internet addresses only\. For a server on your own network, set <PROVIDER>_BASE_URL/],
+      [
+        home.baseUrl.replace('http:', 'https:'),
+        /^baseUrl points to 127\.0\.0\.1, a loopback address: the account's key is sent to public internet addresses only\. For a server on your own network, set <PROVIDER>_BASE_URL/,
+      ],
       ['https://localhost:8000/v1', /a loopback address/],
       ['https://10.0.0.5/v1', /^baseUrl points to 10\.0\.0\.5, a private address/],
       ['https://169.254.10.1/v1', /a link-local address/],

@@ -26,7 +26,13 @@ let admin: string;
 let superAdmin: string;
 
 beforeAll(async () => {
-  [google, anthropic, openai, elevenlabs, bfl] = await Promise.all([startFakeGoogle(), startFakeAnthropic(), startFakeOpenAiMedia(), startFakeElevenLabs(), startFakeBfl()]);
+  [google, anthropic, openai, elevenlabs, bfl] = await Promise.all([
+    startFakeGoogle(),
+    startFakeAnthropic(),
+    startFakeOpenAiMedia(),
+    startFakeElevenLabs(),
+    startFakeBfl(),
+  ]);
   t = await createTestApp({
     env: {
       ...providerEnv('GOOGLE', google.openAiBaseUrl, ['good-google-key']),
@@ -52,7 +58,8 @@ const check = async (token = admin): Promise<ProviderCheckReport> => {
   return json(response);
 };
 const of = (report: ProviderCheckReport, provider: string): ProviderCheckResult => report.providers.find((p) => p.provider === provider)!;
-const modelRows = () => t.platform.db.select({ slug: models.slug, availability: models.availability, updatedAt: models.updatedAt }).from(models).orderBy(models.slug);
+const modelRows = () =>
+  t.platform.db.select({ slug: models.slug, availability: models.availability, updatedAt: models.updatedAt }).from(models).orderBy(models.slug);
 
 describe('GET /v1/admin/catalog/provider-check', () => {
   it('is for operators: 401 without a token, 403 FORBIDDEN for a customer', async () => {
@@ -81,7 +88,12 @@ describe('GET /v1/admin/catalog/provider-check', () => {
     // Anthropic's list (the fake serves one model): every Claude of the catalog is reported, and the one it serves.
     const a = of(report, 'anthropic');
     expect(a).toMatchObject({ status: 'CHECKED', upstreamModels: 1, notInCatalog: ['claude-fake'] });
-    expect(a.notServed).toContainEqual({ slug: 'anthropic/claude-sonnet-4-5', upstreamModel: 'claude-sonnet-4-5-20250929', status: 'ACTIVE', availability: 'AVAILABLE' });
+    expect(a.notServed).toContainEqual({
+      slug: 'anthropic/claude-sonnet-4-5',
+      upstreamModel: 'claude-sonnet-4-5-20250929',
+      status: 'ACTIVE',
+      availability: 'AVAILABLE',
+    });
     const [anthropicCall] = anthropic.requests.slice(from.anthropic);
     expect(anthropicCall).toMatchObject({ method: 'GET', path: '/v1/models', apiKey: 'sk-ant-check-1' });
     expect(anthropicCall!.headers['anthropic-version']).toBe('2023-06-01');
@@ -89,7 +101,12 @@ describe('GET /v1/admin/catalog/provider-check', () => {
     expect(of(report, 'elevenlabs')).toMatchObject({ status: 'CHECKED', notServed: [], upstreamModels: 4 });
     expect(elevenlabs.requests.slice(from.elevenlabs).map((r) => [r.method, r.path])).toEqual([['GET', '/v1/models']]);
 
-    expect(of(report, 'bfl')).toMatchObject({ status: 'NOT_CHECKABLE', reason: expect.stringContaining('no endpoint that lists its models'), notServed: [], notInCatalog: [] });
+    expect(of(report, 'bfl')).toMatchObject({
+      status: 'NOT_CHECKABLE',
+      reason: expect.stringContaining('no endpoint that lists its models'),
+      notServed: [],
+      notInCatalog: [],
+    });
     expect(bfl.requests.slice(from.bfl)).toEqual([]);
     expect(of(report, 'mistral')).toMatchObject({ status: 'NOT_CONFIGURED', reason: expect.stringContaining('MISTRAL_API_KEY') });
     expect(report.providers.map((p) => p.provider)).not.toContain('local');
@@ -99,12 +116,22 @@ describe('GET /v1/admin/catalog/provider-check', () => {
   it('reports a catalog model whose provider no longer serves it, and changes nothing', async () => {
     // A catalog that still sells Imagen 4, as one an operator edited (the seed leaves such rows alone) would.
     const [row] = await t.platform.db.select().from(models).where(eq(models.slug, 'google/imagen-4'));
-    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/admin/models/${row!.id}`, headers: bearer(superAdmin), payload: { availability: 'AVAILABLE' } });
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/models/${row!.id}`,
+      headers: bearer(superAdmin),
+      payload: { availability: 'AVAILABLE' },
+    });
     expect(patched.statusCode, patched.body).toBe(200);
     const before = await modelRows();
 
     const report = await check();
-    expect(of(report, 'google').notServed).toContainEqual({ slug: 'google/imagen-4', upstreamModel: 'imagen-4.0-generate-001', status: 'ACTIVE', availability: 'AVAILABLE' });
+    expect(of(report, 'google').notServed).toContainEqual({
+      slug: 'google/imagen-4',
+      upstreamModel: 'imagen-4.0-generate-001',
+      status: 'ACTIVE',
+      availability: 'AVAILABLE',
+    });
     expect(needsAction(report)).toBe(true);
     const text = formatProviderCheck(report);
     expect(text).toContain('NOT SERVED  google/imagen-4 (upstream "imagen-4.0-generate-001", ACTIVE, AVAILABLE)');
@@ -132,7 +159,10 @@ describe('GET /v1/admin/catalog/provider-check', () => {
 
 describe('the seed on upgrade', () => {
   it('retires the Imagen 4 models an earlier seed sold, naming their replacements', async () => {
-    await t.platform.db.update(models).set({ availability: 'AVAILABLE', capabilityOverride: {}, seedManaged: true }).where(eq(models.slug, 'google/imagen-4-ultra'));
+    await t.platform.db
+      .update(models)
+      .set({ availability: 'AVAILABLE', capabilityOverride: {}, seedManaged: true })
+      .where(eq(models.slug, 'google/imagen-4-ultra'));
     await t.platform.db.delete(settings).where(eq(settings.key, 'seed.catalog'));
     await t.services.catalog.seed();
     const [row] = await t.platform.db.select().from(models).where(eq(models.slug, 'google/imagen-4-ultra'));

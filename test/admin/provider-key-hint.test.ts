@@ -19,9 +19,15 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const call = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(superAdmin), ...(payload ? { payload } : {}) });
+const call = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: object) =>
+  t.app.inject({ method, url, headers: bearer(superAdmin), ...(payload ? { payload } : {}) });
 const auditAfter = async (action: string, id: string) =>
-  (await t.platform.db.select().from(adminAuditLog).where(and(eq(adminAuditLog.action, action), eq(adminAuditLog.targetId, id)))).map((row) => row.after);
+  (
+    await t.platform.db
+      .select()
+      .from(adminAuditLog)
+      .where(and(eq(adminAuditLog.action, action), eq(adminAuditLog.targetId, id)))
+  ).map((row) => row.after);
 
 describe("an operator-added Kling account's key hint", () => {
   it('shows the last 4 characters of the access key, in the answer, the list, the row and the audit trail', async () => {

@@ -20,7 +20,9 @@ beforeAll(async () => {
   envUpstream = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : { kind: 'ok', text: 'from the env account' }));
   operatorUpstream = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : { kind: 'ok', text: 'from the operator account' }));
   // The operator account's fake upstream listens on loopback over http, which only private networking allows.
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', envUpstream.baseUrl, ['sk-env-key-1111']), SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY, ALLOW_PRIVATE_NETWORK: 'true' } });
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', envUpstream.baseUrl, ['sk-env-key-1111']), SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY, ALLOW_PRIVATE_NETWORK: 'true' },
+  });
   superAdmin = (await signUpAs(t, 'SUPER_ADMIN')).accessToken;
   admin = (await signUpAs(t, 'ADMIN')).accessToken;
 });
@@ -33,7 +35,10 @@ afterAll(async () => {
 const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, token: string, payload?: object) =>
   t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
 const auditOf = async (action: string, targetId: string) =>
-  t.platform.db.select().from(adminAuditLog).where(and(eq(adminAuditLog.action, action), eq(adminAuditLog.targetId, targetId)));
+  t.platform.db
+    .select()
+    .from(adminAuditLog)
+    .where(and(eq(adminAuditLog.action, action), eq(adminAuditLog.targetId, targetId)));
 
 describe('providers', () => {
   it('lists providers with status and health for an ADMIN', async () => {
@@ -51,7 +56,11 @@ describe('providers', () => {
     const listed = json(await t.app.inject({ method: 'GET', url: '/v1/models' })).items.map((m: { slug: string }) => m.slug);
     expect(listed.some((slug: string) => slug.startsWith('anthropic/'))).toBe(false);
     const [row] = await auditOf('provider.status.change', json(response).id);
-    expect(row).toMatchObject({ before: { slug: 'anthropic', status: expect.any(String) }, after: { slug: 'anthropic', status: 'DISABLED' }, reason: 'contract paused' });
+    expect(row).toMatchObject({
+      before: { slug: 'anthropic', status: expect.any(String) },
+      after: { slug: 'anthropic', status: 'DISABLED' },
+      reason: 'contract paused',
+    });
     expect((await call('PATCH', '/v1/admin/providers/anthropic', superAdmin, { status: 'INACTIVE' })).statusCode).toBe(200);
   });
 
@@ -102,7 +111,9 @@ describe('upstream accounts', () => {
       const [row] = await t.platform.db.select().from(providerAccounts).where(eq(providerAccounts.id, operatorAccountId));
       const other = createSecretBox('another-key-that-is-also-long-enough-abcdefghij');
       expect(() => other.open(row!.encryptedApiKey!, operatorAccountId)).toThrow(SealedSecretError);
-      expect(() => other.open(row!.encryptedApiKey!, operatorAccountId)).toThrow(/encrypted with another key \(key id [0-9a-f]{8}; the configured SECRETS_ENCRYPTION_KEY has id [0-9a-f]{8}\)/);
+      expect(() => other.open(row!.encryptedApiKey!, operatorAccountId)).toThrow(
+        /encrypted with another key \(key id [0-9a-f]{8}; the configured SECRETS_ENCRYPTION_KEY has id [0-9a-f]{8}\)/,
+      );
       // Bound to its row: the same ciphertext does not open for another account.
       expect(() => createSecretBox(ENCRYPTION_KEY).open(row!.encryptedApiKey!, envAccountId)).toThrow(/integrity check/);
     })();
@@ -144,7 +155,10 @@ describe('upstream accounts', () => {
   });
 
   it('updates an operator account (budget, key) with an audit row; an environment account only switches on or off', async () => {
-    const response = await call('PATCH', `/v1/admin/providers/openai/accounts/${operatorAccountId}`, superAdmin, { monthlyBudgetCents: 100, apiKey: 'sk-rotated-key-7777' });
+    const response = await call('PATCH', `/v1/admin/providers/openai/accounts/${operatorAccountId}`, superAdmin, {
+      monthlyBudgetCents: 100,
+      apiKey: 'sk-rotated-key-7777',
+    });
     expect(response.statusCode).toBe(200);
     expect(json(response)).toMatchObject({ monthlyBudgetCents: 100, keyHint: '7777' });
     const [audit] = await auditOf('provider.account.update', operatorAccountId);
@@ -158,12 +172,16 @@ describe('upstream accounts', () => {
   it('refuses bad input, unknown accounts and a duplicate key; nothing changes', async () => {
     const count = (await t.platform.db.select().from(providerAccounts)).length;
     expect((await call('POST', '/v1/admin/providers/openai/accounts', superAdmin, { label: 'x' })).statusCode).toBe(400);
-    expect((await call('POST', '/v1/admin/providers/openai/accounts', superAdmin, { label: 'x', apiKey: 'sk-long-enough', baseUrl: 'ftp://x' })).statusCode).toBe(400);
+    expect(
+      (await call('POST', '/v1/admin/providers/openai/accounts', superAdmin, { label: 'x', apiKey: 'sk-long-enough', baseUrl: 'ftp://x' })).statusCode,
+    ).toBe(400);
     expect((await call('POST', '/v1/admin/providers/openai/accounts', superAdmin, { label: 'x', apiKey: 'sk-long-enough', extra: 1 })).statusCode).toBe(400);
     expect((await call('POST', '/v1/admin/providers/openai/accounts', superAdmin, { label: 'dup', apiKey: 'sk-rotated-key-7777' })).statusCode).toBe(409);
     expect((await call('POST', '/v1/admin/providers/nope/accounts', superAdmin, { label: 'x', apiKey: 'sk-long-enough' })).statusCode).toBe(404);
     expect((await call('POST', '/v1/admin/providers/openai/accounts', admin, { label: 'x', apiKey: 'sk-long-enough' })).statusCode).toBe(403);
-    expect((await call('PATCH', '/v1/admin/providers/openai/accounts/01900000-0000-7000-8000-000000000000', superAdmin, { enabled: true })).statusCode).toBe(404);
+    expect((await call('PATCH', '/v1/admin/providers/openai/accounts/01900000-0000-7000-8000-000000000000', superAdmin, { enabled: true })).statusCode).toBe(
+      404,
+    );
     expect((await call('GET', '/v1/admin/providers/nope/accounts', admin)).statusCode).toBe(404);
     expect((await t.platform.db.select().from(providerAccounts)).length).toBe(count);
   });

@@ -25,7 +25,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const concrete = (path: string) => path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x'));
+const concrete = (path: string) =>
+  path.replace(/\{([^}]+)\}/g, (_m, name: string) => (name.toLowerCase().endsWith('id') ? '01900000-0000-7000-8000-000000000000' : 'x'));
 
 async function call(route: { method: string; path: string }, token: string) {
   const response = await t.app.inject({ method: route.method.toUpperCase() as 'GET', url: concrete(route.path), headers: bearer(token) });

@@ -20,7 +20,8 @@ afterAll(async () => t?.close());
 const post = (url: string, token: string, payload: object) => t.app.inject({ method: 'POST', url, headers: bearer(token), payload });
 const suspend = (userId: string, token: string) => post(`/v1/admin/users/${userId}/suspend`, token, { reason: 'abuse' });
 const unsuspend = (userId: string, token: string) => post(`/v1/admin/users/${userId}/unsuspend`, token, { reason: 'appeal' });
-const auditOf = async (action: string, targetId: string) => json(await t.app.inject({ method: 'GET', url: `/v1/admin/audit?action=${action}&targetId=${targetId}`, headers: bearer(admin.accessToken) })).items;
+const auditOf = async (action: string, targetId: string) =>
+  json(await t.app.inject({ method: 'GET', url: `/v1/admin/audit?action=${action}&targetId=${targetId}`, headers: bearer(admin.accessToken) })).items;
 
 describe('lifting a suspension follows who imposed it', () => {
   it("an ADMIN cannot lift a SUPER_ADMIN's suspension of a USER (403, still suspended, nothing audited); a SUPER_ADMIN can", async () => {
@@ -37,7 +38,9 @@ describe('lifting a suspension follows who imposed it', () => {
     expect((await unsuspend(user.user.id, superAdmin.accessToken)).statusCode).toBe(200);
     const lifted = await t.services.auth.admin.get(user.user.id);
     expect(lifted).toMatchObject({ status: 'ACTIVE', suspendedByRole: null });
-    expect(await auditOf('user.unsuspend', user.user.id)).toMatchObject([{ before: { status: 'SUSPENDED', suspendedByRole: 'SUPER_ADMIN' }, after: { status: 'ACTIVE' } }]);
+    expect(await auditOf('user.unsuspend', user.user.id)).toMatchObject([
+      { before: { status: 'SUSPENDED', suspendedByRole: 'SUPER_ADMIN' }, after: { status: 'ACTIVE' } },
+    ]);
   });
 
   it("an ADMIN lifts an ADMIN's suspension of a USER, and a SUPER_ADMIN does too", async () => {

@@ -1,6 +1,17 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANTHROPIC_MODEL, AGENT_TEST_TIMEOUT_MS, OPENAI_MODEL, agentUser, expectMeteredRun, inWorkDir, reasoningTokensOf, runCli, startAgentHarness, type AgentHarness } from '../helpers/agent-cli.js';
+import {
+  ANTHROPIC_MODEL,
+  AGENT_TEST_TIMEOUT_MS,
+  OPENAI_MODEL,
+  agentUser,
+  expectMeteredRun,
+  inWorkDir,
+  reasoningTokensOf,
+  runCli,
+  startAgentHarness,
+  type AgentHarness,
+} from '../helpers/agent-cli.js';
 import { AGENT_CHECK, AGENT_TOOL_PROMPT, OPENAI_REASONING_TOKENS, PLAIN_ANSWER, QUOTE_PREFIX } from '../helpers/fake-agent-upstreams.js';
 import { walletState } from '../helpers/gateway.js';
 
@@ -67,7 +78,11 @@ async function claude(model: string, prompt: string, env: NodeJS.ProcessEnv = {}
 
 /** The tool round trip as Claude Code made it: the Bash call went out, its result (the command's output) came back. */
 function expectBashRoundTrip(bodies: Record<string, any>[], stdout: string) {
-  const blocks = bodies.flatMap((body) => (body.messages as { role: string; content: unknown }[]).flatMap((message) => (Array.isArray(message.content) ? (message.content as Record<string, any>[]) : [])));
+  const blocks = bodies.flatMap((body) =>
+    (body.messages as { role: string; content: unknown }[]).flatMap((message) =>
+      Array.isArray(message.content) ? (message.content as Record<string, any>[]) : [],
+    ),
+  );
   expect(blocks).toContainEqual(expect.objectContaining({ type: 'tool_use', name: 'Bash' }));
   const results = blocks.filter((block) => block.type === 'tool_result');
   expect(JSON.stringify(results)).toContain(AGENT_CHECK);
@@ -76,52 +91,72 @@ function expectBashRoundTrip(bodies: Record<string, any>[], stdout: string) {
 }
 
 describe('Claude Code (claude -p) against /anthropic', () => {
-  it('answers the prompt on the built-in model, exit 0, each model call metered once', async () => {
-    await claude('local/text', 'Explain how lighthouses work');
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    'answers the prompt on the built-in model, exit 0, each model call metered once',
+    async () => {
+      await claude('local/text', 'Explain how lighthouses work');
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`answers on ${ANTHROPIC_MODEL}: the thinking it asks for reaches Anthropic as sent, each call metered once`, async () => {
-    const { run, bodies } = await claude(ANTHROPIC_MODEL, 'Explain how lighthouses work');
-    expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
-    // On a model it knows as Claude it asks for a budget of its own (below its max_tokens), which Anthropic takes as is.
-    const upstream = h.upstreams.anthropic.calls();
-    expect(upstream).toHaveLength(bodies.length);
-    bodies.forEach((body, i) => {
-      expect(body.thinking).toMatchObject({ type: 'enabled', budget_tokens: expect.any(Number) });
-      expect(upstream[i]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: body.thinking.budget_tokens });
-    });
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `answers on ${ANTHROPIC_MODEL}: the thinking it asks for reaches Anthropic as sent, each call metered once`,
+    async () => {
+      const { run, bodies } = await claude(ANTHROPIC_MODEL, 'Explain how lighthouses work');
+      expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
+      // On a model it knows as Claude it asks for a budget of its own (below its max_tokens), which Anthropic takes as is.
+      const upstream = h.upstreams.anthropic.calls();
+      expect(upstream).toHaveLength(bodies.length);
+      bodies.forEach((body, i) => {
+        expect(body.thinking).toMatchObject({ type: 'enabled', budget_tokens: expect.any(Number) });
+        expect(upstream[i]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: body.thinking.budget_tokens });
+      });
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`runs Bash on ${ANTHROPIC_MODEL} with MAX_THINKING_TOKENS: budget 2048 reaches Anthropic, thinking goes back signed`, async () => {
-    const { run, metered, bodies } = await claude(ANTHROPIC_MODEL, AGENT_TOOL_PROMPT, { MAX_THINKING_TOKENS: '2048' });
-    expectBashRoundTrip(bodies, run.stdout);
-    const upstream = h.upstreams.anthropic.calls().map((call) => call.body as Record<string, any>);
-    const loop = upstream.filter((body) => body.tools?.some((tool: { name: string }) => tool.name === 'Bash'));
-    expect(loop.length).toBeGreaterThanOrEqual(2);
-    for (const body of loop) expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
-    // The call that carries the result back starts the assistant turn with the signed thinking (the fake checks the signature).
-    const assistant = (loop.at(-1)!.messages as { role: string; content: { type: string }[] }[]).filter((message) => message.role === 'assistant').at(-1)!;
-    expect(assistant.content[0]).toMatchObject({ type: 'thinking', signature: expect.any(String) });
-    for (const { call, record } of metered) if (JSON.parse(call.body).thinking) expect(reasoningTokensOf(record), call.body.slice(0, 300)).toBeGreaterThan(0);
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `runs Bash on ${ANTHROPIC_MODEL} with MAX_THINKING_TOKENS: budget 2048 reaches Anthropic, thinking goes back signed`,
+    async () => {
+      const { run, metered, bodies } = await claude(ANTHROPIC_MODEL, AGENT_TOOL_PROMPT, { MAX_THINKING_TOKENS: '2048' });
+      expectBashRoundTrip(bodies, run.stdout);
+      const upstream = h.upstreams.anthropic.calls().map((call) => call.body as Record<string, any>);
+      const loop = upstream.filter((body) => body.tools?.some((tool: { name: string }) => tool.name === 'Bash'));
+      expect(loop.length).toBeGreaterThanOrEqual(2);
+      for (const body of loop) expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+      // The call that carries the result back starts the assistant turn with the signed thinking (the fake checks the signature).
+      const assistant = (loop.at(-1)!.messages as { role: string; content: { type: string }[] }[]).filter((message) => message.role === 'assistant').at(-1)!;
+      expect(assistant.content[0]).toMatchObject({ type: 'thinking', signature: expect.any(String) });
+      for (const { call, record } of metered) if (JSON.parse(call.body).thinking) expect(reasoningTokensOf(record), call.body.slice(0, 300)).toBeGreaterThan(0);
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`answers on ${OPENAI_MODEL}: its effort reaches OpenAI as reasoning_effort, reasoning billed as its class`, async () => {
-    const { run, metered, bodies } = await claude(OPENAI_MODEL, 'Explain how lighthouses work');
-    expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
-    // On a model it does not know as Claude it asks for adaptive thinking at an effort (MAX_THINKING_TOKENS is not read).
-    const upstream = h.upstreams.openai.calls();
-    expect(upstream).toHaveLength(bodies.length);
-    bodies.forEach((body, i) => {
-      expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: expect.any(String) } });
-      expect(upstream[i]!.body.reasoning_effort).toBe(body.output_config.effort);
-    });
-    for (const { record } of metered) expect(reasoningTokensOf(record)).toBe(OPENAI_REASONING_TOKENS);
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `answers on ${OPENAI_MODEL}: its effort reaches OpenAI as reasoning_effort, reasoning billed as its class`,
+    async () => {
+      const { run, metered, bodies } = await claude(OPENAI_MODEL, 'Explain how lighthouses work');
+      expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
+      // On a model it does not know as Claude it asks for adaptive thinking at an effort (MAX_THINKING_TOKENS is not read).
+      const upstream = h.upstreams.openai.calls();
+      expect(upstream).toHaveLength(bodies.length);
+      bodies.forEach((body, i) => {
+        expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: expect.any(String) } });
+        expect(upstream[i]!.body.reasoning_effort).toBe(body.output_config.effort);
+      });
+      for (const { record } of metered) expect(reasoningTokensOf(record)).toBe(OPENAI_REASONING_TOKENS);
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`runs Bash on ${OPENAI_MODEL}: the call and its result go through chat completions`, async () => {
-    const { run, bodies } = await claude(OPENAI_MODEL, AGENT_TOOL_PROMPT);
-    expectBashRoundTrip(bodies, run.stdout);
-    const upstream = h.upstreams.openai.calls().map((call) => call.body as Record<string, any>);
-    expect(upstream.at(-1)!.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining(AGENT_CHECK) });
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `runs Bash on ${OPENAI_MODEL}: the call and its result go through chat completions`,
+    async () => {
+      const { run, bodies } = await claude(OPENAI_MODEL, AGENT_TOOL_PROMPT);
+      expectBashRoundTrip(bodies, run.stdout);
+      const upstream = h.upstreams.openai.calls().map((call) => call.body as Record<string, any>);
+      expect(upstream.at(-1)!.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining(AGENT_CHECK) });
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 });

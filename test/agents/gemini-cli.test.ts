@@ -1,7 +1,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANTHROPIC_MODEL, AGENT_TEST_TIMEOUT_MS, OPENAI_MODEL, agentUser, expectMeteredRun, inWorkDir, reasoningTokensOf, runCli, startAgentHarness, type AgentHarness } from '../helpers/agent-cli.js';
+import {
+  ANTHROPIC_MODEL,
+  AGENT_TEST_TIMEOUT_MS,
+  OPENAI_MODEL,
+  agentUser,
+  expectMeteredRun,
+  inWorkDir,
+  reasoningTokensOf,
+  runCli,
+  startAgentHarness,
+  type AgentHarness,
+} from '../helpers/agent-cli.js';
 import { AGENT_CHECK, AGENT_TOOL_PROMPT, OPENAI_REASONING_TOKENS, PLAIN_ANSWER, QUOTE_PREFIX } from '../helpers/fake-agent-upstreams.js';
 import { walletState } from '../helpers/gateway.js';
 
@@ -36,13 +47,21 @@ beforeAll(async () => {
   };
   await writeFile(join(h.home, '.gemini', 'settings.json'), JSON.stringify(settings));
   // Headless mode has nobody to confirm a shell command: a policy lets `printf` (and nothing else) run.
-  await writeFile(join(h.home, POLICY), ['[[rule]]', 'toolName = "run_shell_command"', 'commandPrefix = "printf"', 'decision = "allow"', 'priority = 100', ''].join('\n'));
+  await writeFile(
+    join(h.home, POLICY),
+    ['[[rule]]', 'toolName = "run_shell_command"', 'commandPrefix = "printf"', 'decision = "allow"', 'priority = 100', ''].join('\n'),
+  );
 }, 60_000);
 afterAll(async () => h?.close());
 
 /** The text a Gemini answer carried: its parts' text (thoughts left out), from one response or its SSE chunks. */
 function answerText(raw: string): string {
-  const responses = raw.trimStart().startsWith('{') ? [raw] : raw.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+  const responses = raw.trimStart().startsWith('{')
+    ? [raw]
+    : raw
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6));
   return responses
     .map((text) => JSON.parse(text) as { candidates?: { content?: { parts?: { text?: string; thought?: boolean }[] } }[] })
     .flatMap((response) => response.candidates?.[0]?.content?.parts ?? [])
@@ -95,46 +114,68 @@ function sentThinking(bodies: Record<string, any>[]) {
 }
 
 describe('Gemini CLI (gemini -p) against /gemini', () => {
-  it('answers the prompt on the built-in model, exit 0, each model call metered once', async () => {
-    await gemini('local/text', 'Explain how lighthouses work');
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    'answers the prompt on the built-in model, exit 0, each model call metered once',
+    async () => {
+      await gemini('local/text', 'Explain how lighthouses work');
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`answers on ${OPENAI_MODEL}: its thinking budget arrives as OpenAI's effort, topK left out and named`, async () => {
-    const { run, metered, bodies } = await gemini(OPENAI_MODEL, 'Explain how lighthouses work');
-    expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
-    expect(sentThinking(bodies)).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
-    for (const { call, record } of metered) {
-      expect(call.ignored?.split(', ')).toContain('topK');
-      expect(reasoningTokensOf(record)).toBe(OPENAI_REASONING_TOKENS);
-    }
-    // 8192 is the budget the gateway's `medium` stands for; OpenAI takes it as that effort.
-    for (const call of h.upstreams.openai.calls()) {
-      expect(call.body.reasoning_effort).toBe('medium');
-      expect(call.body).not.toHaveProperty('top_k');
-    }
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `answers on ${OPENAI_MODEL}: its thinking budget arrives as OpenAI's effort, topK left out and named`,
+    async () => {
+      const { run, metered, bodies } = await gemini(OPENAI_MODEL, 'Explain how lighthouses work');
+      expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
+      expect(sentThinking(bodies)).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
+      for (const { call, record } of metered) {
+        expect(call.ignored?.split(', ')).toContain('topK');
+        expect(reasoningTokensOf(record)).toBe(OPENAI_REASONING_TOKENS);
+      }
+      // 8192 is the budget the gateway's `medium` stands for; OpenAI takes it as that effort.
+      for (const call of h.upstreams.openai.calls()) {
+        expect(call.body.reasoning_effort).toBe('medium');
+        expect(call.body).not.toHaveProperty('top_k');
+      }
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`runs run_shell_command on ${OPENAI_MODEL}: the command's output goes back and the answer quotes it`, async () => {
-    const { run, bodies } = await gemini(OPENAI_MODEL, AGENT_TOOL_PROMPT);
-    expectShellRoundTrip(bodies, run.stdout);
-    expect(h.upstreams.openai.calls().at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining(AGENT_CHECK) });
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `runs run_shell_command on ${OPENAI_MODEL}: the command's output goes back and the answer quotes it`,
+    async () => {
+      const { run, bodies } = await gemini(OPENAI_MODEL, AGENT_TOOL_PROMPT);
+      expectShellRoundTrip(bodies, run.stdout);
+      expect(h.upstreams.openai.calls().at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'tool', content: expect.stringContaining(AGENT_CHECK) });
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`answers on ${ANTHROPIC_MODEL}: its thinking budget arrives as Anthropic's thinking, the thoughts billed as reasoning`, async () => {
-    const { run, metered, bodies } = await gemini(ANTHROPIC_MODEL, 'Explain how lighthouses work');
-    expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
-    expect(sentThinking(bodies)).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
-    for (const call of h.upstreams.anthropic.calls()) expect(call.body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
-    for (const { record } of metered) expect(reasoningTokensOf(record)).toBeGreaterThan(0);
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `answers on ${ANTHROPIC_MODEL}: its thinking budget arrives as Anthropic's thinking, the thoughts billed as reasoning`,
+    async () => {
+      const { run, metered, bodies } = await gemini(ANTHROPIC_MODEL, 'Explain how lighthouses work');
+      expect(run.stdout.trim()).toBe(PLAIN_ANSWER);
+      expect(sentThinking(bodies)).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
+      for (const call of h.upstreams.anthropic.calls()) expect(call.body.thinking).toEqual({ type: 'enabled', budget_tokens: 8192 });
+      for (const { record } of metered) expect(reasoningTokensOf(record)).toBeGreaterThan(0);
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 
-  it(`runs run_shell_command on ${ANTHROPIC_MODEL} with thinking: the thought signature brings the signed thinking back`, async () => {
-    const { run, bodies } = await gemini(ANTHROPIC_MODEL, AGENT_TOOL_PROMPT);
-    expectShellRoundTrip(bodies, run.stdout);
-    // Gemini CLI keeps the thinking only as the function call's thoughtSignature, and sends it back with the result.
-    const parts = (bodies.at(-1)!.contents as { parts: Record<string, any>[] }[]).flatMap((content) => content.parts);
-    expect(parts).toContainEqual(expect.objectContaining({ functionCall: expect.anything(), thoughtSignature: expect.any(String) }));
-    const assistant = (h.upstreams.anthropic.calls().at(-1)!.body.messages as { role: string; content: { type: string }[] }[]).filter((message) => message.role === 'assistant').at(-1)!;
-    expect(assistant.content[0]).toMatchObject({ type: 'thinking', signature: expect.any(String) });
-  }, AGENT_TEST_TIMEOUT_MS);
+  it(
+    `runs run_shell_command on ${ANTHROPIC_MODEL} with thinking: the thought signature brings the signed thinking back`,
+    async () => {
+      const { run, bodies } = await gemini(ANTHROPIC_MODEL, AGENT_TOOL_PROMPT);
+      expectShellRoundTrip(bodies, run.stdout);
+      // Gemini CLI keeps the thinking only as the function call's thoughtSignature, and sends it back with the result.
+      const parts = (bodies.at(-1)!.contents as { parts: Record<string, any>[] }[]).flatMap((content) => content.parts);
+      expect(parts).toContainEqual(expect.objectContaining({ functionCall: expect.anything(), thoughtSignature: expect.any(String) }));
+      const assistant = (h.upstreams.anthropic.calls().at(-1)!.body.messages as { role: string; content: { type: string }[] }[])
+        .filter((message) => message.role === 'assistant')
+        .at(-1)!;
+      expect(assistant.content[0]).toMatchObject({ type: 'thinking', signature: expect.any(String) });
+    },
+    AGENT_TEST_TIMEOUT_MS,
+  );
 });

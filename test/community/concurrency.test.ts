@@ -34,11 +34,18 @@ describe('counts under concurrency', () => {
     expect(json(await req('GET', `/v1/community/posts/${post.id}/analytics`, author)).totals.likes).toBe(20);
     expect(json(await req('GET', '/v1/community/me/analytics', author)).totals.likes).toBe(20);
     expect(await scalar(sql`select count(*) as n from community_post_likes where post_id = ${post.id}`)).toBe(20);
-    const notes = json(await req('GET', '/v1/notifications?limit=100', author)).items.filter((n: any) => n.type === 'POST_LIKED' && n.payload.postId === post.id);
+    const notes = json(await req('GET', '/v1/notifications?limit=100', author)).items.filter(
+      (n: any) => n.type === 'POST_LIKED' && n.payload.postId === post.id,
+    );
     expect(notes.length).toBe(20);
 
     // likes and unlikes racing each other still agree with the like rows
-    await Promise.all(fans.flatMap((fan, i) => [req(i % 2 ? 'DELETE' : 'POST', `/v1/community/posts/${post.id}/like`, fan), req('DELETE', `/v1/community/posts/${post.id}/like`, fan)]));
+    await Promise.all(
+      fans.flatMap((fan, i) => [
+        req(i % 2 ? 'DELETE' : 'POST', `/v1/community/posts/${post.id}/like`, fan),
+        req('DELETE', `/v1/community/posts/${post.id}/like`, fan),
+      ]),
+    );
     const rows = await scalar(sql`select count(*) as n from community_post_likes where post_id = ${post.id}`);
     expect(json(await req('GET', `/v1/community/posts/${post.id}`)).likeCount).toBe(rows);
   });

@@ -68,7 +68,9 @@ describe('following feed and follows', () => {
     expect((await req('GET', '/v1/community/feed/following', null)).statusCode).toBe(401);
     expect(json(await req('GET', '/v1/community/feed/following', dan))).toEqual({ items: [], nextCursor: null });
     for (let i = 0; i < 2; i++) expect(json(await req('POST', `/v1/community/users/${alice.handle}/follow`, dan))).toEqual({ ok: true });
-    const followers = json(await req('GET', '/v1/notifications?limit=100', alice)).items.filter((n: any) => n.type === 'NEW_FOLLOWER' && n.payload.handle === dan.handle);
+    const followers = json(await req('GET', '/v1/notifications?limit=100', alice)).items.filter(
+      (n: any) => n.type === 'NEW_FOLLOWER' && n.payload.handle === dan.handle,
+    );
     expect(followers.length).toBe(1);
     const feed = await allPages(t, '/v1/community/feed/following', dan.headers);
     expect(feed.length).toBeGreaterThan(0);
@@ -84,7 +86,7 @@ describe('following feed and follows', () => {
     expect((await req('GET', '/v1/community/users/nobody_here')).statusCode).toBe(404);
   });
 
-  it('pages exactly the followed authors\' posts of the recent feed, at every page size, whoever posted a page alone', async () => {
+  it("pages exactly the followed authors' posts of the recent feed, at every page size, whoever posted a page alone", async () => {
     const reader = await member(t, 'Reader');
     const authors = [await member(t, 'F1'), await member(t, 'F2'), await member(t, 'F3'), await member(t, 'Unfollowed')];
     for (const followed of authors.slice(0, 3)) expect((await req('POST', `/v1/community/users/${followed.handle}/follow`, reader)).statusCode).toBe(200);
@@ -98,7 +100,10 @@ describe('following feed and follows', () => {
     const expected = (await allPages(t, '/v1/community/feed/recent', reader.headers, 50)).filter((p) => followed.has(p.author.id)).map((p) => p.id);
     expect(expected.length).toBeGreaterThanOrEqual(order.filter((who) => who < 3).length);
     for (const limit of [1, 2, 3, 5, 7, 20]) {
-      expect((await allPages(t, '/v1/community/feed/following', reader.headers, limit)).map((p) => p.id), `limit ${limit}`).toEqual(expected);
+      expect(
+        (await allPages(t, '/v1/community/feed/following', reader.headers, limit)).map((p) => p.id),
+        `limit ${limit}`,
+      ).toEqual(expected);
     }
   });
 });
@@ -132,7 +137,8 @@ describe('blocks and mutes', () => {
     for (const kind of ['MUTE', 'BLOCK']) {
       expect((await req('POST', '/v1/account/blocks', viewer, { handle: eve.handle, kind })).statusCode).toBeLessThan(300);
       const hidden = await lists();
-      for (const key of ['recent', 'tagged', 'trending', 'following', 'userPosts', 'remixes'] as const) expect(hidden[key], `${kind} ${key}`).not.toContain(evePost.id);
+      for (const key of ['recent', 'tagged', 'trending', 'following', 'userPosts', 'remixes'] as const)
+        expect(hidden[key], `${kind} ${key}`).not.toContain(evePost.id);
       expect(hidden.comments).not.toContain(comment.id);
       expect(hidden.works).not.toContain(eve.id);
     }
@@ -236,7 +242,9 @@ describe('trending', () => {
     const scores = feed.map((p) => p.trendingScore);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     const ours = feed.filter((x) => posts.some((p) => p.id === x.id)).map((x) => x.id);
-    const expectedOrder = [...posts].sort((a, b) => score(b.plan, (now - b.publishedAt) / 3_600_000) - score(a.plan, (now - a.publishedAt) / 3_600_000)).map((p) => p.id);
+    const expectedOrder = [...posts]
+      .sort((a, b) => score(b.plan, (now - b.publishedAt) / 3_600_000) - score(a.plan, (now - a.publishedAt) / 3_600_000))
+      .map((p) => p.id);
     expect(ours).toEqual(expectedOrder);
 
     // time moves and the order changes with it: a recompute while paging keeps every row exactly once
@@ -290,9 +298,13 @@ describe('trending', () => {
   });
 
   it('two overlapping recomputes move the epoch once; the one overtaken stops writing', async () => {
-    const epochOf = async () => Number((await t.platform.database.query<{ epoch: number }>('select epoch from community_trending_state where id = 1')).rows[0]!.epoch);
+    const epochOf = async () =>
+      Number((await t.platform.database.query<{ epoch: number }>('select epoch from community_trending_state where id = 1')).rows[0]!.epoch);
     const start = await epochOf();
-    const results = await Promise.all([t.services.community.feeds.recomputeTrending({ chunkRows: 1 }), t.services.community.feeds.recomputeTrending({ chunkRows: 1 })]);
+    const results = await Promise.all([
+      t.services.community.feeds.recomputeTrending({ chunkRows: 1 }),
+      t.services.community.feeds.recomputeTrending({ chunkRows: 1 }),
+    ]);
     expect(results.map((r) => r.moved).sort()).toEqual([false, true]);
     expect(await epochOf()).toBe(start + 1);
     const scrape = await t.app.inject({ method: 'GET', url: '/metrics' });
@@ -305,7 +317,12 @@ describe('trending', () => {
     const moderated = await publish(t, alice, { tags: ['moderated'] });
     await t.services.community.feeds.recomputeTrending();
     await t.platform.db.execute(sql`update community_posts set hidden_at = now() where id = ${moderated.id}`);
-    for (const url of ['/v1/community/feed/recent', '/v1/community/feed/trending', '/v1/community/feed/recent?tag=moderated', `/v1/community/users/${alice.handle}/posts`]) {
+    for (const url of [
+      '/v1/community/feed/recent',
+      '/v1/community/feed/trending',
+      '/v1/community/feed/recent?tag=moderated',
+      `/v1/community/users/${alice.handle}/posts`,
+    ]) {
       expect(ids(await allPages(t, url, {}, 50)), url).not.toContain(moderated.id);
     }
     expect((await req('GET', `/v1/community/posts/${moderated.id}`)).statusCode).toBe(404);

@@ -46,7 +46,10 @@ describe('publishing', () => {
     expect(library.visibility).toBe('PUBLIC');
     const works = json(await req('GET', '/v1/community/works?source=NATIVE&limit=50')).items;
     const work = works.find((w: any) => w.userWork.userProfile.userId === alice.id);
-    expect(work).toMatchObject({ type: 'WORK', userWork: { contentType: 'image', starNum: 0, userProfile: { handle: alice.handle }, _platform: { source: 'NATIVE', remixable: true, externalId: null } } });
+    expect(work).toMatchObject({
+      type: 'WORK',
+      userWork: { contentType: 'image', starNum: 0, userProfile: { handle: alice.handle }, _platform: { source: 'NATIVE', remixable: true, externalId: null } },
+    });
   });
 
   it('publishes an image made through the gateway (local provider): the work shows the stored image', async () => {
@@ -55,7 +58,12 @@ describe('publishing', () => {
     const [item] = json(await req('GET', '/v1/library/generations?kind=IMAGE&limit=1', bob)).items;
     expect(item.prompt).toBe('a lighthouse at night');
     const post = json(await req('POST', '/v1/community/posts', bob, { generationId: item.id, caption: 'night shift' }));
-    expect(post.generation).toMatchObject({ id: item.id, kind: 'IMAGE', output: { images: [{ url: json(made).images[0].url }] }, model: { slug: 'local/image' } });
+    expect(post.generation).toMatchObject({
+      id: item.id,
+      kind: 'IMAGE',
+      output: { images: [{ url: json(made).images[0].url }] },
+      model: { slug: 'local/image' },
+    });
     const work = (await allPages(t, '/v1/community/works?source=NATIVE', {}, 50)).find((w) => w.userWork.userProfile.userId === bob.id);
     expect(work.userWork.resource.resource).toBe(json(made).images[0].url);
     const image = await t.app.inject({ method: 'GET', url: new URL(work.userWork.resource.resource).pathname });
@@ -97,7 +105,9 @@ describe('publishing', () => {
     }
     expect((await req('POST', '/v1/community/posts', bob, { generationId: gen.id })).statusCode).toBe(404);
     expect((await req('POST', '/v1/community/posts', alice, { generationId: 'nope' })).statusCode).toBe(404);
-    expect((await req('POST', '/v1/community/posts', alice, { generationId: gen.id, remixOfPostId: '01900000-0000-7000-8000-000000000000' })).statusCode).toBe(404);
+    expect((await req('POST', '/v1/community/posts', alice, { generationId: gen.id, remixOfPostId: '01900000-0000-7000-8000-000000000000' })).statusCode).toBe(
+      404,
+    );
     expect(await count('community_posts')).toBe(before);
     expect(json(await req('GET', `/v1/library/generations/${gen.id}`, alice)).visibility).not.toBe('PUBLIC');
     expect((await req('POST', '/v1/community/posts', null, { generationId: gen.id })).statusCode).toBe(401);
@@ -114,7 +124,9 @@ describe('publishing', () => {
     expect(after.remixCount).toBe(1);
     const remixes = json(await req('GET', `/v1/community/posts/${original.id}/remixes`));
     expect(remixes.items.map((p: any) => p.generation.id)).toEqual([gen.id]);
-    const work = json(await req('GET', '/v1/community/works?source=NATIVE&limit=50')).items.find((w: any) => w.userWork.userProfile.userId === alice.id && w.userWork._platform.remixCount === 1);
+    const work = json(await req('GET', '/v1/community/works?source=NATIVE&limit=50')).items.find(
+      (w: any) => w.userWork.userProfile.userId === alice.id && w.userWork._platform.remixCount === 1,
+    );
     expect(work).toBeDefined();
   });
 });
@@ -209,7 +221,9 @@ describe('comments', () => {
     for (const payload of [{ body: '' }, { body: '   ' }, { body: 'x'.repeat(2001) }, {}]) {
       expect((await req('POST', `/v1/community/posts/${post.id}/comments`, bob, payload)).statusCode).toBe(400);
     }
-    expect((await req('POST', `/v1/community/posts/${post.id}/comments`, bob, { body: 'x', parentId: '01900000-0000-7000-8000-000000000000' })).statusCode).toBe(404);
+    expect(
+      (await req('POST', `/v1/community/posts/${post.id}/comments`, bob, { body: 'x', parentId: '01900000-0000-7000-8000-000000000000' })).statusCode,
+    ).toBe(404);
     expect(json(await req('GET', `/v1/community/posts/${post.id}`)).commentCount).toBe(0);
   });
 });
@@ -265,7 +279,11 @@ describe('reports', () => {
     expect(json(await req('POST', '/v1/community/reports', bob, { targetType: 'USER', targetId: alice.handle, reason: 'rude' })).targetId).toBe(alice.id);
     expect((await req('POST', '/v1/community/reports', bob, { targetType: 'COMMENT', targetId: post.id, reason: 'x' })).statusCode).toBe(404);
     const before = await count('community_reports');
-    for (const payload of [{ targetType: 'POST', targetId: post.id, reason: 'x'.repeat(121) }, { targetType: 'POST', targetId: post.id, reason: 'x', details: 'y'.repeat(2001) }, { targetType: 'THING', targetId: post.id, reason: 'x' }]) {
+    for (const payload of [
+      { targetType: 'POST', targetId: post.id, reason: 'x'.repeat(121) },
+      { targetType: 'POST', targetId: post.id, reason: 'x', details: 'y'.repeat(2001) },
+      { targetType: 'THING', targetId: post.id, reason: 'x' },
+    ]) {
       expect((await req('POST', '/v1/community/reports', bob, payload)).statusCode).toBe(400);
     }
     expect(await count('community_reports')).toBe(before);
@@ -282,11 +300,12 @@ describe('analytics over days', () => {
     await req('GET', `/v1/community/posts/${post.id}`);
     // a day later the access tokens have expired: sign in again
     const login = json(await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: bob.email, password: bob.password } }));
-    const { daily, totals } = json(await t.app.inject({ method: 'GET', url: `/v1/community/posts/${post.id}/analytics`, headers: { authorization: `Bearer ${login.accessToken}` } }));
+    const { daily, totals } = json(
+      await t.app.inject({ method: 'GET', url: `/v1/community/posts/${post.id}/analytics`, headers: { authorization: `Bearer ${login.accessToken}` } }),
+    );
     expect(daily.slice(-2).map((d: any) => d.views)).toEqual([1, 2]);
     expect(totals.views).toBe(3);
   });
-
 });
 
 describe('data export', () => {

@@ -60,8 +60,16 @@ async function expectAudience(who: Member | null, sees: boolean, label: string) 
   expect(inList(seen.tagged), `${label}: tagged`).toEqual(sees ? [remix.id] : []);
   expect(inList(seen.remixes), `${label}: remixes of another's post`).toEqual(sees ? [remix.id] : []);
   if (who === follower) expect(inList(seen.following), `${label}: following`).toEqual(sees ? [remix.id, plain.id] : []);
-  expect(authorWorks.filter((id) => seen.works.includes(id)), `${label}: works`).toEqual(sees ? authorWorks : []);
-  for (const url of [`/v1/community/posts/${plain.id}`, `/v1/community/posts/${plain.id}/comments`, `/v1/community/posts/${plain.id}/recipe`, `/v1/community/posts/${plain.id}/remixes`]) {
+  expect(
+    authorWorks.filter((id) => seen.works.includes(id)),
+    `${label}: works`,
+  ).toEqual(sees ? authorWorks : []);
+  for (const url of [
+    `/v1/community/posts/${plain.id}`,
+    `/v1/community/posts/${plain.id}/comments`,
+    `/v1/community/posts/${plain.id}/recipe`,
+    `/v1/community/posts/${plain.id}/remixes`,
+  ]) {
     const response = await req('GET', url, who);
     expect(response.statusCode, `${label}: ${url}`).toBe(sees ? 200 : 404);
     // Exactly what a deleted post answers: nothing tells the post exists.
@@ -71,8 +79,20 @@ async function expectAudience(who: Member | null, sees: boolean, label: string) 
 }
 
 const postCounts = async (id: string) =>
-  (await db().select({ likes: communityPosts.likeCount, comments: communityPosts.commentCount, views: communityPosts.viewCount, shares: communityPosts.shareCount, remixes: communityPosts.remixCount }).from(communityPosts).where(eq(communityPosts.id, id)))[0];
-const workCounts = async (id: string) => (await db().select({ likes: communityWorks.localLikeCount, views: communityWorks.localViewCount }).from(communityWorks).where(eq(communityWorks.id, id)))[0];
+  (
+    await db()
+      .select({
+        likes: communityPosts.likeCount,
+        comments: communityPosts.commentCount,
+        views: communityPosts.viewCount,
+        shares: communityPosts.shareCount,
+        remixes: communityPosts.remixCount,
+      })
+      .from(communityPosts)
+      .where(eq(communityPosts.id, id))
+  )[0];
+const workCounts = async (id: string) =>
+  (await db().select({ likes: communityWorks.localLikeCount, views: communityWorks.localViewCount }).from(communityWorks).where(eq(communityWorks.id, id)))[0];
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -86,7 +106,9 @@ beforeAll(async () => {
   t.clock.advance(MINUTE);
   otherRemix = await publish(t, other, { remixOfPostId: plain.id });
   await t.services.community.feeds.recomputeTrending();
-  authorWorks = (await allPages(t, '/v1/community/works', {}, 50)).filter((w) => w.userWork.userProfile.userId === author.id).map((w) => w.userWork._platform.id as string);
+  authorWorks = (await allPages(t, '/v1/community/works', {}, 50))
+    .filter((w) => w.userWork.userProfile.userId === author.id)
+    .map((w) => w.userWork._platform.id as string);
   expect(authorWorks).toHaveLength(2);
 });
 afterAll(async () => t?.close());
@@ -107,7 +129,8 @@ describe('FOLLOWERS_ONLY', () => {
     await setVisibility(author, 'FOLLOWERS_ONLY');
     await expectAudience(follower, true, 'follower');
     await expectAudience(author, true, 'author');
-    for (const who of [follower, author]) expect(ids(await allPages(t, `/v1/community/users/${author.handle}/posts`, who.headers, 50))).toEqual([plain.id, remix.id]);
+    for (const who of [follower, author])
+      expect(ids(await allPages(t, `/v1/community/users/${author.handle}/posts`, who.headers, 50))).toEqual([plain.id, remix.id]);
   });
 
   it('a stranger cannot like, comment, share, view or star a hidden post or work: 404 and no count moves', async () => {
@@ -232,7 +255,10 @@ describe('consistency', () => {
       await Promise.all([publish(t, racer), setVisibility(racer, target), publish(t, racer)]);
       const posts = await db().select({ v: communityPosts.authorVisibility }).from(communityPosts).where(eq(communityPosts.authorId, racer.id));
       const works = await db().select({ v: communityWorks.authorVisibility }).from(communityWorks).where(eq(communityWorks.userId, racer.id));
-      expect([...posts, ...works].map((r) => r.v), target).toEqual([...posts, ...works].map(() => target));
+      expect(
+        [...posts, ...works].map((r) => r.v),
+        target,
+      ).toEqual([...posts, ...works].map(() => target));
     }
   });
 
@@ -250,7 +276,9 @@ describe('consistency', () => {
     for (const statement of backfill) await db().execute(sql.raw(statement));
     expect(ids(await allPages(t, '/v1/community/feed/recent', {}, 50))).not.toContain(post.id);
     expect((await req('GET', `/v1/community/posts/${post.id}`)).statusCode).toBe(404);
-    expect((await db().select({ v: communityWorks.authorVisibility }).from(communityWorks).where(eq(communityWorks.userId, early.id))).map((r) => r.v)).toEqual(['PRIVATE']);
+    expect((await db().select({ v: communityWorks.authorVisibility }).from(communityWorks).where(eq(communityWorks.userId, early.id))).map((r) => r.v)).toEqual(
+      ['PRIVATE'],
+    );
     // everyone else's rows are untouched
     expect(ids(await allPages(t, '/v1/community/feed/recent', {}, 50))).toContain(plain.id);
   });

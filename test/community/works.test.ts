@@ -23,7 +23,9 @@ afterAll(async () => t?.close());
 
 const req = (method: 'GET' | 'POST' | 'DELETE', url: string, who?: Member | null) => t.app.inject({ method, url, headers: who ? who.headers : {} });
 const worksState = async () => {
-  const result: any = await t.platform.db.execute(sql`select external_id, updated_at, source_like_count, local_like_count, local_view_count from community_works where source = 'IMPORTED' order by external_id`);
+  const result: any = await t.platform.db.execute(
+    sql`select external_id, updated_at, source_like_count, local_like_count, local_view_count from community_works where source = 'IMPORTED' order by external_id`,
+  );
   return JSON.stringify(result.rows);
 };
 
@@ -48,7 +50,12 @@ describe('import', () => {
     const count = async () => ((await t.platform.db.execute(sql`select count(*)::int as n from community_works`)) as any).rows[0].n as number;
     const before = await count();
     const inner = { workId: 990001, contentType: 'image', resource: { resource: 'https://x/1.png' }, userProfile: { userId: 1, userName: 'x' } };
-    const bad = { items: [{ type: 'WORK', userWork: inner }, { type: 'WORK', userSkit: { ...inner, workId: 990002 } }] };
+    const bad = {
+      items: [
+        { type: 'WORK', userWork: inner },
+        { type: 'WORK', userSkit: { ...inner, workId: 990002 } },
+      ],
+    };
     await expect(t.services.community.importer.importFeed(bad)).rejects.toThrow(/no "userWork"/);
     await expect(t.services.community.importer.importFeed({ items: [{ type: 'PHOTO' }] })).rejects.toThrow(/The feed is not valid/);
     expect(await count()).toBe(before);
@@ -120,15 +127,32 @@ describe('gallery', () => {
 
   it("work likes are idempotent, fill favored/starred, and stay separate from the post's likes", async () => {
     const post = await publish(t, alice);
-    const work = (await allPages(t, '/v1/community/works?source=NATIVE', {}, 50)).find((w) => w.userWork.userProfile.userId === alice.id && w.userWork.resource.resource === post.generation.output.images[0].url).userWork;
+    const work = (await allPages(t, '/v1/community/works?source=NATIVE', {}, 50)).find(
+      (w) => w.userWork.userProfile.userId === alice.id && w.userWork.resource.resource === post.generation.output.images[0].url,
+    ).userWork;
     const id = work._platform.id;
-    for (let i = 0; i < 2; i++) expect(json(await t.app.inject({ method: 'POST', url: `/v1/community/works/${id}/like`, headers: bob.headers }))).toEqual({ ok: true, starNum: 1, favored: true });
-    expect(json(await req('GET', `/v1/community/works/${id}`, bob)).userWork).toMatchObject({ favored: true, starred: true, starNum: 1, _platform: { localLikeCount: 1 } });
+    for (let i = 0; i < 2; i++)
+      expect(json(await t.app.inject({ method: 'POST', url: `/v1/community/works/${id}/like`, headers: bob.headers }))).toEqual({
+        ok: true,
+        starNum: 1,
+        favored: true,
+      });
+    expect(json(await req('GET', `/v1/community/works/${id}`, bob)).userWork).toMatchObject({
+      favored: true,
+      starred: true,
+      starNum: 1,
+      _platform: { localLikeCount: 1 },
+    });
     expect(json(await req('GET', `/v1/community/works/${id}`)).userWork.favored).toBe(false);
     expect(json(await req('GET', `/v1/community/posts/${post.id}`)).likeCount).toBe(0);
     await req('POST', `/v1/community/posts/${post.id}/like`, bob);
     expect(json(await req('GET', `/v1/community/works/${id}`)).userWork.starNum).toBe(1);
-    for (let i = 0; i < 2; i++) expect(json(await t.app.inject({ method: 'DELETE', url: `/v1/community/works/${id}/like`, headers: bob.headers }))).toEqual({ ok: true, starNum: 0, favored: false });
+    for (let i = 0; i < 2; i++)
+      expect(json(await t.app.inject({ method: 'DELETE', url: `/v1/community/works/${id}/like`, headers: bob.headers }))).toEqual({
+        ok: true,
+        starNum: 0,
+        favored: false,
+      });
     expect((await req('POST', `/v1/community/works/${id}/like`)).statusCode).toBe(401);
     // the shares of the post show on its work too
     await req('POST', `/v1/community/posts/${post.id}/share`);

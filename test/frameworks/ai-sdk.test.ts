@@ -107,7 +107,11 @@ describe('reasoning options', () => {
 
     // On Responses the thinking comes back as a reasoning item's summary, which the SDK shows as reasoningText.
     const again = await mark(h);
-    const responses = await generateText({ model: openai('anthropic/claude-sonnet-4-5'), prompt: '2 + 2?', providerOptions: { openai: { ...reasoningOptions.openai, reasoningSummary: 'auto' } } });
+    const responses = await generateText({
+      model: openai('anthropic/claude-sonnet-4-5'),
+      prompt: '2 + 2?',
+      providerOptions: { openai: { ...reasoningOptions.openai, reasoningSummary: 'auto' } },
+    });
     expect(h.anthropic.calls().at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     expect(responses.text).toBe('It is 4.');
     expect(responses.reasoningText).toContain('think');
@@ -116,7 +120,9 @@ describe('reasoning options', () => {
 
   it("surfaces Anthropic's thinking as reasoningText with @ai-sdk/anthropic on /anthropic, through a tool turn", async () => {
     h.decideAnthropic((request) =>
-      request.body.messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_sdk_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } : { kind: 'ok', text: 'Sunny, 21 degrees.' },
+      request.body.messages.length === 1
+        ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_sdk_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] }
+        : { kind: 'ok', text: 'Sunny, 21 degrees.' },
     );
     const before = await mark(h);
     looked.length = 0;

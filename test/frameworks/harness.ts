@@ -46,7 +46,9 @@ export async function startFrameworkHarness(): Promise<FrameworkHarness> {
   let anthropicDecide: Decide = () => ({ kind: 'ok' });
   const openai = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : openAiDecide(request)));
   const anthropic = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : anthropicDecide(request)));
-  const t = await createTestApp({ env: { ...providerEnv('OPENAI', openai.baseUrl, ['sk-frameworks-0001']), ...providerEnv('ANTHROPIC', anthropic.origin, ['sk-ant-frameworks-1']) } });
+  const t = await createTestApp({
+    env: { ...providerEnv('OPENAI', openai.baseUrl, ['sk-frameworks-0001']), ...providerEnv('ANTHROPIC', anthropic.origin, ['sk-ant-frameworks-1']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const seen: SeenCall[] = [];
   const proxy = recordingProxy(`http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`, seen, parsed);
@@ -96,10 +98,20 @@ export async function mark(h: FrameworkHarness): Promise<Mark> {
  */
 export async function expectMetered(h: FrameworkHarness, since: Mark, count: number): Promise<SeenCall[]> {
   const calls = h.seen.slice(since.seen).filter((call) => call.method === 'POST');
-  const report = JSON.stringify(calls.map(({ url, status, requestId, ignored, body, answer }) => ({ url, status, requestId, ignored, body, answer: answer.slice(0, 2000) })), null, 2);
-  expect(calls.map((call) => call.status), report).toEqual(Array.from({ length: count }, () => 200));
+  const report = JSON.stringify(
+    calls.map(({ url, status, requestId, ignored, body, answer }) => ({ url, status, requestId, ignored, body, answer: answer.slice(0, 2000) })),
+    null,
+    2,
+  );
+  expect(
+    calls.map((call) => call.status),
+    report,
+  ).toEqual(Array.from({ length: count }, () => 200));
   // Every field the framework sent was taken: none was read past and named in x-storefront-ignored.
-  expect(calls.map((call) => call.ignored), report).toEqual(Array.from({ length: count }, () => null));
+  expect(
+    calls.map((call) => call.ignored),
+    report,
+  ).toEqual(Array.from({ length: count }, () => null));
   const ids = calls.map((call) => call.requestId);
   expect(ids.every(Boolean), report).toBe(true);
   expect(new Set(ids).size).toBe(count);

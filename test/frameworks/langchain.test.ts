@@ -118,11 +118,18 @@ describe('reasoning options', () => {
 
   it("sends ChatAnthropic's thinking on /anthropic as is and keeps the signed block through a tool turn", async () => {
     h.decideAnthropic((request) =>
-      request.body.messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_lc_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } : { kind: 'ok', text: 'Sunny, 21 degrees.' },
+      request.body.messages.length === 1
+        ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_lc_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] }
+        : { kind: 'ok', text: 'Sunny, 21 degrees.' },
     );
     const before = await mark(h);
     looked.length = 0;
-    const claude = new ChatAnthropic({ model: 'anthropic/claude-sonnet-4-5', apiKey: h.key, anthropicApiUrl: `${h.origin}/anthropic`, thinking: { type: 'enabled', budget_tokens: 2048 } });
+    const claude = new ChatAnthropic({
+      model: 'anthropic/claude-sonnet-4-5',
+      apiKey: h.key,
+      anthropicApiUrl: `${h.origin}/anthropic`,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+    });
     const model = claude.bindTools([weather]);
     const messages: BaseMessage[] = [new HumanMessage('What is the weather in Paris?')];
     const first = await model.invoke(messages);

@@ -34,7 +34,8 @@ const weather = tool({
   },
 });
 
-const agentOn = (model: string, extra: { tools?: (typeof weather)[]; modelSettings?: ModelSettings } = {}) => new Agent({ name: 'Assistant', instructions: 'Be brief.', model, ...extra });
+const agentOn = (model: string, extra: { tools?: (typeof weather)[]; modelSettings?: ModelSettings } = {}) =>
+  new Agent({ name: 'Assistant', instructions: 'Be brief.', model, ...extra });
 
 // The default: `run` on the client given to setDefaultOpenAIClient; or a Runner whose provider is on chat completions.
 const surfaces: [string, () => Pick<Runner, 'run'>][] = [

@@ -26,7 +26,6 @@ export const AGENT_TEST_TIMEOUT_MS = AGENT_RUN_TIMEOUT_MS + 30_000;
 export const OPENAI_MODEL = 'openai/gpt-5';
 export const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
 
-
 export interface AgentHarness {
   t: TestApp;
   upstreams: AgentUpstreams;
@@ -129,19 +128,44 @@ export async function inWorkDir<T>(name: string, run: (cwd: string) => Promise<T
 
 /** A run's story for an assertion message: exit, output and what went through the proxy. */
 export const runReport = (h: AgentHarness, run: CliRun) =>
-  JSON.stringify({ code: run.code, stdout: run.stdout, stderr: run.stderr.slice(-4000), seen: h.seen.map(({ method, url, status, body, answer }) => ({ method, url, status, body: body.slice(0, 1500), answer: status === 200 ? undefined : answer.slice(0, 1500) })) }, null, 2);
+  JSON.stringify(
+    {
+      code: run.code,
+      stdout: run.stdout,
+      stderr: run.stderr.slice(-4000),
+      seen: h.seen.map(({ method, url, status, body, answer }) => ({
+        method,
+        url,
+        status,
+        body: body.slice(0, 1500),
+        answer: status === 200 ? undefined : answer.slice(0, 1500),
+      })),
+    },
+    null,
+    2,
+  );
 
 /**
  * The run ended well and was paid for once: exit 0, every model call (`isCall`) answered 200 with a request id, what
  * the CLI printed is the model's last answer (`answerText` reads it from the recorded body), one SUCCESS usage record
  * per call and no other, and the wallet moved by exactly their total. Returns the calls and their records, in order.
  */
-export async function expectMeteredRun(h: AgentHarness, run: CliRun, user: { userId: string }, before: { balance: number }, isCall: (url: string) => boolean, answerText: (raw: string) => string) {
+export async function expectMeteredRun(
+  h: AgentHarness,
+  run: CliRun,
+  user: { userId: string },
+  before: { balance: number },
+  isCall: (url: string) => boolean,
+  answerText: (raw: string) => string,
+) {
   const calls = h.seen.filter((request) => request.method === 'POST' && isCall(request.url));
   const report = runReport(h, run);
   expect(run.code, report).toBe(0);
   expect(calls.length, report).toBeGreaterThan(0);
-  expect(calls.every((call) => call.status === 200 && call.requestId), report).toBe(true);
+  expect(
+    calls.every((call) => call.status === 200 && call.requestId),
+    report,
+  ).toBe(true);
   const answer = answerText(calls.at(-1)!.answer).trim();
   expect(answer.length, report).toBeGreaterThan(0);
   expect(run.stdout.trim(), report).toBe(answer);
@@ -155,4 +179,5 @@ export async function expectMeteredRun(h: AgentHarness, run: CliRun, user: { use
 }
 
 /** The reasoning tokens a usage record billed as their own class. */
-export const reasoningTokensOf = (record: { metadata: Record<string, unknown> }) => ((record.metadata.tokens as { reasoning?: number } | undefined)?.reasoning ?? 0);
+export const reasoningTokensOf = (record: { metadata: Record<string, unknown> }) =>
+  (record.metadata.tokens as { reasoning?: number } | undefined)?.reasoning ?? 0;

@@ -22,7 +22,16 @@ export function catalogFixtures(t: TestApp) {
     async limitedPlan(slug: string, modelSlugs: string[], priceCents = 25_000) {
       const [plan] = await t.platform.db
         .insert(plans)
-        .values({ slug, name: `Plan ${slug}`, interval: 'MONTHLY', priceCents, currency: 'BDT', allModels: false, sortOrder: 15, features: { apiAccess: false } })
+        .values({
+          slug,
+          name: `Plan ${slug}`,
+          interval: 'MONTHLY',
+          priceCents,
+          currency: 'BDT',
+          allModels: false,
+          sortOrder: 15,
+          features: { apiAccess: false },
+        })
         .returning();
       for (const modelSlug of modelSlugs) {
         const entry = await t.services.catalog.getBySlug(modelSlug);

@@ -85,7 +85,9 @@ export async function seedCommunity(client: Queryable, scale: CommunityScale, lo
         insert into community_follows (follower_id, followee_id)
         select md5('u' || n)::uuid, md5('u' || (1 + (n * 7 + k * 13) % ${users}))::uuid from generate_series(1, ${users}) n, generate_series(1, 10) k
         on conflict do nothing`);
-      await client.query(`insert into community_post_likes (post_id, user_id) select md5('p' || i)::uuid, md5('u' || (1 + i * 7 % ${users}))::uuid from generate_series(1, ${posts}) i`);
+      await client.query(
+        `insert into community_post_likes (post_id, user_id) select md5('p' || i)::uuid, md5('u' || (1 + i * 7 % ${users}))::uuid from generate_series(1, ${posts}) i`,
+      );
     },
     log,
   );
@@ -103,7 +105,10 @@ export async function seedCommunity(client: Queryable, scale: CommunityScale, lo
            from generate_series(${scale.followsPerViewer + 1}, ${scale.followsPerViewer + 10}) k on conflict do nothing`,
           [viewer, v],
         );
-        await client.query(`insert into community_post_likes (post_id, user_id) select md5('p' || (k * 13 + $2))::uuid, $1 from generate_series(1, 100) k on conflict do nothing`, [viewer, v]);
+        await client.query(
+          `insert into community_post_likes (post_id, user_id) select md5('p' || (k * 13 + $2))::uuid, $1 from generate_series(1, 100) k on conflict do nothing`,
+          [viewer, v],
+        );
       }
       await client.query('analyze');
     },

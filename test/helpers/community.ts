@@ -14,7 +14,14 @@ export interface Member {
 export async function member(t: TestApp, name = 'Member'): Promise<Member> {
   const session = await signUp(t.app, { name });
   const user = session.user as { id: string; handle: string };
-  return { id: user.id, handle: user.handle, email: session.email, password: session.password, accessToken: session.accessToken as string, headers: bearer(session.accessToken as string) };
+  return {
+    id: user.id,
+    handle: user.handle,
+    email: session.email,
+    password: session.password,
+    accessToken: session.accessToken as string,
+    headers: bearer(session.accessToken as string),
+  };
 }
 
 const OUTPUTS: Record<GenerationKind, (n: number) => Record<string, unknown>> = {
@@ -48,7 +55,11 @@ export async function allPages(t: TestApp, url: string, headers: Record<string, 
   let cursor: string | null = null;
   for (let guard = 0; guard < 1000; guard++) {
     const sep = url.includes('?') ? '&' : '?';
-    const response: { statusCode: number; body: string } = await t.app.inject({ method: 'GET', url: `${url}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, headers });
+    const response: { statusCode: number; body: string } = await t.app.inject({
+      method: 'GET',
+      url: `${url}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+      headers,
+    });
     if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body}`);
     const page: { items: any[]; nextCursor: string | null } = JSON.parse(response.body);
     items.push(...page.items);

@@ -51,7 +51,10 @@ function shellArguments(tool: OfferedTool): string {
 
 const asText = (content: unknown): string => {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content !== 'undefined' ? asText(part.content) : '')).join('\n');
+  if (Array.isArray(content))
+    return content
+      .map((part: any) => (typeof part?.text === 'string' ? part.text : typeof part?.content !== 'undefined' ? asText(part.content) : ''))
+      .join('\n');
   return '';
 };
 
@@ -84,7 +87,9 @@ function openAiTurn(body: any): Turn {
   let i = messages.findLastIndex((message) => message.role === 'tool');
   for (; i >= 0 && messages[i].role === 'tool'; i--) results.unshift(asText(messages[i].content));
   return {
-    tools: (body.tools ?? []).filter((tool: any) => tool.type === 'function').map((tool: any) => ({ name: tool.function.name, schema: tool.function.parameters ?? {} })),
+    tools: (body.tools ?? [])
+      .filter((tool: any) => tool.type === 'function')
+      .map((tool: any) => ({ name: tool.function.name, schema: tool.function.parameters ?? {} })),
     toolResults: results.length > 0 ? results.join('\n') : null,
     asked: asksForCheck(messages.filter((m) => m.role === 'user').map((m) => asText(m.content))),
   };
@@ -93,11 +98,16 @@ function openAiTurn(body: any): Turn {
 /** Messages: tools with `input_schema`, tool results as `tool_result` blocks of a user turn. */
 function anthropicTurn(body: any): Turn {
   const messages: any[] = body.messages ?? [];
-  const resultsOf = (message: any): any[] => (message.role === 'user' && Array.isArray(message.content) ? message.content.filter((block: any) => block.type === 'tool_result') : []);
+  const resultsOf = (message: any): any[] =>
+    message.role === 'user' && Array.isArray(message.content) ? message.content.filter((block: any) => block.type === 'tool_result') : [];
   const latest = messages.findLast((message) => resultsOf(message).length > 0);
   return {
     tools: (body.tools ?? []).filter((tool: any) => tool.input_schema).map((tool: any) => ({ name: tool.name, schema: tool.input_schema })),
-    toolResults: latest ? resultsOf(latest).map((block: any) => asText(block.content)).join('\n') : null,
+    toolResults: latest
+      ? resultsOf(latest)
+          .map((block: any) => asText(block.content))
+          .join('\n')
+      : null,
     asked: asksForCheck(messages.filter((m) => m.role === 'user').map((m) => asText(m.content))),
   };
 }

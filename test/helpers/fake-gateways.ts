@@ -27,7 +27,8 @@ export interface FakeGateway {
   close(): Promise<void>;
 }
 
-const pem = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+const pem = () =>
+  generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
 const merchant = pem();
 const gateway = pem();
 
@@ -69,17 +70,21 @@ export async function startFakeGateway(slug: string, options: { app: () => TestA
   const store = inMemorySimStore();
   const seen: string[] = [];
   const fake = { slug, url: '', store, seen, failing: false, hold: false, held: [] as CallbackInput[] };
-  const sim = channelPlugin(slug).simulator(SANDBOX_BASE_URL, { ...LIVE_VALUES[slug]!, ...SIM_EXTRA[slug] }, {
-    store,
-    pageUrl: (paymentId) => `${fake.url}/hosted/${paymentId}`,
-    clock: { now: () => options.app().clock.now() },
-    deliver: async (input) => {
-      if (fake.hold) return void fake.held.push(input);
-      const response = await deliverTo(options.app(), slug, input);
-      if (response.statusCode !== 200) throw new Error(`webhook answered ${response.statusCode}: ${response.body}`);
+  const sim = channelPlugin(slug).simulator(
+    SANDBOX_BASE_URL,
+    { ...LIVE_VALUES[slug]!, ...SIM_EXTRA[slug] },
+    {
+      store,
+      pageUrl: (paymentId) => `${fake.url}/hosted/${paymentId}`,
+      clock: { now: () => options.app().clock.now() },
+      deliver: async (input) => {
+        if (fake.hold) return void fake.held.push(input);
+        const response = await deliverTo(options.app(), slug, input);
+        if (response.statusCode !== 200) throw new Error(`webhook answered ${response.statusCode}: ${response.body}`);
+      },
+      needsPin: async (operator) => options.needsPin?.(operator) ?? false,
     },
-    needsPin: async (operator) => options.needsPin?.(operator) ?? false,
-  });
+  );
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       seen.push(`${req.method} ${req.url}`);

@@ -11,6 +11,12 @@ export type { MediaDecide, MediaFake, MediaFakeRequest, Override } from './fakes
 
 export { silentMp3, solidPng } from './fakes/media-bytes.js';
 
-export { GPT_IMAGE_OUTPUT_TOKENS, OPENAI_MEDIA_ERRORS, sourceImageTokens, startFakeOpenAiMedia, type OpenAiMediaFakeOptions } from '../../src/modules/gateway/providers/openai/openai-media.fake.js';
+export {
+  GPT_IMAGE_OUTPUT_TOKENS,
+  OPENAI_MEDIA_ERRORS,
+  sourceImageTokens,
+  startFakeOpenAiMedia,
+  type OpenAiMediaFakeOptions,
+} from '../../src/modules/gateway/providers/openai/openai-media.fake.js';
 export { startFakeRunway, type RunwayFake } from '../../src/modules/gateway/providers/runway/runway.fake.js';
 export { ELEVENLABS_VOICES, startFakeElevenLabs } from '../../src/modules/gateway/providers/elevenlabs/elevenlabs.fake.js';

@@ -36,8 +36,18 @@ export async function ledgerOf(t: TestApp, requestId: string) {
   return t.platform.db.select().from(walletLedger).where(eq(walletLedger.requestId, requestId)).orderBy(walletLedger.createdAt, walletLedger.id);
 }
 
-export async function createApiKey(t: TestApp, accessToken: string, scopes: string[], extra: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
-  const response = await t.app.inject({ method: 'POST', url: '/v1/account/api-keys', headers: bearer(accessToken), payload: { label: 'test key', scopes, ...extra } });
+export async function createApiKey(
+  t: TestApp,
+  accessToken: string,
+  scopes: string[],
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; key: string }> {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/account/api-keys',
+    headers: bearer(accessToken),
+    payload: { label: 'test key', scopes, ...extra },
+  });
   if (response.statusCode !== 201) throw new Error(`api key creation failed: ${response.statusCode} ${response.body}`);
   return json(response);
 }
@@ -51,7 +61,13 @@ export interface SseEvent {
 export function parseSse(body: string): SseEvent[] {
   return body
     .split('\n\n')
-    .map((block) => block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'))
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n'),
+    )
     .filter(Boolean)
     .map((data) => JSON.parse(data));
 }

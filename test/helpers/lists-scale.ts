@@ -22,9 +22,31 @@ export const HEAVY = 2_000;
 export const LIGHT = 50;
 
 const TAGS = {
-  user: 1, generation: 2, usage: 3, wallet: 4, ledger: 5, notification: 6, post: 7, comment: 8, job: 9, payment: 10, order: 11,
-  block: 12, securityEvent: 13, webhook: 14, delivery: 15, attempt: 16, audit: 17, report: 18, run: 19, conversation: 20, event: 21,
-  apiKey: 22, model: 23, target: 24, postGeneration: 25,
+  user: 1,
+  generation: 2,
+  usage: 3,
+  wallet: 4,
+  ledger: 5,
+  notification: 6,
+  post: 7,
+  comment: 8,
+  job: 9,
+  payment: 10,
+  order: 11,
+  block: 12,
+  securityEvent: 13,
+  webhook: 14,
+  delivery: 15,
+  attempt: 16,
+  audit: 17,
+  report: 18,
+  run: 19,
+  conversation: 20,
+  event: 21,
+  apiKey: 22,
+  model: 23,
+  target: 24,
+  postGeneration: 25,
 } as const;
 
 /**
@@ -99,7 +121,9 @@ export async function seedUsage(q: Queryable, s: ListsScale): Promise<void> {
  * not meant to add up to the balances: no list reads them together).
  */
 export async function seedLedger(q: Queryable, s: ListsScale): Promise<void> {
-  await q.query(`insert into wallets (id, owner_type, owner_id) select ${seededId('wallet', 'n')}, 'USER', ${seededUser('n')} from generate_series(1, ${s.users}) n`);
+  await q.query(
+    `insert into wallets (id, owner_type, owner_id) select ${seededId('wallet', 'n')}, 'USER', ${seededUser('n')} from generate_series(1, ${s.users}) n`,
+  );
   await q.query(`insert into wallets (id, owner_type, owner_id) values (${seededId('wallet', 0)}, 'USER', $1) on conflict do nothing`, [s.ownerId]);
   await q.query(
     `insert into wallet_ledger (id, wallet_id, kind, amount, payment_id, request_id, idempotency_key, created_at)
@@ -263,7 +287,18 @@ export async function seedComments(q: Queryable, s: ListsScale & { posts: number
     from (select post_id, count(*)::int as n from community_comments group by post_id) c where c.post_id = p.id`);
 }
 
-export const AUDIT_ACTIONS = ['user.suspend', 'user.unsuspend', 'user.role.change', 'model.update', 'plan.update', 'payment.refund', 'report.resolve', 'topup.rule.update', 'flag.update', 'user.grant'] as const;
+export const AUDIT_ACTIONS = [
+  'user.suspend',
+  'user.unsuspend',
+  'user.role.change',
+  'model.update',
+  'plan.update',
+  'payment.refund',
+  'report.resolve',
+  'topup.rule.update',
+  'flag.update',
+  'user.grant',
+] as const;
 /** A user changed 80 times (the target of one audit entry in ten of the user actions). */
 export const AUDIT_TARGET_SQL = `${seededUser(7)}::text`;
 

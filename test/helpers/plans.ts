@@ -53,7 +53,10 @@ function literal(client: pg.Client, value: unknown): string {
 }
 
 /** A connection with the service's settings (and `extraOptions` after them), to explain statements on. */
-export async function planConnection(url: string, extraOptions = ''): Promise<{ explain(statement: SentStatement): Promise<PlanNode>; close(): Promise<void> }> {
+export async function planConnection(
+  url: string,
+  extraOptions = '',
+): Promise<{ explain(statement: SentStatement): Promise<PlanNode>; close(): Promise<void> }> {
   const client = new pg.Client({ connectionString: url, options: `${serviceConnectionOptions(url)} ${extraOptions}`.trim() });
   await client.connect();
   return {
@@ -74,7 +77,8 @@ export async function planConnection(url: string, extraOptions = ''): Promise<{ 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
 /** The tables a plan reads, with the node types reading them. */
-export const tablesRead = (plan: PlanNode): string[] => nodesOf(plan).flatMap((n) => (n['Relation Name'] ? [`${n['Node Type']} on ${n['Relation Name']}`] : []));
+export const tablesRead = (plan: PlanNode): string[] =>
+  nodesOf(plan).flatMap((n) => (n['Relation Name'] ? [`${n['Node Type']} on ${n['Relation Name']}`] : []));
 
 /** The most rows a page of a list may come to (limits go to 100; a batch by ids to a page's worth). */
 export const PAGE_ROWS = 1000;
@@ -90,7 +94,8 @@ export function planProblems(plan: PlanNode, largeTables: ReadonlySet<string>, m
   if (plan['Plan Rows'] > PAGE_ROWS) problems.push(`expects ${plan['Plan Rows']} rows, more than a page (a LIMIT it does not know?)`);
   for (const node of nodesOf(plan)) {
     const type = node['Node Type'];
-    if (type === 'Seq Scan' && node['Relation Name'] && largeTables.has(node['Relation Name'])) problems.push(`reads all of ${node['Relation Name']} (Seq Scan)`);
+    if (type === 'Seq Scan' && node['Relation Name'] && largeTables.has(node['Relation Name']))
+      problems.push(`reads all of ${node['Relation Name']} (Seq Scan)`);
     if ((type === 'Sort' || type === 'Incremental Sort') && (node.Plans?.[0]?.['Plan Rows'] ?? 0) > maxSortRows)
       problems.push(`sorts ${node.Plans![0]!['Plan Rows']} rows (${String(node['Sort Key'])})`);
     if (type === 'Gather' || type === 'Gather Merge') problems.push(`runs in parallel (${type}): its estimate is a large part of a table`);

@@ -33,7 +33,8 @@ export async function sharedDatabase(name: string): Promise<SharedDatabase> {
     dataDir,
     clock,
     env,
-    instance: (options = {}) => buildApp(loadConfig(env(options.env)), { database: testDb.database ?? undefined, clock, startJobs: options.startJobs ?? false }),
+    instance: (options = {}) =>
+      buildApp(loadConfig(env(options.env)), { database: testDb.database ?? undefined, clock, startJobs: options.startJobs ?? false }),
     async close() {
       await testDb.drop();
       await rm(dataDir, { recursive: true, force: true });

@@ -107,9 +107,14 @@ export function subscriptionFixtures(t: TestApp) {
     quote: (token: string, planId: string) => inject(token, 'GET', `/v1/subscriptions/switch/quote?planId=${planId}`),
     /** Every ledger row of the user's own wallet, oldest first. */
     async ledger(owner: { userId?: string; workspaceId?: string }) {
-      const [wallet] = await t.platform.db.select().from(wallets).where(eq(wallets.ownerId, (owner.workspaceId ?? owner.userId)!));
+      const [wallet] = await t.platform.db
+        .select()
+        .from(wallets)
+        .where(eq(wallets.ownerId, (owner.workspaceId ?? owner.userId)!));
       if (!wallet) return [];
-      return (await t.platform.db.select().from(walletLedger).where(eq(walletLedger.walletId, wallet.id))).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+      return (await t.platform.db.select().from(walletLedger).where(eq(walletLedger.walletId, wallet.id))).sort(
+        (a, b) => a.createdAt.getTime() - b.createdAt.getTime(),
+      );
     },
     async grants(owner: { userId?: string; workspaceId?: string }) {
       return (await this.ledger(owner)).filter((r) => r.kind === 'GRANT');

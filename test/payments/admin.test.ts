@@ -26,7 +26,7 @@ async function paidPayment() {
 }
 
 describe('admin payments', () => {
-  it('lists every customer\'s payments newest first, filtered by customer, status and channel, and shows one', async () => {
+  it("lists every customer's payments newest first, filtered by customer, status and channel, and shows one", async () => {
     const first = await paidPayment();
     t.clock.advance(1000);
     const second = await paidPayment();
@@ -34,7 +34,9 @@ describe('admin payments', () => {
     const ids = all.items.map((p: { id: string }) => p.id);
     expect(ids.indexOf(second.paymentId)).toBeLessThan(ids.indexOf(first.paymentId));
     const mine = json(await asOperator('GET', `/v1/admin/payments?userId=${first.customer.user.id}`));
-    expect(mine.items).toEqual([expect.objectContaining({ id: first.paymentId, userId: first.customer.user.id, status: 'SUCCEEDED', provider: 'card_global' })]);
+    expect(mine.items).toEqual([
+      expect.objectContaining({ id: first.paymentId, userId: first.customer.user.id, status: 'SUCCEEDED', provider: 'card_global' }),
+    ]);
     expect(json(await asOperator('GET', `/v1/admin/payments?userId=${first.customer.user.id}&status=REFUNDED`)).items).toEqual([]);
     expect(json(await asOperator('GET', `/v1/admin/payments?userId=${first.customer.user.id}&channel=bkash`)).items).toEqual([]);
     const paged = json(await asOperator('GET', '/v1/admin/payments?limit=1'));

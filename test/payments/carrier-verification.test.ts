@@ -25,7 +25,8 @@ afterAll(async () => {
 });
 
 const MSISDN = '01712345678';
-const forge = (ref: string, status: string) => t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=${status}&msisdn=${MSISDN}` });
+const forge = (ref: string, status: string) =>
+  t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=${status}&msisdn=${MSISDN}` });
 
 async function open() {
   const c = await f.customer();

@@ -45,7 +45,7 @@ describe('carrier billing PIN (POST /v1/payments/dcb/verify-pin)', () => {
     expect(json(again).error.details).toMatchObject({ retryable: false });
   });
 
-  it('a PIN older than 5 minutes is 400 retryable (expired); another user\'s payment is 404', async () => {
+  it("a PIN older than 5 minutes is 400 retryable (expired); another user's payment is 404", async () => {
     const c = await f.customer();
     const other = await f.customer();
     const { paymentId, pin } = await pinCheckout(c.accessToken);
@@ -78,17 +78,26 @@ describe('carrier billing PIN (POST /v1/payments/dcb/verify-pin)', () => {
   });
 });
 
-describe('the carrier\'s unsigned GET callback', () => {
-  it('is believed only for an in-flight payment\'s order_tracking_id with the same phone number', async () => {
+describe("the carrier's unsigned GET callback", () => {
+  it("is believed only for an in-flight payment's order_tracking_id with the same phone number", async () => {
     const c = await f.customer();
     const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn: MSISDN } });
     const ref = (await f.payment(session.paymentId)).gatewayRef!;
-    const unknown = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=ot_${'0'.repeat(32)}&status=SUCCESS&msisdn=${MSISDN}` });
+    const unknown = await t.app.inject({
+      method: 'GET',
+      url: `/v1/payments/webhook/dcb?order_tracking_id=ot_${'0'.repeat(32)}&status=SUCCESS&msisdn=${MSISDN}`,
+    });
     expect(unknown.statusCode).toBe(400);
     // Claimed success the carrier has no record of:
-    const claimed = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=SUCCESS&msisdn=${MSISDN}&amount=49900` });
+    const claimed = await t.app.inject({
+      method: 'GET',
+      url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=SUCCESS&msisdn=${MSISDN}&amount=49900`,
+    });
     expect(claimed.statusCode).toBe(400);
-    const cancelledByStranger = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=CANCELLED&msisdn=01800000000` });
+    const cancelledByStranger = await t.app.inject({
+      method: 'GET',
+      url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=CANCELLED&msisdn=01800000000`,
+    });
     expect(cancelledByStranger.statusCode).toBe(400);
     expect((await f.payment(session.paymentId)).status).toBe('PENDING');
     const { landedOn } = await f.pressSandbox(session.redirectUrl, 'pay');
@@ -96,7 +105,7 @@ describe('the carrier\'s unsigned GET callback', () => {
     expect((await f.payment(session.paymentId)).status).toBe('SUCCEEDED');
   });
 
-  it('a forged failure or cancellation of a pending payment (right tracking id and phone number) changes nothing; the sandbox carrier\'s own Fail is applied', async () => {
+  it("a forged failure or cancellation of a pending payment (right tracking id and phone number) changes nothing; the sandbox carrier's own Fail is applied", async () => {
     const c = await f.customer();
     const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn: MSISDN } });
     const ref = (await f.payment(session.paymentId)).gatewayRef!;
@@ -117,7 +126,9 @@ describe('the carrier\'s unsigned GET callback', () => {
     const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn: MSISDN } });
     await f.pressSandbox(session.redirectUrl, 'pay');
     const agreements = json(await f.inject(c.accessToken, 'GET', '/v1/payments/agreements'));
-    expect(agreements.items).toEqual([expect.objectContaining({ channel: 'dcb', label: 'BL ••••5678', status: 'ACTIVE', subscriptionId: session.subscriptionId })]);
+    expect(agreements.items).toEqual([
+      expect.objectContaining({ channel: 'dcb', label: 'BL ••••5678', status: 'ACTIVE', subscriptionId: session.subscriptionId }),
+    ]);
     const before = json(await t.app.inject({ method: 'GET', url: '/v1/credits/balance', headers: f.bearer(c.accessToken) })).tokens;
     const ref = (await f.payment(session.paymentId)).gatewayRef!;
     const forged = await t.app.inject({ method: 'GET', url: `/v1/payments/webhook/dcb?order_tracking_id=${ref}&status=UNSUBSCRIBED&msisdn=${MSISDN}` });

@@ -31,7 +31,12 @@ describe('GET /v1/payments/channels', () => {
     expect(dcb.requiredFields.map((x: any) => x.name)).toEqual(['paymentProvider', 'msisdn']);
     expect(dcb.requiredFields[0].options).toContainEqual({ value: 'GP', label: 'Grameenphone', needsPin: true });
     expect(dcb.requiredFields[0].options).toContainEqual({ value: 'BL', label: 'Banglalink', needsPin: false });
-    expect(channels.find((c) => c.slug === 'wallet_global')).toMatchObject({ autoRenews: false, supportsRecurring: true, recurringDefault: false, requiredFields: [] });
+    expect(channels.find((c) => c.slug === 'wallet_global')).toMatchObject({
+      autoRenews: false,
+      supportsRecurring: true,
+      recurringDefault: false,
+      requiredFields: [],
+    });
     expect(channels.find((c) => c.slug === 'card_regional')).not.toHaveProperty('supportsRecurring');
   });
 
@@ -64,7 +69,7 @@ describe('POST /v1/payments/checkout refusals (each changes nothing)', () => {
     await expectNothingRecorded(c.user.id);
   });
 
-  it('rule 2: the phone number must be 10-15 local digits, and the carrier one of the channel\'s options', async () => {
+  it("rule 2: the phone number must be 10-15 local digits, and the carrier one of the channel's options", async () => {
     const c = await f.customer();
     for (const msisdn of ['+8801712345678', '017123', '01712 345678', '0171234567890123']) {
       const response = await f.checkout(c.accessToken, { planId: starter, provider: 'dcb', extra: { paymentProvider: 'BL', msisdn } });
@@ -78,7 +83,7 @@ describe('POST /v1/payments/checkout refusals (each changes nothing)', () => {
     await expectNothingRecorded(c.user.id);
   });
 
-  it('rule 5: a plan\'s allowedChannels refuses other channels with { requested, allowedChannels }', async () => {
+  it("rule 5: a plan's allowedChannels refuses other channels with { requested, allowedChannels }", async () => {
     const c = await f.customer();
     await f.setPlan('starter', { allowedChannels: ['card_regional', 'dcb'] });
     try {
@@ -133,7 +138,12 @@ describe('POST /v1/payments/checkout refusals (each changes nothing)', () => {
     expect(recurring.statusCode).toBe(400);
     expect(error(recurring).message).toContain('card_regional cannot renew automatically');
     await t.services.subscriptionBilling.coupons.create({ code: 'TENOFF', discountType: 'PERCENT', percentOff: 10 });
-    const coupon = await f.checkout(c.accessToken, { planId: starter, provider: 'dcb', couponCode: 'TENOFF', extra: { paymentProvider: 'BL', msisdn: '01712345678' } });
+    const coupon = await f.checkout(c.accessToken, {
+      planId: starter,
+      provider: 'dcb',
+      couponCode: 'TENOFF',
+      extra: { paymentProvider: 'BL', msisdn: '01712345678' },
+    });
     expect(coupon.statusCode).toBe(400);
     expect(error(coupon)).toMatchObject({ details: { reason: 'RECURRING' } });
     await expectNothingRecorded(c.user.id);
@@ -166,7 +176,16 @@ describe('checkout and GET /v1/payments/:id', () => {
     expect(session.redirectUrl).toMatch(new RegExp(`/v1/payments/sandbox/${session.paymentId}\\?t=`));
     const mine = await f.getPayment(c.accessToken, session.paymentId);
     expect(mine.statusCode).toBe(200);
-    expect(json(mine)).toMatchObject({ id: session.paymentId, status: 'PENDING', kind: 'plan', topUpOrderId: null, tokensGranted: 0, amountCents: 49_900, currency: 'BDT', provider: 'card_global' });
+    expect(json(mine)).toMatchObject({
+      id: session.paymentId,
+      status: 'PENDING',
+      kind: 'plan',
+      topUpOrderId: null,
+      tokensGranted: 0,
+      amountCents: 49_900,
+      currency: 'BDT',
+      provider: 'card_global',
+    });
     expect((await f.getPayment(other.accessToken, session.paymentId)).statusCode).toBe(404);
     expect((await f.getPayment(c.accessToken, 'not-a-uuid')).statusCode).toBe(404);
     const row = await f.payment(session.paymentId);

@@ -7,7 +7,10 @@ const base = { NODE_ENV: 'test', DATA_DIR: '/tmp/storefront-config-test', JWT_SE
 describe('payment channel variables', () => {
   it('a channel is live with all its variables, in sandbox with none; some is a start error naming the missing ones', () => {
     expect(loadConfig(base).payments).toEqual({ sandbox: true, sandboxInProduction: false, returnOrigins: [], live: {} });
-    expect(loadConfig({ ...base, PAYMENTS_RETURN_ORIGINS: 'https://a.test/x, http://b.test:8080' }).payments.returnOrigins).toEqual(['https://a.test', 'http://b.test:8080']);
+    expect(loadConfig({ ...base, PAYMENTS_RETURN_ORIGINS: 'https://a.test/x, http://b.test:8080' }).payments.returnOrigins).toEqual([
+      'https://a.test',
+      'http://b.test:8080',
+    ]);
     expect(() => loadConfig({ ...base, PAYMENTS_RETURN_ORIGINS: 'ftp://a.test' })).toThrow(/PAYMENTS_RETURN_ORIGINS/);
     const live = loadConfig({ ...base, CARD_GLOBAL_SECRET_KEY: 'sk_live_1', CARD_GLOBAL_WEBHOOK_SECRET: 'whsec_1' }).payments.live;
     expect(live).toEqual({ card_global: { baseUrl: 'https://api.stripe.com', values: { SECRET_KEY: 'sk_live_1', WEBHOOK_SECRET: 'whsec_1' } } });

@@ -20,7 +20,10 @@ const EXTRA: Record<string, Record<string, string>> = { dcb: { paymentProvider: 
 const STARTER_TOKENS = 10_000_000;
 
 async function notificationsOf(userId: string, type: 'PAYMENT_SUCCEEDED' | 'PAYMENT_FAILED') {
-  return t.platform.db.select().from(notifications).where(and(eq(notifications.userId, userId), eq(notifications.type, type)));
+  return t.platform.db
+    .select()
+    .from(notifications)
+    .where(and(eq(notifications.userId, userId), eq(notifications.type, type)));
 }
 
 describe('sandbox checkout over HTTP, every channel', () => {
@@ -32,13 +35,15 @@ describe('sandbox checkout over HTTP, every channel', () => {
       expect(page.headers['content-type']).toContain('text/html');
       expect(page.body).toContain('Pay 499.00 BDT');
       expect(landedOn).toBe(SUCCESS_URL);
-      const payment = json((await f.getPayment(c.accessToken, session.paymentId)));
+      const payment = json(await f.getPayment(c.accessToken, session.paymentId));
       expect(payment).toMatchObject({ status: 'SUCCEEDED', kind: 'plan', fulfilment: 'FULFILLED', tokensGranted: STARTER_TOKENS, amountCents: 49_900 });
       const [sub] = await f.list(c.accessToken);
       expect(sub).toMatchObject({ status: 'ACTIVE', plan: { slug: 'starter' } });
       expect((await f.grants({ userId: c.user.id })).filter((g) => g.paymentId === session.paymentId)).toHaveLength(1);
       const succeeded = (await f.outboxEvents('payment.succeeded', c.user.id)).map((e) => e.data);
-      expect(succeeded).toEqual([expect.objectContaining({ paymentId: session.paymentId, kind: 'plan', amountCents: 49_900, currency: 'BDT', tokensGranted: STARTER_TOKENS })]);
+      expect(succeeded).toEqual([
+        expect.objectContaining({ paymentId: session.paymentId, kind: 'plan', amountCents: 49_900, currency: 'BDT', tokensGranted: STARTER_TOKENS }),
+      ]);
       expect(await notificationsOf(c.user.id, 'PAYMENT_SUCCEEDED')).toHaveLength(1);
       // The page is done: pressing again changes nothing.
       const again = await t.app.inject({ method: 'GET', url: f.pathOf(session.redirectUrl) });
@@ -72,7 +77,14 @@ describe('exactly once', () => {
     const session = await f.checkoutOk(c.accessToken, { planId: starter, provider: 'card_global' });
     const callback = (await t.services.payments.simulator('card_global')!.press(session.paymentId, 'pay'))!;
     const responses = await Promise.all(
-      Array.from({ length: 10 }, () => t.app.inject({ method: 'POST', url: '/v1/payments/webhook/card_global', headers: callback.headers as Record<string, string>, payload: callback.rawBody })),
+      Array.from({ length: 10 }, () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/payments/webhook/card_global',
+          headers: callback.headers as Record<string, string>,
+          payload: callback.rawBody,
+        }),
+      ),
     );
     expect(responses.map((r) => r.statusCode)).toEqual(Array(10).fill(200));
     expect(responses.map((r) => json(r).applied).filter((a) => a === 'succeeded')).toHaveLength(1);
@@ -124,7 +136,12 @@ describe('exactly once', () => {
     let response;
     try {
       const callback = (await t.services.payments.simulator('card_global')!.press(session.paymentId, 'pay'))!;
-      response = await t.app.inject({ method: 'POST', url: '/v1/payments/webhook/card_global', headers: callback.headers as Record<string, string>, payload: callback.rawBody });
+      response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/payments/webhook/card_global',
+        headers: callback.headers as Record<string, string>,
+        payload: callback.rawBody,
+      });
     } finally {
       restore();
     }
@@ -134,7 +151,11 @@ describe('exactly once', () => {
     expect(event).toMatchObject({ outcome: 'succeeded', processedAt: null, lastError: 'the database hiccuped' });
     expect(json(await f.getPayment(c.accessToken, session.paymentId))).toMatchObject({ status: 'PENDING', tokensGranted: 0 });
     expect(await f.reconcile()).toMatchObject({ applied: 1 });
-    expect(json(await f.getPayment(c.accessToken, session.paymentId))).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'FULFILLED', tokensGranted: STARTER_TOKENS });
+    expect(json(await f.getPayment(c.accessToken, session.paymentId))).toMatchObject({
+      status: 'SUCCEEDED',
+      fulfilment: 'FULFILLED',
+      tokensGranted: STARTER_TOKENS,
+    });
     expect(await f.list(c.accessToken)).toContainEqual(expect.objectContaining({ status: 'ACTIVE', plan: expect.objectContaining({ slug: 'starter' }) }));
   });
 
@@ -158,7 +179,11 @@ describe('exactly once', () => {
     expect(json(await f.getPayment(await c.token(), session.paymentId))).toMatchObject({ status: 'EXPIRED' });
     const callback = (await t.services.payments.simulator('card_global')!.press(session.paymentId, 'pay'))!;
     await t.services.payments.handleCallback('card_global', callback);
-    expect(json(await f.getPayment(await c.token(), session.paymentId))).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'FULFILLED', tokensGranted: STARTER_TOKENS });
+    expect(json(await f.getPayment(await c.token(), session.paymentId))).toMatchObject({
+      status: 'SUCCEEDED',
+      fulfilment: 'FULFILLED',
+      tokensGranted: STARTER_TOKENS,
+    });
     expect(await f.me(await c.token())).toMatchObject({ plan: { slug: 'starter' } });
   });
 });
@@ -168,7 +193,16 @@ describe('64-bit amounts', () => {
     const price = 3_000_000_123; // 30,000,001.23 BDT, above 2^31 = 2,147,483,648
     const [plan] = await t.platform.db
       .insert(plans)
-      .values({ slug: 'enterprise-max', name: 'Enterprise max', interval: 'MONTHLY', priceCents: price, currency: 'BDT', tokenAllowance: 5_000_000_000, allModels: true, sortOrder: 90 })
+      .values({
+        slug: 'enterprise-max',
+        name: 'Enterprise max',
+        interval: 'MONTHLY',
+        priceCents: price,
+        currency: 'BDT',
+        tokenAllowance: 5_000_000_000,
+        allModels: true,
+        sortOrder: 90,
+      })
       .returning();
     t.services.plans.invalidate();
     const c = await f.customer();

@@ -73,7 +73,10 @@ const withBody = (input: CallbackInput, edit: (body: Record<string, any>) => voi
 };
 
 const FORGE: Record<Slug, (input: CallbackInput, paymentId: string) => Promise<CallbackInput> | CallbackInput> = {
-  card_global: (input) => ({ ...input, headers: { ...input.headers, 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: input.rawBody, secret: 'whsec_not_the_secret' }) } }),
+  card_global: (input) => ({
+    ...input,
+    headers: { ...input.headers, 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: input.rawBody, secret: 'whsec_not_the_secret' }) },
+  }),
   wallet_global: (input) => ({ ...input, headers: { ...input.headers, 'paypal-transmission-sig': Buffer.from('forged signature').toString('base64') } }),
   card_regional: (input) => ({ ...input, rawBody: input.rawBody.replace(/val_id=[^&]+/, 'val_id=val_forged_123') }),
   wallet_regional_1: async (_input, paymentId) => {
@@ -195,8 +198,17 @@ describe('refunds through the gateway', () => {
       type: 'charge.refunded',
       data: { object: { id: 'ch_1', object: 'charge', payment_intent: intent, amount_refunded: 10_000, currency: 'bdt', metadata: { paymentId } } },
     });
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: rawBody, secret: 'whsec_fake_gateway_secret', timestamp: Math.floor(t.clock.now().getTime() / 1000) });
-    const response = await deliverTo(t, 'card_global', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, rawBody, query: {} });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: rawBody,
+      secret: 'whsec_fake_gateway_secret',
+      timestamp: Math.floor(t.clock.now().getTime() / 1000),
+    });
+    const response = await deliverTo(t, 'card_global', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+      rawBody,
+      query: {},
+    });
     expect(json(response).applied).toBe('review');
     const payment = json(await f.getPayment(c.accessToken, paymentId));
     expect(payment).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'REVIEW', tokensTakenBack: 0 });
@@ -209,7 +221,10 @@ describe('the browser return carries the outcome on some gateways (verified like
     const { c, paymentId } = await open('wallet_regional_1');
     const message = await genuine('wallet_regional_1', paymentId); // never delivered
     const { paymentID } = JSON.parse(message.rawBody) as { paymentID: string };
-    const back = await t.app.inject({ method: 'GET', url: `/v1/payments/return/${paymentId}?result=success&paymentID=${paymentID}&status=success&signature=x` });
+    const back = await t.app.inject({
+      method: 'GET',
+      url: `/v1/payments/return/${paymentId}?result=success&paymentID=${paymentID}&status=success&signature=x`,
+    });
     expect(back.statusCode).toBe(302);
     expect(back.headers.location).toBe(SUCCESS_URL);
     expect(json(await f.getPayment(c.accessToken, paymentId))).toMatchObject({ status: 'SUCCEEDED', tokensGranted: 10_000_000 });

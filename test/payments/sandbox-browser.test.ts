@@ -14,7 +14,6 @@ const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available && process.env.REQUIRE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: .ci/run installs it (apt-get install -y chromium)`);
 
-
 let t: TestApp;
 let base: string;
 let browser: Browser;
@@ -27,7 +26,16 @@ beforeAll(async () => {
   if (!available) return;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 afterAll(async () => {

@@ -53,7 +53,8 @@ afterAll(async () => {
 });
 
 const slugsOn = async (t: TestApp) => json<Array<{ slug: string }>>(await t.app.inject({ method: 'GET', url: '/v1/payments/channels' })).map((c) => c.slug);
-const balanceOf = async (t: TestApp, token: string) => Number(json(await t.app.inject({ method: 'GET', url: '/v1/credits/balance', headers: { authorization: `Bearer ${token}` } })).tokens);
+const balanceOf = async (t: TestApp, token: string) =>
+  Number(json(await t.app.inject({ method: 'GET', url: '/v1/credits/balance', headers: { authorization: `Bearer ${token}` } })).tokens);
 const paymentsOf = (t: TestApp, userId: string) => t.platform.db.select().from(payments).where(eq(payments.userId, userId));
 
 /** The sandbox page of a checkout and its Pay button, sent to `t` exactly as the page's form would send them. */
@@ -99,9 +100,17 @@ describe('which channels are offered', () => {
 
     const checkout = await f.checkout(c.accessToken, { planId: plan.id, provider: 'card_global' });
     expect(checkout.statusCode).toBe(400);
-    expect(json(checkout).error).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('No payment channel takes payments here right now') as string });
+    expect(json(checkout).error).toMatchObject({
+      code: 'BAD_REQUEST',
+      message: expect.stringContaining('No payment channel takes payments here right now') as string,
+    });
     await production.services.catalog.updatePricingSettings({ topUpEnabled: true });
-    const order = await f.inject(c.accessToken, 'POST', '/v1/topup/orders', { selection: { credits: 500 }, provider: 'card_regional', successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL });
+    const order = await f.inject(c.accessToken, 'POST', '/v1/topup/orders', {
+      selection: { credits: 500 },
+      provider: 'card_regional',
+      successUrl: SUCCESS_URL,
+      cancelUrl: CANCEL_URL,
+    });
     expect(order.statusCode).toBe(400);
     expect(json(order).error.message).toContain('card_regional');
 
@@ -126,7 +135,11 @@ describe('the sandbox page and its Pay route', () => {
       expect(pay.statusCode).toBe(404);
       expect(json(pay).error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('No such sandbox checkout') as string });
     }
-    expect(await f.payment(session.paymentId)).toMatchObject({ status: 'PENDING', fulfilment: 'NONE', sandbox: expect.objectContaining({ status: 'open' }) as unknown });
+    expect(await f.payment(session.paymentId)).toMatchObject({
+      status: 'PENDING',
+      fulfilment: 'NONE',
+      sandbox: expect.objectContaining({ status: 'open' }) as unknown,
+    });
     expect(await f.events(session.paymentId)).toEqual([]);
     expect(await balanceOf(liveCard, c.accessToken)).toBe(before);
     expect((await f.me(c.accessToken))?.plan?.slug).not.toBe('starter');
@@ -136,7 +149,12 @@ describe('the sandbox page and its Pay route', () => {
     const f = paymentFixtures(sandboxed);
     const c = await f.customer();
     await sandboxed.services.catalog.updatePricingSettings({ topUpEnabled: true });
-    const placed = await f.inject(c.accessToken, 'POST', '/v1/topup/orders', { selection: { credits: 500 }, provider: 'card_regional', successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL });
+    const placed = await f.inject(c.accessToken, 'POST', '/v1/topup/orders', {
+      selection: { credits: 500 },
+      provider: 'card_regional',
+      successUrl: SUCCESS_URL,
+      cancelUrl: CANCEL_URL,
+    });
     expect(placed.statusCode, placed.body).toBe(200);
     const order = json(placed);
     const before = await balanceOf(production, c.accessToken);
@@ -148,7 +166,10 @@ describe('the sandbox page and its Pay route', () => {
     expect(await balanceOf(production, c.accessToken)).toBe(before);
     expect(await f.payment(order.paymentId)).toMatchObject({ status: 'PENDING', fulfilment: 'NONE', tokensGranted: 0 });
     expect(await f.events(order.paymentId)).toEqual([]);
-    const [row] = await production.platform.db.select().from(topUpOrders).where(and(eq(topUpOrders.id, order.orderId), eq(topUpOrders.userId, c.user.id)));
+    const [row] = await production.platform.db
+      .select()
+      .from(topUpOrders)
+      .where(and(eq(topUpOrders.id, order.orderId), eq(topUpOrders.userId, c.user.id)));
     expect(row).toMatchObject({ grantedAt: null, tokensGranted: 0 });
   });
 });
@@ -179,7 +200,9 @@ describe('PAYMENTS_SANDBOX=true in production', () => {
 
   it('logs a warning at start naming the sandbox channels; production by default and development log none', async () => {
     const warnings = await startLogs({ NODE_ENV: 'production', PAYMENTS_SANDBOX: 'true' });
-    expect(warnings).toEqual([expect.objectContaining({ level: 40, sandboxChannels: ALL, msg: expect.stringContaining('PAYMENTS_SANDBOX=true in production') as string })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ level: 40, sandboxChannels: ALL, msg: expect.stringContaining('PAYMENTS_SANDBOX=true in production') as string }),
+    ]);
     expect(warnings[0]!.msg).toContain('without any money moving');
     expect(await startLogs({ NODE_ENV: 'production' })).toEqual([]);
     expect(await startLogs({ NODE_ENV: 'development' })).toEqual([]);

@@ -5,15 +5,7 @@
 // only (CI's PostgreSQL pass); PGlite holds no table of this size.
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { member, type Member } from '../helpers/community.js';
-import {
-  AUDIT_TARGET_SQL,
-  seedAuditLog,
-  seedPaymentsAndOrders,
-  seedPlayground,
-  seedReports,
-  seedUsers,
-  type ListsScale,
-} from '../helpers/lists-scale.js';
+import { AUDIT_TARGET_SQL, seedAuditLog, seedPaymentsAndOrders, seedPlayground, seedReports, seedUsers, type ListsScale } from '../helpers/lists-scale.js';
 import { testDatabaseUrl } from '../helpers/pg-admin.js';
 import { openPlanGuard, type PlanGuard } from '../helpers/plan-guard.js';
 import { bearer, createTestApp, signUpAs, type TestApp } from '../helpers/test-app.js';

@@ -10,7 +10,15 @@ import { openPlanGuard, type PlanGuard } from '../helpers/plan-guard.js';
 import { planConnection, planProblems, selectsSentDuring } from '../helpers/plans.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
-const LARGE_TABLES = new Set(['users', 'generations', 'community_posts', 'community_post_scores', 'community_works', 'community_post_likes', 'community_follows']);
+const LARGE_TABLES = new Set([
+  'users',
+  'generations',
+  'community_posts',
+  'community_post_scores',
+  'community_works',
+  'community_post_likes',
+  'community_follows',
+]);
 const POSTS = 100_000;
 
 describe.runIf(testDatabaseUrl())('feed statements at 100k posts are index-served (PostgreSQL)', () => {
@@ -59,7 +67,9 @@ describe.runIf(testDatabaseUrl())('feed statements at 100k posts are index-serve
   });
 
   it('would catch a generic plan: the same recent page planned generically expects more than a page', async () => {
-    const sent = await selectsSentDuring(t.platform.database, () => t.app.inject({ method: 'GET', url: '/v1/community/feed/recent?limit=20', headers: viewer.headers }));
+    const sent = await selectsSentDuring(t.platform.database, () =>
+      t.app.inject({ method: 'GET', url: '/v1/community/feed/recent?limit=20', headers: viewer.headers }),
+    );
     const page = sent.find((s) => s.text.includes('order by p.published_at desc'))!;
     const generic = await planConnection(t.platform.config.databaseUrl!, '-c plan_cache_mode=force_generic_plan');
     try {

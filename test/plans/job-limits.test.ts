@@ -26,7 +26,12 @@ describe.runIf(testDatabaseUrl())('the open-jobs count of a job submit at 100k j
     const plans = await planConnection(t.platform.config.databaseUrl!);
     try {
       const sent = await selectsSentDuring(t.platform.database, async () => {
-        const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: owner.headers, payload: { model: 'local/video', prompt: 'counted', durationSeconds: 1 } });
+        const response = await t.app.inject({
+          method: 'POST',
+          url: '/v1/ai/video',
+          headers: owner.headers,
+          payload: { model: 'local/video', prompt: 'counted', durationSeconds: 1 },
+        });
         expect(response.statusCode, response.body).toBe(200);
         expect(json(response).status).toBe('QUEUED');
       });

@@ -36,7 +36,9 @@ describe('the feeds follow blocks and recomputes made on another instance', () =
     expect(await recentAuthors(a, viewer)).toEqual(expect.arrayContaining([author.id, other.id]));
     expect(await recentAuthors(b, viewer)).toEqual(expect.arrayContaining([author.id, other.id]));
 
-    expect((await a.app.inject({ method: 'POST', url: '/v1/account/blocks', headers: viewer.headers, payload: { handle: author.handle, kind: 'MUTE' } })).statusCode).toBe(201);
+    expect(
+      (await a.app.inject({ method: 'POST', url: '/v1/account/blocks', headers: viewer.headers, payload: { handle: author.handle, kind: 'MUTE' } })).statusCode,
+    ).toBe(201);
     expect(await recentAuthors(a, viewer)).not.toContain(author.id);
     expect(await within(async () => !(await recentAuthors(b, viewer)).includes(author.id), 1000)).toBeLessThan(1000);
 
@@ -45,7 +47,9 @@ describe('the feeds follow blocks and recomputes made on another instance', () =
     expect(await within(async () => (await recentAuthors(a, viewer)).includes(author.id), 1000)).toBeLessThan(1000);
 
     // The other author blocks the viewer: the viewer's own cached entry is dropped too, on both instances.
-    expect((await b.app.inject({ method: 'POST', url: '/v1/account/blocks', headers: other.headers, payload: { handle: viewer.handle } })).statusCode).toBe(201);
+    expect((await b.app.inject({ method: 'POST', url: '/v1/account/blocks', headers: other.headers, payload: { handle: viewer.handle } })).statusCode).toBe(
+      201,
+    );
     expect(await recentAuthors(b, viewer)).not.toContain(other.id);
     expect(await within(async () => !(await recentAuthors(a, viewer)).includes(other.id), 1000)).toBeLessThan(1000);
     expect(await recentAuthors(a, viewer)).toContain(author.id);
@@ -57,7 +61,8 @@ describe('the feeds follow blocks and recomputes made on another instance', () =
     await publish(a, author);
     const shownAuthor = async (on: TestApp) => {
       const response = await on.app.inject({ method: 'GET', url: '/v1/community/feed/recent?limit=50', headers: viewer.headers });
-      return response.json<{ items: Array<{ author: { id: string; name: string | null; handle: string } }> }>().items.find((p) => p.author.id === author.id)!.author;
+      return response.json<{ items: Array<{ author: { id: string; name: string | null; handle: string } }> }>().items.find((p) => p.author.id === author.id)!
+        .author;
     };
     expect(await shownAuthor(a)).toMatchObject({ name: 'Old name', handle: author.handle });
     expect(await shownAuthor(b)).toMatchObject({ name: 'Old name', handle: author.handle });

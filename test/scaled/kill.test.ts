@@ -53,10 +53,14 @@ async function startVictim(dir: string) {
   child.stdout.on('data', (d: Buffer) => logs.push(d.toString()));
   child.stderr.on('data', (d: Buffer) => logs.push(d.toString()));
   // A cold start transpiles the sources with tsx; on a busy machine that takes a while.
-  await eventually(() => {
-    if (child.exitCode !== null) throw new Error(`the instance exited early:\n${logs.join('')}`);
-    return logs.join('').includes('storefront is ready');
-  }, 'the instance to start', 120_000).catch((err: unknown) => {
+  await eventually(
+    () => {
+      if (child.exitCode !== null) throw new Error(`the instance exited early:\n${logs.join('')}`);
+      return logs.join('').includes('storefront is ready');
+    },
+    'the instance to start',
+    120_000,
+  ).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(err as Error).message}\n${logs.join('').slice(-2000)}`);
   });
@@ -127,7 +131,11 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
     const t = { app: stable[0]!.app, platform: stable[0]!.platform, services: stable[0]!.services } as never;
     const users: User[] = [];
     for (let i = 0; i < 4; i++) {
-      const signup = await call('POST', '/v1/auth/signup', null, { email: `kill.${process.pid}.${Date.now()}.${i}@example.com`, password: 'correct horse battery', name: `Load ${i}` });
+      const signup = await call('POST', '/v1/auth/signup', null, {
+        email: `kill.${process.pid}.${Date.now()}.${i}@example.com`,
+        password: 'correct horse battery',
+        name: `Load ${i}`,
+      });
       expect(signup.status).toBe(201);
       const user = { id: signup.json.user.id as string, token: signup.json.accessToken as string };
       // A plan that includes the image model with room for the load's jobs, and tokens enough for the whole load.
@@ -164,7 +172,11 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
         const user = users[(w + Math.floor(n / 4)) % users.length]!;
         attempts++;
         if (op === 0) {
-          const r = await call('POST', '/v1/ai/text', user.token, { model: 'local/text', messages: [{ role: 'user', content: `load ${w}.${n}` }], maxTokens: 16 });
+          const r = await call('POST', '/v1/ai/text', user.token, {
+            model: 'local/text',
+            messages: [{ role: 'user', content: `load ${w}.${n}` }],
+            maxTokens: 16,
+          });
           if (r.status === 200) answered.text.push(r.json.requestId as string);
           else refuse('text', r);
         } else if (op === 1) {
@@ -224,14 +236,31 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
     // minute) once its 30 s lease lapsed, and taken over by another instance.
     const unfinished = () =>
       db
-        .select({ id: jobs.id, status: jobs.status, progress: jobs.progress, externalId: jobs.externalId, updatedAt: jobs.updatedAt, jobLease: jobs.leaseUntil, reservationLease: walletReservations.leaseUntil, reservation: walletReservations.status })
+        .select({
+          id: jobs.id,
+          status: jobs.status,
+          progress: jobs.progress,
+          externalId: jobs.externalId,
+          updatedAt: jobs.updatedAt,
+          jobLease: jobs.leaseUntil,
+          reservationLease: walletReservations.leaseUntil,
+          reservation: walletReservations.status,
+        })
         .from(jobs)
         .leftJoin(walletReservations, eq(walletReservations.requestId, jobs.requestId))
         .where(and(inArray(jobs.userId, userIds), inArray(jobs.status, ['QUEUED', 'RUNNING'])));
     // A new job whose first message the dead instance took before holding it waits out its 2-minute grace, then the
     // next sweep: up to three minutes after the load.
-    await eventually(async () => (await unfinished()).length === 0, 'every job final', 240_000, async () => `left at ${new Date().toISOString()}: ${JSON.stringify((await unfinished()).slice(0, 5))}`);
-    const jobRows = await db.select({ id: jobs.id, status: jobs.status, errorCode: jobs.errorCode, errorMessage: jobs.errorMessage }).from(jobs).where(inArray(jobs.userId, userIds));
+    await eventually(
+      async () => (await unfinished()).length === 0,
+      'every job final',
+      240_000,
+      async () => `left at ${new Date().toISOString()}: ${JSON.stringify((await unfinished()).slice(0, 5))}`,
+    );
+    const jobRows = await db
+      .select({ id: jobs.id, status: jobs.status, errorCode: jobs.errorCode, errorMessage: jobs.errorMessage })
+      .from(jobs)
+      .where(inArray(jobs.userId, userIds));
     for (const id of answered.job) {
       const job = jobRows.find((j) => j.id === id);
       expect(job?.status, `job ${id}: ${job?.errorCode} ${job?.errorMessage}`).toBe('SUCCEEDED');
@@ -266,12 +295,17 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
     const published = events.filter((e) => ['job.succeeded', 'job.failed', 'generation.persisted'].includes(e.name));
     expect(published.length).toBeGreaterThan(0);
     // A delivery's body is the event (name, createdAt, data), sent to the hook of the event's user.
-    const bodyOf = (e: (typeof published)[number]) => `/hooks/${e.userId}|${JSON.stringify({ event: e.name, createdAt: e.createdAt.toISOString(), data: e.data })}`;
-    const missing = await eventually(() => {
-      const delivered = new Set(receiver.received.map((r) => `${r.path}|${r.body}`));
-      const left = published.filter((e) => !delivered.has(bodyOf(e)));
-      return left.length === 0 ? left : undefined;
-    }, 'every event delivered', 60_000).catch(() => {
+    const bodyOf = (e: (typeof published)[number]) =>
+      `/hooks/${e.userId}|${JSON.stringify({ event: e.name, createdAt: e.createdAt.toISOString(), data: e.data })}`;
+    const missing = await eventually(
+      () => {
+        const delivered = new Set(receiver.received.map((r) => `${r.path}|${r.body}`));
+        const left = published.filter((e) => !delivered.has(bodyOf(e)));
+        return left.length === 0 ? left : undefined;
+      },
+      'every event delivered',
+      60_000,
+    ).catch(() => {
       const delivered = new Set(receiver.received.map((r) => `${r.path}|${r.body}`));
       return published.filter((e) => !delivered.has(bodyOf(e)));
     });
@@ -282,15 +316,37 @@ describe.skipIf(skipReason)('one instance killed with SIGKILL under load, then r
         from domain_events e
         left join webhook_deliveries d on d.event_id = e.id
         left join webhook_endpoints w on w.id = d.webhook_id
-        where e.id in (${sql.join(missing.slice(0, 10).map((e) => sql`${e.id}`), sql`, `)})`);
+        where e.id in (${sql.join(
+          missing.slice(0, 10).map((e) => sql`${e.id}`),
+          sql`, `,
+        )})`);
       const summary = await db.execute(sql`
         select d.webhook_id, d.status, count(*)::int as n, min(d.due_at) as first_due, max(d.updated_at) as last_update
         from webhook_deliveries d join webhook_endpoints w on w.id = d.webhook_id
-        where w.user_id in (${sql.join(userIds.map((id) => sql`${id}`), sql`, `)}) group by 1, 2 order by 1, 2`);
+        where w.user_id in (${sql.join(
+          userIds.map((id) => sql`${id}`),
+          sql`, `,
+        )}) group by 1, 2 order by 1, 2`);
       const undispatched = await db.execute(sql`select count(*)::int as n, max(dispatched_at) as last from domain_events`);
-      const activity = await db.execute(sql`select pid, state, wait_event_type, wait_event, left(query, 120) as query, xact_start from pg_stat_activity where datname = current_database() and state <> 'idle'`);
-      console.log('kill test diagnostics:', JSON.stringify({ summary: (summary as { rows: unknown[] }).rows, events: (undispatched as { rows: unknown[] }).rows, activity: (activity as { rows: unknown[] }).rows }, null, 1));
-      console.log(`kill test: ${missing.length} events not delivered at ${new Date().toISOString()}; the first ones:`, JSON.stringify((state as { rows: unknown[] }).rows, null, 1));
+      const activity = await db.execute(
+        sql`select pid, state, wait_event_type, wait_event, left(query, 120) as query, xact_start from pg_stat_activity where datname = current_database() and state <> 'idle'`,
+      );
+      console.log(
+        'kill test diagnostics:',
+        JSON.stringify(
+          {
+            summary: (summary as { rows: unknown[] }).rows,
+            events: (undispatched as { rows: unknown[] }).rows,
+            activity: (activity as { rows: unknown[] }).rows,
+          },
+          null,
+          1,
+        ),
+      );
+      console.log(
+        `kill test: ${missing.length} events not delivered at ${new Date().toISOString()}; the first ones:`,
+        JSON.stringify((state as { rows: unknown[] }).rows, null, 1),
+      );
     }
     expect(missing.map(bodyOf), 'webhook events never delivered').toEqual([]);
 

@@ -133,10 +133,15 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
 
   it('streams a job read on instance A while B or C runs it', async () => {
     const { accessToken } = await signUp();
-    const submitted = await call('POST', '/v1/ai/image', { token: accessToken, body: { model: 'local/image', prompt: 'a harbour at night', width: 64, height: 64, async: true } });
+    const submitted = await call('POST', '/v1/ai/image', {
+      token: accessToken,
+      body: { model: 'local/image', prompt: 'a harbour at night', width: 64, height: 64, async: true },
+    });
     expect(submitted.status).toBe(200);
     const { jobId } = submitted.json as { jobId: string };
-    const stream = await fetch(`${urls[0]}/v1/jobs/${jobId}/stream`, { headers: { authorization: `Bearer ${accessToken}`, accept: 'text/event-stream', 'x-forwarded-for': randomIp() } });
+    const stream = await fetch(`${urls[0]}/v1/jobs/${jobId}/stream`, {
+      headers: { authorization: `Bearer ${accessToken}`, accept: 'text/event-stream', 'x-forwarded-for': randomIp() },
+    });
     expect(stream.status).toBe(200);
     const text = await stream.text();
     const states = [...text.matchAll(/^data: (.+)$/gm)].map((m) => JSON.parse(m[1]!).job?.status as string);
@@ -148,17 +153,24 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
   it('serves every generated file (image, audio, video) from every instance through the proxy', async () => {
     const { accessToken, user } = await signUp();
     await setPlan({ platform: instances[0]!.platform } as never, user.id, 'starter');
-    const image = await call('POST', '/v1/ai/image', { token: accessToken, body: { model: 'local/image', prompt: 'three lighthouses', count: 2, width: 64, height: 64 } });
+    const image = await call('POST', '/v1/ai/image', {
+      token: accessToken,
+      body: { model: 'local/image', prompt: 'three lighthouses', count: 2, width: 64, height: 64 },
+    });
     expect(image.status).toBe(200);
     const audio = await call('POST', '/v1/ai/audio', { token: accessToken, body: { model: 'local/speech', text: 'Heard on every instance.' } });
     expect(audio.status).toBe(200);
     const video = await call('POST', '/v1/ai/video', { token: accessToken, body: { model: 'local/video', prompt: 'waves', durationSeconds: 1 } });
     expect(video.status).toBe(200);
-    const videoJob = await eventually(async () => {
-      shared.clock.advance(10_000);
-      const job = (await call('GET', `/v1/jobs/${video.json.jobId}`, { token: accessToken })).json;
-      return ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(job.status) ? job : undefined;
-    }, 'the video job', 45_000);
+    const videoJob = await eventually(
+      async () => {
+        shared.clock.advance(10_000);
+        const job = (await call('GET', `/v1/jobs/${video.json.jobId}`, { token: accessToken })).json;
+        return ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(job.status) ? job : undefined;
+      },
+      'the video job',
+      45_000,
+    );
     expect(videoJob.status).toBe('SUCCEEDED');
     const generated = [...fileUrls(image.json), ...fileUrls(audio.json), ...fileUrls(videoJob.output)];
     expect(generated.length).toBeGreaterThanOrEqual(4);
@@ -190,7 +202,7 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
     for (const base of urls) await eventually(async () => (await text(base)).status === 401, `the revoked key refused by ${base}`, 2000);
   });
 
-  it('drops a disabled provider\'s models from /v1/models on every instance, and a plan change from /v1/plans/:slug/models', async () => {
+  it("drops a disabled provider's models from /v1/models on every instance, and a plan change from /v1/plans/:slug/models", async () => {
     const listed = (await call('GET', '/v1/models')).json;
     // Any listed model will do (without upstream credentials only the `local` provider's are servable); it comes back below.
     const model = (listed.items as { slug: string }[])[0];
@@ -225,7 +237,8 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
     const added = await instances[1]!.services.catalog.resolveForGateway(extra!);
     await instances[1]!.services.plans.allowModel(plan.id, added.id);
     try {
-      for (const base of urls) await eventually(async () => (await planModels(base)).includes(`"${extra}"`), `${extra} listed in ${plan.slug} on ${base}`, 2000);
+      for (const base of urls)
+        await eventually(async () => (await planModels(base)).includes(`"${extra}"`), `${extra} listed in ${plan.slug} on ${base}`, 2000);
     } finally {
       await instances[1]!.services.plans.disallowModel(plan.id, added.id);
     }
@@ -243,10 +256,14 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
         )
       ).rows;
     // A schedule fires at the next minute's start, when pg-boss's clock monitor next looks: up to about 90 s away.
-    const rows = await eventually(async () => {
-      const found = await perMinute();
-      return queues.every((q) => found.some((r) => r.name === q)) ? found : undefined;
-    }, 'a run of every schedule', 100_000);
+    const rows = await eventually(
+      async () => {
+        const found = await perMinute();
+        return queues.every((q) => found.some((r) => r.name === q)) ? found : undefined;
+      },
+      'a run of every schedule',
+      100_000,
+    );
     for (const row of rows) expect(Number(row.n), `${row.name} at ${row.minute}`).toBe(1);
   }, 110_000);
 });

@@ -61,9 +61,19 @@ describe('files across instances', () => {
 
   it('serves generated media (image and audio) made on one instance from the other', async () => {
     const { accessToken } = await signUp(a.app);
-    const image = await a.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'local/image', prompt: 'a lighthouse', width: 64, height: 64 } });
+    const image = await a.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'local/image', prompt: 'a lighthouse', width: 64, height: 64 },
+    });
     expect(image.statusCode).toBe(200);
-    const audio = await a.app.inject({ method: 'POST', url: '/v1/ai/audio', headers: bearer(accessToken), payload: { model: 'local/speech', text: 'Shared between instances.' } });
+    const audio = await a.app.inject({
+      method: 'POST',
+      url: '/v1/ai/audio',
+      headers: bearer(accessToken),
+      payload: { model: 'local/speech', text: 'Shared between instances.' },
+    });
     expect(audio.statusCode).toBe(200);
     const urls = [...JSON.stringify([json(image), json(audio)]).matchAll(/https?:\/\/[^"]+\/v1\/files\/raw\/[^"]+/g)].map((m) => m[0]);
     expect(urls.length).toBeGreaterThanOrEqual(2);

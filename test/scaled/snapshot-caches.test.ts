@@ -87,7 +87,12 @@ describe('the top-up terms', () => {
     const { a, b } = instances;
     const operator = await signUpAs({ app: a.app, platform: a.platform }, 'SUPER_ADMIN');
     const threshold = (b.services.topup.peekTerms() ?? (await b.services.topup.terms())).lowBalanceThresholdTokens + 1_000;
-    const set = await a.app.inject({ method: 'PUT', url: '/v1/admin/topup/settings', headers: bearer(operator.accessToken), payload: { lowBalanceThresholdTokens: threshold } });
+    const set = await a.app.inject({
+      method: 'PUT',
+      url: '/v1/admin/topup/settings',
+      headers: bearer(operator.accessToken),
+      payload: { lowBalanceThresholdTokens: threshold },
+    });
     expect(set.statusCode, set.body).toBe(200);
     expect((await a.services.topup.terms()).lowBalanceThresholdTokens).toBe(threshold);
     // B reloads as soon as the notification drops its copy; peekTerms never waits for that.

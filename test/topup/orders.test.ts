@@ -15,8 +15,10 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const db = () => t.platform.db;
-const req = (token: string, method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
-const order = (token: string, body: Record<string, unknown>) => req(token, 'POST', '/v1/topup/orders', { provider: 'card_regional', successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL, ...body });
+const req = (token: string, method: 'GET' | 'POST', url: string, payload?: object) =>
+  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+const order = (token: string, body: Record<string, unknown>) =>
+  req(token, 'POST', '/v1/topup/orders', { provider: 'card_regional', successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL, ...body });
 const balance = async (token: string) => Number(json(await req(token, 'GET', '/v1/credits/balance')).tokens);
 const ruleByTemplate = async (template: string) => (await db().select().from(topUpRules).where(eq(topUpRules.template, template)))[0]!;
 
@@ -38,7 +40,14 @@ describe('POST /v1/topup/orders and the topup fulfilment', () => {
     expect(body).toMatchObject({ amountCents: 22_500, tokens: 5_000_000, bonusTokens: 1_000_000, totalTokens: 6_000_000 });
 
     const pending = json(await req(user.accessToken, 'GET', `/v1/topup/orders/${body.orderId}`));
-    expect(pending).toMatchObject({ id: body.orderId, status: 'PENDING', selection: { credits: 500 }, channel: 'card_regional', tokensGranted: 0, payment: { id: body.paymentId, status: 'PENDING', provider: 'card_regional', paidAt: null } });
+    expect(pending).toMatchObject({
+      id: body.orderId,
+      status: 'PENDING',
+      selection: { credits: 500 },
+      channel: 'card_regional',
+      tokensGranted: 0,
+      payment: { id: body.paymentId, status: 'PENDING', provider: 'card_regional', paidAt: null },
+    });
     expect(pending.appliedRules.map((a: { id: string }) => a.id)).toEqual([first.id]);
 
     // The price changes after the order was placed: the order keeps what it was sold with.
@@ -108,7 +117,9 @@ describe('POST /v1/topup/orders and the topup fulfilment', () => {
   });
 
   it('needs a token', async () => {
-    expect((await t.app.inject({ method: 'POST', url: '/v1/topup/orders', payload: { selection: { credits: 500 }, provider: 'card_regional' } })).statusCode).toBe(401);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/topup/orders', payload: { selection: { credits: 500 }, provider: 'card_regional' } })).statusCode,
+    ).toBe(401);
   });
 });
 

@@ -26,9 +26,30 @@ describe('GET /v1/topup/options', () => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/topup/options' });
     expect(response.statusCode).toBe(200);
     const body = json(response);
-    expect(body).toMatchObject({ enabled: true, currency: 'BDT', tokensPerCredit: 10_000, minOrderCents: 2_000, maxOrderCents: 1_000_000, roundToCents: 100, charsPer300Tokens: 1_200, offers: [] });
+    expect(body).toMatchObject({
+      enabled: true,
+      currency: 'BDT',
+      tokensPerCredit: 10_000,
+      minOrderCents: 2_000,
+      maxOrderCents: 1_000_000,
+      roundToCents: 100,
+      charsPer300Tokens: 1_200,
+      offers: [],
+    });
     expect(body.components).toEqual([
-      { key: 'credits', name: 'Credits', description: expect.any(String), kind: 'CREDITS', unit: 'credit', minUnits: 50, maxUnits: 20_000, step: 10, defaultUnits: 500, tokensPerUnit: 10_000, pricing: { mode: 'formula', unitPriceCents: 45 } },
+      {
+        key: 'credits',
+        name: 'Credits',
+        description: expect.any(String),
+        kind: 'CREDITS',
+        unit: 'credit',
+        minUnits: 50,
+        maxUnits: 20_000,
+        step: 10,
+        defaultUnits: 500,
+        tokensPerUnit: 10_000,
+        pricing: { mode: 'formula', unitPriceCents: 45 },
+      },
     ]);
     // Carrier billing lists the amounts it is registered for.
     expect(body.channels).toContainEqual(expect.objectContaining({ slug: 'dcb', amountsCents: [49_900, 149_900] }));
@@ -42,7 +63,15 @@ describe('GET /v1/topup/options', () => {
     await db().update(topUpRules).set({ active: true }).where(eq(topUpRules.id, volume.id));
     const body = json(await t.app.inject({ method: 'GET', url: '/v1/topup/options' }));
     expect(body.offers).toEqual([
-      { id: volume.id, name: volume.name, description: volume.description, type: 'BONUS', conditions: { minUnits: { component: 'credits', units: 1_000 } }, effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 }, endsAt: null },
+      {
+        id: volume.id,
+        name: volume.name,
+        description: volume.description,
+        type: 'BONUS',
+        conditions: { minUnits: { component: 'credits', units: 1_000 } },
+        effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 },
+        endsAt: null,
+      },
     ]);
   });
 
@@ -55,7 +84,17 @@ describe('POST /v1/topup/quote', () => {
   it('prices credits anonymously', async () => {
     const response = await quote({ selection: { credits: 1_000 } });
     expect(response.statusCode).toBe(200);
-    expect(json(response)).toMatchObject({ valid: true, issues: [], currency: 'BDT', subtotalCents: 45_000, amountCents: 45_000, tokens: 10_000_000, totalTokens: 10_000_000, credits: 1_000, applied: [] });
+    expect(json(response)).toMatchObject({
+      valid: true,
+      issues: [],
+      currency: 'BDT',
+      subtotalCents: 45_000,
+      amountCents: 45_000,
+      tokens: 10_000_000,
+      totalTokens: 10_000_000,
+      credits: 1_000,
+      applied: [],
+    });
     expect(json(response).payableWith.length).toBeGreaterThan(0);
   });
 
@@ -94,7 +133,13 @@ describe('POST /v1/topup/quote', () => {
   it('a new-account rule applies to young accounts only', async () => {
     const [rule] = await db()
       .insert(topUpRules)
-      .values({ name: 'Welcome week', type: 'PROMOTION', active: true, effect: { type: 'FIXED_OFF', amountCents: 1_000 }, conditions: { audience: 'NEW_ACCOUNT', newAccountDays: 7 } })
+      .values({
+        name: 'Welcome week',
+        type: 'PROMOTION',
+        active: true,
+        effect: { type: 'FIXED_OFF', amountCents: 1_000 },
+        conditions: { audience: 'NEW_ACCOUNT', newAccountDays: 7 },
+      })
       .returning();
     try {
       const user = await signUp(t.app);
@@ -123,26 +168,44 @@ describe('POST /v1/topup/quote', () => {
       // None registered: carrier billing is not offered for top-ups at all.
       await db().update(paymentChannels).set({ amountsCents: [] }).where(eq(paymentChannels.slug, 'dcb'));
       expect(json(await t.app.inject({ method: 'GET', url: '/v1/topup/options' })).channels.map((c: { slug: string }) => c.slug)).not.toContain('dcb');
-      expect(json(await quote({ selection: { credits: 1_000 } })).unavailableChannels).toContainEqual({ slug: 'dcb', reason: expect.stringContaining('not offered for top-ups') });
-      await db().update(paymentChannels).set({ amountsCents: [45_000] }).where(eq(paymentChannels.slug, 'dcb'));
+      expect(json(await quote({ selection: { credits: 1_000 } })).unavailableChannels).toContainEqual({
+        slug: 'dcb',
+        reason: expect.stringContaining('not offered for top-ups'),
+      });
+      await db()
+        .update(paymentChannels)
+        .set({ amountsCents: [45_000] })
+        .where(eq(paymentChannels.slug, 'dcb'));
       expect(json(await quote({ selection: { credits: 1_000 } })).payableWith).toContain('dcb');
       const other = json(await quote({ selection: { credits: 500 } }));
       expect(other.payableWith).not.toContain('dcb');
       expect(other.unavailableChannels).toContainEqual({ slug: 'dcb', reason: expect.stringContaining('৳450.00') });
     } finally {
       await db().delete(topUpRules).where(eq(topUpRules.id, rule!.id));
-      await db().update(paymentChannels).set({ amountsCents: [49_900, 149_900] }).where(eq(paymentChannels.slug, 'dcb'));
+      await db()
+        .update(paymentChannels)
+        .set({ amountsCents: [49_900, 149_900] })
+        .where(eq(paymentChannels.slug, 'dcb'));
     }
   });
 
   it('prices an operator-enabled model-usage component', async () => {
-    await db().update(topUpComponents).set({ enabled: true, pricing: { mode: 'FIXED', unitPriceCents: 700 } }).where(eq(topUpComponents.key, 'images'));
+    await db()
+      .update(topUpComponents)
+      .set({ enabled: true, pricing: { mode: 'FIXED', unitPriceCents: 700 } })
+      .where(eq(topUpComponents.key, 'images'));
     try {
       const body = json(await quote({ selection: { credits: 100, images: 10 } }));
-      expect(body.lines.map((l: { key: string; priceCents: number }) => [l.key, l.priceCents])).toEqual([['credits', 4_500], ['images', 7_000]]);
+      expect(body.lines.map((l: { key: string; priceCents: number }) => [l.key, l.priceCents])).toEqual([
+        ['credits', 4_500],
+        ['images', 7_000],
+      ]);
       expect(body.usage).toEqual({ items: [{ displayName: 'Images', unit: 'image', units: 10 }], tokensSpent: 1_356_000, tokensLeft: 1_000_000 });
     } finally {
-      await db().update(topUpComponents).set({ enabled: false, pricing: { mode: 'AI_COST' } }).where(eq(topUpComponents.key, 'images'));
+      await db()
+        .update(topUpComponents)
+        .set({ enabled: false, pricing: { mode: 'AI_COST' } })
+        .where(eq(topUpComponents.key, 'images'));
     }
   });
 });

@@ -12,7 +12,12 @@ const THRESHOLD = 1_000_000; // 100 credits
 beforeAll(async () => {
   t = await createTestApp();
   root = await signUpAs(t, 'SUPER_ADMIN');
-  const set = await t.app.inject({ method: 'PUT', url: '/v1/admin/topup/settings', headers: bearer(root.accessToken), payload: { lowBalanceThresholdTokens: THRESHOLD } });
+  const set = await t.app.inject({
+    method: 'PUT',
+    url: '/v1/admin/topup/settings',
+    headers: bearer(root.accessToken),
+    payload: { lowBalanceThresholdTokens: THRESHOLD },
+  });
   expect(set.statusCode, set.body).toBe(200);
 });
 afterAll(async () => t?.close());
@@ -20,11 +25,16 @@ afterAll(async () => t?.close());
 const hello = { model: 'local/text', messages: [{ role: 'user', content: 'Explain how lighthouses work' }] };
 const ask = (token: string) => t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(token), payload: hello });
 const warnings = async (token: string) =>
-  (json(await t.app.inject({ method: 'GET', url: '/v1/notifications', headers: bearer(token) })).items as Array<{ type: string; payload: Record<string, any> }>).filter(
-    (n) => n.type === 'QUOTA_WARNING',
-  );
+  (
+    json(await t.app.inject({ method: 'GET', url: '/v1/notifications', headers: bearer(token) })).items as Array<{ type: string; payload: Record<string, any> }>
+  ).filter((n) => n.type === 'QUOTA_WARNING');
 const warned = async (userId: string) =>
-  (await t.platform.db.select({ warned: wallets.lowBalanceWarned }).from(wallets).where(and(eq(wallets.ownerType, 'USER'), eq(wallets.ownerId, userId))))[0]!.warned;
+  (
+    await t.platform.db
+      .select({ warned: wallets.lowBalanceWarned })
+      .from(wallets)
+      .where(and(eq(wallets.ownerType, 'USER'), eq(wallets.ownerId, userId)))
+  )[0]!.warned;
 const settled = () => t.services.wallet.backgroundIdle();
 
 describe('QUOTA_WARNING when a charge takes the wallet under the low-balance threshold', () => {
@@ -42,7 +52,12 @@ describe('QUOTA_WARNING when a charge takes the wallet under the low-balance thr
     const [first, ...rest] = await warnings(user.accessToken);
     expect(rest).toEqual([]);
     const { tokens } = await t.services.wallet.balance({ userId: user.user.id });
-    expect(first!.payload).toEqual({ balanceTokens: tokens, thresholdTokens: THRESHOLD, suggestedTopUp: { component: 'credits', units: 50 }, topUpOptions: '/v1/topup/options' });
+    expect(first!.payload).toEqual({
+      balanceTokens: tokens,
+      thresholdTokens: THRESHOLD,
+      suggestedTopUp: { component: 'credits', units: 50 },
+      topUpOptions: '/v1/topup/options',
+    });
     expect(tokens).toBeLessThan(THRESHOLD);
 
     expect((await ask(user.accessToken)).statusCode).toBe(200); // still under: no second warning
@@ -78,7 +93,16 @@ describe('QUOTA_WARNING when a charge takes the wallet under the low-balance thr
     expect(await warnings(user.accessToken)).toHaveLength(1);
 
     const quiet = await signUp(t.app);
-    expect((await t.app.inject({ method: 'PATCH', url: '/v1/account/notification-prefs', headers: bearer(quiet.accessToken), payload: { inAppQuotaWarnings: false } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'PATCH',
+          url: '/v1/account/notification-prefs',
+          headers: bearer(quiet.accessToken),
+          payload: { inAppQuotaWarnings: false },
+        })
+      ).statusCode,
+    ).toBe(200);
     await setBalance(t, quiet.user.id, THRESHOLD + 1);
     expect((await ask(quiet.accessToken)).statusCode).toBe(200);
     await settled();

@@ -10,7 +10,9 @@ export const passwordResets = pgTable(
   'password_resets',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     status: text('status', { enum: ['OTP_ISSUED', 'OTP_DEAD', 'TOKEN_ISSUED', 'COMPLETED', 'SUPERSEDED'] }).notNull(),
     otpHash: text('otp_hash').notNull(),
     otpAttempts: integer('otp_attempts').notNull().default(0),
@@ -28,7 +30,9 @@ export const emailTokens = pgTable(
   'email_tokens',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     purpose: text('purpose', { enum: ['VERIFY_EMAIL', 'CHANGE_EMAIL'] }).notNull(),
     /** The address the link was sent to (for CHANGE_EMAIL, the new address). */
     email: text('email').notNull(),
@@ -42,13 +46,21 @@ export const emailTokens = pgTable(
 
 /** Account preferences; a user without a row has the defaults. */
 export const userPreferences = pgTable('user_preferences', {
-  userId: uuid('user_id').primaryKey().references(() => users.id),
+  userId: uuid('user_id')
+    .primaryKey()
+    .references(() => users.id),
   locale: text('locale').notNull().default('en'),
   timezone: text('timezone').notNull().default('UTC'),
-  theme: text('theme', { enum: ['light', 'dark', 'system'] }).notNull().default('system'),
-  profileVisibility: text('profile_visibility', { enum: ['PUBLIC', 'FOLLOWERS_ONLY', 'PRIVATE'] }).notNull().default('PUBLIC'),
+  theme: text('theme', { enum: ['light', 'dark', 'system'] })
+    .notNull()
+    .default('system'),
+  profileVisibility: text('profile_visibility', { enum: ['PUBLIC', 'FOLLOWERS_ONLY', 'PRIVATE'] })
+    .notNull()
+    .default('PUBLIC'),
   allowDmFromAnyone: boolean('allow_dm_from_anyone').notNull().default(true),
-  defaultGenerationVisibility: text('default_generation_visibility', { enum: ['PRIVATE', 'UNLISTED', 'PUBLIC'] }).notNull().default('PRIVATE'),
+  defaultGenerationVisibility: text('default_generation_visibility', { enum: ['PRIVATE', 'UNLISTED', 'PUBLIC'] })
+    .notNull()
+    .default('PRIVATE'),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
 
@@ -57,8 +69,12 @@ export const userBlocks = pgTable(
   'user_blocks',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
-    blockedUserId: uuid('blocked_user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    blockedUserId: uuid('blocked_user_id')
+      .notNull()
+      .references(() => users.id),
     kind: text('kind', { enum: ['BLOCK', 'MUTE'] }).notNull(),
     reason: text('reason'),
     createdAt: createdAt(),
@@ -71,7 +87,9 @@ export const dataExports = pgTable(
   'data_exports',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     status: text('status', { enum: ['QUEUED', 'RUNNING', 'READY', 'FAILED', 'EXPIRED'] }).notNull(),
     storageKey: text('storage_key'),
     sizeBytes: bigint('size_bytes', { mode: 'number' }),

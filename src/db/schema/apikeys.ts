@@ -10,7 +10,9 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     label: text('label').notNull(),
     keyHash: text('key_hash').notNull(),
     /** The last 4 characters of the raw key. */
@@ -37,7 +39,9 @@ export const apiKeys = pgTable(
 export const apiKeySpend = pgTable(
   'api_key_spend',
   {
-    apiKeyId: uuid('api_key_id').notNull().references(() => apiKeys.id),
+    apiKeyId: uuid('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id),
     periodStart: tz('period_start').notNull(),
     spent: bigint('spent', { mode: 'number' }).notNull().default(0),
     reserved: bigint('reserved', { mode: 'number' }).notNull().default(0),

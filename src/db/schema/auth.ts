@@ -21,9 +21,13 @@ export const users = pgTable(
     handle: text('handle').notNull(),
     avatarUrl: text('avatar_url'),
     bio: text('bio'),
-    role: text('role', { enum: ['USER', 'ADMIN', 'SUPER_ADMIN'] }).notNull().default('USER'),
+    role: text('role', { enum: ['USER', 'ADMIN', 'SUPER_ADMIN'] })
+      .notNull()
+      .default('USER'),
     /** SUSPENDED: an operator stopped the account (no sign-in, sessions revoked); it keeps its email and handle. */
-    status: text('status', { enum: ['ACTIVE', 'SUSPENDED', 'DELETED'] }).notNull().default('ACTIVE'),
+    status: text('status', { enum: ['ACTIVE', 'SUSPENDED', 'DELETED'] })
+      .notNull()
+      .default('ACTIVE'),
     /**
      * The role of the operator who suspended the account (the CLI counts as a SUPER_ADMIN), so only an operator of at
      * least that rank lifts it; null when not suspended, or suspended before this was recorded.
@@ -39,9 +43,13 @@ export const users = pgTable(
     internalKind: text('internal_kind', { enum: INTERNAL_ACCOUNT_KINDS }),
   },
   (t) => [
-    uniqueIndex('users_email_active_key').on(t.email).where(sql`${t.status} <> 'DELETED'`),
+    uniqueIndex('users_email_active_key')
+      .on(t.email)
+      .where(sql`${t.status} <> 'DELETED'`),
     uniqueIndex('users_handle_lower_key').on(sql`lower(${t.handle})`),
-    uniqueIndex('users_internal_kind_key').on(t.internalKind).where(sql`${t.internalKind} IS NOT NULL`),
+    uniqueIndex('users_internal_kind_key')
+      .on(t.internalKind)
+      .where(sql`${t.internalKind} IS NOT NULL`),
     // The admin list, newest accounts first.
     index('users_created_idx').on(t.createdAt, t.id),
     check('users_internal_no_password', sql`${t.internalKind} IS NULL OR ${t.passwordHash} = ${sql.raw(`'${NO_PASSWORD}'`)}`),
@@ -53,7 +61,9 @@ export const sessions = pgTable(
   'sessions',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     device: text('device').notNull(),
     userAgent: text('user_agent'),
     ipAddress: text('ip_address'),
@@ -69,13 +79,19 @@ export const refreshTokens = pgTable(
   'refresh_tokens',
   {
     id: idColumn(),
-    sessionId: uuid('session_id').notNull().references(() => sessions.id),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    sessionId: uuid('session_id')
+      .notNull()
+      .references(() => sessions.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     tokenHash: text('token_hash').notNull(),
     expiresAt: tz('expires_at').notNull(),
     createdAt: createdAt(),
     revokedAt: tz('revoked_at'),
-    revokedReason: text('revoked_reason', { enum: ['ROTATED', 'LOGOUT', 'REUSE_DETECTED', 'SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED', 'NEW_LOGIN', 'ACCOUNT_SUSPENDED'] }),
+    revokedReason: text('revoked_reason', {
+      enum: ['ROTATED', 'LOGOUT', 'REUSE_DETECTED', 'SESSION_REVOKED', 'PASSWORD_RESET', 'ACCOUNT_DELETED', 'NEW_LOGIN', 'ACCOUNT_SUSPENDED'],
+    }),
   },
   (t) => [uniqueIndex('refresh_tokens_hash_key').on(t.tokenHash), index('refresh_tokens_session_idx').on(t.sessionId)],
 );
@@ -87,7 +103,10 @@ export const refreshTokens = pgTable(
 export const loginAttempts = pgTable('login_attempts', {
   key: text('key').primaryKey(),
   /** When the counted attempts were made, oldest first; never more than the threshold. */
-  attempts: tz('attempts').array().notNull().default(sql`'{}'::timestamptz[]`),
+  attempts: tz('attempts')
+    .array()
+    .notNull()
+    .default(sql`'{}'::timestamptz[]`),
   /** Whether the latest attempt was let through: written by the counting upsert so that its RETURNING can tell. */
   admitted: boolean('admitted').notNull().default(true),
   lockedUntil: tz('locked_until'),
@@ -97,11 +116,23 @@ export const securityEvents = pgTable(
   'security_events',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     kind: text('kind', {
       enum: [
-        'LOGIN_SUCCESS', 'LOGIN_FAILED', 'LOGIN_LOCKED', 'LOGOUT', 'PASSWORD_CHANGED', 'PASSWORD_RESET', 'EMAIL_CHANGED',
-        'TWO_FA_ENABLED', 'TWO_FA_DISABLED', 'TWO_FA_FAILED', 'SESSION_REVOKED', 'IMPERSONATED_BY_ADMIN',
+        'LOGIN_SUCCESS',
+        'LOGIN_FAILED',
+        'LOGIN_LOCKED',
+        'LOGOUT',
+        'PASSWORD_CHANGED',
+        'PASSWORD_RESET',
+        'EMAIL_CHANGED',
+        'TWO_FA_ENABLED',
+        'TWO_FA_DISABLED',
+        'TWO_FA_FAILED',
+        'SESSION_REVOKED',
+        'IMPERSONATED_BY_ADMIN',
       ],
     }).notNull(),
     ipAddress: text('ip_address'),
@@ -114,7 +145,9 @@ export const securityEvents = pgTable(
 
 /** TOTP two-factor of a user: the row exists from setup on; `enabledAt` set means two-factor is on. */
 export const twoFactor = pgTable('two_factor', {
-  userId: uuid('user_id').primaryKey().references(() => users.id),
+  userId: uuid('user_id')
+    .primaryKey()
+    .references(() => users.id),
   /** Base32 TOTP secret (an authenticator app needs the secret itself, so it cannot be hashed). */
   secret: text('secret').notNull(),
   enabledAt: tz('enabled_at'),
@@ -129,7 +162,9 @@ export const recoveryCodes = pgTable(
   'recovery_codes',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     codeHash: text('code_hash').notNull(),
     usedAt: tz('used_at'),
     createdAt: createdAt(),
@@ -142,7 +177,9 @@ export const mfaChallenges = pgTable(
   'mfa_challenges',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     failedAttempts: integer('failed_attempts').notNull().default(0),
     createdAt: createdAt(),
     expiresAt: tz('expires_at').notNull(),
@@ -156,7 +193,9 @@ export const userIdentities = pgTable(
   'user_identities',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     issuer: text('issuer').notNull(),
     subject: text('subject').notNull(),
     email: text('email').notNull(),

@@ -12,7 +12,17 @@ export type ModelAvailability = (typeof MODEL_AVAILABILITIES)[number];
 export const PROVIDER_STATUSES = ['ACTIVE', 'DEGRADED', 'INACTIVE', 'DISABLED'] as const;
 export type ProviderStatus = (typeof PROVIDER_STATUSES)[number];
 export const MODEL_FEATURES = [
-  'TEXT', 'VISION', 'REASONING', 'TOOLS', 'IMAGE_GENERATION', 'IMAGE_EDIT', 'VIDEO_GENERATION', 'TTS', 'MUSIC', 'STT', 'EMBEDDING',
+  'TEXT',
+  'VISION',
+  'REASONING',
+  'TOOLS',
+  'IMAGE_GENERATION',
+  'IMAGE_EDIT',
+  'VIDEO_GENERATION',
+  'TTS',
+  'MUSIC',
+  'STT',
+  'EMBEDDING',
 ] as const;
 export type ModelFeature = (typeof MODEL_FEATURES)[number];
 
@@ -23,7 +33,20 @@ export type ModelFeature = (typeof MODEL_FEATURES)[number];
  * own price is billed at the fresh input or output price, never free; a 1-hour cache write without its own price at
  * twice the fresh input price (Anthropic's multiplier, catalog/pricing.ts).
  */
-export const PRICE_UNITS = ['1m_input_tokens', '1m_output_tokens', '1m_cached_input_tokens', '1m_cache_write_tokens', '1m_cache_write_1h_tokens', '1m_reasoning_tokens', '1m_image_input_tokens', 'image', 'second', 'minute', '1k_chars', 'generation'] as const;
+export const PRICE_UNITS = [
+  '1m_input_tokens',
+  '1m_output_tokens',
+  '1m_cached_input_tokens',
+  '1m_cache_write_tokens',
+  '1m_cache_write_1h_tokens',
+  '1m_reasoning_tokens',
+  '1m_image_input_tokens',
+  'image',
+  'second',
+  'minute',
+  '1k_chars',
+  'generation',
+] as const;
 export type PriceUnit = (typeof PRICE_UNITS)[number];
 
 /** Provider cost in minor units of `currency` per unit (fractions of a minor unit allowed, e.g. 7.5 cents per 1M tokens). */
@@ -80,7 +103,9 @@ export const models = pgTable(
   {
     id: idColumn(),
     slug: text('slug').notNull(),
-    providerId: uuid('provider_id').notNull().references(() => providers.id),
+    providerId: uuid('provider_id')
+      .notNull()
+      .references(() => providers.id),
     /** The provider's own name for the model, sent upstream. */
     upstreamModel: text('upstream_model').notNull(),
     displayName: text('display_name').notNull(),
@@ -106,6 +131,8 @@ export const models = pgTable(
   (t) => [
     uniqueIndex('models_slug_key').on(t.slug),
     index('models_provider_idx').on(t.providerId),
-    index('models_listing_idx').on(t.type, t.slug).where(sql`${t.status} <> 'DISABLED'`),
+    index('models_listing_idx')
+      .on(t.type, t.slug)
+      .where(sql`${t.status} <> 'DISABLED'`),
   ],
 );

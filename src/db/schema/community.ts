@@ -25,10 +25,17 @@ export const communityPosts = pgTable(
   'community_posts',
   {
     id: idColumn(),
-    authorId: uuid('author_id').notNull().references(() => users.id),
-    generationId: uuid('generation_id').notNull().references(() => generations.id),
+    authorId: uuid('author_id')
+      .notNull()
+      .references(() => users.id),
+    generationId: uuid('generation_id')
+      .notNull()
+      .references(() => generations.id),
     caption: text('caption').notNull().default(''),
-    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+    tags: text('tags')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     remixOfPostId: uuid('remix_of_post_id'),
     likeCount: integer('like_count').notNull().default(0),
     commentCount: integer('comment_count').notNull().default(0),
@@ -60,7 +67,9 @@ export const communityPosts = pgTable(
 export const communityPostScores = pgTable(
   'community_post_scores',
   {
-    postId: uuid('post_id').primaryKey().references(() => communityPosts.id),
+    postId: uuid('post_id')
+      .primaryKey()
+      .references(() => communityPosts.id),
     authorId: uuid('author_id').notNull(),
     scoreEven: doublePrecision('score_even').notNull().default(0),
     scoreOdd: doublePrecision('score_odd').notNull().default(0),
@@ -78,8 +87,12 @@ export const communityTrendingState = pgTable('community_trending_state', {
 export const communityPostLikes = pgTable(
   'community_post_likes',
   {
-    postId: uuid('post_id').notNull().references(() => communityPosts.id),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    postId: uuid('post_id')
+      .notNull()
+      .references(() => communityPosts.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.postId, t.userId] }), index('community_post_likes_user_idx').on(t.userId, t.postId)],
@@ -89,8 +102,12 @@ export const communityPostLikes = pgTable(
 export const communityLikeNotices = pgTable(
   'community_like_notices',
   {
-    postId: uuid('post_id').notNull().references(() => communityPosts.id),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    postId: uuid('post_id')
+      .notNull()
+      .references(() => communityPosts.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
   },
   (t) => [primaryKey({ columns: [t.postId, t.userId] })],
 );
@@ -99,7 +116,9 @@ export const communityLikeNotices = pgTable(
 export const communityPostDaily = pgTable(
   'community_post_daily',
   {
-    postId: uuid('post_id').notNull().references(() => communityPosts.id),
+    postId: uuid('post_id')
+      .notNull()
+      .references(() => communityPosts.id),
     day: date('day', { mode: 'string' }).notNull(),
     views: integer('views').notNull().default(0),
     shares: integer('shares').notNull().default(0),
@@ -112,8 +131,12 @@ export const communityComments = pgTable(
   'community_comments',
   {
     id: idColumn(),
-    postId: uuid('post_id').notNull().references(() => communityPosts.id),
-    authorId: uuid('author_id').notNull().references(() => users.id),
+    postId: uuid('post_id')
+      .notNull()
+      .references(() => communityPosts.id),
+    authorId: uuid('author_id')
+      .notNull()
+      .references(() => users.id),
     parentId: uuid('parent_id'),
     body: text('body').notNull(),
     createdAt: createdAt(),
@@ -127,8 +150,12 @@ export const communityComments = pgTable(
 export const communityFollows = pgTable(
   'community_follows',
   {
-    followerId: uuid('follower_id').notNull().references(() => users.id),
-    followeeId: uuid('followee_id').notNull().references(() => users.id),
+    followerId: uuid('follower_id')
+      .notNull()
+      .references(() => users.id),
+    followeeId: uuid('followee_id')
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.followerId, t.followeeId] }), index('community_follows_followee_idx').on(t.followeeId, t.followerId)],
@@ -174,7 +201,9 @@ export const communityWorks = pgTable(
     sourceLikeCount: integer('source_like_count').notNull().default(0),
     localLikeCount: integer('local_like_count').notNull().default(0),
     localViewCount: integer('local_view_count').notNull().default(0),
-    starNum: integer('star_num').generatedAlwaysAs(sql`source_like_count + local_like_count`).notNull(),
+    starNum: integer('star_num')
+      .generatedAlwaysAs(sql`source_like_count + local_like_count`)
+      .notNull(),
     publishedAt: tz('published_at').notNull(),
     updatedAt: tz('updated_at').notNull(),
     hiddenAt: tz('hidden_at'),
@@ -182,18 +211,28 @@ export const communityWorks = pgTable(
     authorVisibility: text('author_visibility', { enum: AUTHOR_VISIBILITIES }).notNull().default('PUBLIC'),
   },
   (t) => [
-    uniqueIndex('community_works_external_key').on(t.externalId).where(sql`source = 'IMPORTED'`),
+    uniqueIndex('community_works_external_key')
+      .on(t.externalId)
+      .where(sql`source = 'IMPORTED'`),
     uniqueIndex('community_works_post_key').on(t.postId),
-    index('community_works_recent_idx').on(t.publishedAt, t.id).where(sql`hidden_at is null`),
-    index('community_works_top_idx').on(t.starNum, t.id).where(sql`hidden_at is null`),
+    index('community_works_recent_idx')
+      .on(t.publishedAt, t.id)
+      .where(sql`hidden_at is null`),
+    index('community_works_top_idx')
+      .on(t.starNum, t.id)
+      .where(sql`hidden_at is null`),
   ],
 );
 
 export const communityWorkLikes = pgTable(
   'community_work_likes',
   {
-    workId: uuid('work_id').notNull().references(() => communityWorks.id),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    workId: uuid('work_id')
+      .notNull()
+      .references(() => communityWorks.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.workId, t.userId] })],
@@ -208,7 +247,9 @@ export const communityReports = pgTable(
   'community_reports',
   {
     id: idColumn(),
-    reporterId: uuid('reporter_id').notNull().references(() => users.id),
+    reporterId: uuid('reporter_id')
+      .notNull()
+      .references(() => users.id),
     targetType: text('target_type', { enum: REPORT_TARGETS }).notNull(),
     targetId: uuid('target_id').notNull(),
     reason: text('reason').notNull(),
@@ -221,7 +262,9 @@ export const communityReports = pgTable(
     resolutionNote: text('resolution_note'),
   },
   (t) => [
-    uniqueIndex('community_reports_open_key').on(t.reporterId, t.targetType, t.targetId).where(sql`status = 'OPEN'`),
+    uniqueIndex('community_reports_open_key')
+      .on(t.reporterId, t.targetType, t.targetId)
+      .where(sql`status = 'OPEN'`),
     index('community_reports_queue_idx').on(t.status, t.createdAt, t.id),
     index('community_reports_created_idx').on(t.createdAt, t.id),
   ],

@@ -49,8 +49,12 @@ export const couponRedemptions = pgTable(
   'coupon_redemptions',
   {
     id: idColumn(),
-    couponId: uuid('coupon_id').notNull().references(() => coupons.id),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    couponId: uuid('coupon_id')
+      .notNull()
+      .references(() => coupons.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     /** The subscription change the code was used on. */
     changeId: uuid('change_id').notNull(),
     discountCents: bigint('discount_cents', { mode: 'number' }).notNull(),
@@ -59,7 +63,9 @@ export const couponRedemptions = pgTable(
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('coupon_redemptions_once_per_customer_key').on(t.couponId, t.userId).where(sql`${t.status} <> 'RELEASED'`),
+    uniqueIndex('coupon_redemptions_once_per_customer_key')
+      .on(t.couponId, t.userId)
+      .where(sql`${t.status} <> 'RELEASED'`),
     uniqueIndex('coupon_redemptions_change_key').on(t.changeId),
     index('coupon_redemptions_coupon_idx').on(t.couponId),
   ],

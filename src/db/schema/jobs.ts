@@ -20,7 +20,9 @@ export const jobs = pgTable(
   'jobs',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     kind: text('kind', { enum: JOB_KINDS }).notNull(),
     status: text('status', { enum: JOB_STATUSES }).notNull().default('QUEUED'),
     modelId: uuid('model_id').notNull(),
@@ -57,8 +59,12 @@ export const jobs = pgTable(
   },
   (t) => [
     index('jobs_user_created_idx').on(t.userId, t.createdAt, t.id),
-    index('jobs_lease_idx').on(t.leaseUntil).where(sql`${t.leaseUntil} is not null`),
+    index('jobs_lease_idx')
+      .on(t.leaseUntil)
+      .where(sql`${t.leaseUntil} is not null`),
     // The open jobs alone, counted against the plan's concurrentJobs at every job submit (JobsService.openJobsLocked).
-    index('jobs_open_idx').on(t.userId).where(sql`${t.status} in ('QUEUED', 'RUNNING')`),
+    index('jobs_open_idx')
+      .on(t.userId)
+      .where(sql`${t.status} in ('QUEUED', 'RUNNING')`),
   ],
 );

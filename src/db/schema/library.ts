@@ -13,14 +13,19 @@ export const generations = pgTable(
   'generations',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     kind: text('kind', { enum: GENERATION_KINDS }).notNull(),
     prompt: text('prompt').notNull(),
     thumbnailUrl: text('thumbnail_url'),
     output: jsonb('output').$type<Record<string, unknown>>().notNull(),
     modelId: uuid('model_id'),
     visibility: text('visibility', { enum: GENERATION_VISIBILITIES }).notNull().default('PRIVATE'),
-    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+    tags: text('tags')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     favorite: boolean('favorite').notNull().default(false),
     /** The gateway request that produced it (one item per request). */
     requestId: text('request_id'),
@@ -59,13 +64,13 @@ export const promptTemplates = pgTable(
     title: text('title').notNull(),
     body: text('body').notNull(),
     variables: jsonb('variables').$type<PromptVariable[]>().notNull().default([]),
-    tags: text('tags').array().notNull().default(sql`'{}'::text[]`),
+    tags: text('tags')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     usageCount: integer('usage_count').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
-  (t) => [
-    uniqueIndex('prompt_templates_system_key').on(t.systemKey),
-    index('prompt_templates_user_idx').on(t.userId, t.updatedAt),
-  ],
+  (t) => [uniqueIndex('prompt_templates_system_key').on(t.systemKey), index('prompt_templates_user_idx').on(t.userId, t.updatedAt)],
 );

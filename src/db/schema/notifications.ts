@@ -23,7 +23,9 @@ export const notifications = pgTable(
   'notifications',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     type: text('type', { enum: NOTIFICATION_TYPES }).notNull(),
     title: text('title').notNull(),
     body: text('body'),
@@ -33,13 +35,17 @@ export const notifications = pgTable(
   },
   (t) => [
     index('notifications_user_idx').on(t.userId, t.createdAt, t.id),
-    index('notifications_unread_idx').on(t.userId).where(sql`${t.readAt} is null`),
+    index('notifications_unread_idx')
+      .on(t.userId)
+      .where(sql`${t.readAt} is null`),
   ],
 );
 
 /** Which notifications a user wants; a user without a row has the defaults (all on but marketing mail). */
 export const notificationPreferences = pgTable('notification_preferences', {
-  userId: uuid('user_id').primaryKey().references(() => users.id),
+  userId: uuid('user_id')
+    .primaryKey()
+    .references(() => users.id),
   emailJobUpdates: boolean('email_job_updates').notNull().default(true),
   emailBillingAlerts: boolean('email_billing_alerts').notNull().default(true),
   emailSecurityAlerts: boolean('email_security_alerts').notNull().default(true),

@@ -35,7 +35,9 @@ export const payments = pgTable(
   'payments',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     /** The purchase's owner module (`subscription`, `topup`) and its reference (a change id, an order id). */
     purposeKind: text('purpose_kind').notNull(),
     purposeRef: text('purpose_ref').notNull(),
@@ -105,10 +107,7 @@ export const paymentEvents = pgTable(
     lastError: text('last_error'),
     createdAt: createdAt(),
   },
-  (t) => [
-    uniqueIndex('payment_events_key').on(t.channel, t.eventKey),
-    index('payment_events_unprocessed_idx').on(t.processedAt, t.createdAt),
-  ],
+  (t) => [uniqueIndex('payment_events_key').on(t.channel, t.eventKey), index('payment_events_unprocessed_idx').on(t.processedAt, t.createdAt)],
 );
 
 /** Saved recurring authorisations (a wallet agreement, a carrier subscription) a customer can revoke. */
@@ -116,13 +115,17 @@ export const paymentAgreements = pgTable(
   'payment_agreements',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     channel: text('channel').notNull(),
     /** What the customer recognises: a masked phone number or account. */
     label: text('label').notNull(),
     gatewayAgreementId: text('gateway_agreement_id').notNull(),
     subscriptionId: uuid('subscription_id'),
-    status: text('status', { enum: ['ACTIVE', 'CANCELLED'] }).notNull().default('ACTIVE'),
+    status: text('status', { enum: ['ACTIVE', 'CANCELLED'] })
+      .notNull()
+      .default('ACTIVE'),
     createdAt: createdAt(),
     cancelledAt: tz('cancelled_at'),
   },

@@ -32,7 +32,9 @@ export const plans = pgTable(
     allModels: boolean('all_models').notNull().default(true),
     /** Payment channel slugs the plan may be bought with; empty means all. */
     allowedChannels: jsonb('allowed_channels').$type<string[]>().notNull().default([]),
-    status: text('status', { enum: ['ACTIVE', 'ARCHIVED'] }).notNull().default('ACTIVE'),
+    status: text('status', { enum: ['ACTIVE', 'ARCHIVED'] })
+      .notNull()
+      .default('ACTIVE'),
     /** Internal plans (the playground's) are never listed nor sold. */
     internal: boolean('internal').notNull().default(false),
     sortOrder: integer('sort_order').notNull().default(0),
@@ -47,8 +49,12 @@ export const plans = pgTable(
 export const planModels = pgTable(
   'plan_models',
   {
-    planId: uuid('plan_id').notNull().references(() => plans.id, { onDelete: 'cascade' }),
-    modelId: uuid('model_id').notNull().references(() => models.id, { onDelete: 'cascade' }),
+    planId: uuid('plan_id')
+      .notNull()
+      .references(() => plans.id, { onDelete: 'cascade' }),
+    modelId: uuid('model_id')
+      .notNull()
+      .references(() => models.id, { onDelete: 'cascade' }),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.planId, t.modelId] }), index('plan_models_model_idx').on(t.modelId)],

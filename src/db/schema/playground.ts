@@ -33,7 +33,11 @@ export const playgroundRuns = pgTable(
     errorMessage: text('error_message'),
     createdAt: createdAt(),
   },
-  (t) => [index('playground_runs_created_idx').on(t.createdAt, t.id), index('playground_runs_admin_idx').on(t.adminId, t.createdAt, t.id), index('playground_runs_job_idx').on(t.jobId)],
+  (t) => [
+    index('playground_runs_created_idx').on(t.createdAt, t.id),
+    index('playground_runs_admin_idx').on(t.adminId, t.createdAt, t.id),
+    index('playground_runs_job_idx').on(t.jobId),
+  ],
 );
 
 export interface PlaygroundMessage {

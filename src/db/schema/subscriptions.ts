@@ -16,9 +16,13 @@ export const subscriptions = pgTable(
   'subscriptions',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     workspaceId: uuid('workspace_id'),
-    planId: uuid('plan_id').notNull().references(() => plans.id),
+    planId: uuid('plan_id')
+      .notNull()
+      .references(() => plans.id),
     status: text('status', { enum: SUBSCRIPTION_STATUSES }).notNull(),
     origin: text('origin', { enum: SUBSCRIPTION_ORIGINS }).notNull(),
     /** Start of the current cycle (a renewal or a plan change starts a new one). */
@@ -40,11 +44,17 @@ export const subscriptions = pgTable(
   },
   (t) => [
     index('subscriptions_user_idx').on(t.userId, t.status),
-    uniqueIndex('subscriptions_signup_once_key').on(t.userId).where(sql`${t.origin} = 'SIGNUP'`),
-    uniqueIndex('subscriptions_trial_once_key').on(t.userId).where(sql`${t.origin} = 'TRIAL'`),
+    uniqueIndex('subscriptions_signup_once_key')
+      .on(t.userId)
+      .where(sql`${t.origin} = 'SIGNUP'`),
+    uniqueIndex('subscriptions_trial_once_key')
+      .on(t.userId)
+      .where(sql`${t.origin} = 'TRIAL'`),
     index('subscriptions_due_idx').on(t.status, t.endsAt),
     // Members of a workspace meter against its subscription: looked up by workspace on every cache miss.
-    index('subscriptions_workspace_idx').on(t.workspaceId).where(sql`${t.workspaceId} is not null`),
+    index('subscriptions_workspace_idx')
+      .on(t.workspaceId)
+      .where(sql`${t.workspaceId} is not null`),
   ],
 );
 
@@ -63,15 +73,21 @@ export const subscriptionChanges = pgTable(
   'subscription_changes',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     /** The subscription that will carry the new plan (for a purchase from the free plan: a new PENDING one). */
-    subscriptionId: uuid('subscription_id').notNull().references(() => subscriptions.id),
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id),
     kind: text('kind', { enum: CHANGE_KINDS }).notNull(),
     status: text('status', { enum: CHANGE_STATUSES }).notNull(),
     fromPlanId: uuid('from_plan_id').references(() => plans.id),
     /** The subscription's cycle when the change was priced; a change meant for another cycle is not applied. */
     fromCycle: integer('from_cycle').notNull(),
-    toPlanId: uuid('to_plan_id').notNull().references(() => plans.id),
+    toPlanId: uuid('to_plan_id')
+      .notNull()
+      .references(() => plans.id),
     toPlanName: text('to_plan_name').notNull(),
     toPlanInterval: text('to_plan_interval', { enum: PLAN_INTERVALS }).notNull(),
     toPlanAllowance: bigint('to_plan_allowance', { mode: 'number' }).notNull(),
@@ -94,7 +110,9 @@ export const subscriptionChanges = pgTable(
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('subscription_changes_open_key').on(t.userId).where(sql`${t.status} in ('AWAITING_PAYMENT', 'SCHEDULED')`),
+    uniqueIndex('subscription_changes_open_key')
+      .on(t.userId)
+      .where(sql`${t.status} in ('AWAITING_PAYMENT', 'SCHEDULED')`),
     uniqueIndex('subscription_changes_payment_key').on(t.paymentId),
     index('subscription_changes_subscription_idx').on(t.subscriptionId, t.createdAt),
     index('subscription_changes_due_idx').on(t.status, t.effectiveAt),
@@ -105,7 +123,9 @@ export const subscriptionChanges = pgTable(
 export const subscriptionReminders = pgTable(
   'subscription_reminders',
   {
-    subscriptionId: uuid('subscription_id').notNull().references(() => subscriptions.id),
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id),
     cycle: integer('cycle').notNull(),
     /** `3d` or `1d` before the cycle ends. */
     kind: text('kind', { enum: ['3d', '1d'] }).notNull(),

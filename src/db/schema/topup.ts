@@ -10,10 +10,7 @@ export interface TierPrice {
   unitPriceCents: number;
 }
 
-export type ComponentPricing =
-  | { mode: 'AI_COST' }
-  | { mode: 'FIXED'; unitPriceCents: number }
-  | { mode: 'TIERS'; tiers: TierPrice[] };
+export type ComponentPricing = { mode: 'AI_COST' } | { mode: 'FIXED'; unitPriceCents: number } | { mode: 'TIERS'; tiers: TierPrice[] };
 
 export type RuleEffect =
   | { type: 'BONUS_UNITS'; component: string; units: number }
@@ -42,9 +39,7 @@ export const topUpComponents = pgTable(
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
-  (t) => [
-    check('topup_components_units', sql`${t.minUnits} > 0 AND ${t.maxUnits} >= ${t.minUnits} AND ${t.step} > 0`),
-  ],
+  (t) => [check('topup_components_units', sql`${t.minUnits} > 0 AND ${t.maxUnits} >= ${t.minUnits} AND ${t.step} > 0`)],
 );
 
 /** Bonuses and promotions; `template` names the four seeded templates (null for an operator's own rules). */
@@ -88,7 +83,9 @@ export const topUpOrders = pgTable(
   'topup_orders',
   {
     id: idColumn(),
-    userId: uuid('user_id').notNull().references(() => users.id),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
     selection: jsonb('selection').$type<Record<string, number>>().notNull(),
     lines: jsonb('lines').$type<Record<string, unknown>[]>().notNull(),
     appliedRules: jsonb('applied_rules').$type<Record<string, unknown>[]>().notNull(),
@@ -106,5 +103,9 @@ export const topUpOrders = pgTable(
     grantedAt: tz('granted_at'),
     createdAt: createdAt(),
   },
-  (t) => [index('topup_orders_user_idx').on(t.userId, t.createdAt, t.id), index('topup_orders_created_idx').on(t.createdAt, t.id), check('topup_orders_amount_positive', sql`${t.amountCents} > 0`)],
+  (t) => [
+    index('topup_orders_user_idx').on(t.userId, t.createdAt, t.id),
+    index('topup_orders_created_idx').on(t.createdAt, t.id),
+    check('topup_orders_amount_positive', sql`${t.amountCents} > 0`),
+  ],
 );

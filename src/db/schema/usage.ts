@@ -42,6 +42,8 @@ export const usageRecords = pgTable(
     ),
     index('usage_records_request_idx').on(t.requestId),
     // The feed of one API key's calls (`GET /v1/usage?apiKeyId=`).
-    index('usage_records_key_feed_idx').on(t.userId, t.apiKeyId, t.createdAt, t.id).where(sql`${t.apiKeyId} is not null`),
+    index('usage_records_key_feed_idx')
+      .on(t.userId, t.apiKeyId, t.createdAt, t.id)
+      .where(sql`${t.apiKeyId} is not null`),
   ],
 );

@@ -37,7 +37,9 @@ export const walletLedger = pgTable(
   'wallet_ledger',
   {
     id: idColumn(),
-    walletId: uuid('wallet_id').notNull().references(() => wallets.id),
+    walletId: uuid('wallet_id')
+      .notNull()
+      .references(() => wallets.id),
     kind: text('kind', { enum: LEDGER_KINDS }).notNull(),
     /** Signed token amount. */
     amount: bigint('amount', { mode: 'number' }).notNull(),
@@ -52,7 +54,9 @@ export const walletLedger = pgTable(
     uniqueIndex('wallet_ledger_idempotency_key').on(t.idempotencyKey),
     index('wallet_ledger_wallet_idx').on(t.walletId, t.createdAt, t.id),
     // What a payment credited (a top-up order's page reads it per paid order).
-    index('wallet_ledger_payment_idx').on(t.paymentId).where(sql`${t.paymentId} is not null`),
+    index('wallet_ledger_payment_idx')
+      .on(t.paymentId)
+      .where(sql`${t.paymentId} is not null`),
   ],
 );
 
@@ -61,7 +65,9 @@ export const walletReservations = pgTable(
   'wallet_reservations',
   {
     id: idColumn(),
-    walletId: uuid('wallet_id').notNull().references(() => wallets.id),
+    walletId: uuid('wallet_id')
+      .notNull()
+      .references(() => wallets.id),
     requestId: text('request_id').notNull(),
     tokens: bigint('tokens', { mode: 'number' }).notNull(),
     status: text('status', { enum: RESERVATION_STATUSES }).notNull().default('OPEN'),
@@ -80,7 +86,9 @@ export const walletReservations = pgTable(
   },
   (t) => [
     uniqueIndex('wallet_reservations_request_key').on(t.requestId),
-    index('wallet_reservations_open_idx').on(t.leaseUntil).where(sql`${t.status} in ('OPEN', 'IN_FLIGHT')`),
+    index('wallet_reservations_open_idx')
+      .on(t.leaseUntil)
+      .where(sql`${t.status} in ('OPEN', 'IN_FLIGHT')`),
     index('wallet_reservations_wallet_idx').on(t.walletId, t.createdAt),
   ],
 );

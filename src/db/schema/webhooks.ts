@@ -33,7 +33,12 @@ export const webhookEndpoints = pgTable(
     createdAt: createdAt(),
     updatedAt: tz('updated_at').notNull().defaultNow(),
   },
-  (t) => [index('webhook_endpoints_user_idx').on(t.userId, t.createdAt), index('webhook_endpoints_active_user_idx').on(t.userId).where(sql`${t.status} = 'ACTIVE'`)],
+  (t) => [
+    index('webhook_endpoints_user_idx').on(t.userId, t.createdAt),
+    index('webhook_endpoints_active_user_idx')
+      .on(t.userId)
+      .where(sql`${t.status} = 'ACTIVE'`),
+  ],
 );
 
 /**
@@ -65,9 +70,13 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     // An event fans out to a webhook once, however often the dispatcher runs.
-    uniqueIndex('webhook_deliveries_event_idx').on(t.webhookId, t.eventId).where(sql`${t.resendOf} is null`),
+    uniqueIndex('webhook_deliveries_event_idx')
+      .on(t.webhookId, t.eventId)
+      .where(sql`${t.resendOf} is null`),
     index('webhook_deliveries_webhook_idx').on(t.webhookId, t.createdAt, t.id),
-    index('webhook_deliveries_due_idx').on(t.dueAt).where(sql`${t.status} in ('PENDING', 'SENDING')`),
+    index('webhook_deliveries_due_idx')
+      .on(t.dueAt)
+      .where(sql`${t.status} in ('PENDING', 'SENDING')`),
   ],
 );
 

@@ -30,7 +30,9 @@ export const workspaceMembers = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.userId] }),
-    uniqueIndex('workspace_members_one_owner_idx').on(t.workspaceId).where(sql`${t.role} = 'OWNER'`),
+    uniqueIndex('workspace_members_one_owner_idx')
+      .on(t.workspaceId)
+      .where(sql`${t.role} = 'OWNER'`),
     index('workspace_members_user_idx').on(t.userId, t.createdAt),
   ],
 );

@@ -142,7 +142,7 @@ describe('data export', () => {
     expect(await t.platform.db.select().from(dataExports).where(eq(dataExports.userId, user.id))).toHaveLength(1);
   });
 
-  it('lists the last 10 requests, newest first, only the caller\'s', async () => {
+  it("lists the last 10 requests, newest first, only the caller's", async () => {
     const { accessToken, user } = await signUp(t.app);
     const other = await signUp(t.app);
     for (let i = 0; i < 12; i++) {
@@ -166,9 +166,15 @@ describe('data export', () => {
     const failing = await createTestApp();
     try {
       // the same service of another app instance, with a section that cannot be read
-      failing.services.account.addExportSection({ name: 'broken', collect: async () => [{ path: 'x.bin', content: async () => Promise.reject(new Error('disk gone')) }] });
+      failing.services.account.addExportSection({
+        name: 'broken',
+        collect: async () => [{ path: 'x.bin', content: async () => Promise.reject(new Error('disk gone')) }],
+      });
       const { db } = failing.platform;
-      const [copy] = await db.insert(dataExports).values({ userId: (await signUp(failing.app)).user.id, status: 'QUEUED', createdAt: failing.clock.now() }).returning();
+      const [copy] = await db
+        .insert(dataExports)
+        .values({ userId: (await signUp(failing.app)).user.id, status: 'QUEUED', createdAt: failing.clock.now() })
+        .returning();
       await expect(failing.services.account.exports.build(copy!.id, { retryCount: 0 })).rejects.toThrow('disk gone');
       expect((await db.select().from(dataExports).where(eq(dataExports.id, copy!.id)))[0]).toMatchObject({ status: 'QUEUED', storageKey: null });
       await expect(failing.services.account.exports.build(copy!.id, { retryCount: 2 })).rejects.toThrow('disk gone');
@@ -206,7 +212,10 @@ describe('writeArchive', () => {
     expect(files.get('generations/media/inline.txt')!.toString()).toBe('inline bytes');
     expect(files.get('generations/media/stream.txt')!.toString()).toBe('streamed ');
     expect(JSON.parse(files.get('manifest.json')!.toString()).sections).toEqual([
-      { name: 'generations', files: ['generations/generations.json', 'generations/media/clip.bin', 'generations/media/inline.txt', 'generations/media/stream.txt'] },
+      {
+        name: 'generations',
+        files: ['generations/generations.json', 'generations/media/clip.bin', 'generations/media/inline.txt', 'generations/media/stream.txt'],
+      },
     ]);
   });
 

@@ -30,9 +30,7 @@ export function createDataExports(deps: AccountDeps, sections: () => ExportSecti
 
   /** A signed link, so it can be opened in a browser (no Authorization header) until the export expires. */
   const downloadUrl = (row: ExportRow) =>
-    row.status === 'READY' && row.expiresAt
-      ? `${publicBaseUrl}/v1/account/data-export/${row.id}/download?token=${downloadToken(row)}`
-      : null;
+    row.status === 'READY' && row.expiresAt ? `${publicBaseUrl}/v1/account/data-export/${row.id}/download?token=${downloadToken(row)}` : null;
 
   const toExport = (row: ExportRow) => ({
     id: row.id,
@@ -103,7 +101,14 @@ export function createDataExports(deps: AccountDeps, sections: () => ExportSecti
         const now = clock.now();
         const [ready] = await db
           .update(dataExports)
-          .set({ status: 'READY', storageKey: key, sizeBytes: stored.size, completedAt: now, expiresAt: new Date(now.getTime() + EXPORT_LINK_TTL_MS), error: null })
+          .set({
+            status: 'READY',
+            storageKey: key,
+            sizeBytes: stored.size,
+            completedAt: now,
+            expiresAt: new Date(now.getTime() + EXPORT_LINK_TTL_MS),
+            error: null,
+          })
           .where(eq(dataExports.id, row.id))
           .returning();
         await deps.mailer.send(

@@ -164,7 +164,11 @@ describe('email change to the service’s own addresses', () => {
       const mailsBefore = (await mailsTo(t.platform.db, email)).length;
       const response = await post('/v1/account/email/change', { newEmail }, accessToken);
       expect(response.statusCode).toBe(400);
-      expect(json(response).error).toEqual({ code: 'BAD_REQUEST', message: expect.stringMatching(/storefront\.internal .*Use your own email address/), details: { field: 'newEmail' } });
+      expect(json(response).error).toEqual({
+        code: 'BAD_REQUEST',
+        message: expect.stringMatching(/storefront\.internal .*Use your own email address/),
+        details: { field: 'newEmail' },
+      });
       expect(await t.platform.db.select().from(emailTokens).where(eq(emailTokens.userId, user.id))).toEqual([]);
       expect(await mailsTo(t.platform.db, newEmail)).toEqual([]);
       expect((await mailsTo(t.platform.db, email)).length).toBe(mailsBefore);
@@ -178,7 +182,14 @@ describe('email change to the service’s own addresses', () => {
       const { email, user } = await signUp(t.app);
       const token = randomToken();
       const now = t.clock.now();
-      await t.platform.db.insert(emailTokens).values({ userId: user.id, purpose: 'CHANGE_EMAIL', email: reserved, tokenHash: hashToken(token), createdAt: now, expiresAt: new Date(now.getTime() + HOUR_MS) });
+      await t.platform.db.insert(emailTokens).values({
+        userId: user.id,
+        purpose: 'CHANGE_EMAIL',
+        email: reserved,
+        tokenHash: hashToken(token),
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + HOUR_MS),
+      });
       const response = await post('/v1/account/email/confirm', { token });
       expect(response.statusCode).toBe(400);
       expect(json(response).error).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringContaining('storefront.internal') });

@@ -99,10 +99,7 @@ export function createEmailFlows(deps: AccountDeps) {
         composeMail(email, {
           subject: 'Confirm your new email address',
           greeting: user.name,
-          lines: [
-            `You asked to use this address for your Storefront account instead of ${user.email}.`,
-            'Open the link to confirm. It is valid for 24 hours.',
-          ],
+          lines: [`You asked to use this address for your Storefront account instead of ${user.email}.`, 'Open the link to confirm. It is valid for 24 hours.'],
           action: { label: 'Confirm new email address', url: `${frontendUrl}/confirm-email?token=${encodeURIComponent(token)}` },
           footer: 'If you did not ask for this, ignore this email: the account keeps its current address.',
         }),
@@ -122,7 +119,12 @@ export function createEmailFlows(deps: AccountDeps) {
           .update(emailTokens)
           .set({ usedAt: now })
           .where(
-            and(eq(emailTokens.tokenHash, hashToken(token)), eq(emailTokens.purpose, 'CHANGE_EMAIL'), isNull(emailTokens.usedAt), gt(emailTokens.expiresAt, now)),
+            and(
+              eq(emailTokens.tokenHash, hashToken(token)),
+              eq(emailTokens.purpose, 'CHANGE_EMAIL'),
+              isNull(emailTokens.usedAt),
+              gt(emailTokens.expiresAt, now),
+            ),
           )
           .returning();
         if (!row) return null;

@@ -16,7 +16,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const post = (url: string, payload?: object, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, headers, ...(payload ? { payload } : {}) });
+const post = (url: string, payload?: object, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url, headers, ...(payload ? { payload } : {}) });
 /** Asks for a reset code and waits until the job that issues it has run. */
 const forgot = async (email: string) => {
   const response = await post('/v1/account/password/forgot', { email });
@@ -184,7 +185,14 @@ describe('POST /v1/account/password/verify-otp', () => {
   });
 
   it('refuses bad input with 400', async () => {
-    for (const payload of [{}, { email: 'a@example.com' }, { email: 'a@example.com', otp: '123' }, { email: 'a@example.com', otp: '12345' }, { email: 'a@example.com', otp: 1234 }, { email: 'a@example.com', otp: 'abcd' }]) {
+    for (const payload of [
+      {},
+      { email: 'a@example.com' },
+      { email: 'a@example.com', otp: '123' },
+      { email: 'a@example.com', otp: '12345' },
+      { email: 'a@example.com', otp: 1234 },
+      { email: 'a@example.com', otp: 'abcd' },
+    ]) {
       expect((await post('/v1/account/password/verify-otp', payload)).statusCode).toBe(400);
     }
   });
@@ -205,7 +213,10 @@ describe('POST /v1/account/password/reset', () => {
     expect(response.statusCode).toBe(200);
     expect(json(response)).toEqual({ ok: true });
 
-    const revoked = await t.platform.db.select().from(refreshTokens).where(and(eq(refreshTokens.userId, user.id), eq(refreshTokens.revokedReason, 'PASSWORD_RESET')));
+    const revoked = await t.platform.db
+      .select()
+      .from(refreshTokens)
+      .where(and(eq(refreshTokens.userId, user.id), eq(refreshTokens.revokedReason, 'PASSWORD_RESET')));
     expect(revoked).toHaveLength(3);
     expect((await post('/v1/auth/refresh', { refreshToken: phone.refreshToken })).statusCode).toBe(401);
     expect((await post('/v1/auth/refresh', { refreshToken: laptop.refreshToken })).statusCode).toBe(401);
@@ -306,7 +317,12 @@ describe('POST /v1/account/password/change', () => {
   it('needs a token, and refuses a short new password or unknown fields', async () => {
     expect((await post('/v1/account/password/change', { currentPassword: 'x', newPassword: 'long enough' })).statusCode).toBe(401);
     const { accessToken, password } = await signUp(t.app);
-    for (const payload of [{}, { currentPassword: password }, { currentPassword: password, newPassword: 'short' }, { currentPassword: password, newPassword: 'long enough', x: 1 }]) {
+    for (const payload of [
+      {},
+      { currentPassword: password },
+      { currentPassword: password, newPassword: 'short' },
+      { currentPassword: password, newPassword: 'long enough', x: 1 },
+    ]) {
       expect((await post('/v1/account/password/change', payload, bearer(accessToken))).statusCode).toBe(400);
     }
   });

@@ -21,10 +21,8 @@ export const OTP_MAX_ATTEMPTS = 5;
 export const OTP_REPEAT_WINDOW_MS = 60_000;
 export const RESET_TOKEN_TTL_MS = 15 * MINUTE_MS;
 
-const wrongOtp = () =>
-  badRequest('The code is wrong or no longer valid. Check the latest email we sent you, or request a new code.', { field: 'otp' });
-const badResetToken = () =>
-  badRequest('This reset token is invalid, expired or already used. Request a new code to reset your password.', { field: 'token' });
+const wrongOtp = () => badRequest('The code is wrong or no longer valid. Check the latest email we sent you, or request a new code.', { field: 'otp' });
+const badResetToken = () => badRequest('This reset token is invalid, expired or already used. Request a new code to reset your password.', { field: 'token' });
 
 export function createPasswordFlows(deps: AccountDeps) {
   const { db, clock, mailer, pepper, auth } = deps;

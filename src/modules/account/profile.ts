@@ -63,7 +63,10 @@ export function createProfile(deps: AccountDeps, onVisibilityChanged: ProfileVis
    * take nothing and a concurrent first change would not wait for it.
    */
   async function lockedRow(tx: Tx, userId: string, strength: 'share' | 'update'): Promise<PreferencesRow> {
-    await tx.insert(userPreferences).values({ ...DEFAULT_PREFERENCES, userId, updatedAt: clock.now() }).onConflictDoNothing();
+    await tx
+      .insert(userPreferences)
+      .values({ ...DEFAULT_PREFERENCES, userId, updatedAt: clock.now() })
+      .onConflictDoNothing();
     const [row] = await tx.select().from(userPreferences).where(eq(userPreferences.userId, userId)).for(strength);
     return row!;
   }
@@ -127,7 +130,10 @@ export function createProfile(deps: AccountDeps, onVisibilityChanged: ProfileVis
       }
       await db.transaction(async (tx) => {
         const before = await lockedRow(tx, userId, 'update');
-        await tx.update(userPreferences).set({ ...set, updatedAt: clock.now() }).where(eq(userPreferences.userId, userId));
+        await tx
+          .update(userPreferences)
+          .set({ ...set, updatedAt: clock.now() })
+          .where(eq(userPreferences.userId, userId));
         const visibility = set.profileVisibility;
         if (visibility !== undefined && visibility !== before.profileVisibility) for (const hook of onVisibilityChanged) await hook(tx, userId, visibility);
       });

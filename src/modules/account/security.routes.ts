@@ -36,7 +36,15 @@ export const accountSecurityRoutes: FastifyPluginAsyncTypebox<{ account: Account
 
   app.post(
     '/v1/account/password/change',
-    { config: required, schema: { tags, summary: 'Change the password (signs out the other devices)', body: PasswordChangeBody, response: { 200: Ok, ...errorResponses(400, 401) } } },
+    {
+      config: required,
+      schema: {
+        tags,
+        summary: 'Change the password (signs out the other devices)',
+        body: PasswordChangeBody,
+        response: { 200: Ok, ...errorResponses(400, 401) },
+      },
+    },
     async (request) => {
       const principal = principalOf(request);
       await account.password.change(principal.userId, principal.sessionId, request.body, clientInfo(request));
@@ -63,13 +71,27 @@ export const accountSecurityRoutes: FastifyPluginAsyncTypebox<{ account: Account
 
   app.post(
     '/v1/account/password/verify-otp',
-    { schema: { tags, summary: 'Trade the mailed code for a 15-minute reset token', body: VerifyOtpBody, response: { 200: ResetToken, ...errorResponses(400) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Trade the mailed code for a 15-minute reset token',
+        body: VerifyOtpBody,
+        response: { 200: ResetToken, ...errorResponses(400) },
+      },
+    },
     async (request) => account.password.verifyOtp(request.body.email, request.body.otp),
   );
 
   app.post(
     '/v1/account/password/reset',
-    { schema: { tags, summary: 'Set a new password with a reset token (signs out every device)', body: ResetBody, response: { 200: Ok, ...errorResponses(400) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Set a new password with a reset token (signs out every device)',
+        body: ResetBody,
+        response: { 200: Ok, ...errorResponses(400) },
+      },
+    },
     async (request) => {
       await account.password.reset(request.body.token, request.body.password, clientInfo(request));
       return { ok: true as const };
@@ -84,7 +106,14 @@ export const accountSecurityRoutes: FastifyPluginAsyncTypebox<{ account: Account
 
   app.post(
     '/v1/account/verify-email/confirm',
-    { schema: { tags, summary: 'Confirm the account email with the mailed token', body: TokenBody, response: { 200: VerifyConfirmResult, ...errorResponses(400) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Confirm the account email with the mailed token',
+        body: TokenBody,
+        response: { 200: VerifyConfirmResult, ...errorResponses(400) },
+      },
+    },
     async (request) => account.email.confirmVerification(request.body.token),
   );
 
@@ -92,14 +121,26 @@ export const accountSecurityRoutes: FastifyPluginAsyncTypebox<{ account: Account
     '/v1/account/email/change',
     {
       config: required,
-      schema: { tags, summary: 'Mail a confirmation link (valid 24 hours) to a new address', body: EmailChangeBody, response: { 200: EmailChangeResult, ...errorResponses(400, 401, 409) } },
+      schema: {
+        tags,
+        summary: 'Mail a confirmation link (valid 24 hours) to a new address',
+        body: EmailChangeBody,
+        response: { 200: EmailChangeResult, ...errorResponses(400, 401, 409) },
+      },
     },
     async (request) => account.email.requestChange(principalOf(request).userId, request.body.newEmail),
   );
 
   app.post(
     '/v1/account/email/confirm',
-    { schema: { tags, summary: 'Switch to the new address with the mailed token', body: TokenBody, response: { 200: EmailConfirmResult, ...errorResponses(400, 409) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Switch to the new address with the mailed token',
+        body: TokenBody,
+        response: { 200: EmailConfirmResult, ...errorResponses(400, 409) },
+      },
+    },
     async (request) => account.email.confirmChange(request.body.token, clientInfo(request)),
   );
 
@@ -134,7 +175,12 @@ export const accountSecurityRoutes: FastifyPluginAsyncTypebox<{ account: Account
     '/v1/account/security/events',
     {
       config: required,
-      schema: { tags, summary: 'Recent security events, newest first', querystring: SecurityEventsQuery, response: { 200: SecurityEventPage, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'Recent security events, newest first',
+        querystring: SecurityEventsQuery,
+        response: { 200: SecurityEventPage, ...errorResponses(400, 401) },
+      },
     },
     async (request) => {
       const { limit = 50, cursor } = request.query;

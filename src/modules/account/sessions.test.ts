@@ -12,7 +12,13 @@ const PHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0) Safari/604.1';
 const LAPTOP = 'Mozilla/5.0 (Windows NT 10.0) Firefox/128.0';
 
 const login = (email: string, password: string, userAgent?: string, ip = '127.0.0.1') =>
-  t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password }, remoteAddress: ip, headers: userAgent ? { 'user-agent': userAgent } : {} });
+  t.app.inject({
+    method: 'POST',
+    url: '/v1/auth/login',
+    payload: { email, password },
+    remoteAddress: ip,
+    headers: userAgent ? { 'user-agent': userAgent } : {},
+  });
 const get = (url: string, token: string) => t.app.inject({ method: 'GET', url, headers: bearer(token) });
 const events = async (token: string, query = '') => json(await get(`/v1/account/security/events${query}`, token));
 const notifications = async (token: string) => json(await get('/v1/notifications', token));
@@ -35,7 +41,7 @@ describe('GET /v1/account/sessions', () => {
     expect(items.filter((s: { current: boolean }) => s.current).map((s: { device: string }) => s.device)).toEqual(['lightMyRequest']);
   });
 
-  it('shows only the caller\'s sessions, and drops ones whose refresh token ran out (30 days)', async () => {
+  it("shows only the caller's sessions, and drops ones whose refresh token ran out (30 days)", async () => {
     const a = await signUp(t.app);
     const b = await signUp(t.app);
     await login(b.email, b.password, PHONE);
@@ -75,7 +81,7 @@ describe('DELETE /v1/account/sessions/:id', () => {
     expect((await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', payload: { refreshToken } })).statusCode).toBe(200);
   });
 
-  it('another user\'s session, an unknown id or an already revoked one is 404; a malformed id is 400', async () => {
+  it("another user's session, an unknown id or an already revoked one is 404; a malformed id is 400", async () => {
     const a = await signUp(t.app);
     const b = await signUp(t.app);
     const bSession = json(await get('/v1/account/sessions', b.accessToken)).items[0];
@@ -100,7 +106,7 @@ describe('DELETE /v1/account/sessions/:id', () => {
 });
 
 describe('POST /v1/account/sessions/revoke-others', () => {
-  it('signs out every device but the caller\'s', async () => {
+  it("signs out every device but the caller's", async () => {
     const { email, password, accessToken, refreshToken } = await signUp(t.app);
     const phone = json(await login(email, password, PHONE));
     const laptop = json(await login(email, password, LAPTOP));
@@ -119,12 +125,15 @@ describe('POST /v1/account/sessions/revoke-others', () => {
 
   it('with no other device revokes nothing', async () => {
     const { accessToken } = await signUp(t.app);
-    expect(json(await t.app.inject({ method: 'POST', url: '/v1/account/sessions/revoke-others', headers: bearer(accessToken) }))).toEqual({ ok: true, revoked: 0 });
+    expect(json(await t.app.inject({ method: 'POST', url: '/v1/account/sessions/revoke-others', headers: bearer(accessToken) }))).toEqual({
+      ok: true,
+      revoked: 0,
+    });
   });
 });
 
 describe('GET /v1/account/security/events', () => {
-  it('lists the account\'s events newest first with the spec\'s kinds, emitted where they happen', async () => {
+  it("lists the account's events newest first with the spec's kinds, emitted where they happen", async () => {
     const { email, password, accessToken } = await signUp(t.app);
     await login(email, 'wrong password');
     const phone = json(await login(email, password, PHONE));
@@ -172,7 +181,7 @@ describe('GET /v1/account/security/events', () => {
     }
   });
 
-  it('shows only the caller\'s events and needs a token', async () => {
+  it("shows only the caller's events and needs a token", async () => {
     const a = await signUp(t.app);
     const b = await signUp(t.app);
     await login(b.email, 'wrong password');

@@ -48,7 +48,12 @@ export const accountSettingsRoutes: FastifyPluginAsyncTypebox<{
     '/v1/account/notification-prefs',
     {
       config,
-      schema: { tags, summary: 'Switch some notifications on or off', body: NotificationPrefsPatch, response: { 200: NotificationPrefs, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'Switch some notifications on or off',
+        body: NotificationPrefsPatch,
+        response: { 200: NotificationPrefs, ...errorResponses(400, 401) },
+      },
     },
     async (request) => notifications.updatePrefs(principalOf(request).userId, request.body),
   );

@@ -22,7 +22,14 @@ describe('PATCH /v1/account/profile', () => {
     const handle = freshHandle();
     const response = await req('PATCH', '/v1/account/profile', accessToken, { handle, avatarUrl: 'https://cdn.example.com/a.png', bio: '  Makes things.  ' });
     expect(response.statusCode).toBe(200);
-    expect(json(response)).toEqual({ id: user.id, name: 'Test User', handle, avatarUrl: 'https://cdn.example.com/a.png', bio: 'Makes things.', createdAt: expect.any(String) });
+    expect(json(response)).toEqual({
+      id: user.id,
+      name: 'Test User',
+      handle,
+      avatarUrl: 'https://cdn.example.com/a.png',
+      bio: 'Makes things.',
+      createdAt: expect.any(String),
+    });
     const me = json(await req('GET', '/v1/users/me', accessToken));
     expect(me.user).toMatchObject({ handle, avatarUrl: 'https://cdn.example.com/a.png', bio: 'Makes things.' });
     // null (or an empty bio) clears; omitted fields stay
@@ -68,7 +75,14 @@ describe('PATCH /v1/account/profile', () => {
 });
 
 describe('preferences', () => {
-  const defaults = { locale: 'en', timezone: 'UTC', theme: 'system', profileVisibility: 'PUBLIC', allowDmFromAnyone: true, defaultGenerationVisibility: 'PRIVATE' };
+  const defaults = {
+    locale: 'en',
+    timezone: 'UTC',
+    theme: 'system',
+    profileVisibility: 'PUBLIC',
+    allowDmFromAnyone: true,
+    defaultGenerationVisibility: 'PRIVATE',
+  };
 
   it('start at the spec defaults; PATCH changes only what is sent', async () => {
     const { accessToken } = await signUp(t.app);
@@ -76,8 +90,22 @@ describe('preferences', () => {
     const patched = await req('PATCH', '/v1/account/preferences', accessToken, { theme: 'dark', timezone: 'Asia/Dhaka', locale: 'pt-br' });
     expect(patched.statusCode).toBe(200);
     expect(json(patched)).toEqual({ ...defaults, theme: 'dark', timezone: 'Asia/Dhaka', locale: 'pt-BR' });
-    const again = json(await req('PATCH', '/v1/account/preferences', accessToken, { defaultGenerationVisibility: 'PUBLIC', allowDmFromAnyone: false, profileVisibility: 'FOLLOWERS_ONLY' }));
-    expect(again).toEqual({ ...defaults, theme: 'dark', timezone: 'Asia/Dhaka', locale: 'pt-BR', defaultGenerationVisibility: 'PUBLIC', allowDmFromAnyone: false, profileVisibility: 'FOLLOWERS_ONLY' });
+    const again = json(
+      await req('PATCH', '/v1/account/preferences', accessToken, {
+        defaultGenerationVisibility: 'PUBLIC',
+        allowDmFromAnyone: false,
+        profileVisibility: 'FOLLOWERS_ONLY',
+      }),
+    );
+    expect(again).toEqual({
+      ...defaults,
+      theme: 'dark',
+      timezone: 'Asia/Dhaka',
+      locale: 'pt-BR',
+      defaultGenerationVisibility: 'PUBLIC',
+      allowDmFromAnyone: false,
+      profileVisibility: 'FOLLOWERS_ONLY',
+    });
     expect(json(await req('GET', '/v1/account/preferences', accessToken))).toEqual(again);
     expect(await t.services.account.profile.getPreferences(json(await req('GET', '/v1/users/me', accessToken)).user.id)).toEqual(again);
   });
@@ -109,7 +137,14 @@ describe('preferences', () => {
 });
 
 describe('notification preferences', () => {
-  const defaults = { emailJobUpdates: true, emailBillingAlerts: true, emailSecurityAlerts: true, emailMarketing: false, inAppCommunityActivity: true, inAppQuotaWarnings: true };
+  const defaults = {
+    emailJobUpdates: true,
+    emailBillingAlerts: true,
+    emailSecurityAlerts: true,
+    emailMarketing: false,
+    inAppCommunityActivity: true,
+    inAppQuotaWarnings: true,
+  };
 
   it('all on except marketing by default; PATCH switches single flags', async () => {
     const { accessToken } = await signUp(t.app);
@@ -188,7 +223,7 @@ describe('blocks', () => {
     expect(await t.platform.db.select().from(userBlocks).where(eq(userBlocks.userId, me.user.id))).toHaveLength(0);
   });
 
-  it('a reason of exactly 200 characters is fine; the list is the caller\'s own and pages', async () => {
+  it("a reason of exactly 200 characters is fine; the list is the caller's own and pages", async () => {
     const me = await signUp(t.app);
     const others = [await signUp(t.app), await signUp(t.app), await signUp(t.app)];
     expect((await req('POST', '/v1/account/blocks', me.accessToken, { handle: others[0]!.user.handle, reason: 'r'.repeat(200) })).statusCode).toBe(201);
@@ -218,7 +253,13 @@ describe('blocks', () => {
   });
 
   it('other modules get the users hidden from a viewer: blocked or muted by them, and those who blocked them', async () => {
-    const [viewer, blocked, muted, blocker, bystander] = [await signUp(t.app), await signUp(t.app), await signUp(t.app), await signUp(t.app), await signUp(t.app)];
+    const [viewer, blocked, muted, blocker, bystander] = [
+      await signUp(t.app),
+      await signUp(t.app),
+      await signUp(t.app),
+      await signUp(t.app),
+      await signUp(t.app),
+    ];
     await req('POST', '/v1/account/blocks', viewer.accessToken, { handle: blocked.user.handle });
     await req('POST', '/v1/account/blocks', viewer.accessToken, { handle: muted.user.handle, kind: 'MUTE' });
     await req('POST', '/v1/account/blocks', blocker.accessToken, { handle: viewer.user.handle });

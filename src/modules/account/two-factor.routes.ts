@@ -33,20 +33,35 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactor; 
     '/v1/account/2fa/enable',
     {
       config,
-      schema: { tags, summary: 'Turn two-factor on with a code; returns the recovery codes once', body: CodeBody, response: { 200: RecoveryCodes, ...errorResponses(400, 401, 409) } },
+      schema: {
+        tags,
+        summary: 'Turn two-factor on with a code; returns the recovery codes once',
+        body: CodeBody,
+        response: { 200: RecoveryCodes, ...errorResponses(400, 401, 409) },
+      },
     },
     async (request) => twoFactor.enable(principalOf(request).userId, request.body.code, clientInfo(request)),
   );
 
   app.post(
     '/v1/account/2fa/disable',
-    { config, schema: { tags, summary: 'Turn two-factor off (needs the password)', body: PasswordBody, response: { 200: Ok, ...errorResponses(400, 401, 409) } } },
+    {
+      config,
+      schema: { tags, summary: 'Turn two-factor off (needs the password)', body: PasswordBody, response: { 200: Ok, ...errorResponses(400, 401, 409) } },
+    },
     async (request) => twoFactor.disable(principalOf(request).userId, request.body.password, clientInfo(request)),
   );
 
   app.get(
     '/v1/account/2fa/status',
-    { config, schema: { tags, summary: 'Whether two-factor is on, since when, and how many recovery codes are left', response: { 200: TwoFactorStatus, ...errorResponses(401) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Whether two-factor is on, since when, and how many recovery codes are left',
+        response: { 200: TwoFactorStatus, ...errorResponses(401) },
+      },
+    },
     async (request) => twoFactor.status(principalOf(request).userId),
   );
 
@@ -54,7 +69,12 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{ twoFactor: TwoFactor; 
     '/v1/account/2fa/recovery-codes/regenerate',
     {
       config,
-      schema: { tags, summary: 'Replace the recovery codes; the new set is shown once', body: CodeBody, response: { 200: RecoveryCodes, ...errorResponses(400, 401, 409) } },
+      schema: {
+        tags,
+        summary: 'Replace the recovery codes; the new set is shown once',
+        body: CodeBody,
+        response: { 200: RecoveryCodes, ...errorResponses(400, 401, 409) },
+      },
     },
     async (request) => twoFactor.regenerateRecoveryCodes(principalOf(request).userId, request.body.code, clientInfo(request)),
   );

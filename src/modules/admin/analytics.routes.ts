@@ -27,7 +27,8 @@ export const adminAnalyticsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService
     const start = Date.parse(`${from}T00:00:00Z`);
     const end = Date.parse(`${to}T00:00:00Z`) + DAY_MS;
     if (end <= start) throw badRequest('`from` must be on or before `to`.', { field: 'query.from' });
-    if ((end - start) / DAY_MS > ANALYTICS_MAX_DAYS) throw badRequest(`A range covers at most ${ANALYTICS_MAX_DAYS} days. Ask for a shorter range.`, { field: 'query.to' });
+    if ((end - start) / DAY_MS > ANALYTICS_MAX_DAYS)
+      throw badRequest(`A range covers at most ${ANALYTICS_MAX_DAYS} days. Ask for a shorter range.`, { field: 'query.to' });
     const playground = await auth.data.users.findInternal('PLAYGROUND');
     return {
       from,

@@ -27,12 +27,26 @@ describe('revenue and usage analytics', () => {
     await f.pressSandbox(failed.redirectUrl, 'fail');
     const paid = await f.checkoutOk(customer.accessToken, { planId: starter, provider: 'card_global' });
     await f.pressSandbox(paid.redirectUrl, 'pay');
-    const internal = await t.services.payments.checkout(playgroundId, { planId: starter, provider: 'card_global', successUrl: SUCCESS_URL, cancelUrl: CANCEL_URL });
+    const internal = await t.services.payments.checkout(playgroundId, {
+      planId: starter,
+      provider: 'card_global',
+      successUrl: SUCCESS_URL,
+      cancelUrl: CANCEL_URL,
+    });
     await f.pressSandbox(internal.redirectUrl!, 'pay');
 
     const model = await t.services.catalog.getBySlug('local/text');
     const record = (userId: string, n: number, status: 'SUCCESS' | 'FAILED' = 'SUCCESS') =>
-      t.services.usage.record({ userId, modelId: model!.row.id, providerId: model!.row.providerId, requestId: `req-${userId}-${n}`, operation: 'text.generate', status, tokensConsumed: 100 * n, providerCostCents: n });
+      t.services.usage.record({
+        userId,
+        modelId: model!.row.id,
+        providerId: model!.row.providerId,
+        requestId: `req-${userId}-${n}`,
+        operation: 'text.generate',
+        status,
+        tokensConsumed: 100 * n,
+        providerCostCents: n,
+      });
     await record(customer.user.id, 1);
     await record(customer.user.id, 2, 'FAILED');
     await record(playgroundId, 50);

@@ -17,13 +17,24 @@ export const adminCouponRoutes: FastifyPluginAsyncTypebox<{ billing: Subscriptio
 
   app.get(
     '/v1/admin/coupons',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Coupons, newest first, with the state a customer meets now', querystring: CouponsQuery, response: { 200: AdminCouponPage, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Coupons, newest first, with the state a customer meets now',
+        querystring: CouponsQuery,
+        response: { 200: AdminCouponPage, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => coupons.list({ ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(
     '/v1/admin/coupons/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One coupon', params: CouponIdParams, response: { 200: AdminCoupon, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One coupon', params: CouponIdParams, response: { 200: AdminCoupon, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => coupons.get(request.params.id),
   );
 
@@ -31,7 +42,12 @@ export const adminCouponRoutes: FastifyPluginAsyncTypebox<{ billing: Subscriptio
     '/v1/admin/coupons',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Create a plan coupon (a percentage or a fixed amount off, optional window, limit and plans)', body: CreateCouponBody, response: { 201: AdminCoupon, ...errorResponses(400, 401, 403, 409) } },
+      schema: {
+        tags,
+        summary: 'Create a plan coupon (a percentage or a fixed amount off, optional window, limit and plans)',
+        body: CreateCouponBody,
+        response: { 201: AdminCoupon, ...errorResponses(400, 401, 403, 409) },
+      },
     },
     async (request, reply) => {
       const body = request.body;
@@ -50,7 +66,13 @@ export const adminCouponRoutes: FastifyPluginAsyncTypebox<{ billing: Subscriptio
     '/v1/admin/coupons/:id/expire',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Expire a coupon now (customers get the "expired" answer; uses already reserved are kept)', params: CouponIdParams, body: ExpireCouponBody, response: { 200: AdminCoupon, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Expire a coupon now (customers get the "expired" answer; uses already reserved are kept)',
+        params: CouponIdParams,
+        body: ExpireCouponBody,
+        response: { 200: AdminCoupon, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => coupons.expire(request.params.id, auditWriterFor(audit, auditActorOf(request)), request.body.reason ?? null),
   );

@@ -37,7 +37,12 @@ export const AdminCoupon = Type.Object({
 export const AdminCouponPage = Type.Object({ items: Type.Array(AdminCoupon), nextCursor: Nullable(Type.String()) });
 
 export const CreateCouponBody = StrictObject({
-  code: Type.String({ minLength: 3, maxLength: 40, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{2,39}$', description: '3-40 letters, digits, "-" or "_"; stored upper-case' }),
+  code: Type.String({
+    minLength: 3,
+    maxLength: 40,
+    pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{2,39}$',
+    description: '3-40 letters, digits, "-" or "_"; stored upper-case',
+  }),
   description: Type.Optional(Type.String({ maxLength: 500 })),
   planIds: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100, uniqueItems: true })),
   discountType: Type.Enum(['PERCENT', 'FIXED']),

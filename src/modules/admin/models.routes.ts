@@ -13,14 +13,22 @@ export const adminModelRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogServi
     '/v1/admin/models',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: 'Every model (DISABLED, RETIRING and RETIRED included), by slug, with why an unlisted one is not served', querystring: AdminModelsQuery, response: { 200: AdminModelPage, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'Every model (DISABLED, RETIRING and RETIRED included), by slug, with why an unlisted one is not served',
+        querystring: AdminModelsQuery,
+        response: { 200: AdminModelPage, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => catalog.admin.listModels({ ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(
     '/v1/admin/models/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One model as operators see it', params: ModelIdParams, response: { 200: AdminModel, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One model as operators see it', params: ModelIdParams, response: { 200: AdminModel, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => catalog.admin.getModel(request.params.id),
   );
 

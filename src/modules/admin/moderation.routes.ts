@@ -28,7 +28,10 @@ export const adminModerationRoutes: FastifyPluginAsyncTypebox<{ community: Commu
 
   app.get(
     '/v1/admin/reports/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One report', params: ReportIdParams, response: { 200: AdminReport, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One report', params: ReportIdParams, response: { 200: AdminReport, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => community.moderation.get(request.params.id),
   );
 

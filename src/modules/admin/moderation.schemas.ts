@@ -3,7 +3,12 @@ import { DateTime, Nullable, Page, StrictObject, pageQuery } from '../../platfor
 
 const STATUSES = ['OPEN', 'REVIEWING', 'ACTIONED', 'DISMISSED'] as const;
 const TARGETS = ['POST', 'COMMENT', 'USER'] as const;
-const Note = Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S', description: "The moderator's note (1-2000 characters), kept on the report and in the audit trail" });
+const Note = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  pattern: '\\S',
+  description: "The moderator's note (1-2000 characters), kept on the report and in the audit trail",
+});
 
 export const ReportIdParams = StrictObject({ id: Type.String({ format: 'uuid', description: 'The report id' }) });
 

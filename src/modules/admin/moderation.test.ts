@@ -16,7 +16,8 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const MISSING = '01900000-0000-7000-8000-000000000000';
-const asAdmin = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(admin.accessToken), ...(payload ? { payload } : {}) });
+const asAdmin = (method: 'GET' | 'POST', url: string, payload?: object) =>
+  t.app.inject({ method, url, headers: bearer(admin.accessToken), ...(payload ? { payload } : {}) });
 const report = async (who: Member, targetType: string, targetId: string, reason = 'spam') =>
   json(await t.app.inject({ method: 'POST', url: '/v1/community/reports', headers: who.headers, payload: { targetType, targetId, reason } }));
 const auditOf = async (action: string, targetId: string) => json(await asAdmin('GET', `/v1/admin/audit?action=${action}&targetId=${targetId}`)).items;
@@ -28,7 +29,15 @@ describe('moderation queue', () => {
     const b = await report(reporter, 'USER', author.id, 'impersonates someone');
     const all = json(await asAdmin('GET', '/v1/admin/reports?status=OPEN'));
     expect(all.items.slice(0, 2).map((r: { id: string }) => r.id)).toEqual([b.id, a.id]);
-    expect(all.items[1]).toMatchObject({ reporterId: reporter.id, targetType: 'POST', targetId: post.id, reason: 'spam', status: 'OPEN', resolvedAt: null, resolvedBy: null });
+    expect(all.items[1]).toMatchObject({
+      reporterId: reporter.id,
+      targetType: 'POST',
+      targetId: post.id,
+      reason: 'spam',
+      status: 'OPEN',
+      resolvedAt: null,
+      resolvedBy: null,
+    });
     expect(json(await asAdmin('GET', '/v1/admin/reports?targetType=USER')).items.map((r: { id: string }) => r.id)).toContain(b.id);
     expect(json(await asAdmin('GET', '/v1/admin/reports?targetType=USER')).items.map((r: { id: string }) => r.id)).not.toContain(a.id);
     const first = json(await asAdmin('GET', '/v1/admin/reports?limit=1'));
@@ -38,7 +47,8 @@ describe('moderation queue', () => {
   });
 
   it('refuses bad filters (400) and unknown reports (404)', async () => {
-    for (const query of ['status=CLOSED', 'targetType=WORK', 'limit=1000', 'sort=old']) expect((await asAdmin('GET', `/v1/admin/reports?${query}`)).statusCode, query).toBe(400);
+    for (const query of ['status=CLOSED', 'targetType=WORK', 'limit=1000', 'sort=old'])
+      expect((await asAdmin('GET', `/v1/admin/reports?${query}`)).statusCode, query).toBe(400);
     expect((await asAdmin('GET', `/v1/admin/reports/${MISSING}`)).statusCode).toBe(404);
     expect((await asAdmin('GET', '/v1/admin/reports/nope')).statusCode).toBe(400);
   });
@@ -51,7 +61,9 @@ describe('resolving a report', () => {
     const response = await asAdmin('POST', `/v1/admin/reports/${r.id}/resolve`, { outcome: 'DISMISSED', note: 'not spam' });
     expect(response.statusCode).toBe(200);
     expect(json(response)).toMatchObject({ status: 'DISMISSED', resolvedBy: admin.user.id, resolutionNote: 'not spam', resolvedAt: expect.any(String) });
-    expect(await auditOf('report.resolve', r.id)).toMatchObject([{ actor: { userId: admin.user.id }, before: { status: 'OPEN' }, after: { status: 'DISMISSED' }, reason: 'not spam' }]);
+    expect(await auditOf('report.resolve', r.id)).toMatchObject([
+      { actor: { userId: admin.user.id }, before: { status: 'OPEN' }, after: { status: 'DISMISSED' }, reason: 'not spam' },
+    ]);
     expect((await asAdmin('POST', `/v1/admin/reports/${r.id}/resolve`, { outcome: 'ACTIONED', note: 'changed my mind' })).statusCode).toBe(409);
     // The post is still listed.
     expect((await t.app.inject({ method: 'GET', url: `/v1/community/posts/${post.id}` })).statusCode).toBe(200);
@@ -60,7 +72,12 @@ describe('resolving a report', () => {
   it('400 for a bad outcome or missing note, 404 for an unknown report; nothing changes', async () => {
     const post = await publish(t, author);
     const r = await report(reporter, 'POST', post.id);
-    for (const body of [{ outcome: 'BANNED', note: 'x' }, { outcome: 'DISMISSED' }, { outcome: 'DISMISSED', note: ' ' }, { outcome: 'DISMISSED', note: 'x', extra: 1 }]) {
+    for (const body of [
+      { outcome: 'BANNED', note: 'x' },
+      { outcome: 'DISMISSED' },
+      { outcome: 'DISMISSED', note: ' ' },
+      { outcome: 'DISMISSED', note: 'x', extra: 1 },
+    ]) {
       expect((await asAdmin('POST', `/v1/admin/reports/${r.id}/resolve`, body)).statusCode, JSON.stringify(body)).toBe(400);
     }
     expect((await asAdmin('POST', `/v1/admin/reports/${MISSING}/resolve`, { outcome: 'DISMISSED', note: 'x' })).statusCode).toBe(404);
@@ -81,7 +98,9 @@ describe('hiding reported content', () => {
     expect(json(response)).toMatchObject({ hidden: true, reportsClosed: 2, report: { status: 'ACTIONED', resolutionNote: 'breaks the rules' } });
     expect(await recent()).not.toContain(post.id);
     expect((await t.app.inject({ method: 'GET', url: `/v1/community/posts/${post.id}` })).statusCode).toBe(404);
-    expect(json(await t.app.inject({ method: 'GET', url: `/v1/community/users/${author.handle}/posts` })).items.map((p: { id: string }) => p.id)).not.toContain(post.id);
+    expect(json(await t.app.inject({ method: 'GET', url: `/v1/community/users/${author.handle}/posts` })).items.map((p: { id: string }) => p.id)).not.toContain(
+      post.id,
+    );
     expect(json(await asAdmin('GET', `/v1/admin/reports/${r2.id}`)).status).toBe('ACTIONED');
     expect(await auditOf('community.post.hide', post.id)).toMatchObject([{ after: { hidden: true, reportId: r1.id }, reason: 'breaks the rules' }]);
 
@@ -92,8 +111,15 @@ describe('hiding reported content', () => {
 
   it('hides a comment with its replies and keeps the comment count right', async () => {
     const post = await publish(t, author);
-    const comment = json(await t.app.inject({ method: 'POST', url: `/v1/community/posts/${post.id}/comments`, headers: second.headers, payload: { body: 'rude' } }));
-    await t.app.inject({ method: 'POST', url: `/v1/community/posts/${post.id}/comments`, headers: author.headers, payload: { body: 'reply', parentId: comment.id } });
+    const comment = json(
+      await t.app.inject({ method: 'POST', url: `/v1/community/posts/${post.id}/comments`, headers: second.headers, payload: { body: 'rude' } }),
+    );
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/community/posts/${post.id}/comments`,
+      headers: author.headers,
+      payload: { body: 'reply', parentId: comment.id },
+    });
     await t.app.inject({ method: 'POST', url: `/v1/community/posts/${post.id}/comments`, headers: author.headers, payload: { body: 'fine' } });
     const r = await report(reporter, 'COMMENT', comment.id);
 
@@ -104,7 +130,16 @@ describe('hiding reported content', () => {
     expect(json(await t.app.inject({ method: 'GET', url: `/v1/community/posts/${post.id}` })).commentCount).toBe(1);
     expect(await auditOf('community.comment.hide', comment.id)).toMatchObject([{ after: { items: 2 } }]);
     // A hidden comment can be neither reported nor answered.
-    expect((await t.app.inject({ method: 'POST', url: '/v1/community/reports', headers: author.headers, payload: { targetType: 'COMMENT', targetId: comment.id, reason: 'x' } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/community/reports',
+          headers: author.headers,
+          payload: { targetType: 'COMMENT', targetId: comment.id, reason: 'x' },
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
   it('a reported user is not content: 400 naming the suspend route; unknown reports 404; a note is required', async () => {

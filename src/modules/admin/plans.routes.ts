@@ -11,13 +11,23 @@ export const adminPlanRoutes: FastifyPluginAsyncTypebox<{ plans: PlansService; a
 
   app.get(
     '/v1/admin/plans',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Every plan (archived and internal included) with its allow-list and channels', response: { 200: AdminPlanList, ...errorResponses(401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Every plan (archived and internal included) with its allow-list and channels',
+        response: { 200: AdminPlanList, ...errorResponses(401, 403) },
+      },
+    },
     async () => plans.admin.list(),
   );
 
   app.get(
     '/v1/admin/plans/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One plan as operators see it', params: PlanIdParams, response: { 200: AdminPlan, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One plan as operators see it', params: PlanIdParams, response: { 200: AdminPlan, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => plans.admin.get(request.params.id),
   );
 
@@ -25,7 +35,12 @@ export const adminPlanRoutes: FastifyPluginAsyncTypebox<{ plans: PlansService; a
     '/v1/admin/plans',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Create a plan (on sale at once unless archived)', body: CreatePlanBody, response: { 201: AdminPlan, ...errorResponses(400, 401, 403, 409) } },
+      schema: {
+        tags,
+        summary: 'Create a plan (on sale at once unless archived)',
+        body: CreatePlanBody,
+        response: { 201: AdminPlan, ...errorResponses(400, 401, 403, 409) },
+      },
     },
     async (request, reply) => reply.code(201).send(await plans.admin.create(request.body, auditWriterFor(audit, auditActorOf(request)))),
   );

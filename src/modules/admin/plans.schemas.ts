@@ -4,7 +4,11 @@ import { DateTime, StrictObject } from '../../platform/http/schemas.js';
 
 const Json = Type.Object({}, { additionalProperties: true });
 const Money = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Minor units' });
-const ModelIds = Type.Array(Type.String({ format: 'uuid' }), { maxItems: 2000, uniqueItems: true, description: 'The allow-list (model ids) of a plan with allModels false; replaces the current one' });
+const ModelIds = Type.Array(Type.String({ format: 'uuid' }), {
+  maxItems: 2000,
+  uniqueItems: true,
+  description: 'The allow-list (model ids) of a plan with allModels false; replaces the current one',
+});
 const Channels = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: 50,
   uniqueItems: true,

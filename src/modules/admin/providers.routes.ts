@@ -33,7 +33,14 @@ export const adminProviderRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogSe
 
   app.get(
     '/v1/admin/providers',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Providers with their status and health: accounts, failures, spend against budget, last error', response: { 200: AdminProviderList, ...errorResponses(401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Providers with their status and health: accounts, failures, spend against budget, last error',
+        response: { 200: AdminProviderList, ...errorResponses(401, 403) },
+      },
+    },
     async () => ({ items: await providers() }),
   );
 
@@ -57,7 +64,15 @@ export const adminProviderRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogSe
 
   app.get(
     '/v1/admin/providers/:slug/accounts',
-    { config: ADMIN_ROUTE, schema: { tags, summary: "A provider's upstream accounts with budgets and health (keys never returned)", params: ProviderSlugParams, response: { 200: UpstreamAccountList, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: "A provider's upstream accounts with budgets and health (keys never returned)",
+        params: ProviderSlugParams,
+        response: { 200: UpstreamAccountList, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => ({ items: await accounts.list(request.params.slug) }),
   );
 
@@ -82,7 +97,8 @@ export const adminProviderRoutes: FastifyPluginAsyncTypebox<{ catalog: CatalogSe
       config: SUPER_ADMIN_ROUTE,
       schema: {
         tags,
-        summary: 'Change an upstream account: enable or disable it, its budget, label, base URL (with the key again) or key (environment accounts: enabled only)',
+        summary:
+          'Change an upstream account: enable or disable it, its budget, label, base URL (with the key again) or key (environment accounts: enabled only)',
         params: AccountParams,
         body: UpdateAccountBody,
         response: { 200: UpstreamAccount, ...errorResponses(400, 401, 403, 404, 409) },

@@ -3,7 +3,8 @@ import { PROVIDER_STATUSES } from '../catalog/service.js';
 import { DateTime, Nullable, StrictObject } from '../../platform/http/schemas.js';
 
 const ProviderStatus = Type.Enum([...PROVIDER_STATUSES], {
-  description: 'ACTIVE and DEGRADED providers are listed; INACTIVE (no working credential) and DISABLED (switched off by an operator) are not. The upstream pool moves ACTIVE/DEGRADED/INACTIVE with call health; it never lifts DISABLED.',
+  description:
+    'ACTIVE and DEGRADED providers are listed; INACTIVE (no working credential) and DISABLED (switched off by an operator) are not. The upstream pool moves ACTIVE/DEGRADED/INACTIVE with call health; it never lifts DISABLED.',
 });
 const LastError = Nullable(Type.Object({ code: Nullable(Type.String()), message: Nullable(Type.String()), at: DateTime }));
 const Money = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -44,7 +45,9 @@ export const UpstreamAccount = Type.Object({
   id: Type.String(),
   providerSlug: Type.String(),
   label: Type.String(),
-  source: Type.Enum(['ENV', 'OPERATOR'], { description: 'ENV: from <PROVIDER>_API_KEY (only enabled can change here); OPERATOR: added through this API, key stored encrypted' }),
+  source: Type.Enum(['ENV', 'OPERATOR'], {
+    description: 'ENV: from <PROVIDER>_API_KEY (only enabled can change here); OPERATOR: added through this API, key stored encrypted',
+  }),
   enabled: Type.Boolean(),
   status: Type.Enum(['ACTIVE', 'FAILING']),
   keyHint: Nullable(Type.String({ description: 'The last 4 characters of the key; the key itself is never returned' })),

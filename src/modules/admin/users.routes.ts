@@ -196,7 +196,10 @@ export const adminUserRoutes: FastifyPluginAsyncTypebox<AdminUsersOptions> = asy
     async (request, reply) => {
       const user = await existing(request.params.id);
       const idempotencyKey = request.body.idempotencyKey ?? randomUUID();
-      const result = await wallet.supportGrant({ userId: user.id, tokens: request.body.tokens, reason: request.body.reason.trim(), idempotencyKey }, writer(request));
+      const result = await wallet.supportGrant(
+        { userId: user.id, tokens: request.body.tokens, reason: request.body.reason.trim(), idempotencyKey },
+        writer(request),
+      );
       return reply.code(result.applied ? 201 : 200).send({ ...result, idempotencyKey });
     },
   );

@@ -60,15 +60,20 @@ export const ImpersonationToken = Type.Object({
   tokenType: Type.Literal('Bearer'),
   expiresIn: Type.Integer({ description: 'Seconds' }),
   expiresAt: DateTime,
-  sessionId: Type.String({ description: 'The support session: listed in the user\'s sessions; revoking it ends the token' }),
+  sessionId: Type.String({ description: "The support session: listed in the user's sessions; revoking it ends the token" }),
   user: AdminUser,
 });
 
 export const GrantBody = StrictObject({
-  tokens: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: 'Tokens to add to the user\'s wallet' }),
+  tokens: Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: "Tokens to add to the user's wallet" }),
   reason: Reason,
   idempotencyKey: Type.Optional(
-    Type.String({ minLength: 8, maxLength: 200, pattern: '^[A-Za-z0-9._:-]+$', description: 'Send the same key when retrying: a key grants once. Generated when omitted.' }),
+    Type.String({
+      minLength: 8,
+      maxLength: 200,
+      pattern: '^[A-Za-z0-9._:-]+$',
+      description: 'Send the same key when retrying: a key grants once. Generated when omitted.',
+    }),
   ),
 });
 

@@ -17,7 +17,8 @@ type Method = 'GET' | 'POST' | 'PUT';
 const call = (method: Method, url: string, token: string, payload?: unknown) =>
   t.app.inject({ method, url, headers: bearer(token), ...(payload === undefined ? {} : { payload: payload as object }) });
 const MISSING = '01900000-0000-7000-8000-000000000000';
-const auditOf = async (action: string, targetId: string) => json(await call('GET', `/v1/admin/audit?action=${action}&targetId=${targetId}`, admin.accessToken)).items;
+const auditOf = async (action: string, targetId: string) =>
+  json(await call('GET', `/v1/admin/audit?action=${action}&targetId=${targetId}`, admin.accessToken)).items;
 const signIn = (email: string, password: string) => t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } });
 
 describe('user search and the admin view', () => {
@@ -77,7 +78,12 @@ describe('role changes', () => {
     expect(response.statusCode).toBe(200);
     expect(json(response)).toMatchObject({ id: user.user.id, role: 'ADMIN' });
     const [entry] = await auditOf('user.role.change', user.user.id);
-    expect(entry).toMatchObject({ actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' }, before: { role: 'USER' }, after: { role: 'ADMIN' }, reason: 'joins support' });
+    expect(entry).toMatchObject({
+      actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' },
+      before: { role: 'USER' },
+      after: { role: 'ADMIN' },
+      reason: 'joins support',
+    });
   });
 
   it('an ADMIN cannot raise anyone, themselves included (403, nothing changed)', async () => {
@@ -117,7 +123,12 @@ describe('suspension', () => {
     await setPlan(t, user.user.id, 'starter');
     const key = await createApiKey(t, user.accessToken, ['ai:text']);
     const aiText = (credential: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(credential), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 } });
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(credential),
+        payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+      });
     expect((await aiText(key.key)).statusCode).toBe(200);
 
     const suspended = await call('POST', `/v1/admin/users/${user.user.id}/suspend`, admin.accessToken, { reason: 'spam' });
@@ -130,14 +141,18 @@ describe('suspension', () => {
     expect(login.statusCode).toBe(403);
     expect(json(login).error.message).toMatch(/suspended/);
     expect(json(await call('GET', '/v1/admin/users?status=SUSPENDED', admin.accessToken)).items.map((u: { id: string }) => u.id)).toContain(user.user.id);
-    expect(await auditOf('user.suspend', user.user.id)).toMatchObject([{ before: { status: 'ACTIVE' }, after: { status: 'SUSPENDED', sessionsEnded: 1 }, reason: 'spam' }]);
+    expect(await auditOf('user.suspend', user.user.id)).toMatchObject([
+      { before: { status: 'ACTIVE' }, after: { status: 'SUSPENDED', sessionsEnded: 1 }, reason: 'spam' },
+    ]);
 
     expect(json(await call('POST', `/v1/admin/users/${user.user.id}/suspend`, admin.accessToken, { reason: 'again' })).error.code).toBe('CONFLICT');
     const lifted = await call('POST', `/v1/admin/users/${user.user.id}/unsuspend`, admin.accessToken, { reason: 'appeal accepted' });
     expect(json(lifted).status).toBe('ACTIVE');
     expect((await signIn(user.email, user.password)).statusCode).toBe(200);
     expect((await aiText(key.key)).statusCode).toBe(200);
-    expect(await auditOf('user.unsuspend', user.user.id)).toMatchObject([{ before: { status: 'SUSPENDED' }, after: { status: 'ACTIVE' }, reason: 'appeal accepted' }]);
+    expect(await auditOf('user.unsuspend', user.user.id)).toMatchObject([
+      { before: { status: 'SUSPENDED' }, after: { status: 'ACTIVE' }, reason: 'appeal accepted' },
+    ]);
     expect((await call('POST', `/v1/admin/users/${user.user.id}/unsuspend`, admin.accessToken, { reason: 'again' })).statusCode).toBe(409);
   });
 
@@ -180,7 +195,14 @@ describe('lifting a suspension', () => {
     const lifted = await call('POST', `/v1/admin/users/${suspendedAdmin.user.id}/unsuspend`, superAdmin.accessToken, { reason: 'password reset done' });
     expect(lifted.statusCode).toBe(200);
     expect(json(lifted)).toMatchObject({ status: 'ACTIVE', role: 'ADMIN' });
-    expect(await auditOf('user.unsuspend', suspendedAdmin.user.id)).toMatchObject([{ actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' }, before: { status: 'SUSPENDED' }, after: { status: 'ACTIVE' }, reason: 'password reset done' }]);
+    expect(await auditOf('user.unsuspend', suspendedAdmin.user.id)).toMatchObject([
+      {
+        actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' },
+        before: { status: 'SUSPENDED' },
+        after: { status: 'ACTIVE' },
+        reason: 'password reset done',
+      },
+    ]);
     expect((await signIn(suspendedAdmin.email, suspendedAdmin.password)).statusCode).toBe(200);
   });
 
@@ -217,10 +239,15 @@ describe('impersonation', () => {
     expect(json(me).user.id).toBe(user.user.id);
     // ...and the user sees it in their own security history and session list.
     const events = json(await t.app.inject({ method: 'GET', url: '/v1/account/security/events', headers: bearer(user.accessToken) }));
-    expect(events.items[0]).toMatchObject({ kind: 'IMPERSONATED_BY_ADMIN', metadata: { adminId: superAdmin.user.id, reason: 'ticket 42', sessionId: issued.sessionId } });
+    expect(events.items[0]).toMatchObject({
+      kind: 'IMPERSONATED_BY_ADMIN',
+      metadata: { adminId: superAdmin.user.id, reason: 'ticket 42', sessionId: issued.sessionId },
+    });
     const sessions = json(await t.app.inject({ method: 'GET', url: '/v1/account/sessions', headers: bearer(user.accessToken) }));
     expect(sessions.items.map((s: { id: string }) => s.id)).toContain(issued.sessionId);
-    expect(await auditOf('user.impersonate', user.user.id)).toMatchObject([{ actor: { userId: superAdmin.user.id }, reason: 'ticket 42', after: { sessionId: issued.sessionId } }]);
+    expect(await auditOf('user.impersonate', user.user.id)).toMatchObject([
+      { actor: { userId: superAdmin.user.id }, reason: 'ticket 42', after: { sessionId: issued.sessionId } },
+    ]);
 
     // It cannot take the account over.
     for (const [method, url, payload] of [
@@ -247,7 +274,11 @@ describe('impersonation', () => {
     expect((await call('POST', `/v1/admin/users/${MISSING}/impersonate`, superAdmin.accessToken, { reason: 'x' })).statusCode).toBe(404);
     await call('POST', `/v1/admin/users/${user.user.id}/suspend`, admin.accessToken, { reason: 'x' });
     expect((await call('POST', `/v1/admin/users/${user.user.id}/impersonate`, superAdmin.accessToken, { reason: 'x' })).statusCode).toBe(409);
-    expect(json(await t.app.inject({ method: 'GET', url: `/v1/admin/users/${user.user.id}`, headers: bearer(admin.accessToken) })).recentSecurityEvents.map((e: { kind: string }) => e.kind)).not.toContain('IMPERSONATED_BY_ADMIN');
+    expect(
+      json(await t.app.inject({ method: 'GET', url: `/v1/admin/users/${user.user.id}`, headers: bearer(admin.accessToken) })).recentSecurityEvents.map(
+        (e: { kind: string }) => e.kind,
+      ),
+    ).not.toContain('IMPERSONATED_BY_ADMIN');
   });
 });
 
@@ -263,7 +294,9 @@ describe('support grants', () => {
     expect((await t.services.wallet.balance({ userId: user.user.id })).tokens).toBe(1_005_000);
     const ledger = json(await t.app.inject({ method: 'GET', url: '/v1/credits/transactions', headers: bearer(user.accessToken) }));
     expect(ledger.items[0]).toMatchObject({ kind: 'GRANT', amount: 5000, note: 'outage credit' });
-    expect(await auditOf('wallet.grant', user.user.id)).toMatchObject([{ before: { balance: 1_000_000 }, after: { balance: 1_005_000, tokens: 5000 }, reason: 'outage credit' }]);
+    expect(await auditOf('wallet.grant', user.user.id)).toMatchObject([
+      { before: { balance: 1_000_000 }, after: { balance: 1_005_000, tokens: 5000 }, reason: 'outage credit' },
+    ]);
 
     // The same key for another amount is a mistake, not a retry.
     const clash = await call('POST', `/v1/admin/users/${user.user.id}/grants`, superAdmin.accessToken, { ...body, tokens: 6000 });

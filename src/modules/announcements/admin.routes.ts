@@ -20,14 +20,22 @@ export const announcementAdminRoutes: FastifyPluginAsyncTypebox<{ announcements:
     '/v1/admin/announcements',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: 'Every announcement, newest first', querystring: AnnouncementsQuery, response: { 200: AnnouncementPage, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'Every announcement, newest first',
+        querystring: AnnouncementsQuery,
+        response: { 200: AnnouncementPage, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => announcements.list({ ...request.query, limit: request.query.limit ?? 20 }),
   );
 
   app.get(
     '/v1/admin/announcements/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One announcement', params: AnnouncementIdParams, response: { 200: Announcement, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One announcement', params: AnnouncementIdParams, response: { 200: Announcement, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => announcements.get(request.params.id),
   );
 
@@ -64,7 +72,12 @@ export const announcementAdminRoutes: FastifyPluginAsyncTypebox<{ announcements:
     '/v1/admin/announcements/:id',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Delete an announcement (its banner disappears; notifications sent stay in inboxes)', params: AnnouncementIdParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Delete an announcement (its banner disappears; notifications sent stay in inboxes)',
+        params: AnnouncementIdParams,
+        response: { 200: Ok, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => {
       await announcements.remove(auditActorOf(request), request.params.id);

@@ -20,7 +20,8 @@ afterAll(async () => t?.close());
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 // Access tokens live 15 minutes: the clock moves 8 in all.
-const create = (body: object, token = superAdmin.accessToken) => t.app.inject({ method: 'POST', url: '/v1/admin/announcements', headers: bearer(token), payload: body });
+const create = (body: object, token = superAdmin.accessToken) =>
+  t.app.inject({ method: 'POST', url: '/v1/admin/announcements', headers: bearer(token), payload: body });
 const banners = async (token?: string): Promise<Array<{ id: string; title: string; level: string }>> => {
   const response = await t.app.inject({ method: 'GET', url: '/v1/announcements', headers: token ? bearer(token) : {} });
   expect(response.statusCode).toBe(200);
@@ -49,7 +50,14 @@ describe('banners for the viewer', () => {
       endsAt: new Date(now + 8 * MINUTE).toISOString(),
     });
     expect(created.statusCode).toBe(201);
-    expect(json(created)).toMatchObject({ title: 'Maintenance', level: 'WARNING', audience: 'EVERYONE', plans: [], link: null, notification: { requestedAt: null, recipients: 0 } });
+    expect(json(created)).toMatchObject({
+      title: 'Maintenance',
+      level: 'WARNING',
+      audience: 'EVERYONE',
+      plans: [],
+      link: null,
+      notification: { requestedAt: null, recipients: 0 },
+    });
     expect(await titles()).not.toContain('Maintenance');
     t.clock.advance(4 * MINUTE);
     expect(await titles()).toContain('Maintenance');
@@ -94,26 +102,42 @@ describe('banners for the viewer', () => {
     expect((await create({ title: 'x', body: 'x', startsAt: new Date(now).toISOString(), endsAt: new Date(now - HOUR).toISOString() })).statusCode).toBe(400);
     const after = json(await t.app.inject({ method: 'GET', url: '/v1/admin/announcements?limit=100', headers: bearer(admin.accessToken) })).items.length;
     expect(after).toBe(before);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/admin/announcements/0190a000-0000-7000-8000-000000000000', headers: bearer(admin.accessToken) })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/v1/admin/announcements/0190a000-0000-7000-8000-000000000000', headers: bearer(admin.accessToken) }))
+        .statusCode,
+    ).toBe(404);
   });
 
   it('every change is audited with before and after; the admin list is cursor-paged', async () => {
     const { id } = json(await create({ title: 'Audited', body: 'v1' }));
-    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/admin/announcements/${id}`, headers: bearer(superAdmin.accessToken), payload: { body: 'v2', level: 'WARNING' } });
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/announcements/${id}`,
+      headers: bearer(superAdmin.accessToken),
+      payload: { body: 'v2', level: 'WARNING' },
+    });
     expect(patched.statusCode).toBe(200);
     expect(json(patched)).toMatchObject({ body: 'v2', level: 'WARNING', title: 'Audited' });
     expect(await titles()).toContain('Audited');
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/admin/announcements/${id}`, headers: bearer(superAdmin.accessToken) })).statusCode).toBe(200);
     expect(await titles()).not.toContain('Audited');
 
-    const audit = json(await t.app.inject({ method: 'GET', url: `/v1/admin/audit?targetType=announcement&targetId=${id}`, headers: bearer(admin.accessToken) }));
+    const audit = json(
+      await t.app.inject({ method: 'GET', url: `/v1/admin/audit?targetType=announcement&targetId=${id}`, headers: bearer(admin.accessToken) }),
+    );
     expect(audit.items.map((e: { action: string }) => e.action)).toEqual(['announcement.delete', 'announcement.update', 'announcement.create']);
-    expect(audit.items[1]).toMatchObject({ actor: { userId: superAdmin.user.id }, before: { body: 'v1', level: 'INFO' }, after: { body: 'v2', level: 'WARNING' } });
+    expect(audit.items[1]).toMatchObject({
+      actor: { userId: superAdmin.user.id },
+      before: { body: 'v1', level: 'INFO' },
+      after: { body: 'v2', level: 'WARNING' },
+    });
     expect(audit.items[0]).toMatchObject({ before: { body: 'v2' }, after: null });
 
     const first = json(await t.app.inject({ method: 'GET', url: '/v1/admin/announcements?limit=2', headers: bearer(admin.accessToken) }));
     expect(first.items).toHaveLength(2);
-    const second = json(await t.app.inject({ method: 'GET', url: `/v1/admin/announcements?limit=2&cursor=${first.nextCursor}`, headers: bearer(admin.accessToken) }));
+    const second = json(
+      await t.app.inject({ method: 'GET', url: `/v1/admin/announcements?limit=2&cursor=${first.nextCursor}`, headers: bearer(admin.accessToken) }),
+    );
     expect(second.items.map((a: { id: string }) => a.id)).not.toContain(first.items[0].id);
   });
 });
@@ -136,7 +160,9 @@ describe('the ANNOUNCEMENT notification', () => {
     // A retried job or a late repeat sends nothing more.
     await t.services.announcements.runNotificationRound(id);
     const third = await notify();
-    const written = (await t.platform.db.select().from(notifications).where(eq(notifications.type, 'ANNOUNCEMENT'))).filter((n) => n.payload.announcementId === id);
+    const written = (await t.platform.db.select().from(notifications).where(eq(notifications.type, 'ANNOUNCEMENT'))).filter(
+      (n) => n.payload.announcementId === id,
+    );
     // Every user on the pro plan (earlier tests made some) but the one who switched it off, each once.
     expect(new Set(written.map((n) => n.userId)).size).toBe(written.length);
     expect(json(third)).toMatchObject({ queued: false, announcement: { notification: { recipients: written.length, sentAt: expect.any(String) } } });
@@ -146,9 +172,13 @@ describe('the ANNOUNCEMENT notification', () => {
     expect(await inbox(proOptedOut.user.id, id)).toHaveLength(0);
     expect(await inbox(free.user.id, id)).toHaveLength(0);
     const list = json(await t.app.inject({ method: 'GET', url: '/v1/notifications', headers: bearer(pro.accessToken) }));
-    expect(list.items.some((n: { type: string; payload: { announcementId?: string } }) => n.type === 'ANNOUNCEMENT' && n.payload.announcementId === id)).toBe(true);
+    expect(list.items.some((n: { type: string; payload: { announcementId?: string } }) => n.type === 'ANNOUNCEMENT' && n.payload.announcementId === id)).toBe(
+      true,
+    );
 
-    const audit = json(await t.app.inject({ method: 'GET', url: `/v1/admin/audit?action=announcement.notify&targetId=${id}`, headers: bearer(admin.accessToken) }));
+    const audit = json(
+      await t.app.inject({ method: 'GET', url: `/v1/admin/audit?action=announcement.notify&targetId=${id}`, headers: bearer(admin.accessToken) }),
+    );
     expect(audit.items).toHaveLength(1);
   });
 
@@ -185,6 +215,8 @@ describe('the ANNOUNCEMENT notification', () => {
     const ended = json(await create({ title: 'Old', body: 'x', startsAt: new Date(now - 2 * HOUR).toISOString(), endsAt: new Date(now - HOUR).toISOString() }));
     const refused = await t.app.inject({ method: 'POST', url: `/v1/admin/announcements/${ended.id}/notify`, headers: bearer(superAdmin.accessToken) });
     expect(refused.statusCode).toBe(409);
-    expect((await t.app.inject({ method: 'POST', url: `/v1/admin/announcements/${ended.id}/notify`, headers: bearer(admin.accessToken) })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'POST', url: `/v1/admin/announcements/${ended.id}/notify`, headers: bearer(admin.accessToken) })).statusCode).toBe(
+      403,
+    );
   });
 });

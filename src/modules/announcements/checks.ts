@@ -13,7 +13,8 @@ export async function checkAnnouncement(
     throw badRequest('Plans go with the PLANS audience only; set audience to PLANS or leave plans out.', { field: 'plans' });
   }
   for (const slug of merged.plans) {
-    if (!(await deps.planExists(slug))) throw badRequest(`There is no plan "${slug}". Name plans by their slug, as GET /v1/plans lists them.`, { field: 'plans' });
+    if (!(await deps.planExists(slug)))
+      throw badRequest(`There is no plan "${slug}". Name plans by their slug, as GET /v1/plans lists them.`, { field: 'plans' });
   }
   if (merged.endsAt && merged.endsAt <= merged.startsAt) throw badRequest('endsAt must be after startsAt.', { field: 'endsAt' });
 }

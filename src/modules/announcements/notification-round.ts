@@ -55,7 +55,8 @@ export function createNotificationRound(deps: NotificationRoundDeps) {
     if (!a || !a.notifyRequestedAt || a.notifiedAt) return true;
     const ids = await deps.userIdsAfter(a.notifyCursor, batchSize);
     // Plans are read outside the transaction (the embedded database has a single connection).
-    const recipients = a.audience === 'PLANS' ? (await Promise.all(ids.map(async (userId) => ((await planMatches(a, userId)) ? userId : null)))).filter((u) => u !== null) : ids;
+    const recipients =
+      a.audience === 'PLANS' ? (await Promise.all(ids.map(async (userId) => ((await planMatches(a, userId)) ? userId : null)))).filter((u) => u !== null) : ids;
     return db.transaction(async (tx) => {
       const current = await findAnnouncement(tx, id, true).catch(() => null);
       // Deleted meanwhile, or another worker moved the round on: read again.

@@ -1,14 +1,12 @@
 import { Type } from 'typebox';
 import { DateTime, Nullable, Page, StrictObject, pageQuery } from '../../platform/http/schemas.js';
 
-const Level = Type.Union(
-  [Type.Literal('INFO'), Type.Literal('WARNING'), Type.Literal('CRITICAL')],
-  { description: 'INFO, WARNING or CRITICAL; CRITICAL notifications reach users whatever their preferences' },
-);
-const Audience = Type.Union(
-  [Type.Literal('EVERYONE'), Type.Literal('SIGNED_IN'), Type.Literal('PLANS')],
-  { description: 'EVERYONE (anonymous visitors too), SIGNED_IN, or PLANS (signed-in users whose active plan is listed)' },
-);
+const Level = Type.Union([Type.Literal('INFO'), Type.Literal('WARNING'), Type.Literal('CRITICAL')], {
+  description: 'INFO, WARNING or CRITICAL; CRITICAL notifications reach users whatever their preferences',
+});
+const Audience = Type.Union([Type.Literal('EVERYONE'), Type.Literal('SIGNED_IN'), Type.Literal('PLANS')], {
+  description: 'EVERYONE (anonymous visitors too), SIGNED_IN, or PLANS (signed-in users whose active plan is listed)',
+});
 const Title = Type.String({ minLength: 1, maxLength: 200 });
 const Body = Type.String({ minLength: 1, maxLength: 5000 });
 const Link = Nullable(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'An http(s) link the banner points to' }));

@@ -153,7 +153,8 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
         endsAt: input.endsAt ? new Date(input.endsAt) : null,
       };
       await checkAnnouncement(deps, values);
-      if (input.notify && values.endsAt && values.endsAt <= now) throw badRequest('This announcement has already ended: there is nothing to notify about.', { field: 'notify' });
+      if (input.notify && values.endsAt && values.endsAt <= now)
+        throw badRequest('This announcement has already ended: there is nothing to notify about.', { field: 'notify' });
       return change(async (tx) => {
         const [row] = await tx
           .insert(announcements)
@@ -162,7 +163,11 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
         await audit.record(actor, { action: 'announcement.create', targetType: 'announcement', targetId: row!.id, before: null, after: toAdminView(row!) }, tx);
         if (input.notify) {
           await requestNotification(tx, row!.id);
-          await audit.record(actor, { action: 'announcement.notify', targetType: 'announcement', targetId: row!.id, after: { audience: row!.audience, plans: row!.plans } }, tx);
+          await audit.record(
+            actor,
+            { action: 'announcement.notify', targetType: 'announcement', targetId: row!.id, after: { audience: row!.audience, plans: row!.plans } },
+            tx,
+          );
           return toAdminView(await find(row!.id, tx));
         }
         return toAdminView(row!);
@@ -214,7 +219,11 @@ export function createAnnouncementsService(deps: AnnouncementsServiceDeps) {
         if (row.notifyRequestedAt) return { queued: false, announcement: toAdminView(row) };
         if (row.endsAt && row.endsAt <= clock.now()) throw conflict('This announcement has already ended: there is nothing to notify about.');
         await requestNotification(tx, id);
-        await audit.record(actor, { action: 'announcement.notify', targetType: 'announcement', targetId: id, after: { audience: row.audience, plans: row.plans } }, tx);
+        await audit.record(
+          actor,
+          { action: 'announcement.notify', targetType: 'announcement', targetId: id, after: { audience: row.audience, plans: row.plans } },
+          tx,
+        );
         return { queued: true, announcement: toAdminView(await find(id, tx)) };
       });
     },

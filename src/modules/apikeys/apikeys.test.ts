@@ -16,10 +16,16 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const list = (token: string) => t.app.inject({ method: 'GET', url: '/v1/account/api-keys', headers: bearer(token) });
-const create = (token: string, payload: unknown) => t.app.inject({ method: 'POST', url: '/v1/account/api-keys', headers: bearer(token), payload: payload as object });
+const create = (token: string, payload: unknown) =>
+  t.app.inject({ method: 'POST', url: '/v1/account/api-keys', headers: bearer(token), payload: payload as object });
 const revoke = (token: string, id: string) => t.app.inject({ method: 'DELETE', url: `/v1/account/api-keys/${id}`, headers: bearer(token) });
 const text = (credential: string) =>
-  t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(credential), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hello' }], maxTokens: 16 } });
+  t.app.inject({
+    method: 'POST',
+    url: '/v1/ai/text',
+    headers: bearer(credential),
+    payload: { model: 'local/text', messages: [{ role: 'user', content: 'hello' }], maxTokens: 16 },
+  });
 
 /** A user on a plan with API access. */
 async function apiUser() {
@@ -54,11 +60,24 @@ describe('API key management', () => {
 
     const listed = json(await list(accessToken));
     expect(listed).toEqual({
-      items: [{ id: created.id, label: 'CI server', keyPrefix: created.keyPrefix, scopes: 'ai:text,jobs:read', lastUsedAt: null, expiresAt: null, createdAt: created.createdAt, budget: null, rateLimit: null, allowedModels: null }],
+      items: [
+        {
+          id: created.id,
+          label: 'CI server',
+          keyPrefix: created.keyPrefix,
+          scopes: 'ai:text,jobs:read',
+          lastUsedAt: null,
+          expiresAt: null,
+          createdAt: created.createdAt,
+          budget: null,
+          rateLimit: null,
+          allowedModels: null,
+        },
+      ],
     });
   });
 
-  it('lists newest first and only the caller\'s own keys', async () => {
+  it("lists newest first and only the caller's own keys", async () => {
     const a = await apiUser();
     const b = await apiUser();
     const first = await createApiKey(t, a.accessToken, ['ai:text']);
@@ -97,7 +116,11 @@ describe('API key management', () => {
 
   it('needs a plan with apiAccess (403 FORBIDDEN) for every management route, and a plan at all', async () => {
     const free = await signUp(t.app);
-    for (const response of [await list(free.accessToken), await create(free.accessToken, { label: 'x', scopes: ['ai:text'] }), await revoke(free.accessToken, '01950000-0000-7000-8000-000000000000')]) {
+    for (const response of [
+      await list(free.accessToken),
+      await create(free.accessToken, { label: 'x', scopes: ['ai:text'] }),
+      await revoke(free.accessToken, '01950000-0000-7000-8000-000000000000'),
+    ]) {
       expect(response.statusCode).toBe(403);
       expect(json(response).error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('API access') });
     }
@@ -115,8 +138,17 @@ describe('API key management', () => {
     expect((await t.app.inject({ method: 'DELETE', url: '/v1/account/api-keys/01950000-0000-7000-8000-000000000000' })).statusCode).toBe(401);
     const { accessToken } = await apiUser();
     const key = await createApiKey(t, accessToken, ['ai:text', 'jobs:read', 'jobs:write']);
-    for (const [method, url] of [['GET', '/v1/account/api-keys'], ['GET', '/v1/users/me'], ['POST', '/v1/account/api-keys']] as const) {
-      const response = await t.app.inject({ method, url, headers: bearer(key.key), payload: method === 'POST' ? { label: 'y', scopes: ['ai:text'] } : undefined });
+    for (const [method, url] of [
+      ['GET', '/v1/account/api-keys'],
+      ['GET', '/v1/users/me'],
+      ['POST', '/v1/account/api-keys'],
+    ] as const) {
+      const response = await t.app.inject({
+        method,
+        url,
+        headers: bearer(key.key),
+        payload: method === 'POST' ? { label: 'y', scopes: ['ai:text'] } : undefined,
+      });
       expect(response.statusCode).toBe(401);
       expect(json(response).error.message).toMatch(/API keys are accepted only on \/v1\/ai/);
     }
@@ -178,7 +210,10 @@ describe('API keys on the gateway', () => {
     const firstUse = json(await list(accessToken)).items[0].lastUsedAt;
     expect(firstUse).toBe(t.clock.now().toISOString());
     t.clock.advance(60_000);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: bearer(key.key), payload: { model: 'local/vision', prompt: 'a cat' } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: bearer(key.key), payload: { model: 'local/vision', prompt: 'a cat' } }))
+        .statusCode,
+    ).toBe(200);
     expect(json(await list(accessToken)).items[0].lastUsedAt).toBe(t.clock.now().toISOString());
     // The usage records name the key that made the call.
     const rows = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, user.id));
@@ -192,7 +227,12 @@ describe('API keys on the gateway', () => {
     const response = await text(key.key);
     expect(response.statusCode).toBe(403);
     expect(json(response).error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('"ai:text"'), details: { requiredScope: 'ai:text' } });
-    const enhance = await t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: bearer(key.key), payload: { model: 'local/vision', prompt: 'a cat' } });
+    const enhance = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/enhance/prompt',
+      headers: bearer(key.key),
+      payload: { model: 'local/vision', prompt: 'a cat' },
+    });
     expect(enhance.statusCode).toBe(403);
   });
 
@@ -215,7 +255,12 @@ describe('API keys on the gateway', () => {
   it('are revoked when the account is deleted', async () => {
     const signed = await apiUser();
     const key = await createApiKey(t, signed.accessToken, ['ai:text']);
-    const deleted = await t.app.inject({ method: 'POST', url: '/v1/account/delete', headers: bearer(signed.accessToken), payload: { password: signed.password } });
+    const deleted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/account/delete',
+      headers: bearer(signed.accessToken),
+      payload: { password: signed.password },
+    });
     expect(deleted.statusCode).toBe(200);
     const [row] = await t.platform.db.select().from(apiKeys).where(eq(apiKeys.id, key.id));
     expect(row!.revokedAt).toBeInstanceOf(Date);

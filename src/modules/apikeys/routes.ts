@@ -10,7 +10,10 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
 
   app.get(
     '/v1/account/api-keys',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Your API keys (without the secrets)', response: { 200: ApiKeyList, ...errorResponses(401, 403) } } },
+    {
+      config: { auth: 'required' },
+      schema: { tags, summary: 'Your API keys (without the secrets)', response: { 200: ApiKeyList, ...errorResponses(401, 403) } },
+    },
     async (request) => apiKeys.list(principalOf(request).userId),
   );
 
@@ -18,7 +21,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
     '/v1/account/api-keys',
     {
       config: { auth: 'required' },
-      schema: { tags, summary: 'Create an API key; the raw key is returned only once', body: CreateApiKeyBody, response: { 201: ApiKeyCreated, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'Create an API key; the raw key is returned only once',
+        body: CreateApiKeyBody,
+        response: { 201: ApiKeyCreated, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request, reply) => reply.code(201).send(await apiKeys.create(principalOf(request).userId, request.body)),
   );
@@ -39,7 +47,10 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
   );
   app.delete(
     '/v1/account/api-keys/:id',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Revoke an API key', params: ApiKeyIdParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: { tags, summary: 'Revoke an API key', params: ApiKeyIdParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => apiKeys.revoke(principalOf(request).userId, request.params.id),
   );
 };

@@ -56,7 +56,11 @@ export const UpdateApiKeyBody = StrictObject(
   { minProperties: 1, description: 'The fields to change; a control set to null is removed' },
 );
 
-export type KeyControlsInput = { budget?: { tokens: number; period: KeyBudgetPeriod } | null; rateLimit?: { requestsPerMinute: number } | null; allowedModels?: string[] | null };
+export type KeyControlsInput = {
+  budget?: { tokens: number; period: KeyBudgetPeriod } | null;
+  rateLimit?: { requestsPerMinute: number } | null;
+  allowedModels?: string[] | null;
+};
 
 export const ApiKeyIdParams = StrictObject({ id: Type.String({ format: 'uuid' }) });
 

@@ -89,7 +89,9 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const scopes = API_KEY_SCOPES.filter((scope) => input.scopes.includes(scope));
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
       if (expiresAt && expiresAt <= now) {
-        throw badRequest('expiresAt must be in the future. Omit it for a key that does not expire.', [{ field: 'expiresAt', message: 'must be in the future' }]);
+        throw badRequest('expiresAt must be in the future. Omit it for a key that does not expire.', [
+          { field: 'expiresAt', message: 'must be in the future' },
+        ]);
       }
       const raw = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
       const row = await db.transaction(async (tx) => {

@@ -59,7 +59,15 @@ export function createKeyVerification(deps: KeyVerificationDeps) {
       const [key] = await db.select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
       const owner = key ? await users.findActiveById(key.userId) : undefined;
       if (!key || !owner) return null;
-      return { id: key.id, userId: key.userId, role: owner.role, scopes: key.scopes, revokedAt: key.revokedAt, expiresAt: key.expiresAt, controls: controlsOf(key) };
+      return {
+        id: key.id,
+        userId: key.userId,
+        role: owner.role,
+        scopes: key.scopes,
+        revokedAt: key.revokedAt,
+        expiresAt: key.expiresAt,
+        controls: controlsOf(key),
+      };
     },
   });
 

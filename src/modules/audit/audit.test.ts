@@ -16,7 +16,13 @@ const list = async (query = '') => t.app.inject({ method: 'GET', url: `/v1/admin
 describe('admin audit trail', () => {
   it('lists entries newest first with actor, before and after, filtered and cursor-paged', async () => {
     const actor = { userId: admin.user.id, role: 'ADMIN', requestId: 'req-1' };
-    await t.services.audit.record(actor, { action: 'model.update', targetType: 'model', targetId: 'm1', before: { status: 'ACTIVE' }, after: { status: 'RETIRING' } });
+    await t.services.audit.record(actor, {
+      action: 'model.update',
+      targetType: 'model',
+      targetId: 'm1',
+      before: { status: 'ACTIVE' },
+      after: { status: 'RETIRING' },
+    });
     t.clock.advance(1000);
     await t.services.audit.record(CLI_ACTOR, { action: 'wallet.grant', targetType: 'user', targetId: 'u1', after: { tokens: 5 }, reason: 'support' });
     t.clock.advance(1000);

@@ -65,7 +65,14 @@ const auditView = (u: UserRow) => ({ email: u.email, role: u.role, status: u.sta
  * The operators' side of accounts (admin API and CLI): search, role changes, suspension, impersonation and creating
  * operators. Every change is audited through the caller's `AuditWriter` in the change's own transaction.
  */
-export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessTokens; openSessions: Pick<OpenSessions, 'ended'>; activeUsers: Pick<ActiveUsers, 'changed'>; onUserCreated: Array<(tx: Tx, user: UserRow) => Promise<void>> }) {
+export function createUserAdmin(deps: {
+  db: Db;
+  clock: Clock;
+  tokens: AccessTokens;
+  openSessions: Pick<OpenSessions, 'ended'>;
+  activeUsers: Pick<ActiveUsers, 'changed'>;
+  onUserCreated: Array<(tx: Tx, user: UserRow) => Promise<void>>;
+}) {
   const { db, clock, tokens, openSessions, activeUsers } = deps;
 
   async function lockedUser(tx: Tx, userId: string): Promise<UserRow> {
@@ -77,7 +84,8 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
   /** A person's account, locked: the service's own internal accounts take no role, suspension or impersonation. */
   async function lockedPerson(tx: Tx, userId: string): Promise<UserRow> {
     const user = await lockedUser(tx, userId);
-    if (user.internalKind) throw conflict("This is one of the service's own internal accounts (the admin playground's): it cannot be given a role, suspended or impersonated.");
+    if (user.internalKind)
+      throw conflict("This is one of the service's own internal accounts (the admin playground's): it cannot be given a role, suspended or impersonated.");
     return user;
   }
 
@@ -141,9 +149,22 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         const [updated] = await tx.update(users).set({ status: 'SUSPENDED', suspendedByRole, updatedAt: now }).where(eq(users.id, userId)).returning();
         activeUsers.changed(userId);
         const ended = await revokeAllSessions(tx, userId, 'ACCOUNT_SUSPENDED', now);
-        await tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
+        await tx
+          .update(mfaChallenges)
+          .set({ usedAt: now })
+          .where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
         await recordSecurityEvent(tx, { userId, kind: 'SESSION_REVOKED', client, at: now, metadata: { reason: 'ACCOUNT_SUSPENDED', sessions: ended.length } });
-        await audit({ action: 'user.suspend', targetType: 'user', targetId: userId, before: { status: user.status }, after: { status: 'SUSPENDED', suspendedByRole, sessionsEnded: ended.length }, reason }, tx);
+        await audit(
+          {
+            action: 'user.suspend',
+            targetType: 'user',
+            targetId: userId,
+            before: { status: user.status },
+            after: { status: 'SUSPENDED', suspendedByRole, sessionsEnded: ended.length },
+            reason,
+          },
+          tx,
+        );
         openSessions.ended(ended);
         return updated!;
       });
@@ -161,7 +182,11 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         requireAuthorityOver(operator, user, 'lift the suspension of');
         if (user.status !== 'SUSPENDED') throw conflict('This account is not suspended.');
         requireRankOfSuspender(operator, user);
-        const [updated] = await tx.update(users).set({ status: 'ACTIVE', suspendedByRole: null, updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
+        const [updated] = await tx
+          .update(users)
+          .set({ status: 'ACTIVE', suspendedByRole: null, updatedAt: clock.now() })
+          .where(eq(users.id, userId))
+          .returning();
         activeUsers.changed(userId);
         const before = { status: 'SUSPENDED', suspendedByRole: user.suspendedByRole };
         await audit({ action: 'user.unsuspend', targetType: 'user', targetId: userId, before, after: { status: 'ACTIVE' }, reason }, tx);
@@ -185,14 +210,34 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
         // A session row of its own, with a user agent no browser sends, so a sign-in of the user never reuses it.
         const [session] = await tx
           .insert(sessions)
-          .values({ userId, device: 'Support session (admin impersonation)', userAgent: `storefront-impersonation/${operatorId}`, ipAddress: client.ip, createdAt: now, lastSeenAt: now })
+          .values({
+            userId,
+            device: 'Support session (admin impersonation)',
+            userAgent: `storefront-impersonation/${operatorId}`,
+            ipAddress: client.ip,
+            createdAt: now,
+            lastSeenAt: now,
+          })
           .returning({ id: sessions.id });
         const metadata = { adminId: operatorId, sessionId: session!.id, reason, expiresAt: expiresAt.toISOString() };
         await recordSecurityEvent(tx, { userId, kind: 'IMPERSONATED_BY_ADMIN', client, at: now, metadata });
-        await audit({ action: 'user.impersonate', targetType: 'user', targetId: userId, before: null, after: { sessionId: session!.id, expiresAt: metadata.expiresAt }, reason }, tx);
+        await audit(
+          {
+            action: 'user.impersonate',
+            targetType: 'user',
+            targetId: userId,
+            before: null,
+            after: { sessionId: session!.id, expiresAt: metadata.expiresAt },
+            reason,
+          },
+          tx,
+        );
         return { user: target, sessionId: session!.id };
       });
-      const accessToken = await tokens.sign({ sub: userId, kind: 'access', role: user.role, sid: sessionId, act: { sub: operatorId } }, IMPERSONATION_TTL_SECONDS);
+      const accessToken = await tokens.sign(
+        { sub: userId, kind: 'access', role: user.role, sid: sessionId, act: { sub: operatorId } },
+        IMPERSONATION_TTL_SECONDS,
+      );
       return { accessToken, tokenType: 'Bearer' as const, expiresIn: IMPERSONATION_TTL_SECONDS, expiresAt, sessionId, user };
     },
 
@@ -200,7 +245,10 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
      * Creates an operator account, or promotes the existing one (CLI `create-admin`); audited. A new account gets a
      * verified email and runs the sign-up hooks (free plan), like any other.
      */
-    async ensureOperator(input: { email: string; password: string | null; role: 'ADMIN' | 'SUPER_ADMIN' }, audit: AuditWriter): Promise<{ outcome: 'created' | 'promoted' | 'unchanged'; user: UserRow }> {
+    async ensureOperator(
+      input: { email: string; password: string | null; role: 'ADMIN' | 'SUPER_ADMIN' },
+      audit: AuditWriter,
+    ): Promise<{ outcome: 'created' | 'promoted' | 'unchanged'; user: UserRow }> {
       assertAssignableEmail(input.email);
       const passwordHash = input.password === null ? null : await hashPassword(input.password);
       return db.transaction(async (tx) => {
@@ -211,17 +259,26 @@ export function createUserAdmin(deps: { db: Db; clock: Clock; tokens: AccessToke
           if (existing.role === input.role || existing.role === 'SUPER_ADMIN') return { outcome: 'unchanged' as const, user: existing };
           const [updated] = await tx.update(users).set({ role: input.role, updatedAt: clock.now() }).where(eq(users.id, existing.id)).returning();
           activeUsers.changed(existing.id);
-          await audit({ action: 'user.role.change', targetType: 'user', targetId: existing.id, before: { role: existing.role }, after: { role: input.role } }, tx);
+          await audit(
+            { action: 'user.role.change', targetType: 'user', targetId: existing.id, before: { role: existing.role }, after: { role: input.role } },
+            tx,
+          );
           return { outcome: 'promoted' as const, user: updated! };
         }
         if (passwordHash === null) throw badRequest('A new account needs a password.', { field: 'password' });
-        const user = await insertUser(tx, { email: input.email, passwordHash, name: 'Administrator', role: input.role, emailVerified: true, createdAt: clock.now() });
+        const user = await insertUser(tx, {
+          email: input.email,
+          passwordHash,
+          name: 'Administrator',
+          role: input.role,
+          emailVerified: true,
+          createdAt: clock.now(),
+        });
         for (const hook of deps.onUserCreated) await hook(tx, user);
         await audit({ action: 'user.create', targetType: 'user', targetId: user.id, before: null, after: auditView(user) }, tx);
         return { outcome: 'created' as const, user };
       });
     },
-
   };
 }
 

@@ -8,7 +8,16 @@ import type { ActiveUsers } from './active-users.js';
 import type { OpenSessions } from './open-sessions.js';
 import { recordSecurityEvent, type SecurityEventInput, type SecurityEventRow } from './security-events.js';
 import { REFRESH_TOKEN_TTL_MS, revokeAllSessions, revokeOtherSessions, revokeSession, type RevokeReason, type SessionRow } from './sessions.js';
-import { findActiveUserByEmail, findActiveUserById, findInternalUser, isHandleTaken, readPublicProfiles, type InternalAccountKind, type PublicUser, type UserRow } from './users.js';
+import {
+  findActiveUserByEmail,
+  findActiveUserById,
+  findInternalUser,
+  isHandleTaken,
+  readPublicProfiles,
+  type InternalAccountKind,
+  type PublicUser,
+  type UserRow,
+} from './users.js';
 
 export type { PublicUser, RevokeReason, SessionRow };
 
@@ -51,7 +60,10 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
     /** The handles of these users, by id (deleted users included: a handle stays reserved). */
     async handlesOf(userIds: string[], tx: DbOrTx = db): Promise<Map<string, string>> {
       if (userIds.length === 0) return new Map();
-      const rows = await tx.select({ id: users.id, handle: users.handle }).from(users).where(inArray(users.id, [...new Set(userIds)]));
+      const rows = await tx
+        .select({ id: users.id, handle: users.handle })
+        .from(users)
+        .where(inArray(users.id, [...new Set(userIds)]));
       return new Map(rows.map((r) => [r.id, r.handle]));
     },
 
@@ -147,7 +159,11 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
         .where(and(eq(users.id, userId), eq(users.status, 'ACTIVE')))
         .returning();
       activeUsers.changed(userId);
-      if (deleted) await tx.update(mfaChallenges).set({ usedAt: at }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
+      if (deleted)
+        await tx
+          .update(mfaChallenges)
+          .set({ usedAt: at })
+          .where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
       return deleted;
     },
 
@@ -170,7 +186,10 @@ export function createAuthData(deps: { db: Db; openSessions: Pick<OpenSessions, 
     },
 
     async findLive(userId: string, sessionId: string, now: Date, tx: DbOrTx = db): Promise<SessionRow | undefined> {
-      const [row] = await tx.select().from(sessions).where(and(liveSession(userId, now), eq(sessions.id, sessionId)));
+      const [row] = await tx
+        .select()
+        .from(sessions)
+        .where(and(liveSession(userId, now), eq(sessions.id, sessionId)));
       return row;
     },
 

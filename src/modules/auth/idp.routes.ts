@@ -82,7 +82,7 @@ export const idpRoutes: FastifyPluginAsyncTypebox<IdpRoutesOptions> = async (app
       schema: {
         tags,
         summary: 'Sign in with an ID token from the identity provider',
-        description: 'Send { credential } or { idToken }. The token must be issued for this service\'s client id.',
+        description: "Send { credential } or { idToken }. The token must be issued for this service's client id.",
         body: IdTokenBody,
         response: { 200: TokenBundle, ...errorResponses(400, 401, 503) },
       },
@@ -119,7 +119,11 @@ export const idpRoutes: FastifyPluginAsyncTypebox<IdpRoutesOptions> = async (app
       if (!idp.redirectEnabled) throw signinDisabled();
       const { url, flow } = await idp.startAuthorization(redirectUri);
       const value: Flow = { ...flow, exp: Math.floor(clock.now().getTime() / 1000) + FLOW_TTL_SECONDS };
-      reply.setCookie(FLOW_COOKIE, Buffer.from(JSON.stringify(value)).toString('base64url'), { ...cookieOptions, path: FLOW_COOKIE_PATH, maxAge: FLOW_TTL_SECONDS });
+      reply.setCookie(FLOW_COOKIE, Buffer.from(JSON.stringify(value)).toString('base64url'), {
+        ...cookieOptions,
+        path: FLOW_COOKIE_PATH,
+        maxAge: FLOW_TTL_SECONDS,
+      });
       return reply.redirect(url, 302);
     },
   );

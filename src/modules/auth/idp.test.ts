@@ -39,8 +39,20 @@ beforeAll(async () => {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
     clients: [
-      { client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [APP_CALLBACK, CLIENT_CALLBACK], grant_types: ['authorization_code'], response_types: ['code'] },
-      { client_id: OTHER_CLIENT_ID, client_secret: OTHER_SECRET, redirect_uris: [CLIENT_CALLBACK], grant_types: ['authorization_code'], response_types: ['code'] },
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: [APP_CALLBACK, CLIENT_CALLBACK],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+      {
+        client_id: OTHER_CLIENT_ID,
+        client_secret: OTHER_SECRET,
+        redirect_uris: [CLIENT_CALLBACK],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
     ],
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'test-key', alg: 'RS256', use: 'sig' }] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
@@ -52,7 +64,10 @@ beforeAll(async () => {
     async findAccount(_ctx, id) {
       const person = people.get(id);
       if (!person) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, email: person.email, email_verified: person.verified, ...(person.name ? { name: person.name } : {}) }) };
+      return {
+        accountId: id,
+        claims: async () => ({ sub: id, email: person.email, email_verified: person.verified, ...(person.name ? { name: person.name } : {}) }),
+      };
     },
   });
   const callback = provider.callback();
@@ -110,12 +125,25 @@ async function browse(startUrl: string, stopAt: string): Promise<URL> {
 async function idTokenFor(account: string, clientId = CLIENT_ID, secret = CLIENT_SECRET): Promise<string> {
   nextAccount = account;
   const authorize = new URL(`${issuer}/auth`);
-  authorize.search = new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid email profile', redirect_uri: CLIENT_CALLBACK, nonce: 'n-1', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }).toString();
+  authorize.search = new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    scope: 'openid email profile',
+    redirect_uri: CLIENT_CALLBACK,
+    nonce: 'n-1',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    code_challenge_method: 'S256',
+  }).toString();
   const landing = await browse(authorize.toString(), CLIENT_CALLBACK);
   const response = await fetch(`${issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: landing.searchParams.get('code')!, redirect_uri: CLIENT_CALLBACK, code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: landing.searchParams.get('code')!,
+      redirect_uri: CLIENT_CALLBACK,
+      code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    }),
   });
   const body = (await response.json()) as { id_token?: string };
   if (!body.id_token) throw new Error(`no id_token: ${JSON.stringify(body)}`);
@@ -170,7 +198,9 @@ describe('POST /v1/auth/idp/token', () => {
     const [row] = await t.platform.db.select().from(users).where(eq(users.id, existing.user.id));
     expect(row!.emailVerified).toBe(true);
     // the password still works
-    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: existing.email, password: existing.password } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: existing.email, password: existing.password } })).statusCode).toBe(
+      200,
+    );
   });
 
   it('401 for a token minted for another client, a tampered token, an expired one or an unverified email', async () => {
@@ -250,7 +280,9 @@ describe('identity-provider sign-in at the service’s own addresses', () => {
   it('a provider account linked to the internal account (before this fix) signs nobody in', async () => {
     const internalId = await t.services.playground.identityId();
     const sub = person({ email: uniqueEmail('old.link'), verified: true });
-    await t.platform.db.insert(userIdentities).values({ userId: internalId, issuer, subject: sub, email: 'playground@storefront.internal', createdAt: new Date() });
+    await t.platform.db
+      .insert(userIdentities)
+      .values({ userId: internalId, issuer, subject: sub, email: 'playground@storefront.internal', createdAt: new Date() });
     const before = await footprint();
     const response = await idpToken({ credential: await idTokenFor(sub) });
     expect(response.statusCode).toBe(401);
@@ -306,11 +338,17 @@ describe('GET /v1/auth/idp and /v1/auth/idp/callback', () => {
       expect(`${url.origin}${url.pathname}`).toBe(`${FRONTEND}/auth/callback`);
       return url.searchParams.get('error');
     };
-    expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/auth/idp/callback?code=abc&state=wrong', cookies: { idp_flow: flow } }))).toBe('invalid_state');
+    expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/auth/idp/callback?code=abc&state=wrong', cookies: { idp_flow: flow } }))).toBe(
+      'invalid_state',
+    );
     expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/auth/idp/callback?code=abc&state=x' }))).toBe('session_expired');
-    expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/auth/idp/callback?error=access_denied&state=x', cookies: { idp_flow: flow } }))).toBe('access_denied');
+    expect(errorOf(await t.app.inject({ method: 'GET', url: '/v1/auth/idp/callback?error=access_denied&state=x', cookies: { idp_flow: flow } }))).toBe(
+      'access_denied',
+    );
     const state = new URL(start.headers.location as string).searchParams.get('state')!;
-    expect(errorOf(await t.app.inject({ method: 'GET', url: `/v1/auth/idp/callback?code=forged-code&state=${state}`, cookies: { idp_flow: flow } }))).toBe('token_exchange_failed');
+    expect(errorOf(await t.app.inject({ method: 'GET', url: `/v1/auth/idp/callback?code=forged-code&state=${state}`, cookies: { idp_flow: flow } }))).toBe(
+      'token_exchange_failed',
+    );
 
     const unverified = person({ email: uniqueEmail('browser.unverified'), verified: false });
     expect(new URL((await browserSignIn(unverified)).location).searchParams.get('error')).toBe('email_not_verified');

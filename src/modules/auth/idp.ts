@@ -53,9 +53,14 @@ const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512
 export const signinDisabled = () =>
   new AppError(503, 'IDENTITY_SIGNIN_DISABLED', 'Sign-in with the identity provider is not configured on this service. Sign in with your email and password.');
 const providerUnavailable = (detail: string) =>
-  new AppError(503, 'IDENTITY_PROVIDER_UNAVAILABLE', 'The identity provider cannot be reached right now. Try again in a minute, or sign in with your password.', {
-    reason: detail,
-  });
+  new AppError(
+    503,
+    'IDENTITY_PROVIDER_UNAVAILABLE',
+    'The identity provider cannot be reached right now. Try again in a minute, or sign in with your password.',
+    {
+      reason: detail,
+    },
+  );
 
 export const pkceChallenge = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
 

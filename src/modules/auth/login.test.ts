@@ -28,7 +28,10 @@ describe('POST /v1/auth/login', () => {
     expect(response.cookies.find((c) => c.name === 'rt')?.value).toBe(body.refreshToken);
     const me = await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(body.accessToken) });
     expect(me.statusCode).toBe(200);
-    const [event] = await t.platform.db.select().from(securityEvents).where(and(eq(securityEvents.userId, user.id), eq(securityEvents.kind, 'LOGIN_SUCCESS')));
+    const [event] = await t.platform.db
+      .select()
+      .from(securityEvents)
+      .where(and(eq(securityEvents.userId, user.id), eq(securityEvents.kind, 'LOGIN_SUCCESS')));
     expect(event).toMatchObject({ userAgent: expect.stringContaining('Chrome'), ipAddress: '127.0.0.1' });
   });
 

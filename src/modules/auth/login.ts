@@ -24,8 +24,7 @@ export const MFA_CHALLENGE_TTL_SECONDS = 5 * 60;
 export const MFA_CHALLENGE_MAX_FAILURES = 5;
 
 const invalidCredentials = () => unauthorized('Email or password is incorrect.');
-const challengeGone = () =>
-  unauthorized('This sign-in attempt has expired or can no longer be used. Sign in again with your email and password.');
+const challengeGone = () => unauthorized('This sign-in attempt has expired or can no longer be used. Sign in again with your email and password.');
 
 export interface LoginDeps {
   db: Db;

@@ -13,7 +13,10 @@ afterAll(async () => t?.close());
 const refreshWithBody = (refreshToken: string) => t.app.inject({ method: 'POST', url: '/v1/auth/refresh', payload: { refreshToken } });
 const refreshWithCookie = (refreshToken: string) => t.app.inject({ method: 'POST', url: '/v1/auth/refresh', cookies: { rt: refreshToken } });
 const activeSessions = async (userId: string) =>
-  t.platform.db.select().from(sessions).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)));
+  t.platform.db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)));
 
 describe('POST /v1/auth/refresh', () => {
   it('rotates both tokens from the body and sets the new cookie', async () => {
@@ -38,7 +41,12 @@ describe('POST /v1/auth/refresh', () => {
   it('treats a replayed (already rotated) token as theft: every session of the user is revoked', async () => {
     const first = await signUp(t.app);
     const otherDevice = json(
-      await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: first.email, password: first.password }, headers: { 'user-agent': 'Other/1.0' } }),
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        payload: { email: first.email, password: first.password },
+        headers: { 'user-agent': 'Other/1.0' },
+      }),
     );
     const rotated = json(await refreshWithBody(first.refreshToken));
     expect((await activeSessions(first.user.id)).length).toBe(2);

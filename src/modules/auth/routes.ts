@@ -15,7 +15,6 @@ export interface AuthRoutesOptions {
   idpClientId: string | null;
 }
 
-
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { auth, secureCookies, idpClientId }) => {
   const setRefreshCookie = (reply: FastifyReply, token: string) =>
     reply.setCookie(REFRESH_COOKIE, token, {
@@ -32,7 +31,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     if (!token) throw unauthorized('Missing refresh token. Send { "refreshToken": "..." } or the rt cookie.');
     // A refresh token is opaque; a JWT here is the access token sent by mistake, and a logout that ignored it would
     // leave the session open.
-    if (looksLikeJwt(token)) throw unauthorized('This is an access token, not a refresh token. Send the refreshToken you got at sign-in (or from the last refresh), or the rt cookie.');
+    if (looksLikeJwt(token))
+      throw unauthorized(
+        'This is an access token, not a refresh token. Send the refreshToken you got at sign-in (or from the last refresh), or the rt cookie.',
+      );
     return token;
   };
 
@@ -90,7 +92,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.post(
     '/v1/auth/refresh',
-    { schema: { tags, summary: 'Rotate the refresh token and get a new access token', body: RefreshBody, response: { 200: TokenPair, ...errorResponses(400, 401) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Rotate the refresh token and get a new access token',
+        body: RefreshBody,
+        response: { 200: TokenPair, ...errorResponses(400, 401) },
+      },
+    },
     async (request, reply) => {
       const pair = await auth.refresh(presentedRefreshToken(request), clientInfo(request));
       setRefreshCookie(reply, pair.refreshToken);

@@ -148,7 +148,14 @@ export function createAuthService(deps: AuthServiceDeps) {
       }
       const now = clock.now();
       await db.transaction(async (tx) => {
-        const user = await insertUser(tx, { email, passwordHash: await hashPassword(password), name: 'Administrator', role: 'SUPER_ADMIN', emailVerified: true, createdAt: now });
+        const user = await insertUser(tx, {
+          email,
+          passwordHash: await hashPassword(password),
+          name: 'Administrator',
+          role: 'SUPER_ADMIN',
+          emailVerified: true,
+          createdAt: now,
+        });
         for (const hook of deps.onUserCreated ?? []) await hook(tx, user);
       });
       return 'created';
@@ -169,11 +176,7 @@ export function createAuthService(deps: AuthServiceDeps) {
     },
 
     async updateName(userId: string, name: string) {
-      const [row] = await db
-        .update(users)
-        .set({ name: name.trim(), updatedAt: clock.now() })
-        .where(eq(users.id, userId))
-        .returning();
+      const [row] = await db.update(users).set({ name: name.trim(), updatedAt: clock.now() }).where(eq(users.id, userId)).returning();
       activeUsers.changed(userId);
       if (!row || row.status !== 'ACTIVE') throw sessionGone();
       return toMeUser(row);

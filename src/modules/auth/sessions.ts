@@ -9,7 +9,7 @@ import { describeDevice } from './device.js';
 
 export const REFRESH_TOKEN_TTL_MS = 30 * DAY_MS;
 
-export type RevokeReason = NonNullable<typeof refreshTokens.$inferSelect['revokedReason']>;
+export type RevokeReason = NonNullable<(typeof refreshTokens.$inferSelect)['revokedReason']>;
 export type SessionRow = typeof sessions.$inferSelect;
 export type RefreshTokenRow = typeof refreshTokens.$inferSelect;
 
@@ -59,7 +59,10 @@ export async function issueRefreshToken(db: DbOrTx, session: SessionRow, now: Da
 }
 
 export async function findRefreshToken(db: DbOrTx, token: string): Promise<RefreshTokenRow | undefined> {
-  const [row] = await db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, hashToken(token)));
+  const [row] = await db
+    .select()
+    .from(refreshTokens)
+    .where(eq(refreshTokens.tokenHash, hashToken(token)));
   return row;
 }
 
@@ -83,7 +86,11 @@ async function revokeSessionTokens(db: DbOrTx, sessionId: string, reason: Revoke
 /** Ends one session and its refresh tokens; returns the ended session's id (none when it had ended already). */
 export async function revokeSession(db: DbOrTx, sessionId: string, reason: RevokeReason, now: Date): Promise<string[]> {
   await revokeSessionTokens(db, sessionId, reason, now);
-  const ended = await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt))).returning({ id: sessions.id });
+  const ended = await db
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
   return ended.map((s) => s.id);
 }
 
@@ -93,7 +100,11 @@ export async function revokeAllSessions(db: DbOrTx, userId: string, reason: Revo
     .update(refreshTokens)
     .set({ revokedAt: now, revokedReason: reason })
     .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
-  const ended = await db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))).returning({ id: sessions.id });
+  const ended = await db
+    .update(sessions)
+    .set({ revokedAt: now })
+    .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
   return ended.map((s) => s.id);
 }
 
@@ -114,7 +125,15 @@ export async function revokeOtherSessions(db: DbOrTx, userId: string, keepSessio
     await db
       .update(refreshTokens)
       .set({ revokedAt: now, revokedReason: reason })
-      .where(and(inArray(refreshTokens.sessionId, ended.map((s) => s.id)), isNull(refreshTokens.revokedAt)));
+      .where(
+        and(
+          inArray(
+            refreshTokens.sessionId,
+            ended.map((s) => s.id),
+          ),
+          isNull(refreshTokens.revokedAt),
+        ),
+      );
   }
   return ended.map((s) => s.id);
 }

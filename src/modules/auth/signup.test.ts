@@ -21,7 +21,14 @@ describe('POST /v1/auth/signup', () => {
     expect(response.statusCode).toBe(201);
     const body = json(response);
     expect(body).toMatchObject({ tokenType: 'Bearer', expiresIn: 900 });
-    expect(body.user).toEqual({ id: expect.any(String), email: email.toLowerCase(), role: 'USER', name: 'Ada Lovelace', handle: 'ada_lovelace', avatarUrl: null });
+    expect(body.user).toEqual({
+      id: expect.any(String),
+      email: email.toLowerCase(),
+      role: 'USER',
+      name: 'Ada Lovelace',
+      handle: 'ada_lovelace',
+      avatarUrl: null,
+    });
     expect(body.accessToken.split('.')).toHaveLength(3);
     expect(body.refreshToken.length).toBeGreaterThanOrEqual(40);
 
@@ -85,14 +92,22 @@ describe('POST /v1/auth/signup', () => {
     const empty = await t.app.inject({ method: 'POST', url: '/v1/auth/signup' });
     expect(empty.statusCode).toBe(400);
     expect(json(empty).error.details).toEqual(
-      expect.arrayContaining([{ field: 'email', message: 'is required' }, { field: 'password', message: 'is required' }]),
+      expect.arrayContaining([
+        { field: 'email', message: 'is required' },
+        { field: 'password', message: 'is required' },
+      ]),
     );
 
     const text = await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: 'email=x', headers: { 'content-type': 'text/plain' } });
     expect(text.statusCode).toBe(400);
     expect(json(text).error.message).toContain('application/json');
 
-    const form = await t.app.inject({ method: 'POST', url: '/v1/auth/signup', payload: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/signup',
+      payload: 'a=b',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.statusCode).toBe(400);
     expect(json(form).error.code).toBe('BAD_REQUEST');
 
@@ -104,7 +119,9 @@ describe('POST /v1/auth/signup', () => {
 describe('addresses at storefront.internal (the service’s own accounts)', () => {
   /** Every account in the reserved domain: only the playground's internal one, made at start, may be there. */
   const inReservedDomain = async () =>
-    (await t.platform.db.select({ email: users.email, role: users.role, internalKind: users.internalKind }).from(users)).filter((u) => isReservedEmail(u.email));
+    (await t.platform.db.select({ email: users.email, role: users.role, internalKind: users.internalKind }).from(users)).filter((u) =>
+      isReservedEmail(u.email),
+    );
   const onlyTheInternalAccount = [{ email: PLAYGROUND_IDENTITY_EMAIL, role: 'USER', internalKind: 'PLAYGROUND' }];
   const client = { ip: '203.0.113.9', userAgent: 'squatter' };
 
@@ -119,7 +136,11 @@ describe('addresses at storefront.internal (the service’s own accounts)', () =
     const before = await t.platform.db.$count(users);
     const response = await signup({ email, password: 'squatter password', name: 'Squatter' });
     expect(response.statusCode).toBe(400);
-    expect(json(response).error).toEqual({ code: 'BAD_REQUEST', message: expect.stringMatching(/storefront\.internal .*Use your own email address/), details: { field: 'email' } });
+    expect(json(response).error).toEqual({
+      code: 'BAD_REQUEST',
+      message: expect.stringMatching(/storefront\.internal .*Use your own email address/),
+      details: { field: 'email' },
+    });
     expect(response.cookies.find((c) => c.name === 'rt')).toBeUndefined();
     expect(await t.platform.db.$count(users)).toBe(before);
     expect(await inReservedDomain()).toEqual(onlyTheInternalAccount);
@@ -146,7 +167,10 @@ describe('addresses at storefront.internal (the service’s own accounts)', () =
     const before = await t.platform.db.$count(users);
     const audit = auditWriterFor(t.services.audit, CLI_ACTOR);
     for (const email of [PLAYGROUND_IDENTITY_EMAIL, 'ops@storefront.internal']) {
-      await expect(t.services.auth.admin.ensureOperator({ email, password: 'operator password', role: 'SUPER_ADMIN' }, audit)).rejects.toMatchObject({ statusCode: 400, code: 'BAD_REQUEST' });
+      await expect(t.services.auth.admin.ensureOperator({ email, password: 'operator password', role: 'SUPER_ADMIN' }, audit)).rejects.toMatchObject({
+        statusCode: 400,
+        code: 'BAD_REQUEST',
+      });
       await expect(t.services.auth.ensureSuperAdmin(email, 'operator password')).rejects.toMatchObject({ statusCode: 400, code: 'BAD_REQUEST' });
     }
     expect(await t.platform.db.$count(users)).toBe(before);
@@ -154,7 +178,11 @@ describe('addresses at storefront.internal (the service’s own accounts)', () =
   });
 
   it('an ordinary address that merely mentions the domain is fine', async () => {
-    for (const email of [`storefront.internal.${Date.now()}@example.com`, `x.${Date.now()}@storefront.internal.example.com`, `y.${Date.now()}@notstorefront.internal`]) {
+    for (const email of [
+      `storefront.internal.${Date.now()}@example.com`,
+      `x.${Date.now()}@storefront.internal.example.com`,
+      `y.${Date.now()}@notstorefront.internal`,
+    ]) {
       expect((await signup({ email, password: 'long enough' })).statusCode).toBe(201);
     }
   });
@@ -167,7 +195,15 @@ describe('data API: publicProfilesOf (authors and profiles for other modules)', 
     await t.platform.db.update(users).set({ status: 'DELETED' }).where(eq(users.id, b.user.id));
     const found = await t.services.auth.data.users.publicProfilesOf([a.user.id, b.user.id, a.user.id, '01900000-0000-7000-8000-000000000000']);
     expect([...found.keys()].sort()).toEqual([a.user.id, b.user.id].sort());
-    expect(found.get(a.user.id)).toEqual({ id: a.user.id, name: 'Ada', handle: a.user.handle, avatarUrl: null, bio: null, status: 'ACTIVE', createdAt: expect.any(Date) });
+    expect(found.get(a.user.id)).toEqual({
+      id: a.user.id,
+      name: 'Ada',
+      handle: a.user.handle,
+      avatarUrl: null,
+      bio: null,
+      status: 'ACTIVE',
+      createdAt: expect.any(Date),
+    });
     expect(found.get(b.user.id)?.status).toBe('DELETED');
     expect(Object.keys(found.get(a.user.id)!)).not.toContain('email');
     expect((await t.services.auth.data.users.publicProfilesOf([])).size).toBe(0);

@@ -13,8 +13,7 @@ afterAll(async () => t?.close());
 
 const STEP_MS = 30_000;
 /** The authenticator app's code at the test clock's time (plus `offsetSteps` time steps). */
-const totp = (secret: string, offsetSteps = 0) =>
-  generateSync({ secret, epoch: Math.floor((t.clock.now().getTime() + offsetSteps * STEP_MS) / 1000) });
+const totp = (secret: string, offsetSteps = 0) => generateSync({ secret, epoch: Math.floor((t.clock.now().getTime() + offsetSteps * STEP_MS) / 1000) });
 
 const post = (url: string, token: string | null, payload?: object) =>
   t.app.inject({ method: 'POST', url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
@@ -187,7 +186,10 @@ describe('login with two-factor on', () => {
     expect((await verify(await challengeFor(email, password), ` ${codes[1]!.toUpperCase()} `)).statusCode).toBe(200);
     const status = json(await t.app.inject({ method: 'GET', url: '/v1/account/2fa/status', headers: bearer(accessToken) }));
     expect(status.recoveryCodesRemaining).toBe(8);
-    const kinds = await t.platform.db.select().from(securityEvents).where(and(eq(securityEvents.userId, user.id), eq(securityEvents.kind, 'LOGIN_SUCCESS')));
+    const kinds = await t.platform.db
+      .select()
+      .from(securityEvents)
+      .where(and(eq(securityEvents.userId, user.id), eq(securityEvents.kind, 'LOGIN_SUCCESS')));
     expect(kinds.map((e) => e.metadata.method)).toContain('recovery_code');
   });
 
@@ -261,7 +263,13 @@ describe('login with two-factor on', () => {
   });
 
   it('refuses bad verify input with 400', async () => {
-    for (const payload of [{}, { challengeToken: 'x' }, { code: '123456' }, { challengeToken: 'x', code: '123' }, { challengeToken: 'x', code: '123456', more: 1 }]) {
+    for (const payload of [
+      {},
+      { challengeToken: 'x' },
+      { code: '123456' },
+      { challengeToken: 'x', code: '123' },
+      { challengeToken: 'x', code: '123456', more: 1 },
+    ]) {
       const response = await t.app.inject({ method: 'POST', url: '/v1/auth/2fa/verify', payload });
       expect(response.statusCode).toBe(400);
       expect(json(response).error.code).toBe('BAD_REQUEST');

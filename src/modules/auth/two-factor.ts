@@ -28,7 +28,10 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   // Salted SHA-256, not the pepper: recovery codes live for months and must survive a JWT_SECRET rotation
   // (a copy of the database would expose the TOTP secrets anyway, which an authenticator needs in clear).
-  const hashRecoveryCode = (userId: string, code: string) => createHash('sha256').update(`${userId}:${canonicalRecoveryCode(code)}`).digest('hex');
+  const hashRecoveryCode = (userId: string, code: string) =>
+    createHash('sha256')
+      .update(`${userId}:${canonicalRecoveryCode(code)}`)
+      .digest('hex');
   const sessionGone = () => unauthorized('Your session has ended. Sign in again.');
 
   /** The time step a 6-digit code belongs to at `now` (current step plus or minus one), or null. */
@@ -161,7 +164,10 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
       await db.transaction(async (tx) => {
         await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
         await tx.delete(twoFactor).where(eq(twoFactor.userId, userId));
-        await tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
+        await tx
+          .update(mfaChallenges)
+          .set({ usedAt: now })
+          .where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt)));
         await recordSecurityEvent(tx, { userId, kind: 'TWO_FA_DISABLED', client, at: now });
       });
       return { ok: true as const };
@@ -171,9 +177,7 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
       await activeUser(userId);
       if (!(await stateOf(db, userId))?.enabledAt) throw notOn();
       const now = clock.now();
-      const recovery = await db.transaction(async (tx) =>
-        (await consumeTotp(tx, userId, code, now)) ? replaceRecoveryCodes(tx, userId, now) : null,
-      );
+      const recovery = await db.transaction(async (tx) => ((await consumeTotp(tx, userId, code, now)) ? replaceRecoveryCodes(tx, userId, now) : null));
       if (!recovery) {
         await recordFailedCode(userId, client, 'regenerate_recovery_codes');
         throw wrongCode();

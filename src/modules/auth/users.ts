@@ -29,7 +29,11 @@ export const PLAYGROUND_IDENTITY_EMAIL = `playground@${RESERVED_EMAIL_DOMAIN}`;
  * or compatibility characters, invisible characters, IDNA mappings. The domain is read as a mail system would.
  */
 export function isReservedEmail(email: string): boolean {
-  const folded = email.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim().toLowerCase();
+  const folded = email
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .trim()
+    .toLowerCase();
   const at = folded.lastIndexOf('@');
   if (at < 0) return false;
   const written = folded.slice(at + 1);
@@ -83,7 +87,10 @@ export async function findInternalUser(db: DbOrTx, kind: InternalAccountKind): P
 }
 
 export async function findActiveUserById(db: DbOrTx, id: string): Promise<UserRow | undefined> {
-  const [row] = await db.select().from(users).where(and(eq(users.id, id), eq(users.status, 'ACTIVE')));
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, id), eq(users.status, 'ACTIVE')));
   return row;
 }
 
@@ -177,7 +184,15 @@ export async function ensureInternalUser(db: DbOrTx, spec: InternalAccountSpec, 
   const fallback = `${preferred.slice(0, preferred.lastIndexOf('@'))}+${randomBytes(8).toString('hex')}@${RESERVED_EMAIL_DOMAIN}`;
   for (const email of squatter ? [fallback] : [preferred, fallback]) {
     try {
-      const user = await insertWithHandle(db, { email, passwordHash: NO_PASSWORD, name: spec.name, role: 'USER', emailVerified: true, internalKind: spec.kind, createdAt: now });
+      const user = await insertWithHandle(db, {
+        email,
+        passwordHash: NO_PASSWORD,
+        name: spec.name,
+        role: 'USER',
+        emailVerified: true,
+        internalKind: spec.kind,
+        createdAt: now,
+      });
       return { user, squatter };
     } catch (err) {
       const raced = await findInternalUser(db, spec.kind);

@@ -105,7 +105,10 @@ export function createCatalogAdmin(deps: { db: Db; clock: Clock; snapshot: () =>
         .sort((a, b) => (a.row.slug < b.row.slug ? -1 : 1));
       const items = matching.slice(0, query.limit);
       const last = items.at(-1);
-      return { items: items.map(adminModelView), nextCursor: matching.length > query.limit && last ? encodeCursor({ sort: last.row.slug, id: last.row.id }) : null };
+      return {
+        items: items.map(adminModelView),
+        nextCursor: matching.length > query.limit && last ? encodeCursor({ sort: last.row.slug, id: last.row.id }) : null,
+      };
     },
 
     async getModel(id: string) {
@@ -163,7 +166,17 @@ export function createCatalogAdmin(deps: { db: Db; clock: Clock; snapshot: () =>
         const [before] = await tx.select().from(providers).where(eq(providers.slug, slug)).for('update');
         if (!before) throw notFound(`No provider "${slug}". See GET /v1/admin/providers.`);
         const [after] = await tx.update(providers).set({ status, updatedAt: clock.now() }).where(eq(providers.slug, slug)).returning();
-        await audit({ action: 'provider.status.change', targetType: 'provider', targetId: before.id, before: storedProvider(before), after: storedProvider(after!), reason }, tx);
+        await audit(
+          {
+            action: 'provider.status.change',
+            targetType: 'provider',
+            targetId: before.id,
+            before: storedProvider(before),
+            after: storedProvider(after!),
+            reason,
+          },
+          tx,
+        );
       });
       await changed();
     },

@@ -20,7 +20,10 @@ describe('model ids without the provider', () => {
     await expect(t.services.catalog.resolveForGateway('claude-sonnet-4-5')).rejects.toMatchObject(servedBy('Anthropic'));
     expect((await t.services.catalog.resolveForGateway('text')).slug).toBe('local/text');
     expect((await t.services.catalog.resolveForGateway('local/text')).slug).toBe('local/text');
-    await expect(t.services.catalog.resolveForGateway('no-such-model')).rejects.toMatchObject({ statusCode: 404, message: expect.stringContaining('GET /v1/models') });
+    await expect(t.services.catalog.resolveForGateway('no-such-model')).rejects.toMatchObject({
+      statusCode: 404,
+      message: expect.stringContaining('GET /v1/models'),
+    });
   });
 
   it('are refused, naming the way out, when two providers serve the name', async () => {

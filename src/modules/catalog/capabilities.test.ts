@@ -14,17 +14,16 @@ const base = (over: Partial<CapabilityInput>): CapabilityInput => ({
 
 describe('deepMerge', () => {
   it('merges objects key by key, the override winning; arrays and scalars replace; null removes', () => {
-    const merged = deepMerge(
-      { a: { x: 1, y: [1, 2], z: 'keep' }, b: 1, c: 'gone' },
-      { a: { x: 2, y: [3] }, b: { now: 'object' }, c: null, d: true },
-    );
+    const merged = deepMerge({ a: { x: 1, y: [1, 2], z: 'keep' }, b: 1, c: 'gone' }, { a: { x: 2, y: [3] }, b: { now: 'object' }, c: null, d: true });
     expect(merged).toEqual({ a: { x: 2, y: [3], z: 'keep' }, b: { now: 'object' }, d: true });
   });
 
   it('replaces a descriptor whose type changes instead of mixing the two', () => {
     const merged = deepMerge({ d: { type: 'enum', values: [5, 10], default: 5 } }, { d: { type: 'integer', min: 1, max: 8 } });
     expect(merged).toEqual({ d: { type: 'integer', min: 1, max: 8 } });
-    expect(deepMerge({ d: { type: 'enum', values: [5, 10], default: 5 } }, { d: { default: 10 } })).toEqual({ d: { type: 'enum', values: [5, 10], default: 10 } });
+    expect(deepMerge({ d: { type: 'enum', values: [5, 10], default: 5 } }, { d: { default: 10 } })).toEqual({
+      d: { type: 'enum', values: [5, 10], default: 10 },
+    });
   });
 
   it('does not mutate its inputs', () => {
@@ -64,7 +63,10 @@ describe('mergeCapabilities', () => {
     expect(edit.controls).toMatchObject({ initImageUrl: { type: 'image' }, strength: { min: 0, max: 1 }, negativePrompt: { type: 'string' } });
     const kling = mergeCapabilities(base({ type: 'VIDEO', features: ['VIDEO_GENERATION'], providerSlug: 'kling' }));
     expect(kling.controls).toMatchObject({ endImageUrl: { type: 'image', role: 'endFrame' }, seedImageUrl: { role: 'startFrame' } });
-    expect(kling.extra).toMatchObject({ cfg_scale: { type: 'number', min: 0, max: 1, step: 0.1 }, mode: { type: 'enum', values: ['std', 'pro'], default: 'std' } });
+    expect(kling.extra).toMatchObject({
+      cfg_scale: { type: 'number', min: 0, max: 1, step: 0.1 },
+      mode: { type: 'enum', values: ['std', 'pro'], default: 'std' },
+    });
   });
 
   it('gives audio its block per model: music has no voice and no duration; speech has a voice but no format', () => {

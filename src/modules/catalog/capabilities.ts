@@ -73,7 +73,12 @@ const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova
 /** Built-in provider defaults per kind: only the controls that provider's API honours. */
 const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, CapabilityBlock>>> = {
   local: {
-    IMAGE: { controls: { width: { type: 'integer', label: 'Width', min: 64, max: 1024, step: 8, default: 512 }, height: { type: 'integer', label: 'Height', min: 64, max: 1024, step: 8, default: 512 } } },
+    IMAGE: {
+      controls: {
+        width: { type: 'integer', label: 'Width', min: 64, max: 1024, step: 8, default: 512 },
+        height: { type: 'integer', label: 'Height', min: 64, max: 1024, step: 8, default: 512 },
+      },
+    },
     VIDEO: {
       controls: {
         durationSeconds: { type: 'integer', label: 'Duration (seconds)', min: 1, max: 10, default: 4 },
@@ -133,7 +138,14 @@ const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, Capabilit
       },
     },
   },
-  bfl: { IMAGE: { controls: { width: { type: 'integer', label: 'Width', min: 256, max: 1440, step: 32, default: 1024 }, height: { type: 'integer', label: 'Height', min: 256, max: 1440, step: 32, default: 1024 } } } },
+  bfl: {
+    IMAGE: {
+      controls: {
+        width: { type: 'integer', label: 'Width', min: 256, max: 1440, step: 32, default: 1024 },
+        height: { type: 'integer', label: 'Height', min: 256, max: 1440, step: 32, default: 1024 },
+      },
+    },
+  },
   ideogram: {
     IMAGE: { controls: { negativePrompt: { type: 'string', label: 'Negative prompt' } } },
   },
@@ -191,12 +203,20 @@ const PROVIDER_DEFAULTS: Record<string, Partial<Record<CapabilityKind, Capabilit
     },
   },
   groq: {
-    AUDIO_SPEECH: { controls: { voice: { type: 'enum', label: 'Voice', values: ['Arista-PlayAI', 'Atlas-PlayAI', 'Celeste-PlayAI', 'Fritz-PlayAI', 'Quinn-PlayAI'], default: 'Fritz-PlayAI' } } },
+    AUDIO_SPEECH: {
+      controls: {
+        voice: {
+          type: 'enum',
+          label: 'Voice',
+          values: ['Arista-PlayAI', 'Atlas-PlayAI', 'Celeste-PlayAI', 'Fritz-PlayAI', 'Quinn-PlayAI'],
+          default: 'Fritz-PlayAI',
+        },
+      },
+    },
   },
 };
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Deep merge where the override wins: objects merge key by key, arrays and scalars replace, `null` removes the key.

@@ -27,7 +27,12 @@ describe('GET /v1/credits/rates', () => {
       'local/embed': { '1m_input_tokens': usdTokens(2) },
       'local/vision': { '1m_input_tokens': usdTokens(15), '1m_output_tokens': usdTokens(60) },
     });
-    expect(body.items[0]).toMatchObject({ modelId: expect.any(String), displayName: 'Local Text', type: 'TEXT', provider: { slug: 'local', name: 'Local (built in)' } });
+    expect(body.items[0]).toMatchObject({
+      modelId: expect.any(String),
+      displayName: 'Local Text',
+      type: 'TEXT',
+      provider: { slug: 'local', name: 'Local (built in)' },
+    });
   });
 
   it('includes per-minute speech and follows the token value setting', async () => {
@@ -62,8 +67,14 @@ describe('POST /v1/credits/estimate', () => {
   it('estimates text on the prompt tokens and maxTokens (2048 when omitted, capped by the model)', async () => {
     const response = await estimate({ model: 'local/text', inputTokens: 1000 });
     expect(response.statusCode).toBe(200);
-    const expected = Math.ceil(((1000 * 10 + 2048 * 40) / 1e6) * 122 * 1e6 / 1800 - 1e-9);
-    expect(json(response)).toEqual({ model: 'local/text', tokens: expected, credits: Math.ceil((expected * 100) / 10_000) / 100, tokensPerCredit: 10_000, basis: { inputTokens: 1000, maxTokens: 2048 } });
+    const expected = Math.ceil((((1000 * 10 + 2048 * 40) / 1e6) * 122 * 1e6) / 1800 - 1e-9);
+    expect(json(response)).toEqual({
+      model: 'local/text',
+      tokens: expected,
+      credits: Math.ceil((expected * 100) / 10_000) / 100,
+      tokensPerCredit: 10_000,
+      basis: { inputTokens: 1000, maxTokens: 2048 },
+    });
     expect(json(await estimate({ model: 'local/text', inputTokens: 1000, maxTokens: 100_000 })).basis).toEqual({ inputTokens: 1000, maxTokens: 4096 });
     const fromMessages = json(await estimate({ model: 'local/vision', messages: [{ role: 'user', content: 'x'.repeat(400) }], maxTokens: 10 }));
     expect(fromMessages.basis).toEqual({ inputTokens: 104, maxTokens: 10 });
@@ -76,7 +87,10 @@ describe('POST /v1/credits/estimate', () => {
     expect(json(await estimate({ model: 'local/image' }))).toMatchObject({ tokens: usdTokens(1), basis: { count: 1 } });
     expect(json(await estimate({ model: 'local/video', durationSeconds: 7 }))).toMatchObject({ tokens: usdTokens(14), basis: { durationSeconds: 7 } });
     expect(json(await estimate({ model: 'local/video' }))).toMatchObject({ tokens: usdTokens(8), basis: { durationSeconds: 4 } });
-    expect(json(await estimate({ model: 'local/speech', text: 'hello world' }))).toMatchObject({ tokens: usdTokens(1.5 * 11 / 1000), basis: { characters: 11 } });
+    expect(json(await estimate({ model: 'local/speech', text: 'hello world' }))).toMatchObject({
+      tokens: usdTokens((1.5 * 11) / 1000),
+      basis: { characters: 11 },
+    });
     expect(json(await estimate({ model: 'local/speech', characters: 2000 }))).toMatchObject({ tokens: usdTokens(3), basis: { characters: 2000 } });
     expect(json(await estimate({ model: 'local/music' }))).toMatchObject({ tokens: usdTokens(5), basis: { generations: 1 } });
   });

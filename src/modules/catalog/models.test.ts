@@ -38,7 +38,12 @@ describe('seeded catalog', () => {
     expect(all.length).toBeGreaterThanOrEqual(80);
     const local = all.filter((m) => m.providerId === bySlug.get('local')!.id);
     expect(new Set(local.map((m) => m.type))).toEqual(new Set(['TEXT', 'MULTIMODAL', 'IMAGE', 'VIDEO', 'AUDIO', 'EMBEDDING']));
-    expect(local.filter((m) => m.type === 'AUDIO').flatMap((m) => m.features).sort()).toEqual(['MUSIC', 'TTS']);
+    expect(
+      local
+        .filter((m) => m.type === 'AUDIO')
+        .flatMap((m) => m.features)
+        .sort(),
+    ).toEqual(['MUSIC', 'TTS']);
     for (const m of all) {
       expect(m.slug.startsWith(`${rows.find((p) => p.id === m.providerId)!.slug}/`)).toBe(true);
       expect(m.pricing, m.slug).not.toBeNull();
@@ -136,7 +141,9 @@ describe('GET /v1/models', () => {
       expect(items.find((m: { slug: string }) => m.slug === 'anthropic/claude-3-7-sonnet')).toMatchObject({ availability: 'RETIRING' });
     });
     await withProvider('elevenlabs', 'ACTIVE', async () => {
-      expect(json(await get('/v1/models?provider=elevenlabs')).items.find((m: { slug: string }) => m.slug === 'elevenlabs/eleven_v3')).toMatchObject({ status: 'BETA' });
+      expect(json(await get('/v1/models?provider=elevenlabs')).items.find((m: { slug: string }) => m.slug === 'elevenlabs/eleven_v3')).toMatchObject({
+        status: 'BETA',
+      });
     });
     await f.setModel('local/image', { status: 'DISABLED' });
     await f.setModel('local/video', { availability: 'RETIRED' });

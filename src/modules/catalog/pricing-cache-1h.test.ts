@@ -37,13 +37,19 @@ describe('1-hour cache writes', () => {
   });
 
   it('never count beyond the cache writes they are part of, nor need an input price they do not use', () => {
-    expect(tokens(haiku, { inputTokens: 10_000, cacheWriteTokens: 2_000, cacheWrite1hTokens: 9_000 })).toEqual(tokens(haiku, { inputTokens: 10_000, cacheWriteTokens: 2_000, cacheWrite1hTokens: 2_000 }));
+    expect(tokens(haiku, { inputTokens: 10_000, cacheWriteTokens: 2_000, cacheWrite1hTokens: 9_000 })).toEqual(
+      tokens(haiku, { inputTokens: 10_000, cacheWriteTokens: 2_000, cacheWrite1hTokens: 2_000 }),
+    );
     expect(tokens(haiku, { inputTokens: 10_000, cacheWrite1hTokens: 9_000 })).toEqual(tokens(haiku, { inputTokens: 10_000 }));
-    expect(priceUnits({ currency: 'USD', '1m_output_tokens': 500 }, { inputTokens: 10, cacheWriteTokens: 10, cacheWrite1hTokens: 10 }, DEFAULT_PRICING_SETTINGS)).toEqual({ ok: false, missing: 'a price per input token' });
+    expect(
+      priceUnits({ currency: 'USD', '1m_output_tokens': 500 }, { inputTokens: 10, cacheWriteTokens: 10, cacheWrite1hTokens: 10 }, DEFAULT_PRICING_SETTINGS),
+    ).toEqual({ ok: false, missing: 'a price per input token' });
   });
 
   it('have their own token rate, which the seeded Claude models list at twice the input rate', () => {
-    expect(tokenRates(haiku, DEFAULT_PRICING_SETTINGS)['1m_cache_write_1h_tokens']).toBe(tokens(haiku, { inputTokens: 1_000_000, cacheWriteTokens: 1_000_000, cacheWrite1hTokens: 1_000_000 }).tokens);
+    expect(tokenRates(haiku, DEFAULT_PRICING_SETTINGS)['1m_cache_write_1h_tokens']).toBe(
+      tokens(haiku, { inputTokens: 1_000_000, cacheWriteTokens: 1_000_000, cacheWrite1hTokens: 1_000_000 }).tokens,
+    );
     const claude = SEED_MODELS.filter((model) => model.provider === 'anthropic');
     expect(claude.length).toBeGreaterThan(0);
     for (const model of claude) {

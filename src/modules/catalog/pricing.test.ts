@@ -88,7 +88,9 @@ describe('token classes', () => {
       tokens(plain, { inputTokens: 10_000, outputTokens: 200 }),
     );
     // Reasoning at the output price unless the model lists its own.
-    expect(tokens({ ...plain, '1m_reasoning_tokens': 250 }, { outputTokens: 200, reasoningTokens: 200 }).tokens).toBe(tokens({ currency: 'USD', '1m_output_tokens': 250 }, { outputTokens: 200 }).tokens);
+    expect(tokens({ ...plain, '1m_reasoning_tokens': 250 }, { outputTokens: 200, reasoningTokens: 200 }).tokens).toBe(
+      tokens({ currency: 'USD', '1m_output_tokens': 250 }, { outputTokens: 200 }).tokens,
+    );
   });
 
   it('never counts a class beyond its total (a provider reporting more cached than input)', () => {

@@ -113,7 +113,8 @@ export function priceUnits(pricing: ModelPricing | null, usage: UsageUnits, sett
   if (!charge(written - writtenHour, classUnit('1m_cache_write_tokens', '1m_input_tokens'), 60n)) return { ok: false, missing: 'a price per input token' };
   // Without its own price a 1-hour write costs twice the fresh input, Anthropic's published multiplier (5-minute
   // writes 1.25x, 1-hour writes 2x: https://platform.claude.com/docs/en/build-with-claude/prompt-caching#pricing).
-  const hourCharged = p('1m_cache_write_1h_tokens') === null ? charge(writtenHour, '1m_input_tokens', 120n) : charge(writtenHour, '1m_cache_write_1h_tokens', 60n);
+  const hourCharged =
+    p('1m_cache_write_1h_tokens') === null ? charge(writtenHour, '1m_input_tokens', 120n) : charge(writtenHour, '1m_cache_write_1h_tokens', 60n);
   if (!hourCharged) return { ok: false, missing: 'a price per input token' };
   if (!charge(outputTokens - reasoning, '1m_output_tokens', 60n)) return { ok: false, missing: 'a price per output token' };
   if (!charge(reasoning, classUnit('1m_reasoning_tokens', '1m_output_tokens'), 60n)) return { ok: false, missing: 'a price per output token' };

@@ -52,7 +52,12 @@ export interface ProviderCheckReport {
   providers: ProviderCheckResult[];
 }
 
-const checkedModel = (entry: ModelEntry): CheckedModel => ({ slug: entry.row.slug, upstreamModel: entry.row.upstreamModel, status: entry.row.status, availability: entry.row.availability });
+const checkedModel = (entry: ModelEntry): CheckedModel => ({
+  slug: entry.row.slug,
+  upstreamModel: entry.row.upstreamModel,
+  status: entry.row.status,
+  availability: entry.row.availability,
+});
 
 function resultOf(provider: string, entries: ModelEntry[], listing: ProviderListing): ProviderCheckResult {
   const sold = entries.filter((e) => e.row.availability !== 'RETIRED');
@@ -67,7 +72,10 @@ function resultOf(provider: string, entries: ModelEntry[], listing: ProviderList
     reason: null,
     error: null,
     upstreamModels: served.size,
-    notServed: sold.filter((e) => !served.has(e.row.upstreamModel)).map(checkedModel).sort((a, b) => (a.slug < b.slug ? -1 : 1)),
+    notServed: sold
+      .filter((e) => !served.has(e.row.upstreamModel))
+      .map(checkedModel)
+      .sort((a, b) => (a.slug < b.slug ? -1 : 1)),
     notInCatalog: [...served].filter((name) => !known.has(name)).sort(),
   };
 }
@@ -120,7 +128,9 @@ export function formatProviderCheck(report: ProviderCheckReport): string {
     if (r.notInCatalog.length > 0) lines.push(`  not in the catalog: ${r.notInCatalog.join(', ')}`);
   }
   const s = report.summary;
-  lines.push(`${s.checked} checked, ${s.errors} failed, ${s.notCheckable} not checkable, ${s.notConfigured} not configured; ${s.notServed} catalog models not served, ${s.notInCatalog} served models not in the catalog.`);
+  lines.push(
+    `${s.checked} checked, ${s.errors} failed, ${s.notCheckable} not checkable, ${s.notConfigured} not configured; ${s.notServed} catalog models not served, ${s.notInCatalog} served models not in the catalog.`,
+  );
   if (needsAction(report)) lines.push('Action needed: see "The catalog check" in docs/operations.md.');
   return lines.join('\n');
 }

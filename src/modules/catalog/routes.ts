@@ -90,7 +90,12 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<CatalogRoutesOptions> = as
   app.get(
     '/v1/credits/rates',
     {
-      schema: { tags: ['wallet'], summary: 'Token price per unit of every listed model', querystring: Type.Object({}, { additionalProperties: false }), response: { 200: RatesResponse, ...errorResponses(400) } },
+      schema: {
+        tags: ['wallet'],
+        summary: 'Token price per unit of every listed model',
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: RatesResponse, ...errorResponses(400) },
+      },
     },
     async () => {
       const [entries, settings] = await Promise.all([catalog.list(), catalog.pricingSettings()]);

@@ -196,4 +196,3 @@ export function speech(
     pricing: { currency: 'USD', note: USD_NOTE, ...price },
   };
 }
-

@@ -18,6 +18,10 @@ describe('retired seed models', () => {
 
   it("send Imagen 4 callers to the Gemini image models, as Google's migration guide does", () => {
     const replacements = Object.fromEntries(retired.filter((m) => m.provider === 'google').map((m) => [m.name, m.capabilityOverride?.flags?.replacedBy]));
-    expect(replacements).toEqual({ 'imagen-4': 'google/gemini-3.1-flash-image', 'imagen-4-fast': 'google/gemini-3.1-flash-image', 'imagen-4-ultra': 'google/gemini-3-pro-image' });
+    expect(replacements).toEqual({
+      'imagen-4': 'google/gemini-3.1-flash-image',
+      'imagen-4-fast': 'google/gemini-3.1-flash-image',
+      'imagen-4-ultra': 'google/gemini-3-pro-image',
+    });
   });
 });

@@ -40,9 +40,17 @@ export async function seedCatalog(db: Db, now: Date): Promise<{ seeded: boolean 
         setWhere: eq(providers.seedManaged, true),
       });
     const providerIds = new Map(
-      (await tx.select({ id: providers.id, slug: providers.slug }).from(providers).where(inArray(providers.slug, SEED_PROVIDERS.map((p) => p.slug)))).map(
-        (p) => [p.slug, p.id],
-      ),
+      (
+        await tx
+          .select({ id: providers.id, slug: providers.slug })
+          .from(providers)
+          .where(
+            inArray(
+              providers.slug,
+              SEED_PROVIDERS.map((p) => p.slug),
+            ),
+          )
+      ).map((p) => [p.slug, p.id]),
     );
 
     const rows = SEED_MODELS.map((m) => {
@@ -96,7 +104,18 @@ export async function seedCatalog(db: Db, now: Date): Promise<{ seeded: boolean 
     await tx
       .update(models)
       .set({ availability: 'RETIRED', updatedAt: now })
-      .where(and(eq(models.seedManaged, true), ne(models.availability, 'RETIRED'), not(inArray(models.slug, rows.map((r) => r.slug)))));
+      .where(
+        and(
+          eq(models.seedManaged, true),
+          ne(models.availability, 'RETIRED'),
+          not(
+            inArray(
+              models.slug,
+              rows.map((r) => r.slug),
+            ),
+          ),
+        ),
+      );
     await tx
       .insert(settings)
       .values({ key: SEED_KEY, value: { digest: catalogSeedDigest, models: rows.length }, updatedAt: now })

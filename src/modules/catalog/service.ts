@@ -107,7 +107,12 @@ const modelUnavailable = (slug: string, reason: string) =>
 export function createCatalogService(deps: CatalogServiceDeps) {
   const { db, clock, events } = deps;
   // The whole catalog is one entry: every write drops it on every instance (NOTIFY `cache_catalog`).
-  const cache = createInvalidatingCache<CatalogSnapshot>({ name: 'catalog', bus: events, ttlMs: deps.cacheTtlMs ?? 30_000, load: () => loadCatalogSnapshot(db) });
+  const cache = createInvalidatingCache<CatalogSnapshot>({
+    name: 'catalog',
+    bus: events,
+    ttlMs: deps.cacheTtlMs ?? 30_000,
+    load: () => loadCatalogSnapshot(db),
+  });
   const snapshot = (): Promise<CatalogSnapshot> => cache.get(SNAPSHOT);
   const invalidate = (): void => cache.forget(SNAPSHOT);
   // Runs after the write committed: a failed NOTIFY must not fail it (other instances catch up within the TTL).
@@ -207,7 +212,8 @@ export function createCatalogService(deps: CatalogServiceDeps) {
       // A vendor's own id (`gpt-5`) names our `openai/gpt-5`: frameworks switch on reasoning options by that id.
       const exact = snap.bySlug.get(slug);
       const bare = exact || slug.includes('/') ? undefined : snap.byBareName.get(slug);
-      if (bare === null) throw notFound(`More than one provider serves a model named "${slug}". Name it with its provider, as GET /v1/models lists it (e.g. "openai/${slug}").`);
+      if (bare === null)
+        throw notFound(`More than one provider serves a model named "${slug}". Name it with its provider, as GET /v1/models lists it (e.g. "openai/${slug}").`);
       const entry = exact ?? bare;
       if (!entry) throw notFound(`No model with slug "${slug}". Read model slugs from GET /v1/models.`);
       if (entry.unavailableReason) throw modelUnavailable(slug, entry.unavailableReason);

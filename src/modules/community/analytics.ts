@@ -34,7 +34,8 @@ export function createAnalytics(deps: CommunityDeps) {
     }
     if (Array.isArray(postIds) && postIds.length === 0) return [...points.values()];
     const since = new Date(Date.parse(start));
-    const dayOf = (column: typeof communityPostLikes.createdAt | typeof communityComments.createdAt) => sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD')`;
+    const dayOf = (column: typeof communityPostLikes.createdAt | typeof communityComments.createdAt) =>
+      sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD')`;
     const [daily, likes, comments] = await Promise.all([
       db
         .select({ day: communityPostDaily.day, views: sum(communityPostDaily.views).mapWith(Number), shares: sum(communityPostDaily.shares).mapWith(Number) })
@@ -77,7 +78,12 @@ export function createAnalytics(deps: CommunityDeps) {
      * from the account, not from the access token, so a demoted operator loses access at once.
      */
     async post(postId: string, viewerId: string, days: number) {
-      const [post] = UUID.test(postId) ? await db.select().from(communityPosts).where(and(eq(communityPosts.id, postId), isNull(communityPosts.deletedAt))) : [];
+      const [post] = UUID.test(postId)
+        ? await db
+            .select()
+            .from(communityPosts)
+            .where(and(eq(communityPosts.id, postId), isNull(communityPosts.deletedAt)))
+        : [];
       if (!post) throw notFound('No such post. It may have been deleted.');
       if (post.authorId !== viewerId && !(await isOperator(viewerId))) throw forbidden('Only the author of this post can see its analytics.');
       return {
@@ -112,7 +118,15 @@ export function createAnalytics(deps: CommunityDeps) {
       const { first, ...sums } = agg!;
       const ids = db.select({ id: communityPosts.id }).from(communityPosts).where(mine);
       return {
-        totals: { ...sums, views: sums.views ?? 0, likes: sums.likes ?? 0, comments: sums.comments ?? 0, shares: sums.shares ?? 0, remixes: sums.remixes ?? 0, followers: followers!.n },
+        totals: {
+          ...sums,
+          views: sums.views ?? 0,
+          likes: sums.likes ?? 0,
+          comments: sums.comments ?? 0,
+          shares: sums.shares ?? 0,
+          remixes: sums.remixes ?? 0,
+          followers: followers!.n,
+        },
         daily: await series(sql`(${ids})`, days, utcDay(first ?? clock.now())),
         topPosts: top.map((p) => ({ id: p.id, caption: p.caption, publishedAt: p.publishedAt.toISOString(), ...totalsOf(p) })),
         viewHistorySince: VIEW_HISTORY_SINCE,

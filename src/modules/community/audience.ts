@@ -38,4 +38,5 @@ export async function authorsSeenBy(tx: DbOrTx, viewerId: string | null, authors
 }
 
 /** Whether `viewerId` may see this author's posts and works. */
-export const maySee = async (tx: DbOrTx, viewerId: string | null, author: Author): Promise<boolean> => (await authorsSeenBy(tx, viewerId, [author])).has(author.id);
+export const maySee = async (tx: DbOrTx, viewerId: string | null, author: Author): Promise<boolean> =>
+  (await authorsSeenBy(tx, viewerId, [author])).has(author.id);

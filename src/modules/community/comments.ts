@@ -32,7 +32,11 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
     async list(postId: string, viewerId: string | null): Promise<{ items: CommentView[] }> {
       const post = await posts.visiblePost(postId, viewerId);
       const hidden = viewerId ? await blocks.hiddenUserIds(viewerId) : [];
-      const shown = and(isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt), hidden.length > 0 ? notInArray(communityComments.authorId, hidden) : undefined);
+      const shown = and(
+        isNull(communityComments.deletedAt),
+        isNull(communityComments.hiddenAt),
+        hidden.length > 0 ? notInArray(communityComments.authorId, hidden) : undefined,
+      );
       const top = await db
         .select()
         .from(communityComments)
@@ -51,7 +55,13 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
       const replies: ReplyRow[] =
         top.length > 0
           ? await db
-              .select({ id: firstReplies.id, parentId: firstReplies.parentId, authorId: firstReplies.authorId, body: firstReplies.body, createdAt: firstReplies.createdAt })
+              .select({
+                id: firstReplies.id,
+                parentId: firstReplies.parentId,
+                authorId: firstReplies.authorId,
+                body: firstReplies.body,
+                createdAt: firstReplies.createdAt,
+              })
               .from(parent)
               .innerJoinLateral(firstReplies, sql`true`)
               .where(
@@ -65,10 +75,21 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
       const people = await users.publicProfilesOf([...top, ...replies].map((c) => c.authorId));
       const view = (c: ReplyRow, children: CommentView[]): CommentView => {
         const p = people.get(c.authorId)!;
-        return { id: c.id, body: c.body, author: { name: p.name, handle: p.handle, avatarUrl: p.avatarUrl }, replies: children, createdAt: c.createdAt.toISOString() };
+        return {
+          id: c.id,
+          body: c.body,
+          author: { name: p.name, handle: p.handle, avatarUrl: p.avatarUrl },
+          replies: children,
+          createdAt: c.createdAt.toISOString(),
+        };
       };
       return {
-        items: top.map((c) => view(c, replies.filter((r) => r.parentId === c.id).map((r) => view(r, [])))),
+        items: top.map((c) =>
+          view(
+            c,
+            replies.filter((r) => r.parentId === c.id).map((r) => view(r, [])),
+          ),
+        ),
       };
     },
 
@@ -82,13 +103,26 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
           const [parent] = await tx
             .select()
             .from(communityComments)
-            .where(and(eq(communityComments.id, input.parentId), eq(communityComments.postId, post.id), isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt)))
+            .where(
+              and(
+                eq(communityComments.id, input.parentId),
+                eq(communityComments.postId, post.id),
+                isNull(communityComments.deletedAt),
+                isNull(communityComments.hiddenAt),
+              ),
+            )
             .for('share');
           if (!parent) throw notFound('The comment you reply to does not exist on this post.');
           parentId = parent.parentId ?? parent.id;
         }
-        const [comment] = await tx.insert(communityComments).values({ postId: post.id, authorId: userId, parentId, body: input.body, createdAt: clock.now() }).returning();
-        await tx.update(communityPosts).set({ commentCount: sql`${communityPosts.commentCount} + 1` }).where(eq(communityPosts.id, post.id));
+        const [comment] = await tx
+          .insert(communityComments)
+          .values({ postId: post.id, authorId: userId, parentId, body: input.body, createdAt: clock.now() })
+          .returning();
+        await tx
+          .update(communityPosts)
+          .set({ commentCount: sql`${communityPosts.commentCount} + 1` })
+          .where(eq(communityPosts.id, post.id));
         if (post.authorId !== userId) {
           const [me] = (await users.publicProfilesOf([userId], tx)).values();
           await notifications.notify(tx, {
@@ -102,14 +136,24 @@ export function createComments(deps: CommunityDeps, posts: Posts) {
         return comment!;
       });
       const me = (await users.publicProfilesOf([userId])).get(userId)!;
-      return { id: row.id, body: row.body, author: { name: me.name, handle: me.handle, avatarUrl: me.avatarUrl }, replies: [], createdAt: row.createdAt.toISOString() };
+      return {
+        id: row.id,
+        body: row.body,
+        author: { name: me.name, handle: me.handle, avatarUrl: me.avatarUrl },
+        replies: [],
+        createdAt: row.createdAt.toISOString(),
+      };
     },
 
     /** Soft-deletes one's own comment (and the replies under it); someone else's: 403. */
     async remove(userId: string, commentId: string): Promise<void> {
       if (!UUID.test(commentId)) throw noSuchComment();
       await db.transaction(async (tx) => {
-        const [comment] = await tx.select().from(communityComments).where(and(eq(communityComments.id, commentId), isNull(communityComments.deletedAt))).for('update');
+        const [comment] = await tx
+          .select()
+          .from(communityComments)
+          .where(and(eq(communityComments.id, commentId), isNull(communityComments.deletedAt)))
+          .for('update');
         if (!comment) throw noSuchComment();
         if (comment.authorId !== userId) throw forbidden('You can delete only your own comments.');
         const now = clock.now();

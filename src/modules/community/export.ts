@@ -40,14 +40,38 @@ export function createCommunityExport(deps: CommunityDeps) {
         ),
         jsonFile(
           'comments.json',
-          comments.map((c) => ({ id: c.id, postId: c.postId, parentId: c.parentId, body: c.body, createdAt: c.createdAt.toISOString(), deletedAt: c.deletedAt?.toISOString() ?? null })),
+          comments.map((c) => ({
+            id: c.id,
+            postId: c.postId,
+            parentId: c.parentId,
+            body: c.body,
+            createdAt: c.createdAt.toISOString(),
+            deletedAt: c.deletedAt?.toISOString() ?? null,
+          })),
         ),
-        jsonFile('likes.json', likes.map((l) => ({ postId: l.postId, createdAt: l.createdAt.toISOString() }))),
-        jsonFile('following.json', following.map((f) => ({ handle: handle(f.followeeId), since: f.createdAt.toISOString() }))),
-        jsonFile('followers.json', followers.map((f) => ({ handle: handle(f.followerId), since: f.createdAt.toISOString() }))),
+        jsonFile(
+          'likes.json',
+          likes.map((l) => ({ postId: l.postId, createdAt: l.createdAt.toISOString() })),
+        ),
+        jsonFile(
+          'following.json',
+          following.map((f) => ({ handle: handle(f.followeeId), since: f.createdAt.toISOString() })),
+        ),
+        jsonFile(
+          'followers.json',
+          followers.map((f) => ({ handle: handle(f.followerId), since: f.createdAt.toISOString() })),
+        ),
         jsonFile(
           'reports.json',
-          reports.map((r) => ({ id: r.id, targetType: r.targetType, targetId: r.targetId, reason: r.reason, details: r.details, status: r.status, createdAt: r.createdAt.toISOString() })),
+          reports.map((r) => ({
+            id: r.id,
+            targetType: r.targetType,
+            targetId: r.targetId,
+            reason: r.reason,
+            details: r.details,
+            status: r.status,
+            createdAt: r.createdAt.toISOString(),
+          })),
         ),
       ];
     },

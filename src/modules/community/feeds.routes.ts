@@ -11,7 +11,15 @@ export const communityFeedRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.get(
     '/v1/community/feed/recent',
-    { config: { auth: 'optional' }, schema: { tags, summary: 'Newest posts, optionally of one hashtag; optional auth fills likedByMe', querystring: FeedQuery, response: { 200: PostsPage, ...errorResponses(400) } } },
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags,
+        summary: 'Newest posts, optionally of one hashtag; optional auth fills likedByMe',
+        querystring: FeedQuery,
+        response: { 200: PostsPage, ...errorResponses(400) },
+      },
+    },
     async (request) => community.feeds.recent({ ...page(request.query), tag: request.query.tag }, request.principal?.userId ?? null),
   );
 
@@ -19,14 +27,27 @@ export const communityFeedRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
     '/v1/community/feed/trending',
     {
       config: { auth: 'optional' },
-      schema: { tags, summary: 'Posts by trending score (recomputed every 15 minutes); optional auth fills likedByMe', querystring: PageQuery, response: { 200: PostsPage, ...errorResponses(400) } },
+      schema: {
+        tags,
+        summary: 'Posts by trending score (recomputed every 15 minutes); optional auth fills likedByMe',
+        querystring: PageQuery,
+        response: { 200: PostsPage, ...errorResponses(400) },
+      },
     },
     async (request) => community.feeds.trending(page(request.query), request.principal?.userId ?? null),
   );
 
   app.get(
     '/v1/community/feed/following',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Posts of the accounts you follow, newest first', querystring: PageQuery, response: { 200: PostsPage, ...errorResponses(400, 401) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'Posts of the accounts you follow, newest first',
+        querystring: PageQuery,
+        response: { 200: PostsPage, ...errorResponses(400, 401) },
+      },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       await ensureActive(userId);

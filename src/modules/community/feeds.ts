@@ -36,7 +36,8 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     (await runBound(db, statement.bind(values))).rows.map(toPageRow);
 
   /** The viewer's part of a page statement's values, and the keyset position after the cursor (newest first). */
-  const viewerValues = (viewerId: string | null, hidden: string[], limit: number) => (viewerId ? { viewer: viewerId, hidden, limit: limit + 1 } : { limit: limit + 1 });
+  const viewerValues = (viewerId: string | null, hidden: string[], limit: number) =>
+    viewerId ? { viewer: viewerId, hidden, limit: limit + 1 } : { limit: limit + 1 };
   const newestCursor = (cursor: string | undefined) => {
     if (!cursor) return {};
     const position = decodeCursor(cursor);
@@ -46,7 +47,13 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
   };
 
   /** A newest-first page of listed posts kept by `filter` (its value in `filterValue`), with scores and the viewer's likes. */
-  async function newestFirst(filter: NewestFilter, filterValue: Record<string, unknown>, query: FeedQuery, viewerId: string | null, hidden: string[]): Promise<FeedPage> {
+  async function newestFirst(
+    filter: NewestFilter,
+    filterValue: Record<string, unknown>,
+    query: FeedQuery,
+    viewerId: string | null,
+    hidden: string[],
+  ): Promise<FeedPage> {
     const found = await pageRows(newestFirstStatement(filter, viewerId !== null, query.cursor !== undefined), {
       ...viewerValues(viewerId, hidden, query.limit),
       ...filterValue,
@@ -55,7 +62,13 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
     return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
   }
 
-  async function render(found: PageRow[], limit: number, viewerId: string | null, hidden: string[], positionOf: (p: PostRow) => { sort: string | number; id: string }) {
+  async function render(
+    found: PageRow[],
+    limit: number,
+    viewerId: string | null,
+    hidden: string[],
+    positionOf: (p: PostRow) => { sort: string | number; id: string },
+  ) {
     const page = toPage(
       found.map((f) => f.post),
       limit,
@@ -88,7 +101,10 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
      */
     async following(query: FeedQuery, viewerId: string): Promise<FeedPage> {
       const hidden = await hiddenFor(viewerId);
-      const found = await pageRows(followingStatement(query.cursor !== undefined), { ...viewerValues(viewerId, hidden, query.limit), ...newestCursor(query.cursor) });
+      const found = await pageRows(followingStatement(query.cursor !== undefined), {
+        ...viewerValues(viewerId, hidden, query.limit),
+        ...newestCursor(query.cursor),
+      });
       return render(found, query.limit, viewerId, hidden, (p) => ({ sort: p.publishedAt.toISOString(), id: p.id }));
     },
 
@@ -119,7 +135,8 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
       if (query.cursor) {
         const position = decodeCursor(query.cursor);
         const [cursorEpoch, score] = String(position.sort).split('|').map(Number) as [number, number];
-        if (!Number.isInteger(cursorEpoch) || !Number.isFinite(score)) throw badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.');
+        if (!Number.isInteger(cursorEpoch) || !Number.isFinite(score))
+          throw badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.');
         if (cursorEpoch < epochNow - 1 || cursorEpoch > epochNow) {
           throw badRequest('The trending feed was recomputed twice since this cursor was issued. Start again without a cursor.', { field: 'query.cursor' });
         }
@@ -127,7 +144,10 @@ export function createFeeds(deps: CommunityDeps, views: PostViews) {
         cursor = { cursorScore: score, cursorId: position.id };
       }
       const column = epoch % 2 === 0 ? 'score_even' : 'score_odd';
-      const found = await pageRows(trendingStatement(column, viewerId !== null, query.cursor !== undefined), { ...viewerValues(viewerId, hidden, query.limit), ...cursor });
+      const found = await pageRows(trendingStatement(column, viewerId !== null, query.cursor !== undefined), {
+        ...viewerValues(viewerId, hidden, query.limit),
+        ...cursor,
+      });
       // The cursor carries the score the page was ordered by (its epoch's); the Post shows the current epoch's.
       const ordered = new Map(found.map((r) => [r.post.id, r.ordered]));
       return render(found, query.limit, viewerId, hidden, (p) => ({ sort: `${epoch}|${ordered.get(p.id)}`, id: p.id }));

@@ -76,7 +76,13 @@ export function createWorkImporter(deps: { db: Db; clock: Clock }) {
         );
         const rows = await tx
           .insert(communityWorks)
-          .values({ source: 'IMPORTED', externalId: item.externalId, ...fields, publishedAt: item.createTime ? new Date(item.createTime) : now, updatedAt: now })
+          .values({
+            source: 'IMPORTED',
+            externalId: item.externalId,
+            ...fields,
+            publishedAt: item.createTime ? new Date(item.createTime) : now,
+            updatedAt: now,
+          })
           .onConflictDoUpdate({
             target: communityWorks.externalId,
             targetWhere: sql`source = 'IMPORTED'`,

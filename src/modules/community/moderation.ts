@@ -55,7 +55,9 @@ export function createModeration(deps: CommunityDeps, works: Works) {
     return tx
       .update(communityReports)
       .set({ status, resolvedAt: at, resolvedBy: operatorId, resolutionNote: note })
-      .where(and(eq(communityReports.targetType, report.targetType), eq(communityReports.targetId, report.targetId), inArray(communityReports.status, UNRESOLVED)))
+      .where(
+        and(eq(communityReports.targetType, report.targetType), eq(communityReports.targetId, report.targetId), inArray(communityReports.status, UNRESOLVED)),
+      )
       .returning();
   }
 
@@ -85,7 +87,17 @@ export function createModeration(deps: CommunityDeps, works: Works) {
           .set({ status: input.outcome, resolvedAt: clock.now(), resolvedBy: operatorId, resolutionNote: input.note })
           .where(eq(communityReports.id, reportId))
           .returning();
-        await audit({ action: 'report.resolve', targetType: 'report', targetId: reportId, before: { status: report.status }, after: { status: input.outcome }, reason: input.note }, tx);
+        await audit(
+          {
+            action: 'report.resolve',
+            targetType: 'report',
+            targetId: reportId,
+            before: { status: report.status },
+            after: { status: input.outcome },
+            reason: input.note,
+          },
+          tx,
+        );
         return toReportView(updated!);
       });
     },
@@ -99,18 +111,31 @@ export function createModeration(deps: CommunityDeps, works: Works) {
       return db.transaction(async (tx) => {
         const report = await lockedReport(tx, reportId);
         if (report.targetType === 'USER') {
-          throw badRequest(`A reported user is not content to hide. Suspend the account instead: POST /v1/admin/users/${report.targetId}/suspend.`, { targetType: 'USER' });
+          throw badRequest(`A reported user is not content to hide. Suspend the account instead: POST /v1/admin/users/${report.targetId}/suspend.`, {
+            targetType: 'USER',
+          });
         }
         const now = clock.now();
         const hidden = report.targetType === 'POST' ? await hidePost(tx, report.targetId, now) : await hideComment(tx, report.targetId, now);
         if (hidden > 0) {
           await audit(
-            { action: `community.${report.targetType.toLowerCase()}.hide`, targetType: report.targetType.toLowerCase(), targetId: report.targetId, before: { hidden: false }, after: { hidden: true, items: hidden, reportId }, reason: note },
+            {
+              action: `community.${report.targetType.toLowerCase()}.hide`,
+              targetType: report.targetType.toLowerCase(),
+              targetId: report.targetId,
+              before: { hidden: false },
+              after: { hidden: true, items: hidden, reportId },
+              reason: note,
+            },
             tx,
           );
         }
         const closed = await closeReportsOn(tx, report, 'ACTIONED', operatorId, note, now);
-        for (const r of closed) await audit({ action: 'report.resolve', targetType: 'report', targetId: r.id, before: { status: 'OPEN' }, after: { status: 'ACTIONED' }, reason: note }, tx);
+        for (const r of closed)
+          await audit(
+            { action: 'report.resolve', targetType: 'report', targetId: r.id, before: { status: 'OPEN' }, after: { status: 'ACTIONED' }, reason: note },
+            tx,
+          );
         const [current] = await tx.select().from(communityReports).where(eq(communityReports.id, reportId));
         return { report: toReportView(current!), hidden: hidden > 0, reportsClosed: closed.length };
       });
@@ -135,16 +160,15 @@ export function createModeration(deps: CommunityDeps, works: Works) {
     const gone = await tx
       .update(communityComments)
       .set({ hiddenAt: at })
-      .where(
-        and(
-          isNull(communityComments.hiddenAt),
-          sql`(${communityComments.id} = ${comment.id} or ${communityComments.parentId} = ${comment.id})`,
-        ),
-      )
+      .where(and(isNull(communityComments.hiddenAt), sql`(${communityComments.id} = ${comment.id} or ${communityComments.parentId} = ${comment.id})`))
       .returning({ id: communityComments.id, deletedAt: communityComments.deletedAt });
     // The count holds listed comments: only those that were still listed (not deleted) leave it.
     const listed = gone.filter((c) => c.deletedAt === null).length;
-    if (listed > 0) await tx.update(communityPosts).set({ commentCount: sql`${communityPosts.commentCount} - ${listed}` }).where(eq(communityPosts.id, comment.postId));
+    if (listed > 0)
+      await tx
+        .update(communityPosts)
+        .set({ commentCount: sql`${communityPosts.commentCount} - ${listed}` })
+        .where(eq(communityPosts.id, comment.postId));
     return gone.length;
   }
 }

@@ -122,13 +122,17 @@ export const followingStatement = (withCursor: boolean): NamedStatement =>
 
 /** The score and like state of these posts (a single post's view): values `ids` and, signed in, `viewer`. */
 export const extrasStatement = (signedIn: boolean): NamedStatement =>
-  shape(`extras:${signedIn}`, (param) =>
-    `select p.id, ${CURRENT_SCORE} as score, ${likedBy(param, signedIn)} as liked_by_me
+  shape(
+    `extras:${signedIn}`,
+    (param) =>
+      `select p.id, ${CURRENT_SCORE} as score, ${likedBy(param, signedIn)} as liked_by_me
      from community_posts p left join community_post_scores s on s.post_id = p.id where p.id = any(${param('ids', '::text[]')}::uuid[])`,
   );
 
 /** A listed post by id: value `id`. */
-export const listedPostStatement: NamedStatement = namedStatement((param) => `select ${POST_COLUMNS} from community_posts p where p.id = ${param('id', '::uuid')} and ${listed('p')}`);
+export const listedPostStatement: NamedStatement = namedStatement(
+  (param) => `select ${POST_COLUMNS} from community_posts p where p.id = ${param('id', '::uuid')} and ${listed('p')}`,
+);
 
 /** The author and audience of these (remixed) posts: value `ids`. */
 export const postAuthorsStatement: NamedStatement = namedStatement(
@@ -165,21 +169,21 @@ export function toPageRow(raw: Record<string, unknown>): PageRow {
 /** A row of `POST_COLUMNS` as the post row Drizzle would give. */
 export function toPostRow(raw: Record<string, unknown>): PostRow {
   return {
-      id: raw.id as string,
-      authorId: raw.author_id as string,
-      generationId: raw.generation_id as string,
-      caption: raw.caption as string,
-      tags: raw.tags as string[],
-      remixOfPostId: raw.remix_of_post_id as string | null,
-      likeCount: raw.like_count as number,
-      commentCount: raw.comment_count as number,
-      viewCount: raw.view_count as number,
-      shareCount: raw.share_count as number,
-      remixCount: raw.remix_count as number,
-      publishedAt: raw.published_at as Date,
-      updatedAt: raw.updated_at as Date,
-      deletedAt: raw.deleted_at as Date | null,
-      hiddenAt: raw.hidden_at as Date | null,
-      authorVisibility: raw.author_visibility as AuthorVisibility,
+    id: raw.id as string,
+    authorId: raw.author_id as string,
+    generationId: raw.generation_id as string,
+    caption: raw.caption as string,
+    tags: raw.tags as string[],
+    remixOfPostId: raw.remix_of_post_id as string | null,
+    likeCount: raw.like_count as number,
+    commentCount: raw.comment_count as number,
+    viewCount: raw.view_count as number,
+    shareCount: raw.share_count as number,
+    remixCount: raw.remix_count as number,
+    publishedAt: raw.published_at as Date,
+    updatedAt: raw.updated_at as Date,
+    deletedAt: raw.deleted_at as Date | null,
+    hiddenAt: raw.hidden_at as Date | null,
+    authorVisibility: raw.author_visibility as AuthorVisibility,
   };
 }

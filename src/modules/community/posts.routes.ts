@@ -44,13 +44,29 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.get(
     '/v1/community/posts/:id',
-    { config: optional, schema: { tags, summary: 'One post (counts a view); optional auth fills likedByMe', params: PostIdParams, response: { 200: PostSchema, ...errorResponses(404) } } },
+    {
+      config: optional,
+      schema: {
+        tags,
+        summary: 'One post (counts a view); optional auth fills likedByMe',
+        params: PostIdParams,
+        response: { 200: PostSchema, ...errorResponses(404) },
+      },
+    },
     async (request) => community.posts.get(request.params.id, viewer(request)),
   );
 
   app.delete(
     '/v1/community/posts/:id',
-    { config: required, schema: { tags, summary: 'Delete your post (soft); its gallery work is hidden too', params: PostIdParams, response: { 200: Ok, ...errorResponses(401, 403, 404) } } },
+    {
+      config: required,
+      schema: {
+        tags,
+        summary: 'Delete your post (soft); its gallery work is hidden too',
+        params: PostIdParams,
+        response: { 200: Ok, ...errorResponses(401, 403, 404) },
+      },
+    },
     async (request) => {
       await community.posts.remove(principalOf(request).userId, request.params.id);
       return { ok: true as const };
@@ -68,7 +84,10 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.delete(
     '/v1/community/posts/:id/like',
-    { config: required, schema: { tags, summary: 'Take your like back (idempotent)', params: PostIdParams, response: { 200: Ok, ...errorResponses(401, 404) } } },
+    {
+      config: required,
+      schema: { tags, summary: 'Take your like back (idempotent)', params: PostIdParams, response: { 200: Ok, ...errorResponses(401, 404) } },
+    },
     async (request) => {
       await community.posts.unlike(principalOf(request).userId, request.params.id);
       return { ok: true as const };
@@ -79,7 +98,12 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
     '/v1/community/posts/:id/comments',
     {
       config: optional,
-      schema: { tags, summary: `Comments, oldest first (up to 100), each with its replies; optional auth`, params: PostIdParams, response: { 200: CommentsList, ...errorResponses(404) } },
+      schema: {
+        tags,
+        summary: `Comments, oldest first (up to 100), each with its replies; optional auth`,
+        params: PostIdParams,
+        response: { 200: CommentsList, ...errorResponses(404) },
+      },
     },
     async (request) => community.comments.list(request.params.id, viewer(request)),
   );
@@ -88,14 +112,28 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
     '/v1/community/posts/:id/comments',
     {
       config: required,
-      schema: { tags, summary: 'Comment on a post, or reply with parentId; notifies the author', params: PostIdParams, body: CommentBody, response: { 201: CommentSchema, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'Comment on a post, or reply with parentId; notifies the author',
+        params: PostIdParams,
+        body: CommentBody,
+        response: { 201: CommentSchema, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request, reply) => reply.code(201).send(await community.comments.create(principalOf(request).userId, request.params.id, request.body)),
   );
 
   app.delete(
     '/v1/community/comments/:id',
-    { config: required, schema: { tags, summary: 'Delete your own comment (soft; its replies go with it)', params: PostIdParams, response: { 200: Ok, ...errorResponses(401, 403, 404) } } },
+    {
+      config: required,
+      schema: {
+        tags,
+        summary: 'Delete your own comment (soft; its replies go with it)',
+        params: PostIdParams,
+        response: { 200: Ok, ...errorResponses(401, 403, 404) },
+      },
+    },
     async (request) => {
       await community.comments.remove(principalOf(request).userId, request.params.id);
       return { ok: true as const };
@@ -104,7 +142,15 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.post(
     '/v1/community/posts/:id/share',
-    { config: optional, schema: { tags, summary: 'Count a share and get ready-made links per network; optional auth', params: PostIdParams, response: { 200: ShareResponse, ...errorResponses(404) } } },
+    {
+      config: optional,
+      schema: {
+        tags,
+        summary: 'Count a share and get ready-made links per network; optional auth',
+        params: PostIdParams,
+        response: { 200: ShareResponse, ...errorResponses(404) },
+      },
+    },
     async (request) => community.posts.share(request.params.id, viewer(request)),
   );
 
@@ -112,20 +158,42 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
     '/v1/community/posts/:id/analytics',
     {
       config: required,
-      schema: { tags, summary: 'Totals and a daily series of your post (author or admin)', params: PostIdParams, querystring: AnalyticsQuery, response: { 200: PostAnalytics, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Totals and a daily series of your post (author or admin)',
+        params: PostIdParams,
+        querystring: AnalyticsQuery,
+        response: { 200: PostAnalytics, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => community.analytics.post(request.params.id, principalOf(request).userId, request.query.days ?? COMMUNITY_LIMITS.analyticsDaysDefault),
   );
 
   app.get(
     '/v1/community/me/analytics',
-    { config: required, schema: { tags, summary: 'Creator dashboard across all your posts', querystring: AnalyticsQuery, response: { 200: Dashboard, ...errorResponses(400, 401) } } },
+    {
+      config: required,
+      schema: {
+        tags,
+        summary: 'Creator dashboard across all your posts',
+        querystring: AnalyticsQuery,
+        response: { 200: Dashboard, ...errorResponses(400, 401) },
+      },
+    },
     async (request) => community.analytics.dashboard(principalOf(request).userId, request.query.days ?? COMMUNITY_LIMITS.analyticsDaysDefault),
   );
 
   app.get(
     '/v1/community/posts/:id/recipe',
-    { config: optional, schema: { tags, summary: 'What the post was made with (to prefill the studio); optional auth', params: PostIdParams, response: { 200: Recipe, ...errorResponses(404) } } },
+    {
+      config: optional,
+      schema: {
+        tags,
+        summary: 'What the post was made with (to prefill the studio); optional auth',
+        params: PostIdParams,
+        response: { 200: Recipe, ...errorResponses(404) },
+      },
+    },
     async (request) => community.posts.recipe(request.params.id, viewer(request)),
   );
 
@@ -133,7 +201,13 @@ export const communityPostRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
     '/v1/community/posts/:id/remixes',
     {
       config: optional,
-      schema: { tags, summary: 'Posts made from this one, newest first; optional auth', params: PostIdParams, querystring: PageQuery, response: { 200: PostsPage, ...errorResponses(400, 404) } },
+      schema: {
+        tags,
+        summary: 'Posts made from this one, newest first; optional auth',
+        params: PostIdParams,
+        querystring: PageQuery,
+        response: { 200: PostsPage, ...errorResponses(400, 404) },
+      },
     },
     async (request) => {
       const post = await community.posts.visiblePost(request.params.id, viewer(request));

@@ -1,5 +1,12 @@
 import { and, eq, isNull, ne, sql } from 'drizzle-orm';
-import { communityLikeNotices, communityPostDaily, communityPostLikes, communityPostScores, communityPosts, type AuthorVisibility } from '../../db/schema/community.js';
+import {
+  communityLikeNotices,
+  communityPostDaily,
+  communityPostLikes,
+  communityPostScores,
+  communityPosts,
+  type AuthorVisibility,
+} from '../../db/schema/community.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import type { CommunityDeps } from './deps.js';
@@ -13,7 +20,6 @@ export interface PublishInput {
   tags?: string[];
   remixOfPostId?: string;
 }
-
 
 /** `#Sunset ` and `sunset` are the same tag: trimmed, without a leading `#`, lower-cased, each once. */
 export const normaliseTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim().replace(/^#+/, '').toLowerCase()).filter((t) => t.length > 0))];
@@ -40,7 +46,10 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
 
     /** A deleted account's posts leave every feed and list (hidden, kept for moderation and the author's export). */
     async hideAllOf(tx: Tx, authorId: string, at: Date): Promise<void> {
-      await tx.update(communityPosts).set({ hiddenAt: at, updatedAt: at }).where(and(eq(communityPosts.authorId, authorId), isNull(communityPosts.hiddenAt)));
+      await tx
+        .update(communityPosts)
+        .set({ hiddenAt: at, updatedAt: at })
+        .where(and(eq(communityPosts.authorId, authorId), isNull(communityPosts.hiddenAt)));
     },
 
     /**
@@ -79,7 +88,15 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
         const authorVisibility = await audience.holdVisibility(tx, userId);
         await tx
           .insert(communityPosts)
-          .values({ authorId: userId, generationId: generation.id, caption: input.caption ?? '', tags: tags ?? [], publishedAt: now, updatedAt: now, authorVisibility })
+          .values({
+            authorId: userId,
+            generationId: generation.id,
+            caption: input.caption ?? '',
+            tags: tags ?? [],
+            publishedAt: now,
+            updatedAt: now,
+            authorVisibility,
+          })
           .onConflictDoNothing({ target: communityPosts.generationId });
         const [current] = await tx.select().from(communityPosts).where(eq(communityPosts.generationId, generation.id)).for('update');
         const credit = current!.remixOfPostId === null && input.remixOfPostId !== undefined;
@@ -140,10 +157,21 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
     async like(userId: string, postId: string): Promise<void> {
       await db.transaction(async (tx) => {
         const post = await visiblePost(postId, userId, tx);
-        const inserted = await tx.insert(communityPostLikes).values({ postId: post.id, userId, createdAt: clock.now() }).onConflictDoNothing().returning({ postId: communityPostLikes.postId });
+        const inserted = await tx
+          .insert(communityPostLikes)
+          .values({ postId: post.id, userId, createdAt: clock.now() })
+          .onConflictDoNothing()
+          .returning({ postId: communityPostLikes.postId });
         if (inserted.length === 0) return;
-        await tx.update(communityPosts).set({ likeCount: sql`${communityPosts.likeCount} + 1` }).where(eq(communityPosts.id, post.id));
-        const first = await tx.insert(communityLikeNotices).values({ postId: post.id, userId }).onConflictDoNothing().returning({ postId: communityLikeNotices.postId });
+        await tx
+          .update(communityPosts)
+          .set({ likeCount: sql`${communityPosts.likeCount} + 1` })
+          .where(eq(communityPosts.id, post.id));
+        const first = await tx
+          .insert(communityLikeNotices)
+          .values({ postId: post.id, userId })
+          .onConflictDoNothing()
+          .returning({ postId: communityLikeNotices.postId });
         if (first.length === 0 || post.authorId === userId) return;
         const [liker] = (await users.publicProfilesOf([userId], tx)).values();
         await notifications.notify(tx, {
@@ -164,7 +192,10 @@ export function createPosts(deps: CommunityDeps, views: PostViews, works: Works)
           .where(and(eq(communityPostLikes.postId, post.id), eq(communityPostLikes.userId, userId)))
           .returning({ postId: communityPostLikes.postId });
         if (removed.length === 0) return;
-        await tx.update(communityPosts).set({ likeCount: sql`${communityPosts.likeCount} - 1` }).where(eq(communityPosts.id, post.id));
+        await tx
+          .update(communityPosts)
+          .set({ likeCount: sql`${communityPosts.likeCount} - 1` })
+          .where(eq(communityPosts.id, post.id));
       });
     },
 

@@ -69,25 +69,50 @@ export const PublishBody = StrictObject({
 });
 
 const CommentAuthor = Type.Object({ name: Nullable(Type.String()), handle: Type.String(), avatarUrl: Nullable(Type.String()) });
-const Reply = Type.Object({ id: Type.String(), body: Type.String(), author: CommentAuthor, replies: Type.Array(Type.Unknown(), { maxItems: 0 }), createdAt: DateTime });
+const Reply = Type.Object({
+  id: Type.String(),
+  body: Type.String(),
+  author: CommentAuthor,
+  replies: Type.Array(Type.Unknown(), { maxItems: 0 }),
+  createdAt: DateTime,
+});
 export const CommentSchema = Type.Object({ id: Type.String(), body: Type.String(), author: CommentAuthor, replies: Type.Array(Reply), createdAt: DateTime });
 export const CommentsList = Type.Object({ items: Type.Array(CommentSchema) });
 export const CommentBody = StrictObject({
   body: Type.String({ minLength: 1, maxLength: COMMUNITY_LIMITS.commentMax, pattern: '\\S' }),
-  parentId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Makes a reply (one level; a reply to a reply joins its top-level comment)' })),
+  parentId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Makes a reply (one level; a reply to a reply joins its top-level comment)' }),
+  ),
 });
 
 export const ShareResponse = Type.Object({
   ok: Type.Literal(true),
   shareCount: Type.Integer(),
   url: Type.String(),
-  links: Type.Object({ x: Type.String(), facebook: Type.String(), linkedin: Type.String(), reddit: Type.String(), whatsapp: Type.String(), telegram: Type.String(), email: Type.String() }),
+  links: Type.Object({
+    x: Type.String(),
+    facebook: Type.String(),
+    linkedin: Type.String(),
+    reddit: Type.String(),
+    whatsapp: Type.String(),
+    telegram: Type.String(),
+    email: Type.String(),
+  }),
 });
 
 const Totals = { views: Type.Integer(), likes: Type.Integer(), comments: Type.Integer(), shares: Type.Integer(), remixes: Type.Integer() };
-const Daily = Type.Array(Type.Object({ date: Type.String({ format: 'date' }), views: Type.Integer(), likes: Type.Integer(), comments: Type.Integer(), shares: Type.Integer() }));
+const Daily = Type.Array(
+  Type.Object({ date: Type.String({ format: 'date' }), views: Type.Integer(), likes: Type.Integer(), comments: Type.Integer(), shares: Type.Integer() }),
+);
 export const AnalyticsQuery = StrictObject({
-  days: Type.Optional(Type.Integer({ minimum: 1, maximum: COMMUNITY_LIMITS.analyticsDaysMax, default: COMMUNITY_LIMITS.analyticsDaysDefault, description: 'Length of the daily series (UTC days, ending today)' })),
+  days: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: COMMUNITY_LIMITS.analyticsDaysMax,
+      default: COMMUNITY_LIMITS.analyticsDaysDefault,
+      description: 'Length of the daily series (UTC days, ending today)',
+    }),
+  ),
 });
 export const PostAnalytics = Type.Object({
   postId: Type.String(),
@@ -110,7 +135,10 @@ export const Recipe = Type.Object({
   kind: Type.Enum([...GENERATION_KINDS]),
   prompt: Type.String(),
   model: Type.Optional(Type.Object({ slug: Type.String(), displayName: Type.String(), type: Type.Enum([...MODEL_TYPES]) })),
-  parameters: Type.Object({ count: Type.Optional(Type.Integer()), durationSeconds: Type.Optional(Type.Number()) }, { description: 'Studio fields known for this generation; unknown ones are omitted' }),
+  parameters: Type.Object(
+    { count: Type.Optional(Type.Integer()), durationSeconds: Type.Optional(Type.Number()) },
+    { description: 'Studio fields known for this generation; unknown ones are omitted' },
+  ),
 });
 
 export const PublicProfile = Type.Object({
@@ -143,7 +171,12 @@ export const ReportSchema = Type.Object({
 const WorkInner = Type.Object({
   workId: Type.Integer(),
   contentType: Type.Enum([...WORK_CONTENT_TYPES]),
-  resource: Type.Object({ resource: Type.String(), width: Nullable(Type.Integer()), height: Nullable(Type.Integer()), duration: Nullable(Type.Integer({ description: 'milliseconds' })) }),
+  resource: Type.Object({
+    resource: Type.String(),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    duration: Nullable(Type.Integer({ description: 'milliseconds' })),
+  }),
   cover: Type.Object({ resource: Type.String() }),
   starNum: Type.Integer({ description: 'imported likes + local likes' }),
   favored: Type.Boolean(),
@@ -186,10 +219,19 @@ const ImportInner = Type.Object({
   workId: Type.Integer({ minimum: 0 }),
   externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   contentType: Type.Enum([...WORK_CONTENT_TYPES]),
-  resource: Type.Object({ resource: Type.String({ minLength: 1 }), width: Type.Optional(Nullable(Type.Integer())), height: Type.Optional(Nullable(Type.Integer())), duration: Type.Optional(Nullable(Type.Integer())) }),
+  resource: Type.Object({
+    resource: Type.String({ minLength: 1 }),
+    width: Type.Optional(Nullable(Type.Integer())),
+    height: Type.Optional(Nullable(Type.Integer())),
+    duration: Type.Optional(Nullable(Type.Integer())),
+  }),
   cover: Type.Optional(Type.Object({ resource: Type.String({ minLength: 1 }) })),
   starNum: Type.Optional(Type.Integer({ minimum: 0 })),
-  userProfile: Type.Object({ userId: Type.Union([Type.String(), Type.Integer()]), userName: Type.String(), userAvatar: Type.Optional(Type.Array(Type.String())) }),
+  userProfile: Type.Object({
+    userId: Type.Union([Type.String(), Type.Integer()]),
+    userName: Type.String(),
+    userAvatar: Type.Optional(Type.Array(Type.String())),
+  }),
   createTime: Type.Optional(Type.String({ format: 'date-time' })),
 });
 export const ImportFeedSchema = Type.Object({

@@ -13,7 +13,15 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
 
   app.get(
     '/v1/community/users/:handle',
-    { config: { auth: 'optional' }, schema: { tags, summary: 'A public profile; optional auth fills followingThem', params: HandleParams, response: { 200: PublicProfile, ...errorResponses(404) } } },
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags,
+        summary: 'A public profile; optional auth fills followingThem',
+        params: HandleParams,
+        response: { 200: PublicProfile, ...errorResponses(404) },
+      },
+    },
     async (request) => community.social.profile(request.params.handle, viewerOf(request)),
   );
 
@@ -21,7 +29,13 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
     '/v1/community/users/:handle/posts',
     {
       config: { auth: 'optional' },
-      schema: { tags, summary: "A user's posts, newest first; optional auth fills likedByMe", params: HandleParams, querystring: PageQuery, response: { 200: PostsPage, ...errorResponses(400, 404) } },
+      schema: {
+        tags,
+        summary: "A user's posts, newest first; optional auth fills likedByMe",
+        params: HandleParams,
+        querystring: PageQuery,
+        response: { 200: PostsPage, ...errorResponses(400, 404) },
+      },
     },
     async (request) => {
       const user = await community.social.userByHandle(request.params.handle, viewerOf(request));
@@ -31,7 +45,15 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
 
   app.post(
     '/v1/community/users/:handle/follow',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Follow a user (idempotent); notifies them', params: HandleParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'Follow a user (idempotent); notifies them',
+        params: HandleParams,
+        response: { 200: Ok, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => {
       await community.social.follow(principalOf(request).userId, request.params.handle);
       return { ok: true as const };
@@ -40,7 +62,10 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
 
   app.delete(
     '/v1/community/users/:handle/follow',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Unfollow a user (idempotent)', params: HandleParams, response: { 200: Ok, ...errorResponses(401, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: { tags, summary: 'Unfollow a user (idempotent)', params: HandleParams, response: { 200: Ok, ...errorResponses(401, 404) } },
+    },
     async (request) => {
       await community.social.unfollow(principalOf(request).userId, request.params.handle);
       return { ok: true as const };
@@ -49,7 +74,15 @@ export const communitySocialRoutes: FastifyPluginAsyncTypebox<CommunityRouteOpti
 
   app.post(
     '/v1/community/reports',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Report a post, comment or user to the moderators', body: ReportBody, response: { 201: ReportSchema, ...errorResponses(400, 401, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'Report a post, comment or user to the moderators',
+        body: ReportBody,
+        response: { 201: ReportSchema, ...errorResponses(400, 401, 404) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await community.social.report(principalOf(request).userId, request.body)),
   );
 };

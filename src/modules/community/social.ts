@@ -33,7 +33,10 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
     async profile(handle: string, viewerId: string | null) {
       const user = await userByHandle(handle, viewerId);
       const [[postCount], [followers], [following], followingThem] = await Promise.all([
-        db.select({ n: count() }).from(communityPosts).where(and(eq(communityPosts.authorId, user.id), isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt))),
+        db
+          .select({ n: count() })
+          .from(communityPosts)
+          .where(and(eq(communityPosts.authorId, user.id), isNull(communityPosts.deletedAt), isNull(communityPosts.hiddenAt))),
         db.select({ n: count() }).from(communityFollows).where(eq(communityFollows.followeeId, user.id)),
         db.select({ n: count() }).from(communityFollows).where(eq(communityFollows.followerId, user.id)),
         viewerId
@@ -120,7 +123,14 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
       const now = clock.now();
       const [created] = await db
         .insert(communityReports)
-        .values({ reporterId: userId, targetType: input.targetType, targetId, reason: input.reason.trim(), details: input.details?.trim() || null, createdAt: now })
+        .values({
+          reporterId: userId,
+          targetType: input.targetType,
+          targetId,
+          reason: input.reason.trim(),
+          details: input.details?.trim() || null,
+          createdAt: now,
+        })
         .onConflictDoNothing()
         .returning();
       const row =
@@ -129,16 +139,36 @@ export function createSocial(deps: CommunityDeps, posts: Posts) {
           await db
             .select()
             .from(communityReports)
-            .where(and(eq(communityReports.reporterId, userId), eq(communityReports.targetType, input.targetType), eq(communityReports.targetId, targetId), eq(communityReports.status, 'OPEN')))
+            .where(
+              and(
+                eq(communityReports.reporterId, userId),
+                eq(communityReports.targetType, input.targetType),
+                eq(communityReports.targetId, targetId),
+                eq(communityReports.status, 'OPEN'),
+              ),
+            )
         )[0]!;
-      return { id: row.id, targetType: row.targetType, targetId: row.targetId, reason: row.reason, details: row.details, status: row.status, createdAt: row.createdAt.toISOString() };
+      return {
+        id: row.id,
+        targetType: row.targetType,
+        targetId: row.targetId,
+        reason: row.reason,
+        details: row.details,
+        status: row.status,
+        createdAt: row.createdAt.toISOString(),
+      };
     },
   };
 
   async function resolveTarget(type: ReportTarget, id: string, userId: string): Promise<string> {
     if (type === 'POST') return (await posts.visiblePost(id, userId)).id;
     if (type === 'COMMENT') {
-      const [comment] = UUID.test(id) ? await db.select({ id: communityComments.id }).from(communityComments).where(and(eq(communityComments.id, id), isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt))) : [];
+      const [comment] = UUID.test(id)
+        ? await db
+            .select({ id: communityComments.id })
+            .from(communityComments)
+            .where(and(eq(communityComments.id, id), isNull(communityComments.deletedAt), isNull(communityComments.hiddenAt)))
+        : [];
       if (!comment) throw notFound('No such comment to report.');
       return comment.id;
     }

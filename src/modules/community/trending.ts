@@ -60,9 +60,19 @@ export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock'
    * or null at the end. Chunks follow the recent index: posts (and their score rows) are written in publishing order,
    * so a chunk reads neighbouring pages instead of one random page per post.
    */
-  async function scoreChunk(epoch: number, column: string, after: Position | null, now: Date, chunkRows: number): Promise<{ last: Position | null; written: number } | 'moved'> {
+  async function scoreChunk(
+    epoch: number,
+    column: string,
+    after: Position | null,
+    now: Date,
+    chunkRows: number,
+  ): Promise<{ last: Position | null; written: number } | 'moved'> {
     return db.transaction(async (tx) => {
-      const [state] = await tx.select({ epoch: communityTrendingState.epoch }).from(communityTrendingState).where(eq(communityTrendingState.id, 1)).for('share');
+      const [state] = await tx
+        .select({ epoch: communityTrendingState.epoch })
+        .from(communityTrendingState)
+        .where(eq(communityTrendingState.id, 1))
+        .for('share');
       if ((state?.epoch ?? 0) !== epoch) return 'moved';
       const [bound] = await tx
         .select({ publishedAt: sql<string>`${communityPosts.publishedAt}::text`, id: communityPosts.id })
@@ -86,7 +96,9 @@ export function createTrendingRecompute(deps: Pick<CommunityDeps, 'db' | 'clock'
   }
 
   /** `chunkRows`: posts a transaction scores; `onChunk`: called after each chunk commits, with the rows written so far. */
-  return async function recomputeTrending(options: { chunkRows?: number; onChunk?: (written: number) => Promise<void> } = {}): Promise<{ epoch: number; moved: boolean }> {
+  return async function recomputeTrending(
+    options: { chunkRows?: number; onChunk?: (written: number) => Promise<void> } = {},
+  ): Promise<{ epoch: number; moved: boolean }> {
     const chunkRows = options.chunkRows ?? TRENDING_CHUNK_ROWS;
     const started = performance.now();
     const now = clock.now();

@@ -58,7 +58,10 @@ export function createPostViews(deps: CommunityDeps) {
 
   /** The current epoch's stored scores of these posts and whether the viewer likes them (one round trip). */
   async function extrasOf(ids: string[], viewerId: string | null, tx: DbOrTx): Promise<Map<string, PostExtras>> {
-    const { rows } = await runBound<{ id: string; score: number; liked_by_me: boolean }>(tx, extrasStatement(viewerId !== null).bind({ ids, viewer: viewerId }));
+    const { rows } = await runBound<{ id: string; score: number; liked_by_me: boolean }>(
+      tx,
+      extrasStatement(viewerId !== null).bind({ ids, viewer: viewerId }),
+    );
     return new Map(rows.map((r) => [r.id, { score: Number(r.score), likedByMe: r.liked_by_me }]));
   }
 
@@ -90,11 +93,23 @@ export function createPostViews(deps: CommunityDeps) {
     const candidates = originals.filter((o) => !hiddenAuthors.has(o.authorId));
     // The originals' authors are read with the page's (one round trip), before it is known which the viewer may see.
     const [extras, gens, people, audiences] = await Promise.all([
-      options.extras ?? extrasOf(rows.map((r) => r.id), viewerId, tx),
-      generations.viewsOf(rows.map((r) => r.generationId), tx),
+      options.extras ??
+        extrasOf(
+          rows.map((r) => r.id),
+          viewerId,
+          tx,
+        ),
+      generations.viewsOf(
+        rows.map((r) => r.generationId),
+        tx,
+      ),
       // Outside a transaction the profiles come through the auth module's cache (`options.tx` undefined).
       users.publicProfilesOf([...rows.map((r) => r.authorId), ...candidates.map((o) => o.authorId)], options.tx),
-      authorsSeenBy(tx, viewerId, candidates.map((o) => ({ id: o.authorId, visibility: o.visibility }))),
+      authorsSeenBy(
+        tx,
+        viewerId,
+        candidates.map((o) => ({ id: o.authorId, visibility: o.visibility })),
+      ),
     ]);
     const originalAuthor = new Map(candidates.filter((o) => audiences.has(o.authorId)).map((o) => [o.id, o.authorId]));
     return rows.map((row) => {

@@ -10,7 +10,15 @@ export const communityWorkRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.get(
     '/v1/community/works',
-    { config: { auth: 'optional' }, schema: { tags, summary: 'The gallery: imported and native works; optional auth fills favored/starred', querystring: WorksQuery, response: { 200: WorksPage, ...errorResponses(400) } } },
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags,
+        summary: 'The gallery: imported and native works; optional auth fills favored/starred',
+        querystring: WorksQuery,
+        response: { 200: WorksPage, ...errorResponses(400) },
+      },
+    },
     async (request) => {
       const { limit = COMMUNITY_LIMITS.worksDefault, cursor, contentType, source, sort = 'recent' } = request.query;
       return community.works.list({ limit, cursor, contentType, source, sort }, viewerOf(request));
@@ -19,7 +27,15 @@ export const communityWorkRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.get(
     '/v1/community/works/:id',
-    { config: { auth: 'optional' }, schema: { tags, summary: 'One work by _platform.id or externalId (does not count a view); optional auth', params: WorkIdParams, response: { 200: WorkEnvelope, ...errorResponses(404) } } },
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags,
+        summary: 'One work by _platform.id or externalId (does not count a view); optional auth',
+        params: WorkIdParams,
+        response: { 200: WorkEnvelope, ...errorResponses(404) },
+      },
+    },
     async (request) => community.works.get(request.params.id, viewerOf(request)),
   );
 
@@ -27,14 +43,27 @@ export const communityWorkRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
     '/v1/community/works/:id/view',
     {
       config: { auth: 'optional' },
-      schema: { tags, summary: 'Count a view (best-effort, not deduplicated); optional auth', params: WorkIdParams, response: { 200: WorkViewResponse, ...errorResponses(404) } },
+      schema: {
+        tags,
+        summary: 'Count a view (best-effort, not deduplicated); optional auth',
+        params: WorkIdParams,
+        response: { 200: WorkViewResponse, ...errorResponses(404) },
+      },
     },
     async (request) => community.works.view(request.params.id, viewerOf(request)),
   );
 
   app.post(
     '/v1/community/works/:id/like',
-    { config: { auth: 'required' }, schema: { tags, summary: "Like a work (idempotent; separate from its post's likes)", params: WorkIdParams, response: { 200: WorkLikeResponse, ...errorResponses(401, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: "Like a work (idempotent; separate from its post's likes)",
+        params: WorkIdParams,
+        response: { 200: WorkLikeResponse, ...errorResponses(401, 404) },
+      },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       await ensureActive(userId);
@@ -44,7 +73,15 @@ export const communityWorkRoutes: FastifyPluginAsyncTypebox<CommunityRouteOption
 
   app.delete(
     '/v1/community/works/:id/like',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Take your like of a work back (idempotent)', params: WorkIdParams, response: { 200: WorkLikeResponse, ...errorResponses(401, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'Take your like of a work back (idempotent)',
+        params: WorkIdParams,
+        response: { 200: WorkLikeResponse, ...errorResponses(401, 404) },
+      },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       await ensureActive(userId);

@@ -1,5 +1,14 @@
 import { and, desc, eq, inArray, isNull, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
-import { communityPosts, communityWorkLikes, communityWorks, nativeWorkIds, type AuthorVisibility, type WorkContentType, type WorkSource, type WorkType } from '../../db/schema/community.js';
+import {
+  communityPosts,
+  communityWorkLikes,
+  communityWorks,
+  nativeWorkIds,
+  type AuthorVisibility,
+  type WorkContentType,
+  type WorkSource,
+  type WorkType,
+} from '../../db/schema/community.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
 import { afterCursor, toPage } from '../../platform/http/pagination.js';
 import { notFound } from '../../platform/http/errors.js';
@@ -59,7 +68,10 @@ export function createWorks(deps: CommunityDeps) {
             .where(inArray(communityPosts.id, postIds))
             .then((r) => new Map(r.map((p) => [p.id, p])))
         : new Map<string, { shareCount: number; remixCount: number }>(),
-      users.publicProfilesOf(rows.map((r) => r.userId).filter((id): id is string => id !== null), inTx),
+      users.publicProfilesOf(
+        rows.map((r) => r.userId).filter((id): id is string => id !== null),
+        inTx,
+      ),
     ]);
     return rows.map((row) => {
       const favored = liked.has(row.id);
@@ -101,8 +113,14 @@ export function createWorks(deps: CommunityDeps) {
    * leaves the viewer out, and blocked authors too).
    */
   async function shownWork(idOrExternal: string, viewerId: string | null, tx: DbOrTx = db): Promise<WorkRow> {
-    const match = UUID.test(idOrExternal) ? or(eq(communityWorks.id, idOrExternal), eq(communityWorks.externalId, idOrExternal)) : eq(communityWorks.externalId, idOrExternal);
-    const [row] = await tx.select().from(communityWorks).where(and(match, isNull(communityWorks.hiddenAt))).limit(1);
+    const match = UUID.test(idOrExternal)
+      ? or(eq(communityWorks.id, idOrExternal), eq(communityWorks.externalId, idOrExternal))
+      : eq(communityWorks.externalId, idOrExternal);
+    const [row] = await tx
+      .select()
+      .from(communityWorks)
+      .where(and(match, isNull(communityWorks.hiddenAt)))
+      .limit(1);
     if (!row) throw noSuchWork();
     if (row.userId && !(await maySee(tx, viewerId, { id: row.userId, visibility: row.authorVisibility }))) throw noSuchWork();
     if (viewerId && row.userId && row.userId !== viewerId && (await blocks.blockedEitherWay(tx, viewerId, row.userId))) throw noSuchWork();
@@ -113,7 +131,11 @@ export function createWorks(deps: CommunityDeps) {
     return db.transaction(async (tx) => {
       const work = await shownWork(idOrExternal, userId, tx);
       const changed = like
-        ? await tx.insert(communityWorkLikes).values({ workId: work.id, userId, createdAt: clock.now() }).onConflictDoNothing().returning({ id: communityWorkLikes.workId })
+        ? await tx
+            .insert(communityWorkLikes)
+            .values({ workId: work.id, userId, createdAt: clock.now() })
+            .onConflictDoNothing()
+            .returning({ id: communityWorkLikes.workId })
         : await tx
             .delete(communityWorkLikes)
             .where(and(eq(communityWorkLikes.workId, work.id), eq(communityWorkLikes.userId, userId)))
@@ -146,13 +168,26 @@ export function createWorks(deps: CommunityDeps) {
       };
       await tx
         .insert(communityWorks)
-        .values({ source: 'NATIVE', type: 'WORK', workId: sql`nextval('${sql.raw(nativeWorkIds.seqName!)}')`, postId: post.id, userId: post.authorId, ...shown, publishedAt: post.publishedAt, updatedAt: now, hiddenAt: post.hiddenAt })
+        .values({
+          source: 'NATIVE',
+          type: 'WORK',
+          workId: sql`nextval('${sql.raw(nativeWorkIds.seqName!)}')`,
+          postId: post.id,
+          userId: post.authorId,
+          ...shown,
+          publishedAt: post.publishedAt,
+          updatedAt: now,
+          hiddenAt: post.hiddenAt,
+        })
         .onConflictDoUpdate({ target: communityWorks.postId, set: { ...shown, hiddenAt: post.hiddenAt, updatedAt: now } });
     },
 
     /** A deleted account's native works leave the gallery. */
     async hideAllOf(tx: Tx, userId: string, at: Date): Promise<void> {
-      await tx.update(communityWorks).set({ hiddenAt: at, updatedAt: at }).where(and(eq(communityWorks.userId, userId), isNull(communityWorks.hiddenAt)));
+      await tx
+        .update(communityWorks)
+        .set({ hiddenAt: at, updatedAt: at })
+        .where(and(eq(communityWorks.userId, userId), isNull(communityWorks.hiddenAt)));
     },
 
     /** The works mirroring the author's listed posts take the author's new audience (see `posts.setAuthorVisibility`). */
@@ -211,7 +246,6 @@ export function createWorks(deps: CommunityDeps) {
 
     like: (userId: string, idOrExternal: string) => setLike(userId, idOrExternal, true),
     unlike: (userId: string, idOrExternal: string) => setLike(userId, idOrExternal, false),
-
   };
 }
 

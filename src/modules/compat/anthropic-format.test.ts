@@ -5,8 +5,17 @@ import type { TextAnswerBody } from '../gateway/index.js';
 import { stopReason, toCountedBody, toMessage, toTextBody, type MessagesRequest } from './anthropic.format.js';
 
 const png = solidPng(4, 3).toString('base64');
-const weather = { name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
-const request = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({ model: 'local/text', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], ...extra });
+const weather = {
+  name: 'get_weather',
+  description: 'Weather in a city',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+};
+const request = (extra: Partial<MessagesRequest> = {}): MessagesRequest => ({
+  model: 'local/text',
+  max_tokens: 100,
+  messages: [{ role: 'user', content: 'Hi' }],
+  ...extra,
+});
 
 /** The 400 a request gets, or a failure when it passes. */
 function refusal(body: MessagesRequest): AppError {
@@ -31,7 +40,13 @@ const answer = (extra: Partial<TextAnswerBody> = {}): TextAnswerBody => ({
 describe('toTextBody: an Anthropic request as the gateway text call', () => {
   it('sends the conversation as it is: no server instruction, no system message unless the caller sent one', () => {
     const body = toTextBody(request());
-    expect(body).toEqual({ model: 'local/text', messages: [{ role: 'user', content: 'Hi' }], maxTokens: 100, serverInstruction: false, fieldNames: expect.any(Object) });
+    expect(body).toEqual({
+      model: 'local/text',
+      messages: [{ role: 'user', content: 'Hi' }],
+      maxTokens: 100,
+      serverInstruction: false,
+      fieldNames: expect.any(Object),
+    });
     expect(toTextBody(request({ system: [{ type: 'text', text: 'Be brief.' }] })).messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
     expect(toTextBody(request({ system: '' })).messages).toHaveLength(1);
   });
@@ -136,22 +151,39 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
 
   it('maps output_config.format to a JSON-schema answer', () => {
     const schema = { type: 'object', properties: { ok: { type: 'boolean' } } };
-    expect(toTextBody(request({ output_config: { format: { type: 'json_schema', schema } } })).responseFormat).toEqual({ type: 'json_schema', name: 'output', schema });
+    expect(toTextBody(request({ output_config: { format: { type: 'json_schema', schema } } })).responseFormat).toEqual({
+      type: 'json_schema',
+      name: 'output',
+      schema,
+    });
   });
 
   it("takes Claude Code's adaptive thinking as an effort, and the context edit that changes nothing", () => {
     const adaptive = toTextBody(request({ max_tokens: 4096, thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }));
     expect(adaptive).toMatchObject({ maxTokens: 4096, reasoning: { effort: 'low', withinMaxTokens: true }, reasoningField: 'thinking' });
     expect(toTextBody(request({ thinking: { type: 'adaptive' } })).reasoning).toEqual({ effort: 'high', withinMaxTokens: true });
-    expect(toTextBody(request({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).reasoning).toEqual({ effort: 'high', withinMaxTokens: true });
+    expect(toTextBody(request({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' } })).reasoning).toEqual({
+      effort: 'high',
+      withinMaxTokens: true,
+    });
     expect(toTextBody(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } })).reasoning).toBeUndefined();
     expect(refusal(request({ context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } })).message).toContain('context_management');
-    expect(refusal(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } }] } })).message).toContain('context_management');
+    expect(
+      refusal(request({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } }] } })).message,
+    ).toContain('context_management');
   });
 
   it('counts a count_tokens request as the message it describes, whatever its thinking budget', () => {
-    const counted = toCountedBody({ model: 'local/text', system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }], thinking: { type: 'enabled', budget_tokens: 50_000 } });
-    expect(counted.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]);
+    const counted = toCountedBody({
+      model: 'local/text',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hi' }],
+      thinking: { type: 'enabled', budget_tokens: 50_000 },
+    });
+    expect(counted.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+    ]);
   });
 
   it('refuses what it cannot honour with a 400 naming it', () => {
@@ -165,7 +197,10 @@ describe('toTextBody: an Anthropic request as the gateway text call', () => {
       [{ output_config: { effort: 'high' } }, 'output_config.effort'],
       [{ messages: [{ role: 'user', content: [{ type: 'document', source: {} } as never] }] }, '"document" block'],
       [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'file_1' } as never }] }] }, 'Files API'],
-      [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: png } }] }] }, 'PNG, JPEG, GIF or WebP'],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: png } }] }] },
+        'PNG, JPEG, GIF or WebP',
+      ],
       [{ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://example.com/a.png' } }] }] }, 'https'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'x', name: 'y', input: {} }] }] }, 'assistant messages'],
       [{ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 'x', name: 'y', input: [1] }] }] }, 'messages.0.content.0.input'],
@@ -229,10 +264,20 @@ describe('toMessage: the gateway answer as an Anthropic message', () => {
       { type: 'tool_use', id: 'call_2', name: 'get_time', input: {} },
       { type: 'tool_use', id: 'call_3', name: 'broken', input: {}, raw_input: '{"city": "Par' },
     ]);
-    expect(toMessage(answer({ finishReason: 'tool_calls', toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }] })).content[0]).toEqual({ type: 'text', text: 'Hello' });
+    expect(toMessage(answer({ finishReason: 'tool_calls', toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }] })).content[0]).toEqual({
+      type: 'text',
+      text: 'Hello',
+    });
   });
 
   it('maps the finish reasons', () => {
-    expect(['stop', 'length', 'tool_calls', 'content_filter', 'stop_sequence', 'error'].map(stopReason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'stop_sequence', 'end_turn']);
+    expect(['stop', 'length', 'tool_calls', 'content_filter', 'stop_sequence', 'error'].map(stopReason)).toEqual([
+      'end_turn',
+      'max_tokens',
+      'tool_use',
+      'refusal',
+      'stop_sequence',
+      'end_turn',
+    ]);
   });
 });

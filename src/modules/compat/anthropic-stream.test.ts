@@ -62,7 +62,14 @@ describe("anthropicEventStream: the gateway's stream as Anthropic's events", () 
     await stream.sse.send({ type: 'finish', finishReason: 'tool_calls' });
     stream.sse.end();
     expect(ended()).toBe(false);
-    await stream.close(answer({ toolCalls: [{ id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' }, { id: 'call_b', name: 'get_time', arguments: '{"zone":"CET"}' }] }));
+    await stream.close(
+      answer({
+        toolCalls: [
+          { id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
+          { id: 'call_b', name: 'get_time', arguments: '{"zone":"CET"}' },
+        ],
+      }),
+    );
     expect(ended()).toBe(true);
 
     expect(events.map((e) => [e.type, e.index ?? null, e.delta?.type ?? e.content_block?.type ?? null])).toEqual([
@@ -82,7 +89,11 @@ describe("anthropicEventStream: the gateway's stream as Anthropic's events", () 
       ['message_stop', null, null],
     ]);
     expect(events[5]!.content_block).toEqual({ type: 'tool_use', id: 'call_a', name: 'get_weather', input: {} });
-    expect(events.at(-2)).toEqual({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 20, output_tokens: 12, tokens_charged: 9 } });
+    expect(events.at(-2)).toEqual({
+      type: 'message_delta',
+      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      usage: { input_tokens: 20, output_tokens: 12, tokens_charged: 9 },
+    });
 
     const final = await sdkMessage(events);
     expect(final.stop_reason).toBe('tool_use');

@@ -51,7 +51,11 @@ describe('/anthropic/v1/messages with tools, tool results and images (built-in m
 
     const second = await anthropic.messages.create({
       ...ask,
-      messages: [question, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call!.id, content: '18°C and sunny' }] }],
+      messages: [
+        question,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call!.id, content: '18°C and sunny' }] },
+      ],
     });
     expect(second.stop_reason).toBe('end_turn');
     expect(second.content).toEqual([{ type: 'text', text: expect.any(String) }]);
@@ -87,7 +91,11 @@ describe('/anthropic/v1/messages with tools, tool results and images (built-in m
 
   it('reads an image block', async () => {
     const { anthropic } = await keyHolder();
-    const message = await anthropic.messages.create({ model: 'local/text', max_tokens: 128, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, imageBlock] }] });
+    const message = await anthropic.messages.create({
+      model: 'local/text',
+      max_tokens: 128,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, imageBlock] }],
+    });
     expect(message.content[0]).toMatchObject({ type: 'text', text: expect.any(String) });
     expect(message.usage.input_tokens).toBeGreaterThan(10);
   });
@@ -97,7 +105,11 @@ describe('/anthropic/v1/messages with tools, tool results and images (built-in m
     const noise = encodePng(700, 700, randomBytes(700 * 700 * 3)).toString('base64');
     expect(noise.length).toBeGreaterThan(1024 * 1024);
     const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: noise } };
-    const message = await anthropic.messages.create({ model: 'local/text', max_tokens: 64, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, image] }] });
+    const message = await anthropic.messages.create({
+      model: 'local/text',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, image] }],
+    });
     expect(message.type).toBe('message');
   });
 

@@ -22,7 +22,9 @@ beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
   // Groq's account: its Llama 3.3 is a model without vision.
   groq = await startFakeProvider('groq');
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-anthropic-compat-0001']), ...providerEnv('GROQ', groq.baseUrl, ['gsk-anthropic-compat-0001']) } });
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-anthropic-compat-0001']), ...providerEnv('GROQ', groq.baseUrl, ['gsk-anthropic-compat-0001']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -77,7 +79,9 @@ describe('/anthropic/v1/messages over an OpenAI-backed model', () => {
       { type: 'text', text: 'What is the weather where this photo was taken?' },
       { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
     ]);
-    expect(upstream.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: weather.description, parameters: weather.input_schema } }]);
+    expect(upstream.tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', description: weather.description, parameters: weather.input_schema } },
+    ]);
     expect(upstream).toMatchObject({ parallel_tool_calls: false, stop: ['END'], top_p: 0.5, user: 'end-user-7' });
 
     expect(message.stop_reason).toBe('tool_use');
@@ -107,7 +111,11 @@ describe('/anthropic/v1/messages over an OpenAI-backed model', () => {
     });
     const upstream = lastUpstreamBody();
     expect(upstream.messages.slice(1)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_up_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_up_1', content: '18°C' },
     ]);
     expect(message).toMatchObject({ stop_reason: 'end_turn', content: [{ type: 'text', text: 'It is 18°C in Paris.' }] });
@@ -136,7 +144,9 @@ describe('/anthropic/v1/messages over an OpenAI-backed model', () => {
   it('leaves out a sampling hint the provider does not take (top_k), naming it in x-storefront-ignored', async () => {
     decide = () => ({ kind: 'ok', text: 'Hello.' });
     const topK = { top_k: 5 };
-    const { data: message, response } = await anthropic.messages.create({ model, max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], ...topK }).withResponse();
+    const { data: message, response } = await anthropic.messages
+      .create({ model, max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], ...topK })
+      .withResponse();
     expect(message.content).toEqual([{ type: 'text', text: 'Hello.' }]);
     expect(response.headers.get('x-storefront-ignored')).toBe('top_k');
     expect(lastUpstreamBody()).not.toHaveProperty('top_k');

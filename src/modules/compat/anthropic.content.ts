@@ -1,6 +1,15 @@
 import type { Static } from 'typebox';
 import { badRequest } from '../../platform/http/errors.js';
-import { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, type ChatMessage, type ContentPart, type ImagePart, type ThinkingBlock, type ToolCall } from '../gateway/index.js';
+import {
+  imagePartFromBase64,
+  imagePartFromUrl,
+  MAX_IMAGES_PER_REQUEST,
+  type ChatMessage,
+  type ContentPart,
+  type ImagePart,
+  type ThinkingBlock,
+  type ToolCall,
+} from '../gateway/index.js';
 import type { ContentBlock, MessagesBody } from './anthropic.schemas.js';
 
 type Block = Static<typeof ContentBlock>;
@@ -36,7 +45,8 @@ export function toChatMessages(messages: InputMessage[]): ChatMessage[] {
     const field = `messages.${i}.content`;
     if (typeof message.content === 'string') out.push({ role: message.role, content: message.content });
     else if (message.role === 'assistant') out.push(assistantMessage(message.content, field));
-    else if (message.role === 'system') out.push({ role: 'system', content: contentOf(message.content.map((b, j) => textPart(b, `${field}.${j}`, 'system messages take text blocks only'))) });
+    else if (message.role === 'system')
+      out.push({ role: 'system', content: contentOf(message.content.map((b, j) => textPart(b, `${field}.${j}`, 'system messages take text blocks only'))) });
     else out.push(...userMessages(message.content, field, images));
   });
   return out;
@@ -71,7 +81,8 @@ function assistantMessage(blocks: Block[], field: string): ChatMessage {
     if (block.type === 'text') parts.push(textPart(block, at, ''));
     else if (block.type === 'tool_use') toolCalls.push(toolCallOf(block, at));
     else if (block.type === 'thinking' || block.type === 'redacted_thinking') thinking.push(thinkingOf(block, at));
-    else if (block.type === 'image' || block.type === 'tool_result') refuse(at, `is an ${block.type} block in an assistant message; send it in a user message.`);
+    else if (block.type === 'image' || block.type === 'tool_result')
+      refuse(at, `is an ${block.type} block in an assistant message; send it in a user message.`);
     else unknownBlock(block, at);
   });
   return { role: 'assistant', content: contentOf(parts), ...(toolCalls.length ? { toolCalls } : {}), ...(thinking.length ? { thinking } : {}) };
@@ -83,7 +94,8 @@ function thinkingOf(block: Block, field: string): ThinkingBlock {
     if (block.data === undefined) refuse(`${field}.data`, 'is required in a redacted_thinking block.');
     return { type: 'redacted_thinking', data: block.data };
   }
-  if (block.thinking === undefined || block.signature === undefined) refuse(field, 'is a thinking block without its thinking and signature; send it back as it came.');
+  if (block.thinking === undefined || block.signature === undefined)
+    refuse(field, 'is a thinking block without its thinking and signature; send it back as it came.');
   return { type: 'thinking', thinking: block.thinking, signature: block.signature };
 }
 
@@ -109,7 +121,11 @@ function textPart(block: { type: string; text?: string; cache_control?: Record<s
 }
 
 /** A text or image block of a user message or a tool result. */
-function userPart(block: { type: string; text?: string; source?: Source; cache_control?: Record<string, unknown> | null }, field: string, images: { count: number }): ContentPart {
+function userPart(
+  block: { type: string; text?: string; source?: Source; cache_control?: Record<string, unknown> | null },
+  field: string,
+  images: { count: number },
+): ContentPart {
   if (block.type === 'text') return textPart(block, field, '');
   if (block.type !== 'image') refuse(field, `is a "${block.type}" block; a tool_result holds text and image blocks.`);
   images.count += 1;

@@ -86,10 +86,13 @@ function adaptiveEffortOf(body: MessagesRequest): ReasoningEffort | null {
 
 function refuseUnsupported(body: MessagesRequest): void {
   for (const field of ['container', 'mcp_servers'] as const) {
-    if (body[field] != null) refuse(field, "is not supported: this service runs no Anthropic-side tools or context editing. Leave it out.");
+    if (body[field] != null) refuse(field, 'is not supported: this service runs no Anthropic-side tools or context editing. Leave it out.');
   }
   if (body.context_management != null && !changesNothing(body.context_management)) {
-    refuse('context_management', 'is not supported: this service does no context editing. Leave it out (edits that keep everything, clear_thinking_20251015 with keep: "all", are taken).');
+    refuse(
+      'context_management',
+      'is not supported: this service does no context editing. Leave it out (edits that keep everything, clear_thinking_20251015 with keep: "all", are taken).',
+    );
   }
 }
 
@@ -108,7 +111,10 @@ function systemMessage(system: MessagesRequest['system']): ChatMessage | null {
   if (system === undefined || system === '') return null;
   if (typeof system === 'string') return { role: 'system', content: system };
   if (system.length === 0) return null;
-  return { role: 'system', content: contentOf(system.map((b) => ({ type: 'text' as const, text: b.text, ...(b.cache_control ? { cacheControl: b.cache_control } : {}) }))) };
+  return {
+    role: 'system',
+    content: contentOf(system.map((b) => ({ type: 'text' as const, text: b.text, ...(b.cache_control ? { cacheControl: b.cache_control } : {}) }))),
+  };
 }
 
 /** The top-level `cache_control`: Anthropic puts it on the last cacheable block, here the last message's last text. */
@@ -129,9 +135,12 @@ function toolsOf(tools: Tools | undefined): ToolDefinition[] | undefined {
   const names = new Set<string>();
   return tools.map((tool, i) => {
     if (tool.type && tool.type !== 'custom') {
-      refuse(`tools.${i}`, `is Anthropic's server tool "${tool.type}", which this service does not run; define your own tool (name, description, input_schema) and run it yourself.`);
+      refuse(
+        `tools.${i}`,
+        `is Anthropic's server tool "${tool.type}", which this service does not run; define your own tool (name, description, input_schema) and run it yourself.`,
+      );
     }
-    if (!tool.input_schema) refuse(`tools.${i}.input_schema`, 'is required: the JSON schema of the tool\'s arguments.');
+    if (!tool.input_schema) refuse(`tools.${i}.input_schema`, "is required: the JSON schema of the tool's arguments.");
     if (names.has(tool.name)) refuse(`tools.${i}.name`, `repeats the tool name "${tool.name}"; tool names must be unique.`);
     names.add(tool.name);
     return {
@@ -180,7 +189,8 @@ export function stopReason(finishReason: string | undefined): string {
  * (https://docs.claude.com/en/docs/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals), so the refusal's
  * words go in the text.
  */
-export const answerStopReason = (answer: Pick<TextAnswerBody, 'finishReason' | 'refusal'>): string => (answer.refusal ? 'refusal' : stopReason(answer.finishReason));
+export const answerStopReason = (answer: Pick<TextAnswerBody, 'finishReason' | 'refusal'>): string =>
+  answer.refusal ? 'refusal' : stopReason(answer.finishReason);
 
 /**
  * The billed usage in Anthropic's shape: `input_tokens` counts what was neither read from nor written to the prompt
@@ -264,4 +274,7 @@ export function anthropicErrorType(status: number): string {
 }
 
 /** A gateway error (same status) in Anthropic's shape. */
-export const toAnthropicError = (error: DescribedError) => ({ type: 'error' as const, error: { type: anthropicErrorType(error.status), message: error.message } });
+export const toAnthropicError = (error: DescribedError) => ({
+  type: 'error' as const,
+  error: { type: anthropicErrorType(error.status), message: error.message },
+});

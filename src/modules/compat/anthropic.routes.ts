@@ -32,7 +32,11 @@ export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService 
       const principal = principalOf(request);
       const idempotencyKey = request.headers['idempotency-key'];
       if (request.body.stream) {
-        await compat.streamMessage(principal, request.body, { idempotencyKey, timing: request.timing, open: (headers) => openSse(request, reply, { headers }) });
+        await compat.streamMessage(principal, request.body, {
+          idempotencyKey,
+          timing: request.timing,
+          open: (headers) => openSse(request, reply, { headers }),
+        });
         return reply;
       }
       const { message, requestId, replayed, ignored } = await compat.message(principal, request.body, { idempotencyKey, timing: request.timing });
@@ -50,7 +54,8 @@ export const anthropicRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService 
       config: { auth: 'required', scope: 'ai:text', apiKeyHeader: 'x-api-key' },
       schema: {
         tags: ['anthropic'],
-        summary: "The input tokens of a Messages request (without max_tokens), counted in the gateway's tokenizer: an estimate, free; the key may come as x-api-key",
+        summary:
+          "The input tokens of a Messages request (without max_tokens), counted in the gateway's tokenizer: an estimate, free; the key may come as x-api-key",
         body: CountTokensBody,
         response: { 200: CountTokensResponse, ...anthropicErrors(400, 401, 403, 404, 413, 429, 500) },
       },

@@ -15,7 +15,12 @@ import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../gateway/index.js';
 export const MESSAGES_BODY_LIMIT_BYTES = 32 * 1024 * 1024;
 
 const CacheControl = Type.Optional(
-  Nullable(Type.Object({ type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) }, { description: 'Prompt-caching marker, passed to providers that take it' })),
+  Nullable(
+    Type.Object(
+      { type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) },
+      { description: 'Prompt-caching marker, passed to providers that take it' },
+    ),
+  ),
 );
 
 const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }), cache_control: CacheControl });
@@ -47,7 +52,9 @@ export const ContentBlock = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'tool_use: the tool called' })),
     input: Type.Optional(Type.Unknown({ description: 'tool_use: the arguments (an object)' })),
     tool_use_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'tool_result: the tool_use it answers' })),
-    content: Type.Optional(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(ToolResultPart, { maxItems: 100 })], { description: 'tool_result: the result' })),
+    content: Type.Optional(
+      Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(ToolResultPart, { maxItems: 100 })], { description: 'tool_result: the result' }),
+    ),
     is_error: Type.Optional(Type.Boolean({ description: 'tool_result: the call failed' })),
     thinking: Type.Optional(Type.String({ description: 'thinking (assistant): the model’s thinking, as it came' })),
     signature: Type.Optional(Type.String({ description: 'thinking: its signature, as it came' })),
@@ -92,19 +99,30 @@ export const MessagesBody = Type.Object({
       disable_parallel_tool_use: Type.Optional(Type.Boolean()),
     }),
   ),
-  metadata: Type.Optional(Type.Object({ user_id: Type.Optional(Nullable(Type.String({ maxLength: 256, description: 'Passed to the provider as the end user' }))) })),
+  metadata: Type.Optional(
+    Type.Object({ user_id: Type.Optional(Nullable(Type.String({ maxLength: 256, description: 'Passed to the provider as the end user' }))) }),
+  ),
   cache_control: CacheControl,
   output_config: Type.Optional(
     Type.Object({
-      format: Type.Optional(Nullable(Type.Object({ type: Type.Literal('json_schema'), schema: Type.Object({}, { description: 'JSON schema the answer follows' }) }))),
+      format: Type.Optional(
+        Nullable(Type.Object({ type: Type.Literal('json_schema'), schema: Type.Object({}, { description: 'JSON schema the answer follows' }) })),
+      ),
       effort: Type.Optional(
-        Nullable(Type.Enum(['low', 'medium', 'high', 'max'], { description: 'With `thinking: { "type": "adaptive" }` only: how hard it thinks (max is taken as high); refused with a 400 otherwise' })),
+        Nullable(
+          Type.Enum(['low', 'medium', 'high', 'max'], {
+            description: 'With `thinking: { "type": "adaptive" }` only: how hard it thinks (max is taken as high); refused with a 400 otherwise',
+          }),
+        ),
       ),
     }),
   ),
   thinking: Type.Optional(
     Type.Object(
-      { type: Type.Union([Type.Literal('enabled'), Type.Literal('adaptive'), Type.Literal('disabled')]), budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })) },
+      {
+        type: Type.Union([Type.Literal('enabled'), Type.Literal('adaptive'), Type.Literal('disabled')]),
+        budget_tokens: Type.Optional(Type.Integer({ minimum: 1024 })),
+      },
       {
         description:
           'Extended thinking: `{ "type": "enabled", "budget_tokens": >= 1024 }` (less than max_tokens), `{ "type": "adaptive" }` (an effort level: output_config.effort, high by default) or `{ "type": "disabled" }`. As Anthropic counts it, max_tokens includes the thinking: an adaptive budget is fitted under it (no thinking when max_tokens is 1024 or less). With thinking on a Claude model, temperature other than 1, top_k and top_p outside 0.95..1 are left out and a tool_choice forcing a tool is a 400. Other providers get it in their terms (an effort level); a model without reasoning answers without it, and the `x-storefront-ignored: thinking` header says so',
@@ -113,7 +131,12 @@ export const MessagesBody = Type.Object({
   ),
   container: NotSupported('Code-execution containers'),
   mcp_servers: NotSupported('MCP servers'),
-  context_management: Type.Optional(Type.Unknown({ description: 'Context management: only edits that change nothing (`clear_thinking_20251015` with `keep: "all"`, what Claude Code sends) are taken; others are refused with a 400' })),
+  context_management: Type.Optional(
+    Type.Unknown({
+      description:
+        'Context management: only edits that change nothing (`clear_thinking_20251015` with `keep: "all"`, what Claude Code sends) are taken; others are refused with a 400',
+    }),
+  ),
 });
 
 /** `POST /v1/messages/count_tokens`: a Messages request without `max_tokens` (and nothing to stream). */

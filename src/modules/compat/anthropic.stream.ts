@@ -28,7 +28,16 @@ export function anthropicEventStream(target: SseStream, meta: { id: string; mode
     if (started) return;
     started = true;
     await send('message_start', {
-      message: { id: meta.id, type: 'message', role: 'assistant', model: meta.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } },
+      message: {
+        id: meta.id,
+        type: 'message',
+        role: 'assistant',
+        model: meta.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
     });
   }
   async function closeBlock(): Promise<void> {
@@ -64,7 +73,8 @@ export function anthropicEventStream(target: SseStream, meta: { id: string; mode
   async function thinking(index: number, piece: GatewayEvent): Promise<void> {
     let block = thinkingBlocks.get(index);
     if (block === undefined) {
-      const start = piece.redactedData !== undefined ? { type: 'redacted_thinking', data: piece.redactedData } : { type: 'thinking', thinking: '', signature: '' };
+      const start =
+        piece.redactedData !== undefined ? { type: 'redacted_thinking', data: piece.redactedData } : { type: 'thinking', thinking: '', signature: '' };
       block = await openBlock(start, null);
       thinkingBlocks.set(index, block);
       open = { index: block, call: -1 - index }; // never taken for a text or a tool call's block

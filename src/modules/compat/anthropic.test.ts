@@ -67,7 +67,11 @@ describe('/anthropic/v1/messages with the official @anthropic-ai/sdk', () => {
     const { anthropic, userId } = await keyHolder(['ai:text'], { allowedModels: ['local/text'] });
     const before = await walletState(t, userId);
     const { max_tokens: _max, ...counted } = ask;
-    const weather = { name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+    const weather = {
+      name: 'get_weather',
+      description: 'The weather in a city',
+      input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+    };
     const plain = await anthropic.messages.countTokens(counted);
     expect(plain.input_tokens).toBe(countRequestTokens(toCountedBody(counted)));
     expect(plain.input_tokens).toBeGreaterThan(4);
@@ -97,7 +101,10 @@ describe('/anthropic/v1/messages with the official @anthropic-ai/sdk', () => {
     const broke = await counting.messages.create(ask).catch((err: unknown) => err);
     expect(broke).toBeInstanceOf(Anthropic.APIError);
     expect((broke as InstanceType<typeof Anthropic.APIError>).status).toBe(402);
-    expect((broke as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'billing_error', message: expect.stringContaining('Top up') } });
+    expect((broke as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'billing_error', message: expect.stringContaining('Top up') },
+    });
     expect(attempts).toBe(1);
     expect((await walletState(t, userId)).balance).toBe(0);
 
@@ -107,7 +114,12 @@ describe('/anthropic/v1/messages with the official @anthropic-ai/sdk', () => {
     const imageOnly = await keyHolder(['ai:image']);
     expect(await imageOnly.anthropic.messages.create(ask).catch((err: unknown) => err)).toBeInstanceOf(Anthropic.PermissionDeniedError);
 
-    const missing = await t.app.inject({ method: 'POST', url: '/anthropic/v1/messages', headers: { 'x-api-key': key }, payload: { model: 'local/text', messages: [] } });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/anthropic/v1/messages',
+      headers: { 'x-api-key': key },
+      payload: { model: 'local/text', messages: [] },
+    });
     expect(missing.statusCode).toBe(400);
     expect(json(missing)).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
   });

@@ -48,7 +48,11 @@ describe('thinkingConfig on /gemini/v1beta', () => {
   });
 
   it('sends a budget as thinking, returns the thoughts as thought parts and counts them in thoughtsTokenCount', async () => {
-    const response = await ai.models.generateContent({ model: MODEL, contents, config: { maxOutputTokens: 1000, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } } });
+    const response = await ai.models.generateContent({
+      model: MODEL,
+      contents,
+      config: { maxOutputTokens: 1000, thinkingConfig: { thinkingBudget: 2048, includeThoughts: true } },
+    });
     expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2048 + 1000 });
     const parts = partsOf(response);
     expect(parts[0]).toEqual({ text: expect.stringContaining('think'), thought: true });
@@ -78,11 +82,24 @@ describe('thinkingConfig on /gemini/v1beta', () => {
 
   it('streams the thoughts as thought parts before the text', async () => {
     const chunks: GenerateContentResponse[] = [];
-    for await (const chunk of await ai.models.generateContentStream({ model: MODEL, contents, config: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } } })) chunks.push(chunk);
+    for await (const chunk of await ai.models.generateContentStream({
+      model: MODEL,
+      contents,
+      config: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } },
+    }))
+      chunks.push(chunk);
     const parts = chunks.flatMap(partsOf);
-    const thought = parts.filter((part) => part.thought).map((part) => part.text).join('');
+    const thought = parts
+      .filter((part) => part.thought)
+      .map((part) => part.text)
+      .join('');
     expect(thought).toContain('think');
-    expect(parts.filter((part) => !part.thought).map((part) => part.text ?? '').join('')).toBe('It is 4.');
+    expect(
+      parts
+        .filter((part) => !part.thought)
+        .map((part) => part.text ?? '')
+        .join(''),
+    ).toBe('It is 4.');
     expect(parts.findIndex((part) => !part.thought)).toBeGreaterThan(parts.findLastIndex((part) => part.thought));
     expect(chunks.at(-1)?.usageMetadata?.thoughtsTokenCount).toBeGreaterThan(0);
     expect(sent()).toMatchObject({ stream: true, thinking: { type: 'enabled', budget_tokens: 1024 } });
@@ -90,7 +107,11 @@ describe('thinkingConfig on /gemini/v1beta', () => {
 
   it('names thinkingConfig in x-storefront-ignored on a model without reasoning', async () => {
     const body = { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 2048 } } };
-    const response = await fetch(`${host}/gemini/v1beta/models/local/text:generateContent?key=${apiKey}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${host}/gemini/v1beta/models/local/text:generateContent?key=${apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-storefront-ignored')).toBe('generationConfig.thinkingConfig');
   });

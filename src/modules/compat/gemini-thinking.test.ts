@@ -1,7 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { ApiError, GoogleGenAI, Type, type Content, type FunctionDeclaration, type GenerateContentConfig, type GenerateContentResponse, type Part } from '@google/genai';
+import {
+  ApiError,
+  GoogleGenAI,
+  Type,
+  type Content,
+  type FunctionDeclaration,
+  type GenerateContentConfig,
+  type GenerateContentResponse,
+  type Part,
+} from '@google/genai';
 import { usageRecords } from '../../db/schema/usage.js';
 import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-app.js';
 import { createApiKey, parseSse, providerEnv, setBalance, setPlan, walletState } from '../../../test/helpers/gateway.js';
@@ -32,9 +41,12 @@ beforeAll(async () => {
   // With tools and no result yet the model calls get_weather; given the result (or without tools) it answers.
   fake = await startFakeAnthropic((request) => {
     if (request.method === 'GET') return { kind: 'ok' };
-    if (JSON.stringify(request.body?.messages).includes(BREAK)) return { kind: 'midway', text: 'one two three four five six seven', afterChunks: 2, how: 'error-event' };
+    if (JSON.stringify(request.body?.messages).includes(BREAK))
+      return { kind: 'midway', text: 'one two three four five six seven', afterChunks: 2, how: 'error-event' };
     if (answersTool(request)) return { kind: 'ok', text: ANSWER };
-    return request.body?.tools?.length ? { kind: 'ok', toolCalls: [{ id: 'toolu_weather_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } : { kind: 'ok' };
+    return request.body?.tools?.length
+      ? { kind: 'ok', toolCalls: [{ id: 'toolu_weather_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] }
+      : { kind: 'ok' };
   });
   t = await createTestApp({ env: providerEnv('ANTHROPIC', fake.origin, ['sk-ant-gemini-sig-1']) });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -55,7 +67,11 @@ async function keyHolder() {
 const recordsOf = (userId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId));
 const lastUpstream = () => fake.calls().at(-1)!.body as Record<string, any>;
 
-const weather: FunctionDeclaration = { name: 'get_weather', description: 'The current weather in a city', parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ['city'] } };
+const weather: FunctionDeclaration = {
+  name: 'get_weather',
+  description: 'The current weather in a city',
+  parameters: { type: Type.OBJECT, properties: { city: { type: Type.STRING } }, required: ['city'] },
+};
 const question = 'What is the weather in Paris?';
 const thinking: GenerateContentConfig = { tools: [{ functionDeclarations: [weather] }], thinkingConfig: { thinkingBudget: 1024 } };
 const result = (id: string | undefined): Part[] => [{ functionResponse: { id, name: 'get_weather', response: { output: '18 degrees and sunny' } } }];
@@ -93,7 +109,12 @@ describe('thought signatures on /gemini/v1beta (Anthropic model with thinking)',
     for await (const chunk of await chat.sendMessageStream({ message: question })) chunks.push(chunk);
     const thought = thinkingTextOf(lastUpstream())!;
     const parts = chunks.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? []);
-    expect(parts.filter((part) => part.thought).map((part) => part.text).join('')).toBe(thought);
+    expect(
+      parts
+        .filter((part) => part.thought)
+        .map((part) => part.text)
+        .join(''),
+    ).toBe(thought);
     const signed = parts.filter((part) => part.thoughtSignature);
     expect(signed).toEqual([{ functionCall: expect.objectContaining({ name: 'get_weather', id: 'toolu_weather_1' }), thoughtSignature: expect.any(String) }]);
     expect(chunks.at(-1)!.candidates![0]!.content!.parts).toEqual(signed);
@@ -124,10 +145,16 @@ describe('thought signatures on /gemini/v1beta (Anthropic model with thinking)',
     const cut = packed.slice(0, -8);
     const edited = `${packed.slice(0, 10)}${packed[10] === 'A' ? 'B' : 'A'}${packed.slice(11)}`;
     for (const signature of [cut, edited, Buffer.from(cut, 'utf8').toString('base64')]) {
-      const contents: Content[] = [{ role: 'user', parts: [{ text: question }] }, { role: 'model', parts: [{ ...callPart, thoughtSignature: signature }] }, { role: 'user', parts: result(callPart.functionCall!.id) }];
+      const contents: Content[] = [
+        { role: 'user', parts: [{ text: question }] },
+        { role: 'model', parts: [{ ...callPart, thoughtSignature: signature }] },
+        { role: 'user', parts: result(callPart.functionCall!.id) },
+      ];
       const refused = await ai.models.generateContent({ model: MODEL, contents, config: thinking }).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(ApiError);
-      expect(JSON.parse((refused as ApiError).message)).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('contents.1.parts.0.thoughtSignature') } });
+      expect(JSON.parse((refused as ApiError).message)).toMatchObject({
+        error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('contents.1.parts.0.thoughtSignature') },
+      });
       const streamed = await ai.models.generateContentStream({ model: MODEL, contents, config: thinking }).catch((err: unknown) => err);
       expect((streamed as ApiError).status).toBe(400);
     }
@@ -166,11 +193,19 @@ describe('streamGenerateContent without alt=sse', () => {
       .map((part) => part.text ?? '')
       .join('');
 
-  it('answers one JSON array of the SSE path\'s chunks, metered once', async () => {
+  it("answers one JSON array of the SSE path's chunks, metered once", async () => {
     const { key, userId } = await keyHolder();
     const before = await walletState(t, userId);
-    const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: '2 + 2?' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } } });
-    const call = (query: string) => fetch(`${host}/gemini/v1beta/models/${MODEL}:streamGenerateContent?${query}key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const body = JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: '2 + 2?' }] }],
+      generationConfig: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } },
+    });
+    const call = (query: string) =>
+      fetch(`${host}/gemini/v1beta/models/${MODEL}:streamGenerateContent?${query}key=${key}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
 
     const response = await call('');
     expect(response.status).toBe(200);
@@ -200,10 +235,14 @@ describe('streamGenerateContent without alt=sse', () => {
     expect(after.ledgerSum).toBe(after.balance);
   });
 
-  it('closes a stream that broke midway as a valid array ending with Google\'s error, the delivered text billed once', async () => {
+  it("closes a stream that broke midway as a valid array ending with Google's error, the delivered text billed once", async () => {
     const { key, userId } = await keyHolder();
     const body = JSON.stringify({ contents: [{ role: 'user', parts: [{ text: BREAK }] }] });
-    const response = await fetch(`${host}/gemini/v1beta/models/${MODEL}:streamGenerateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const response = await fetch(`${host}/gemini/v1beta/models/${MODEL}:streamGenerateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(response.status).toBe(200);
     const chunks = JSON.parse(await response.text()) as Array<GenerateContentResponse & { error?: unknown }>;
     expect(textOf(chunks.slice(0, -1))).not.toBe('');

@@ -45,7 +45,11 @@ describe('/gemini/v1beta with function calls, JSON answers and images (built-in 
 
     const second = await ai.models.generateContent({
       model: 'local/text',
-      contents: [question, first.candidates![0]!.content!, { role: 'user', parts: [{ functionResponse: { id: call!.id, name: call!.name, response: { output: '18°C and sunny' } } }] }],
+      contents: [
+        question,
+        first.candidates![0]!.content!,
+        { role: 'user', parts: [{ functionResponse: { id: call!.id, name: call!.name, response: { output: '18°C and sunny' } } }] },
+      ],
       config: { tools: forced.tools },
     });
     expect(second.functionCalls).toBeUndefined();
@@ -61,7 +65,11 @@ describe('/gemini/v1beta with function calls, JSON answers and images (built-in 
     const jsonSchemaWeather = { name: 'get_weather', parametersJsonSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
     const answer = await ai.models.generateContent({
       model: 'local/text',
-      contents: [question, { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] }, { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { output: 'rain' } } }] }],
+      contents: [
+        question,
+        { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { output: 'rain' } } }] },
+      ],
       config: { tools: [{ functionDeclarations: [jsonSchemaWeather] }] },
     });
     expect(answer.text).toEqual(expect.any(String));
@@ -70,7 +78,8 @@ describe('/gemini/v1beta with function calls, JSON answers and images (built-in 
   it('streams a function call whole in the last chunk', async () => {
     const { ai } = await keyHolder();
     const calls = [];
-    for await (const chunk of await ai.models.generateContentStream({ model: 'local/text', contents: [question], config: forced })) calls.push(...(chunk.functionCalls ?? []));
+    for await (const chunk of await ai.models.generateContentStream({ model: 'local/text', contents: [question], config: forced }))
+      calls.push(...(chunk.functionCalls ?? []));
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ name: 'get_weather', args: { city: expect.any(String) } });
   });
@@ -78,7 +87,11 @@ describe('/gemini/v1beta with function calls, JSON answers and images (built-in 
   it('answers JSON following responseJsonSchema (and Gemini-style responseSchema)', async () => {
     const { ai } = await keyHolder();
     const schema = { type: 'object', properties: { name: { type: 'string' }, year: { type: 'integer' } }, required: ['name', 'year'] };
-    const response = await ai.models.generateContent({ model: 'local/text', contents: 'Name a lighthouse', config: { responseMimeType: 'application/json', responseJsonSchema: schema } });
+    const response = await ai.models.generateContent({
+      model: 'local/text',
+      contents: 'Name a lighthouse',
+      config: { responseMimeType: 'application/json', responseJsonSchema: schema },
+    });
     expect(JSON.parse(response.text!)).toMatchObject({ name: expect.any(String), year: expect.any(Number) });
     const gemini = await ai.models.generateContent({
       model: 'local/text',
@@ -91,7 +104,10 @@ describe('/gemini/v1beta with function calls, JSON answers and images (built-in 
   it('reads an inline image', async () => {
     const { ai } = await keyHolder();
     const data = solidPng(8, 8).toString('base64');
-    const response = await ai.models.generateContent({ model: 'local/text', contents: [{ role: 'user', parts: [{ text: 'What is in this picture?' }, { inlineData: { mimeType: 'image/png', data } }] }] });
+    const response = await ai.models.generateContent({
+      model: 'local/text',
+      contents: [{ role: 'user', parts: [{ text: 'What is in this picture?' }, { inlineData: { mimeType: 'image/png', data } }] }],
+    });
     expect(response.text).toEqual(expect.any(String));
     expect(response.usageMetadata?.promptTokenCount).toBeGreaterThan(10);
   });

@@ -48,7 +48,15 @@ describe('/gemini/v1beta over an OpenAI upstream', () => {
     expect(response.text).toBe('Lighthouses guide ships.');
     expect(response.modelVersion).toBe('openai/gpt-4o-mini');
     const upstream = fake.requests.slice(seen).find((request) => request.method === 'POST')!;
-    expect(upstream.body).toMatchObject({ temperature: 0.3, stop: ['END'], seed: 7, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Explain lighthouses' }] });
+    expect(upstream.body).toMatchObject({
+      temperature: 0.3,
+      stop: ['END'],
+      seed: 7,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Explain lighthouses' },
+      ],
+    });
     const records = await recordsOf();
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ requestId: response.responseId, status: 'SUCCESS' });
@@ -60,7 +68,11 @@ describe('/gemini/v1beta over an OpenAI upstream', () => {
     decide = () => ({ kind: 'ok', text: 'Sampled.' });
     const before = await walletState(t, userId);
     const body = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], generationConfig: { topK: 64, topP: 0.95 } };
-    const answer = await fetch(`${host}/gemini/v1beta/models/openai/gpt-4o-mini:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': apiKey }, body: JSON.stringify(body) });
+    const answer = await fetch(`${host}/gemini/v1beta/models/openai/gpt-4o-mini:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': apiKey },
+      body: JSON.stringify(body),
+    });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('x-storefront-ignored')).toBe('topK');
     expect(fake.calls().at(-1)!.body).toMatchObject({ top_p: 0.95 });
@@ -83,7 +95,8 @@ describe('/gemini/v1beta over an OpenAI upstream', () => {
     const before = (await recordsOf()).length;
     const received: string[] = [];
     const failure = await (async () => {
-      for await (const chunk of await ai.models.generateContentStream({ model: 'openai/gpt-4o-mini', contents: 'one two three four five six seven eight' })) received.push(chunk.text ?? '');
+      for await (const chunk of await ai.models.generateContentStream({ model: 'openai/gpt-4o-mini', contents: 'one two three four five six seven eight' }))
+        received.push(chunk.text ?? '');
     })().catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(ApiError);
     expect(received.join('')).not.toBe('');
@@ -93,5 +106,4 @@ describe('/gemini/v1beta over an OpenAI upstream', () => {
     const state = await walletState(t, userId);
     expect(state.ledgerSum).toBe(state.balance);
   });
-
 });

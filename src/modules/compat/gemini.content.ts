@@ -1,5 +1,13 @@
 import type { Static } from 'typebox';
-import { imagePartFromBase64, imagePartFromUrl, MAX_IMAGES_PER_REQUEST, type ChatMessage, type ContentPart, type ThinkingBlock, type ToolCall } from '../gateway/index.js';
+import {
+  imagePartFromBase64,
+  imagePartFromUrl,
+  MAX_IMAGES_PER_REQUEST,
+  type ChatMessage,
+  type ContentPart,
+  type ThinkingBlock,
+  type ToolCall,
+} from '../gateway/index.js';
 import { contentOf, refuse } from './anthropic.content.js';
 import type { Content } from './gemini.schemas.js';
 import { thinkingOfSignature } from './gemini.signature.js';
@@ -14,7 +22,10 @@ function kindOf(part: Part, field: string): string {
   const kind = KNOWN_KINDS.find((name) => (part as Record<string, unknown>)[name] !== undefined);
   if (kind) return kind;
   const other = Object.keys(part).find((name) => !['thought', 'thoughtSignature'].includes(name));
-  return refuse(field, `is a "${other ?? 'empty'}" part, which this service cannot pass on; send text, inlineData, fileData, functionCall or functionResponse parts.`);
+  return refuse(
+    field,
+    `is a "${other ?? 'empty'}" part, which this service cannot pass on; send text, inlineData, fileData, functionCall or functionResponse parts.`,
+  );
 }
 
 /**
@@ -59,7 +70,12 @@ interface ModelTurn {
 }
 
 function assistantMessage(turn: ModelTurn): ChatMessage {
-  return { role: 'assistant', content: turn.text, ...(turn.toolCalls.length ? { toolCalls: turn.toolCalls } : {}), ...(turn.thinking.length ? { thinking: turn.thinking } : {}) };
+  return {
+    role: 'assistant',
+    content: turn.text,
+    ...(turn.toolCalls.length ? { toolCalls: turn.toolCalls } : {}),
+    ...(turn.thinking.length ? { thinking: turn.thinking } : {}),
+  };
 }
 
 function readModelParts(turn: ModelTurn, parts: Part[], field: string, index: number): void {
@@ -117,7 +133,10 @@ function userMessages(parts: Part[], field: string, images: { count: number }, u
 function toolMessage(response: NonNullable<Part['functionResponse']>, field: string, unanswered: ToolCall[]): ChatMessage {
   const index = unanswered.findIndex((call) => (response.id ? call.id === response.id : call.name === response.name));
   if (index < 0) {
-    refuse(`${field}.functionResponse`, `answers "${response.id ?? response.name}", which no functionCall of the model turn before it made; send the model turn with its functionCall parts first.`);
+    refuse(
+      `${field}.functionResponse`,
+      `answers "${response.id ?? response.name}", which no functionCall of the model turn before it made; send the model turn with its functionCall parts first.`,
+    );
   }
   const [call] = unanswered.splice(index, 1);
   const result = response.response ?? {};
@@ -129,7 +148,11 @@ function imageOf(part: Part, field: string, images: { count: number }): ContentP
   if (images.count > MAX_IMAGES_PER_REQUEST) refuse(field, `is image number ${images.count}; a request may carry at most ${MAX_IMAGES_PER_REQUEST} images.`);
   if (part.inlineData) return imagePartFromBase64(part.inlineData.mimeType, part.inlineData.data, `${field}.inlineData`);
   const uri = part.fileData!.fileUri;
-  if (!/^(https:|data:)/.test(uri)) refuse(`${field}.fileData.fileUri`, 'is not an https URL; uploaded Gemini files cannot be read here, so send the image inline (inlineData) or as an https URL.');
+  if (!/^(https:|data:)/.test(uri))
+    refuse(
+      `${field}.fileData.fileUri`,
+      'is not an https URL; uploaded Gemini files cannot be read here, so send the image inline (inlineData) or as an https URL.',
+    );
   return imagePartFromUrl(uri, `${field}.fileData.fileUri`);
 }
 

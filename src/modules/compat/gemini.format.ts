@@ -1,6 +1,16 @@
 import type { Static } from 'typebox';
 import type { DescribedError } from '../../platform/http/error-handler.js';
-import type { ReasoningEffort, ReasoningOption, ResponseFormat, TextAnswerBody, TextBody, ThinkingBlock, ToolCall, ToolChoice, ToolDefinition } from '../gateway/index.js';
+import type {
+  ReasoningEffort,
+  ReasoningOption,
+  ResponseFormat,
+  TextAnswerBody,
+  TextBody,
+  ThinkingBlock,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+} from '../gateway/index.js';
 import { refuse } from './anthropic.content.js';
 import { systemMessage, toChatMessages } from './gemini.content.js';
 import { jsonSchemaOf } from './gemini.json-schema.js';
@@ -26,8 +36,10 @@ export function ignoredFields(body: GenerateContentRequest): string[] {
  */
 export function toTextBody(model: string, body: GenerateContentRequest): TextBody {
   const config = body.generationConfig ?? {};
-  if (body.cachedContent !== undefined) refuse('cachedContent', 'is not supported: this service keeps no Gemini cached contents. Send the contents themselves.');
-  if (config.candidateCount !== undefined && config.candidateCount !== 1) refuse('generationConfig.candidateCount', 'must be 1: this service answers with one candidate.');
+  if (body.cachedContent !== undefined)
+    refuse('cachedContent', 'is not supported: this service keeps no Gemini cached contents. Send the contents themselves.');
+  if (config.candidateCount !== undefined && config.candidateCount !== 1)
+    refuse('generationConfig.candidateCount', 'must be 1: this service answers with one candidate.');
   const system = systemMessage(body.systemInstruction);
   const tools = toolsOf(body.tools);
   const reasoning = reasoningOf(config.thinkingConfig);
@@ -84,7 +96,11 @@ function toolsOf(tools: GenerateContentRequest['tools']): ToolDefinition[] | und
   const out: ToolDefinition[] = [];
   tools?.forEach((tool, i) => {
     const other = Object.keys(tool).find((key) => key !== 'functionDeclarations');
-    if (other) refuse(`tools.${i}.${other}`, `is a Google-side tool, which this service does not run; declare your own functions in functionDeclarations and run them yourself.`);
+    if (other)
+      refuse(
+        `tools.${i}.${other}`,
+        `is a Google-side tool, which this service does not run; declare your own functions in functionDeclarations and run them yourself.`,
+      );
     tool.functionDeclarations?.forEach((fn, j) => {
       const at = `tools.${i}.functionDeclarations.${j}`;
       if (names.has(fn.name)) refuse(`${at}.name`, `repeats the function name "${fn.name}"; function names must be unique.`);
@@ -108,7 +124,8 @@ function toolChoiceOf(config: FunctionCallingConfig | undefined, tools: ToolDefi
   const allowed = config?.allowedFunctionNames;
   if (!allowed?.length) return { tools, toolChoice: 'required' };
   for (const name of allowed) {
-    if (!tools.some((tool) => tool.name === name)) refuse('toolConfig.functionCallingConfig.allowedFunctionNames', `names "${name}", which is not one of the request's functions.`);
+    if (!tools.some((tool) => tool.name === name))
+      refuse('toolConfig.functionCallingConfig.allowedFunctionNames', `names "${name}", which is not one of the request's functions.`);
   }
   const offered = tools.filter((tool) => allowed.includes(tool.name));
   return { tools: offered, toolChoice: offered.length === 1 ? { name: offered[0]!.name } : 'required' };

@@ -63,7 +63,12 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
     '/models',
     {
       config: auth,
-      schema: { tags: ['gemini'], summary: "The caller's models in Google's list shape (name: models/<model id>)", querystring: ModelQuery, response: { 200: GeminiModelList, ...geminiErrors(401, 403) } },
+      schema: {
+        tags: ['gemini'],
+        summary: "The caller's models in Google's list shape (name: models/<model id>)",
+        querystring: ModelQuery,
+        response: { 200: GeminiModelList, ...geminiErrors(401, 403) },
+      },
     },
     async (request) => compat.geminiModels(principalOf(request)),
   );
@@ -72,7 +77,13 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
     '/models/*',
     {
       config: auth,
-      schema: { tags: ['gemini'], summary: "One model in Google's shape; the path is models/<model id>", params: ModelPathParams, querystring: ModelQuery, response: { 200: GeminiModel, ...geminiErrors(401, 403, 404) } },
+      schema: {
+        tags: ['gemini'],
+        summary: "One model in Google's shape; the path is models/<model id>",
+        params: ModelPathParams,
+        querystring: ModelQuery,
+        response: { 200: GeminiModel, ...geminiErrors(401, 403, 404) },
+      },
     },
     async (request) => compat.geminiModel(principalOf(request), modelPath(request.params['*']).model),
   );
@@ -91,7 +102,11 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
         body: ModelCallBody,
         headers: IdempotencyHeaders,
         response: {
-          200: Type.Union([GenerateContentResponse, Type.Array(GenerateContentResponse, { description: 'streamGenerateContent without alt=sse: the chunks, written as they come' }), CountTokensResponse]),
+          200: Type.Union([
+            GenerateContentResponse,
+            Type.Array(GenerateContentResponse, { description: 'streamGenerateContent without alt=sse: the chunks, written as they come' }),
+            CountTokensResponse,
+          ]),
           ...geminiErrors(400, 401, 403, 404, 409, 413, 429, 500, 503),
         },
       },
@@ -105,20 +120,28 @@ export const geminiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
         const counted = body.generateContentRequest ?? body;
         return compat.countGeminiTokens(principal, model, { ...counted, contents: counted.contents ?? [] });
       }
-      if (!body.contents?.length) throw badRequest('contents is required: the conversation, at least one content.', [{ field: 'contents', message: 'is required' }]);
+      if (!body.contents?.length)
+        throw badRequest('contents is required: the conversation, at least one content.', [{ field: 'contents', message: 'is required' }]);
       const generateRequest = body as GenerateContentRequest;
       const ignored = ignoredFields(generateRequest);
       const idempotencyKey = request.headers['idempotency-key'];
       if (method === 'streamGenerateContent') {
         // Google's two forms: Server-Sent Events (`alt=sse`, what @google/genai asks for) or, by default, one JSON array.
         const alt = request.query.alt ?? 'json';
-        if (alt !== 'sse' && alt !== 'json') throw badRequest(`alt is "${alt}"; streamGenerateContent answers with alt=sse (Server-Sent Events) or alt=json (one JSON array, the default).`, [{ field: 'alt', message: 'must be sse or json' }]);
+        if (alt !== 'sse' && alt !== 'json')
+          throw badRequest(`alt is "${alt}"; streamGenerateContent answers with alt=sse (Server-Sent Events) or alt=json (one JSON array, the default).`, [
+            { field: 'alt', message: 'must be sse or json' },
+          ]);
         const openStream = alt === 'sse' ? openSse : openJsonArrayStream;
-        const open = (headers: Record<string, string> = {}) => openStream(request, reply, { headers: { ...headers, ...ignoredHeader(ignored, headers[IGNORED]) } });
+        const open = (headers: Record<string, string> = {}) =>
+          openStream(request, reply, { headers: { ...headers, ...ignoredHeader(ignored, headers[IGNORED]) } });
         await compat.streamGenerateContent(principal, model, generateRequest, { idempotencyKey, timing: request.timing, open });
         return reply;
       }
-      const { response, requestId, replayed, gatewayIgnored } = await compat.generateContent(principal, model, generateRequest, { idempotencyKey, timing: request.timing });
+      const { response, requestId, replayed, gatewayIgnored } = await compat.generateContent(principal, model, generateRequest, {
+        idempotencyKey,
+        timing: request.timing,
+      });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId).headers(ignoredHeader(ignored, gatewayIgnored.join(', ')));
       return response;

@@ -15,12 +15,31 @@ const Part = Type.Object(
     text: Type.Optional(Type.String({ maxLength: MAX_MESSAGE_CHARS })),
     thought: Type.Optional(Type.Boolean({ description: 'A thought summary (model turns); dropped from the conversation' })),
     thoughtSignature: Type.Optional(
-      Type.String({ description: "A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored)" }),
+      Type.String({
+        description:
+          "A model turn's thinking as an earlier answer gave it: send it back unchanged (an edited one is refused with a 400; one made elsewhere is ignored)",
+      }),
     ),
-    inlineData: Type.Optional(Type.Object({ mimeType: Type.String({ maxLength: 100 }), data: Type.String() }, { description: 'An image as base64: PNG, JPEG, GIF or WebP' })),
-    fileData: Type.Optional(Type.Object({ mimeType: Type.Optional(Type.String()), fileUri: Type.String({ maxLength: 8192 }) }, { description: 'An image at an https URL' })),
-    functionCall: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), args: Type.Optional(Type.Unknown()), id: Type.Optional(Type.String({ maxLength: 256 })) })),
-    functionResponse: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), response: Type.Optional(Type.Unknown()), id: Type.Optional(Type.String({ maxLength: 256 })) })),
+    inlineData: Type.Optional(
+      Type.Object({ mimeType: Type.String({ maxLength: 100 }), data: Type.String() }, { description: 'An image as base64: PNG, JPEG, GIF or WebP' }),
+    ),
+    fileData: Type.Optional(
+      Type.Object({ mimeType: Type.Optional(Type.String()), fileUri: Type.String({ maxLength: 8192 }) }, { description: 'An image at an https URL' }),
+    ),
+    functionCall: Type.Optional(
+      Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 128 }),
+        args: Type.Optional(Type.Unknown()),
+        id: Type.Optional(Type.String({ maxLength: 256 })),
+      }),
+    ),
+    functionResponse: Type.Optional(
+      Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 128 }),
+        response: Type.Optional(Type.Unknown()),
+        id: Type.Optional(Type.String({ maxLength: 256 })),
+      }),
+    ),
   },
   { description: 'One part: text, inlineData, fileData, functionCall (model) or functionResponse (user); other kinds are refused with a 400' },
 );
@@ -60,7 +79,9 @@ const GenerationConfig = Type.Object({
   thinkingConfig: Type.Optional(
     Type.Object(
       {
-        thinkingBudget: Type.Optional(Type.Integer({ minimum: -1, description: '0: no thinking; -1: dynamic (effort medium); otherwise a token budget (at least 1024 on a budget model)' })),
+        thinkingBudget: Type.Optional(
+          Type.Integer({ minimum: -1, description: '0: no thinking; -1: dynamic (effort medium); otherwise a token budget (at least 1024 on a budget model)' }),
+        ),
         thinkingLevel: Type.Optional(Type.String({ description: '`MINIMAL`, `LOW`, `MEDIUM` or `HIGH`: an effort level (when no thinkingBudget is set)' })),
         includeThoughts: Type.Optional(Type.Boolean({ description: 'Answer with the thinking as parts with `thought: true`' })),
       },
@@ -96,13 +117,19 @@ export const ModelCallBody = Type.Object({
 });
 
 export const ModelCallQuery = Type.Object({
-  alt: Type.Optional(Type.String({ description: 'streamGenerateContent: `sse` for Server-Sent Events, `json` (the default) for one JSON array of chunks, written as they come' })),
+  alt: Type.Optional(
+    Type.String({
+      description: 'streamGenerateContent: `sse` for Server-Sent Events, `json` (the default) for one JSON array of chunks, written as they come',
+    }),
+  ),
   key: Type.Optional(Type.String({ description: 'The API key, when not sent as x-goog-api-key' })),
 });
 
-export const CountTokensResponse = Type.Object({ totalTokens: Type.Integer({ description: 'An estimate in the gateway\'s tokenizer; nothing is charged' }) });
+export const CountTokensResponse = Type.Object({ totalTokens: Type.Integer({ description: "An estimate in the gateway's tokenizer; nothing is charged" }) });
 
-export const ModelPathParams = Type.Object({ '*': Type.String({ minLength: 1, maxLength: 300, description: '`<model>:<method>` or `<model>` (the model id may hold a slash)' }) });
+export const ModelPathParams = Type.Object({
+  '*': Type.String({ minLength: 1, maxLength: 300, description: '`<model>:<method>` or `<model>` (the model id may hold a slash)' }),
+});
 
 const UsageMetadata = Type.Object({
   promptTokenCount: Type.Integer(),
@@ -123,7 +150,8 @@ export const GenerateContentResponse = Type.Object({
             {},
             {
               additionalProperties: true,
-              description: '{ text } (`thought: true` on a thought) or { functionCall: { name, args, id } }; the first functionCall, else the last part, carries the turn\'s thoughtSignature when the model thought',
+              description:
+                "{ text } (`thought: true` on a thought) or { functionCall: { name, args, id } }; the first functionCall, else the last part, carries the turn's thoughtSignature when the model thought",
             },
           ),
         ),
@@ -151,7 +179,13 @@ export const GeminiModel = Type.Object({
 export const GeminiModelList = Type.Object({ models: Type.Array(GeminiModel) });
 
 export const GeminiError = Type.Object(
-  { error: Type.Object({ code: Type.Integer({ description: 'The HTTP status' }), message: Type.String(), status: Type.String({ description: 'INVALID_ARGUMENT, UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED, ...' }) }) },
+  {
+    error: Type.Object({
+      code: Type.Integer({ description: 'The HTTP status' }),
+      message: Type.String(),
+      status: Type.String({ description: 'INVALID_ARGUMENT, UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED, ...' }),
+    }),
+  },
   { $id: 'GeminiError', description: "Google's error shape" },
 );
 

@@ -42,7 +42,11 @@ export function geminiChunkStream(target: SseStream, meta: { responseId: string;
         // Without calls the last chunk holds an empty text part, as Gemini's streams end: it carries the signature,
         // and a chunk with no part at all makes `@google/genai`'s chats drop the whole answer from their history.
         const parts = finalCalls.length ? finalCalls.map(functionCallPart) : [{ text: '' }];
-        await chunk(signedParts<object>(parts, thoughtSignatureOf(answer.thinking)), { finishReason: finishReasonOf(answer.finishReason) }, { usageMetadata: usageMetadataOf(answer) });
+        await chunk(
+          signedParts<object>(parts, thoughtSignatureOf(answer.thinking)),
+          { finishReason: finishReasonOf(answer.finishReason) },
+          { usageMetadata: usageMetadataOf(answer) },
+        );
       }
       target.end();
     },

@@ -61,7 +61,7 @@ describe('/gemini/v1beta with the official @google/genai SDK', () => {
     expect(after.ledgerSum).toBe(after.balance);
   });
 
-  it('counts tokens without charging, lists the caller\'s models and reads one', async () => {
+  it("counts tokens without charging, lists the caller's models and reads one", async () => {
     const { ai, userId } = await keyHolder();
     const before = await walletState(t, userId);
     const counted = await ai.models.countTokens({ model: 'local/text', contents: 'Explain how lighthouses work' });
@@ -100,19 +100,39 @@ describe('/gemini/v1beta with the official @google/genai SDK', () => {
   it('takes the key as ?key= too, names ignored fields in x-storefront-ignored, and streams as SSE or one JSON array', async () => {
     const { key } = await keyHolder();
     const body = { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { thinkingConfig: { thinkingBudget: 0 } }, safetySettings: [] };
-    const response = await fetch(`${host}/gemini/v1beta/models/local/text:generateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${host}/gemini/v1beta/models/local/text:generateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-storefront-ignored')).toBe('generationConfig.thinkingConfig, safetySettings');
-    const encoded = await fetch(`${host}/gemini/v1beta/models/local%2Ftext:generateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const encoded = await fetch(`${host}/gemini/v1beta/models/local%2Ftext:generateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(encoded.status).toBe(200);
-    const streamed = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?alt=sse&key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const streamed = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?alt=sse&key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(streamed.headers.get('x-storefront-ignored')).toBe('generationConfig.thinkingConfig, safetySettings');
     expect(await streamed.text()).toMatch(/^data: \{"candidates"/);
-    const array = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const array = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(array.headers.get('content-type')).toMatch(/^application\/json/);
     expect(array.headers.get('x-storefront-ignored')).toBe('generationConfig.thinkingConfig, safetySettings');
     expect(JSON.parse(await array.text())).toEqual(expect.arrayContaining([expect.objectContaining({ candidates: expect.any(Array) })]));
-    const proto = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?alt=proto&key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const proto = await fetch(`${host}/gemini/v1beta/models/local/text:streamGenerateContent?alt=proto&key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(proto.status).toBe(400);
     expect(await proto.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('alt=sse') } });
   });
@@ -129,10 +149,17 @@ describe('/gemini/v1beta with the official @google/genai SDK', () => {
     expect((broke as ApiError).status).toBe(429);
     expect(JSON.parse((broke as ApiError).message)).toMatchObject({ error: { code: 429, status: 'RESOURCE_EXHAUSTED' } });
 
-    const stranger = await new GoogleGenAI({ apiKey: 'sk_sf_nope', httpOptions: { baseUrl: `${host}/gemini` } }).models.generateContent(ask).catch((err: unknown) => err);
+    const stranger = await new GoogleGenAI({ apiKey: 'sk_sf_nope', httpOptions: { baseUrl: `${host}/gemini` } }).models
+      .generateContent(ask)
+      .catch((err: unknown) => err);
     expect((stranger as ApiError).status).toBe(401);
 
-    const two = await t.app.inject({ method: 'POST', url: '/gemini/v1beta/models/local/text:generateContent', headers: { 'x-goog-api-key': key }, payload: { contents: [{ parts: [{ text: 'hi' }] }], generationConfig: { candidateCount: 2 } } });
+    const two = await t.app.inject({
+      method: 'POST',
+      url: '/gemini/v1beta/models/local/text:generateContent',
+      headers: { 'x-goog-api-key': key },
+      payload: { contents: [{ parts: [{ text: 'hi' }] }], generationConfig: { candidateCount: 2 } },
+    });
     expect(two.statusCode).toBe(400);
     expect(json(two)).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('generationConfig.candidateCount') } });
   });

@@ -54,14 +54,23 @@ export function createCompatMedia(deps: CompatMediaDeps) {
 
   return {
     async images(principal: Principal, body: Static<typeof ImageGenerationBody>, options: CallOptions) {
-      const { body: answer, replayed } = await gateway.once(principal, options, IMAGES_ROUTE, body, async (request) =>
-        (await media.image.generateSync(principal, {
-          model: body.model,
-          prompt: body.prompt,
-          count: body.n ?? 1,
-          ...sizeOf(body.size),
-          ...(body.quality ? { quality: body.quality } : {}),
-        }, { timing: options.timing, request })) as unknown as Record<string, unknown>,
+      const { body: answer, replayed } = await gateway.once(
+        principal,
+        options,
+        IMAGES_ROUTE,
+        body,
+        async (request) =>
+          (await media.image.generateSync(
+            principal,
+            {
+              model: body.model,
+              prompt: body.prompt,
+              count: body.n ?? 1,
+              ...sizeOf(body.size),
+              ...(body.quality ? { quality: body.quality } : {}),
+            },
+            { timing: options.timing, request },
+          )) as unknown as Record<string, unknown>,
       );
       const images = answer as unknown as ImageAnswer;
       const data =
@@ -70,16 +79,35 @@ export function createCompatMedia(deps: CompatMediaDeps) {
           : images.images.map((image) => ({ url: image.url }));
       const gpt = gptImageFields(images);
       const created = Math.floor(deps.now().getTime() / 1000);
-      return { response: { created, data, ...gpt.fields, usage: { tokens_charged: images.usage.creditsConsumed, ...gpt.usage } }, requestId: images.requestId, replayed };
+      return {
+        response: { created, data, ...gpt.fields, usage: { tokens_charged: images.usage.creditsConsumed, ...gpt.usage } },
+        requestId: images.requestId,
+        replayed,
+      };
     },
 
     /** The spoken audio's bytes, with what they cost. */
     async speech(principal: Principal, body: Static<typeof SpeechBody>, options: CallOptions) {
-      const { body: answer, replayed } = await gateway.once(principal, options, SPEECH_ROUTE, body, async (request) =>
-        (await media.audio.generate(principal, { model: body.model, text: body.input, voice: body.voice, speed: body.speed ?? undefined }, { timing: options.timing, request })) as unknown as Record<string, unknown>,
+      const { body: answer, replayed } = await gateway.once(
+        principal,
+        options,
+        SPEECH_ROUTE,
+        body,
+        async (request) =>
+          (await media.audio.generate(
+            principal,
+            { model: body.model, text: body.input, voice: body.voice, speed: body.speed ?? undefined },
+            { timing: options.timing, request },
+          )) as unknown as Record<string, unknown>,
       );
       const audio = answer as unknown as AudioAnswer;
-      return { bytes: await bytesOf(audio.audio.url), contentType: audio.audio.mimeType, requestId: audio.requestId, tokensCharged: audio.usage.creditsConsumed, replayed };
+      return {
+        bytes: await bytesOf(audio.audio.url),
+        contentType: audio.audio.mimeType,
+        requestId: audio.requestId,
+        tokensCharged: audio.usage.creditsConsumed,
+        replayed,
+      };
     },
   };
 }

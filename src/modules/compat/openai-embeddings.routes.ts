@@ -35,7 +35,10 @@ export const openAiEmbeddingsRoutes: FastifyPluginAsyncTypebox<{ gateway: Pick<G
       },
     },
     async (request, reply) => {
-      const { response, requestId, replayed, recomputed } = await createEmbedding(gateway, principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
+      const { response, requestId, replayed, recomputed } = await createEmbedding(gateway, principalOf(request), request.body, {
+        idempotencyKey: request.headers['idempotency-key'],
+        timing: request.timing,
+      });
       if (replayed) reply.header('idempotent-replayed', 'true');
       if (recomputed) reply.header('idempotent-recomputed', 'true');
       reply.header('x-ai-request-id', requestId);

@@ -35,7 +35,8 @@ async function keyHolder(scopes: string[] = ['ai:embed']) {
 }
 
 type ChargedUsage = OpenAI.CreateEmbeddingResponse.Usage & { tokens_charged: number };
-const priced = async (slug: string, inputTokens: number) => (await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(slug), { inputTokens, outputTokens: 0 })).tokens;
+const priced = async (slug: string, inputTokens: number) =>
+  (await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(slug), { inputTokens, outputTokens: 0 })).tokens;
 const float32 = (vector: number[]) => vector.map((value) => Math.fround(value));
 
 describe('/openai/v1/embeddings with the official openai SDK', () => {
@@ -46,7 +47,11 @@ describe('/openai/v1/embeddings with the official openai SDK', () => {
     const asFloat = await openai.embeddings.create({ model: 'local/embed', input, encoding_format: 'float' });
     const asDefault = await openai.embeddings.create({ model: 'local/embed', input });
     expect(asFloat).toMatchObject({ object: 'list', model: 'local/embed' });
-    expect(asFloat.data.map((d) => [d.object, d.index])).toEqual([['embedding', 0], ['embedding', 1], ['embedding', 2]]);
+    expect(asFloat.data.map((d) => [d.object, d.index])).toEqual([
+      ['embedding', 0],
+      ['embedding', 1],
+      ['embedding', 2],
+    ]);
     expect(asFloat.data.map((d) => d.embedding)).toEqual(input.map((text) => float32(localEmbedding(text))));
     expect(asDefault.data.map((d) => d.embedding)).toEqual(asFloat.data.map((d) => d.embedding));
 
@@ -86,7 +91,11 @@ describe('/openai/v1/embeddings with the official openai SDK', () => {
     const before = await walletState(t, userId);
     const notEmbedding = await openai.embeddings.create({ model: 'local/text', input: 'x' }).catch((err: unknown) => err);
     expect(notEmbedding).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(notEmbedding).toMatchObject({ status: 400, type: 'invalid_request_error', message: expect.stringContaining('is a TEXT model; embeddings need an EMBEDDING model') });
+    expect(notEmbedding).toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      message: expect.stringContaining('is a TEXT model; embeddings need an EMBEDDING model'),
+    });
     const tokens = await openai.embeddings.create({ model: 'local/embed', input: [[101, 202, 303]] }).catch((err: unknown) => err);
     expect(tokens).toBeInstanceOf(OpenAI.BadRequestError);
     expect(tokens).toMatchObject({ param: 'input', message: expect.stringContaining('token arrays is not supported') });
@@ -101,10 +110,19 @@ describe('/openai/v1/embeddings with the official openai SDK', () => {
     const input = ['first upstream text', 'second'];
     const from = upstream.calls().length;
     const answer = await openai.embeddings.create({ model: 'openai/text-embedding-3-small', input, user: 'customer-42' });
-    expect(upstream.calls().slice(from).map((c) => c.body)).toEqual([{ model: 'text-embedding-3-small', input, user: 'customer-42' }]);
+    expect(
+      upstream
+        .calls()
+        .slice(from)
+        .map((c) => c.body),
+    ).toEqual([{ model: 'text-embedding-3-small', input, user: 'customer-42' }]);
     expect(answer.data[1]!.embedding).toEqual(float32(fakeVector('second', 1536)));
     const usage = answer.usage as ChargedUsage;
-    expect(usage).toEqual({ prompt_tokens: wordCount(input), total_tokens: wordCount(input), tokens_charged: await priced('openai/text-embedding-3-small', wordCount(input)) });
+    expect(usage).toEqual({
+      prompt_tokens: wordCount(input),
+      total_tokens: wordCount(input),
+      tokens_charged: await priced('openai/text-embedding-3-small', wordCount(input)),
+    });
     expect((await walletState(t, userId)).balance).toBe(before.balance - usage.tokens_charged);
   });
 
@@ -118,9 +136,15 @@ describe('/openai/v1/embeddings with the official openai SDK', () => {
     const best = data.map((d, i) => ({ doc: docs[i], score: score(d.embedding) })).sort((a, b) => b.score - a.score)[0];
     expect(best!.doc).toBe('How to bake sourdough bread at home');
     // And the other documents are found by their own queries.
-    for (const [question, expected] of [['where did the cat sit?', docs[1]], ['stock market news', docs[2]], ['teach my puppy', docs[3]]] as const) {
+    for (const [question, expected] of [
+      ['where did the cat sit?', docs[1]],
+      ['stock market news', docs[2]],
+      ['teach my puppy', docs[3]],
+    ] as const) {
       const [{ embedding }] = (await openai.embeddings.create({ model: 'local/embed', input: question })).data as [OpenAI.Embedding];
-      const ranked = data.map((d, i) => ({ doc: docs[i], score: d.embedding.reduce((sum, x, k) => sum + x * embedding[k]!, 0) })).sort((a, b) => b.score - a.score);
+      const ranked = data
+        .map((d, i) => ({ doc: docs[i], score: d.embedding.reduce((sum, x, k) => sum + x * embedding[k]!, 0) }))
+        .sort((a, b) => b.score - a.score);
       expect(ranked[0]!.doc, question).toBe(expected);
     }
   });

@@ -30,7 +30,9 @@ export const EmbeddingCreateBody = Type.Object({
 
 export const CreateEmbeddingResponse = Type.Object({
   object: Type.Literal('list'),
-  data: Type.Array(Type.Object({ object: Type.Literal('embedding'), index: Type.Integer(), embedding: Type.Union([Type.Array(Type.Number()), Type.String()]) })),
+  data: Type.Array(
+    Type.Object({ object: Type.Literal('embedding'), index: Type.Integer(), embedding: Type.Union([Type.Array(Type.Number()), Type.String()]) }),
+  ),
   model: Type.String(),
   usage: Type.Object({
     prompt_tokens: Type.Integer(),
@@ -57,10 +59,24 @@ function textsOf(input: Body['input']): string[] {
 }
 
 /** `POST /openai/v1/embeddings`: OpenAI's request in, OpenAI's `list` of embeddings out. */
-export async function createEmbedding(gateway: Pick<GatewayService, 'embeddings'>, principal: Parameters<GatewayService['embeddings']['create']>[0], body: Body, options: CallOptions = {}) {
-  const { body: answer, replayed, recomputed } = await gateway.embeddings.create(
+export async function createEmbedding(
+  gateway: Pick<GatewayService, 'embeddings'>,
+  principal: Parameters<GatewayService['embeddings']['create']>[0],
+  body: Body,
+  options: CallOptions = {},
+) {
+  const {
+    body: answer,
+    replayed,
+    recomputed,
+  } = await gateway.embeddings.create(
     principal,
-    { model: body.model, input: textsOf(body.input), ...(body.dimensions == null ? {} : { dimensions: body.dimensions }), ...(body.user == null ? {} : { user: body.user }) },
+    {
+      model: body.model,
+      input: textsOf(body.input),
+      ...(body.dimensions == null ? {} : { dimensions: body.dimensions }),
+      ...(body.user == null ? {} : { user: body.user }),
+    },
     { ...options, encodingFormat: body.encoding_format ?? 'float' },
   );
   return {

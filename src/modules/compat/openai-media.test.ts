@@ -27,7 +27,9 @@ describe('/openai/v1 images and speech with the official openai SDK', () => {
   it('generates images as URLs and as base64, each call metered once', async () => {
     const { openai, userId } = await keyHolder(['ai:image']);
     const before = await walletState(t, userId);
-    const { data: byUrl, response } = await openai.images.generate({ model: 'local/image', prompt: 'a lighthouse at dusk', n: 2, size: '256x256' }).withResponse();
+    const { data: byUrl, response } = await openai.images
+      .generate({ model: 'local/image', prompt: 'a lighthouse at dusk', n: 2, size: '256x256' })
+      .withResponse();
     expect(byUrl.data).toHaveLength(2);
     expect(byUrl.data![0]!.url).toMatch(/^https?:\/\//);
     const charged = (byUrl as unknown as { usage: { tokens_charged: number } }).usage.tokens_charged;
@@ -46,7 +48,9 @@ describe('/openai/v1 images and speech with the official openai SDK', () => {
 
   it('speaks text as WAV bytes, metered once; errors in OpenAI shape', async () => {
     const { openai, userId } = await keyHolder(['ai:audio']);
-    const { data, response } = await openai.audio.speech.create({ model: 'local/speech', input: 'Hello from the lighthouse.', voice: 'neutral' }).withResponse();
+    const { data, response } = await openai.audio.speech
+      .create({ model: 'local/speech', input: 'Hello from the lighthouse.', voice: 'neutral' })
+      .withResponse();
     expect(response.headers.get('content-type')).toContain('audio/wav');
     const bytes = Buffer.from(await data.arrayBuffer());
     expect(bytes.subarray(0, 4).toString()).toBe('RIFF');

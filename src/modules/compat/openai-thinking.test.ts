@@ -50,13 +50,19 @@ const upstreamCalls = () => fake.calls().length;
 const recordsOf = () => t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId));
 const weather: OpenAI.ChatCompletionTool = {
   type: 'function',
-  function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
 const question: OpenAI.ChatCompletionMessageParam = { role: 'user', content: 'What is the weather in Paris?' };
 const ask = { model: MODEL, max_tokens: 1000, reasoning_effort: 'low' as const, tools: [weather] };
 const toolTurn = () => {
   decide = (request) =>
-    (request.body as { messages: unknown[] }).messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_or_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } : { kind: 'ok', text: 'Sunny, 18°C.' };
+    (request.body as { messages: unknown[] }).messages.length === 1
+      ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_or_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] }
+      : { kind: 'ok', text: 'Sunny, 18°C.' };
 };
 const resultOf = (callId: string): OpenAI.ChatCompletionMessageParam => ({ role: 'tool', tool_call_id: callId, content: '18°C and sunny' });
 const requestIdOf = (completionId: string) => completionId.replace(/^chatcmpl-/, '');
@@ -76,7 +82,9 @@ describe('reasoning_details on chat completions (Anthropic thinking)', () => {
     const message = first.choices[0]!.message as Message;
     const thought = (message as { reasoning_content?: string }).reasoning_content!;
     expect(thought).toContain('think');
-    expect(message.reasoning_details).toEqual([{ type: 'reasoning.text', text: thought, signature: signatureOf(thought), format: 'anthropic-claude-v1', index: 0 }]);
+    expect(message.reasoning_details).toEqual([
+      { type: 'reasoning.text', text: thought, signature: signatureOf(thought), format: 'anthropic-claude-v1', index: 0 },
+    ]);
     expect(message.content).toBeNull();
     const call = message.tool_calls![0]!;
 
@@ -88,7 +96,9 @@ describe('reasoning_details on chat completions (Anthropic thinking)', () => {
 
     // Without the details Anthropic refuses the follow-up; so does the fake, and the caller hears why.
     const { reasoning_details: _dropped, ...bare } = message;
-    const refused = await openai.chat.completions.create({ ...ask, messages: [question, bare as OpenAI.ChatCompletionMessageParam, resultOf(call.id)] }).catch((e: unknown) => e);
+    const refused = await openai.chat.completions
+      .create({ ...ask, messages: [question, bare as OpenAI.ChatCompletionMessageParam, resultOf(call.id)] })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as Error).message).toContain('must start with a thinking block');
 
@@ -121,7 +131,12 @@ describe('reasoning_details on chat completions (Anthropic thinking)', () => {
 
     // Sent back piece by piece as they came (the gateway joins pieces of one index), the follow-up streamed too.
     const back = assistant({ content: null, tool_calls: final.choices[0]!.message.tool_calls, reasoning_details: details });
-    const stream = await openai.chat.completions.create({ ...ask, messages: [question, back, resultOf(call.id)], stream: true, stream_options: { include_usage: true } });
+    const stream = await openai.chat.completions.create({
+      ...ask,
+      messages: [question, back, resultOf(call.id)],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let content = '';
     let id = '';
     for await (const chunk of stream) {
@@ -173,7 +188,13 @@ describe('reasoning_details on chat completions (Anthropic thinking)', () => {
       expect(err.message).toContain('reasoning_details');
     }
     const onUser = { role: 'user', content: 'Hi', reasoning_details: [signed] } as unknown as OpenAI.ChatCompletionMessageParam;
-    const err = await expectUnchargedOpenAiRefusal(t, userId, upstreamCalls, () => openai.chat.completions.create({ ...ask, messages: [onUser] }), 'messages.0.reasoning_details');
+    const err = await expectUnchargedOpenAiRefusal(
+      t,
+      userId,
+      upstreamCalls,
+      () => openai.chat.completions.create({ ...ask, messages: [onUser] }),
+      'messages.0.reasoning_details',
+    );
     expect(err.message).toContain('only an assistant message');
   });
 });
@@ -181,11 +202,25 @@ describe('reasoning_details on chat completions (Anthropic thinking)', () => {
 describe('reasoning_details of a provider that does not sign its reasoning', () => {
   it('names the text unknown, without a signature, and leaves it out when it comes back', () => {
     const usage = { inputTokens: 10, outputTokens: 20, creditsConsumed: 30 };
-    const answer = { text: 'Four.', usage, model: 'deepseek/deepseek-reasoner', requestId: 'req_unsigned', finishReason: 'stop', thinking: [{ type: 'thinking' as const, thinking: 'Two and two.', signature: '' }] };
+    const answer = {
+      text: 'Four.',
+      usage,
+      model: 'deepseek/deepseek-reasoner',
+      requestId: 'req_unsigned',
+      finishReason: 'stop',
+      thinking: [{ type: 'thinking' as const, thinking: 'Two and two.', signature: '' }],
+    };
     const message = toChatCompletion(answer, 0).choices[0]!.message;
     expect(message.reasoning_details).toEqual([{ type: 'reasoning.text', text: 'Two and two.', format: 'unknown', index: 0 }]);
 
-    const body = { model: answer.model, messages: [{ role: 'user', content: '2 + 2?' }, { ...message, role: 'assistant' }, { role: 'user', content: 'And 3 + 3?' }] } as ChatCompletionRequest;
+    const body = {
+      model: answer.model,
+      messages: [
+        { role: 'user', content: '2 + 2?' },
+        { ...message, role: 'assistant' },
+        { role: 'user', content: 'And 3 + 3?' },
+      ],
+    } as ChatCompletionRequest;
     expect(toTextBody(body).messages[1]).toEqual({ role: 'assistant', content: 'Four.' });
   });
 });

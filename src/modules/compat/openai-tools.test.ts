@@ -25,7 +25,11 @@ beforeAll(async () => {
   groq = await startFakeProvider('groq');
   claude = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideClaude(request)));
   t = await createTestApp({
-    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']), ...providerEnv('GROQ', groq.baseUrl, ['gsk-tools-0001']), ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-tools-0001']) },
+    env: {
+      ...providerEnv('OPENAI', fake.baseUrl, ['sk-tools-0001']),
+      ...providerEnv('GROQ', groq.baseUrl, ['gsk-tools-0001']),
+      ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-tools-0001']),
+    },
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
@@ -47,7 +51,12 @@ const weatherTool = {
   function: {
     name: 'get_weather',
     description: 'The current weather in a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } },
+      required: ['city'],
+      additionalProperties: false,
+    },
     strict: true,
   },
 };
@@ -56,12 +65,18 @@ const question = [{ role: 'user' as const, content: 'What is the weather in Lisb
 const lastCall = () => fake.calls().at(-1)!;
 const png = `data:image/png;base64,${encodePng(4, 3, new Uint8Array(4 * 3 * 3)).toString('base64')}`;
 
-const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length + groq.calls().length, run, param);
+const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) =>
+  expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length + groq.calls().length, run, param);
 
 describe('/openai/v1/chat/completions with tools', () => {
   it('forwards tools and tool_choice unchanged, answers the tool call in OpenAI shape, and charges the reported usage', async () => {
     decide = () => ({ kind: 'ok', toolCalls: [call], usage: { inputTokens: 120, outputTokens: 18 } });
-    const completion = await openai.chat.completions.create({ model: MODEL, messages: question, tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    const completion = await openai.chat.completions.create({
+      model: MODEL,
+      messages: question,
+      tools: [weatherTool],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
     const sent = lastCall().body;
     expect(sent.tools).toEqual([weatherTool]);
     expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
@@ -74,7 +89,10 @@ describe('/openai/v1/chat/completions with tools', () => {
     const model = await t.services.catalog.resolveForGateway(MODEL);
     const price = await t.services.catalog.priceUsage(model, { inputTokens: 120, outputTokens: 18 });
     expect((completion.usage as unknown as { tokens_charged: number }).tokens_charged).toBe(price.tokens);
-    const [record] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, completion.id.replace('chatcmpl-', '')));
+    const [record] = await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(eq(usageRecords.requestId, completion.id.replace('chatcmpl-', '')));
     expect(record).toMatchObject({ status: 'SUCCESS', tokensConsumed: price.tokens, inputUnits: 120, outputUnits: 18 });
     expect(record!.metadata).toMatchObject({ finishReason: 'tool_calls', toolCalls: ['get_weather'] });
   });
@@ -122,9 +140,30 @@ describe('/openai/v1/chat/completions with tools', () => {
 describe('/openai/v1/chat/completions parameters and images', () => {
   it('forwards the sampling parameters and a JSON-schema response format', async () => {
     decide = () => ({ kind: 'ok', text: '{"city":"Lisbon"}' });
-    const response_format = { type: 'json_schema' as const, json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true } };
-    await openai.chat.completions.create({ model: MODEL, messages: question, top_p: 0.5, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'user-42', response_format });
-    expect(lastCall().body).toMatchObject({ top_p: 0.5, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'user-42', response_format });
+    const response_format = {
+      type: 'json_schema' as const,
+      json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true },
+    };
+    await openai.chat.completions.create({
+      model: MODEL,
+      messages: question,
+      top_p: 0.5,
+      stop: ['END'],
+      seed: 7,
+      presence_penalty: 0.1,
+      frequency_penalty: 0.2,
+      user: 'user-42',
+      response_format,
+    });
+    expect(lastCall().body).toMatchObject({
+      top_p: 0.5,
+      stop: ['END'],
+      seed: 7,
+      presence_penalty: 0.1,
+      frequency_penalty: 0.2,
+      user: 'user-42',
+      response_format,
+    });
   });
 
   it('forwards image parts (data: and https URLs) to a vision model', async () => {
@@ -140,7 +179,19 @@ describe('/openai/v1/chat/completions parameters and images', () => {
 
   it('refuses an image for a model without VISION before any charge', async () => {
     const err = await expectUnchargedRefusal(
-      () => openai.chat.completions.create({ model: 'groq/llama-3.1-8b-instant', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: png } }] }] }),
+      () =>
+        openai.chat.completions.create({
+          model: 'groq/llama-3.1-8b-instant',
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'What is this?' },
+                { type: 'image_url', image_url: { url: png } },
+              ],
+            },
+          ],
+        }),
       'messages',
     );
     expect(err.message).toContain('does not read images');
@@ -148,7 +199,10 @@ describe('/openai/v1/chat/completions parameters and images', () => {
 
   it('refuses an image URL on a private or metadata address before any charge', async () => {
     for (const url of ['https://127.0.0.1/cat.png', 'https://169.254.169.254/latest/meta-data']) {
-      await expectUnchargedRefusal(() => openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }), 'messages.0.content');
+      await expectUnchargedRefusal(
+        () => openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }),
+        'messages.0.content',
+      );
     }
   });
 
@@ -167,7 +221,14 @@ describe('/openai/v1/chat/completions parameters and images', () => {
 describe('the README examples, offline on the built-in models', () => {
   it('runs the agent loop with tools to a final text answer', async () => {
     const tools: OpenAI.ChatCompletionTool[] = [
-      { type: 'function', function: { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'The weather in a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
     ];
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Lisbon?' }];
     const cities: string[] = [];
@@ -195,13 +256,24 @@ describe('the README examples, offline on the built-in models', () => {
   it('answers an image question and a JSON schema', async () => {
     const described = await openai.chat.completions.create({
       model: 'local/vision',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: png } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            { type: 'image_url', image_url: { url: png } },
+          ],
+        },
+      ],
     });
     expect(described.choices[0]!.message.content).toContain('4×3 PNG');
     const structured = await openai.chat.completions.create({
       model: 'local/text',
       messages: [{ role: 'user', content: 'A city to visit in Portugal' }],
-      response_format: { type: 'json_schema', json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      },
     });
     expect(JSON.parse(structured.choices[0]!.message.content!)).toEqual({ city: expect.any(String) });
   });
@@ -209,11 +281,23 @@ describe('the README examples, offline on the built-in models', () => {
 
 describe('the OpenAI client against an Anthropic-backed model', () => {
   it('sends tools and an image in Anthropic’s shape and answers the tool_use as OpenAI tool_calls', async () => {
-    decideClaude = () => ({ kind: 'ok', toolCalls: [{ id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Lisbon"}' }], usage: { inputTokens: 300, outputTokens: 20 } });
+    decideClaude = () => ({
+      kind: 'ok',
+      toolCalls: [{ id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Lisbon"}' }],
+      usage: { inputTokens: 300, outputTokens: 20 },
+    });
     const completion = await openai.chat.completions.create({
       model: 'anthropic/claude-haiku-4-5',
       max_tokens: 300,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather where this photo was taken?' }, { type: 'image_url', image_url: { url: png } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Weather where this photo was taken?' },
+            { type: 'image_url', image_url: { url: png } },
+          ],
+        },
+      ],
       tools: [weatherTool],
       tool_choice: 'required',
     });
@@ -222,13 +306,21 @@ describe('the OpenAI client against an Anthropic-backed model', () => {
     expect(sent.tools).toEqual([{ name: 'get_weather', description: weatherTool.function.description, input_schema: weatherTool.function.parameters }]);
     expect(sent.tool_choice).toEqual({ type: 'any' });
     expect(sent.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Weather where this photo was taken?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.split(',')[1] } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather where this photo was taken?' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.split(',')[1] } },
+        ],
+      },
     ]);
     const choice = completion.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.tool_calls).toEqual([{ id: 'toolu_01', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } }]);
     const model = await t.services.catalog.resolveForGateway('anthropic/claude-haiku-4-5');
-    expect((completion.usage as unknown as { tokens_charged: number }).tokens_charged).toBe((await t.services.catalog.priceUsage(model, { inputTokens: 300, outputTokens: 20 })).tokens);
+    expect((completion.usage as unknown as { tokens_charged: number }).tokens_charged).toBe(
+      (await t.services.catalog.priceUsage(model, { inputTokens: 300, outputTokens: 20 })).tokens,
+    );
   });
 
   it('refuses a parameter Anthropic cannot honour (seed) with a 400 naming it, before any charge', async () => {

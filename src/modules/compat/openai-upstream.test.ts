@@ -66,7 +66,10 @@ describe('/anthropic/v1 messages over a real upstream', () => {
     decide = () => ({ kind: 'midway', afterChunks: 3, how: 'disconnect' });
     const before = (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId))).length;
     const anthropic = new Anthropic({ apiKey: key, baseURL: `${baseUrl}/anthropic`, maxRetries: 0 });
-    const failure = await anthropic.messages.stream({ ...ask, max_tokens: 200 }).finalMessage().catch((err: unknown) => err);
+    const failure = await anthropic.messages
+      .stream({ ...ask, max_tokens: 200 })
+      .finalMessage()
+      .catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(Anthropic.APIError);
     const records = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId));
     expect(records).toHaveLength(before + 1);

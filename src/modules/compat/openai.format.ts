@@ -1,6 +1,14 @@
 import type { Static } from 'typebox';
 import { badRequest } from '../../platform/http/errors.js';
-import { imagePartFromUrl, type ChatMessage, type ContentPart, type ResponseFormat, type TextAnswerBody, type TextBody, type ToolChoice } from '../gateway/index.js';
+import {
+  imagePartFromUrl,
+  type ChatMessage,
+  type ContentPart,
+  type ResponseFormat,
+  type TextAnswerBody,
+  type TextBody,
+  type ToolChoice,
+} from '../gateway/index.js';
 import type { ChatCompletion, ChatCompletionBody, ReasoningDetails } from './openai.schemas.js';
 
 export type ChatCompletionRequest = Static<typeof ChatCompletionBody>;
@@ -10,18 +18,34 @@ type WireMessage = ChatCompletionRequest['messages'][number];
  * OpenAI parameters this gateway does not carry to any provider: refused with a 400 naming them rather than dropped
  * (`store` and `metadata`, OpenAI's own dashboard features, are harmless and ignored).
  */
-const NOT_CARRIED = ['logprobs', 'top_logprobs', 'logit_bias', 'audio', 'modalities', 'prediction', 'web_search_options', 'functions', 'function_call', 'service_tier'];
+const NOT_CARRIED = [
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'audio',
+  'modalities',
+  'prediction',
+  'web_search_options',
+  'functions',
+  'function_call',
+  'service_tier',
+];
 
 function refuseUncarried(body: ChatCompletionRequest): void {
   const raw = body as Record<string, unknown>;
-  const sent = NOT_CARRIED.filter((key) => raw[key] !== undefined && raw[key] !== null && raw[key] !== false && !(key === 'modalities' && isTextOnly(raw[key])));
+  const sent = NOT_CARRIED.filter(
+    (key) => raw[key] !== undefined && raw[key] !== null && raw[key] !== false && !(key === 'modalities' && isTextOnly(raw[key])),
+  );
   if (sent.length > 0) throw notCarried(sent);
 }
 
 /** The 400 for request fields no provider behind this gateway honours, naming each. */
 export function notCarried(fields: string[]) {
   const one = fields.length === 1;
-  return badRequest(`${fields.join(', ')} ${one ? 'is' : 'are'} not supported by this gateway; leave ${one ? 'it' : 'them'} out.`, fields.map((field) => ({ field, message: 'is not supported' })));
+  return badRequest(
+    `${fields.join(', ')} ${one ? 'is' : 'are'} not supported by this gateway; leave ${one ? 'it' : 'them'} out.`,
+    fields.map((field) => ({ field, message: 'is not supported' })),
+  );
 }
 
 /**
@@ -55,7 +79,10 @@ function contentOf(message: WireMessage, index: number, imagesAllowed: boolean):
   if (typeof content === 'string') return content;
   const parts = content.map((part, p): ContentPart => {
     if (part.type === 'text') return { type: 'text', text: part.text, ...(part.cache_control ? { cacheControl: part.cache_control } : {}) };
-    if (!imagesAllowed) throw badRequest(`messages[${index}] is a ${message.role} message with an image; images go in user messages.`, [{ field: `messages.${index}.content`, message: 'image parts belong in user messages' }]);
+    if (!imagesAllowed)
+      throw badRequest(`messages[${index}] is a ${message.role} message with an image; images go in user messages.`, [
+        { field: `messages.${index}.content`, message: 'image parts belong in user messages' },
+      ]);
     return imagePartFromUrl(part.image_url.url, `messages.${index}.content.${p}.image_url.url`, part.image_url.detail);
   });
   // A text-only message stays a plain string, as most providers and the token counter read it fastest (unless a part
@@ -83,7 +110,13 @@ export function reasoningDetails(answer: TextAnswerBody): Static<typeof Reasonin
   return answer.thinking.map((block, index) =>
     block.type === 'redacted_thinking'
       ? { type: 'reasoning.encrypted' as const, data: block.data, format: ANTHROPIC_FORMAT, index }
-      : { type: 'reasoning.text' as const, text: block.thinking, ...(block.signature ? { signature: block.signature } : {}), format: reasoningFormat(answer.model, block.signature !== ''), index },
+      : {
+          type: 'reasoning.text' as const,
+          text: block.thinking,
+          ...(block.signature ? { signature: block.signature } : {}),
+          format: reasoningFormat(answer.model, block.signature !== ''),
+          index,
+        },
   );
 }
 
@@ -107,7 +140,8 @@ function thinkingOf(details: WireDetail[], at: number): ThinkingBlock[] {
       blocks.push({ type: 'redacted_thinking', data: detail.data, index: detail.index });
       return;
     }
-    if (detail.type !== 'reasoning.text') throw malformed(at, j, `has type "${detail.type}"; the types taken are reasoning.text, reasoning.encrypted and reasoning.summary`);
+    if (detail.type !== 'reasoning.text')
+      throw malformed(at, j, `has type "${detail.type}"; the types taken are reasoning.text, reasoning.encrypted and reasoning.summary`);
     if (detail.text == null && !detail.signature) throw malformed(at, j, 'is a reasoning.text entry with neither text nor signature');
     const last = blocks.at(-1);
     if (last?.type === 'thinking' && detail.index != null && last.index === detail.index && last.signature === '') {
@@ -117,24 +151,37 @@ function thinkingOf(details: WireDetail[], at: number): ThinkingBlock[] {
     }
     blocks.push({ type: 'thinking', thinking: detail.text ?? '', signature: detail.signature ?? '', index: detail.index });
   });
-  return blocks.filter((b) => b.type === 'redacted_thinking' || b.signature !== '').map((b) => (b.type === 'thinking' ? { type: b.type, thinking: b.thinking, signature: b.signature } : { type: b.type, data: b.data }));
+  return blocks
+    .filter((b) => b.type === 'redacted_thinking' || b.signature !== '')
+    .map((b) => (b.type === 'thinking' ? { type: b.type, thinking: b.thinking, signature: b.signature } : { type: b.type, data: b.data }));
 }
 
 function toMessage(message: WireMessage, index: number): ChatMessage {
   const role = message.role === 'developer' ? 'system' : message.role;
   const content = contentOf(message, index, role === 'user');
   if (role === 'tool' && !message.tool_call_id) {
-    throw badRequest(`messages[${index}] is a tool message without tool_call_id.`, [{ field: `messages.${index}.tool_call_id`, message: 'is required on tool messages' }]);
+    throw badRequest(`messages[${index}] is a tool message without tool_call_id.`, [
+      { field: `messages.${index}.tool_call_id`, message: 'is required on tool messages' },
+    ]);
   }
   if (message.reasoning_details?.length && role !== 'assistant') {
     throw badRequest(`messages[${index}] carries reasoning_details; only an assistant message can (send them back on the answer they came with).`, [
       { field: `messages.${index}.reasoning_details`, message: 'belongs on assistant messages only' },
     ]);
   }
-  const toolCalls = role === 'assistant' && message.tool_calls ? message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) : undefined;
+  const toolCalls =
+    role === 'assistant' && message.tool_calls
+      ? message.tool_calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }))
+      : undefined;
   if (content === '' && !toolCalls) throw badRequest(`messages[${index}] has no text.`, [{ field: `messages.${index}.content`, message: 'must not be empty' }]);
   const thinking = message.reasoning_details?.length ? thinkingOf(message.reasoning_details, index) : [];
-  return { role, content, ...(toolCalls ? { toolCalls } : {}), ...(role === 'tool' ? { toolCallId: message.tool_call_id } : {}), ...(thinking.length ? { thinking } : {}) };
+  return {
+    role,
+    content,
+    ...(toolCalls ? { toolCalls } : {}),
+    ...(role === 'tool' ? { toolCallId: message.tool_call_id } : {}),
+    ...(thinking.length ? { thinking } : {}),
+  };
 }
 
 function toolChoiceOf(choice: NonNullable<ChatCompletionRequest['tool_choice']>): ToolChoice {
@@ -154,7 +201,8 @@ function responseFormatOf(format: NonNullable<ChatCompletionRequest['response_fo
 export function toTextBody(body: ChatCompletionRequest): TextBody {
   refuseUncarried(body);
   const messages = body.messages.map(toMessage);
-  if (!messages.some((m) => m.role === 'user')) throw badRequest('messages must include at least one user message.', [{ field: 'messages', message: 'must include a user message' }]);
+  if (!messages.some((m) => m.role === 'user'))
+    throw badRequest('messages must include at least one user message.', [{ field: 'messages', message: 'must include a user message' }]);
   const stop = body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop.length > 0 ? body.stop : undefined;
   return {
     model: body.model,
@@ -191,7 +239,8 @@ export function toTextBody(body: ChatCompletionRequest): TextBody {
 export const OPENAI_HINT_NAMES = { temperature: 'temperature', topP: 'top_p', topK: 'top_k', user: 'user', parallelToolCalls: 'parallel_tool_calls' };
 
 /** The thinking's text, for the `reasoning_content` field DeepSeek- and OpenRouter-style clients read. */
-export const reasoningText = (thinking: TextAnswerBody['thinking']): string => (thinking ?? []).map((block) => (block.type === 'thinking' ? block.thinking : '')).join('');
+export const reasoningText = (thinking: TextAnswerBody['thinking']): string =>
+  (thinking ?? []).map((block) => (block.type === 'thinking' ? block.thinking : '')).join('');
 
 export const completionId = (requestId: string) => `chatcmpl-${requestId}`;
 
@@ -208,15 +257,14 @@ export function openAiUsage(answer: TextAnswerBody) {
     prompt_tokens: inputTokens,
     completion_tokens: outputTokens,
     total_tokens: inputTokens + outputTokens,
-    ...(cachedInputTokens || cacheWriteTokens
-      ? { prompt_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...writes } }
-      : {}),
+    ...(cachedInputTokens || cacheWriteTokens ? { prompt_tokens_details: { cached_tokens: cachedInputTokens ?? 0, ...writes } } : {}),
     ...(reasoningTokens ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
     tokens_charged: creditsConsumed,
   };
 }
 
-export const wireToolCalls = (calls: NonNullable<TextAnswerBody['toolCalls']>) => calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+export const wireToolCalls = (calls: NonNullable<TextAnswerBody['toolCalls']>) =>
+  calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
 
 /**
  * The gateway's answer as OpenAI's `chat.completion`: content null when the model only called tools or only refused,

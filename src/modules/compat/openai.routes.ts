@@ -6,7 +6,18 @@ import { StrictObject } from '../../platform/http/schemas.js';
 import { openSse } from '../../platform/http/sse.js';
 import { toOpenAiError } from './openai.errors.js';
 import { IGNORED_HEADER, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
-import { ChatCompletion, ChatCompletionBody, ImageGenerationBody, ImagesResponse, KeyInfo, OpenAiModel, OpenAiModelList, SpeechAudio, SpeechBody, openAiErrors } from './openai.schemas.js';
+import {
+  ChatCompletion,
+  ChatCompletionBody,
+  ImageGenerationBody,
+  ImagesResponse,
+  KeyInfo,
+  OpenAiModel,
+  OpenAiModelList,
+  SpeechAudio,
+  SpeechBody,
+  openAiErrors,
+} from './openai.schemas.js';
 import type { CompatService } from './service.js';
 
 /**
@@ -34,7 +45,11 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       const principal = principalOf(request);
       const idempotencyKey = request.headers['idempotency-key'];
       if (request.body.stream) {
-        await compat.streamChatCompletion(principal, request.body, { idempotencyKey, timing: request.timing, open: (headers) => openSse(request, reply, { headers }) });
+        await compat.streamChatCompletion(principal, request.body, {
+          idempotencyKey,
+          timing: request.timing,
+          open: (headers) => openSse(request, reply, { headers }),
+        });
         return reply;
       }
       const { completion, requestId, replayed, ignored } = await compat.chatCompletion(principal, request.body, { idempotencyKey, timing: request.timing });
@@ -49,7 +64,11 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
     '/models',
     {
       config: { auth: 'required', scope: '*' },
-      schema: { tags, summary: "The models the caller's plan allows that can be served now, in OpenAI's list shape", response: { 200: OpenAiModelList, ...openAiErrors(401, 429, 500) } },
+      schema: {
+        tags,
+        summary: "The models the caller's plan allows that can be served now, in OpenAI's list shape",
+        response: { 200: OpenAiModelList, ...openAiErrors(401, 429, 500) },
+      },
     },
     async (request) => compat.listModels(principalOf(request)),
   );
@@ -95,7 +114,10 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
       },
     },
     async (request, reply) => {
-      const { response, requestId, replayed } = await compat.images(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
+      const { response, requestId, replayed } = await compat.images(principalOf(request), request.body, {
+        idempotencyKey: request.headers['idempotency-key'],
+        timing: request.timing,
+      });
       if (replayed) reply.header('idempotent-replayed', 'true');
       reply.header('x-ai-request-id', requestId);
       return response;
@@ -111,13 +133,20 @@ export const openAiRoutes: FastifyPluginAsyncTypebox<{ compat: CompatService }> 
         summary: 'Speak text: answers the audio bytes (x-ai-tokens-charged says what it cost), metered like POST /v1/ai/audio',
         body: SpeechBody,
         headers: IdempotencyHeaders,
-        response: { 200: { description: 'The audio file', content: { 'audio/wav': { schema: SpeechAudio } } }, ...openAiErrors(400, 401, 403, 404, 409, 429, 500, 503) },
+        response: {
+          200: { description: 'The audio file', content: { 'audio/wav': { schema: SpeechAudio } } },
+          ...openAiErrors(400, 401, 403, 404, 409, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {
       const speech = await compat.speech(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
       if (speech.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.header('x-ai-request-id', speech.requestId).header('x-ai-tokens-charged', String(speech.tokensCharged)).type(speech.contentType).send(speech.bytes);
+      return reply
+        .header('x-ai-request-id', speech.requestId)
+        .header('x-ai-tokens-charged', String(speech.tokensCharged))
+        .type(speech.contentType)
+        .send(speech.bytes);
     },
   );
 };

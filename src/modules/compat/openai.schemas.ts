@@ -9,7 +9,12 @@ import { MAX_MESSAGE_CHARS, MAX_MESSAGES } from '../gateway/index.js';
 
 /** Anthropic's prompt-caching marker, as OpenRouter and LiteLLM accept it in OpenAI requests; passed to providers that take it. */
 const CacheControl = Type.Optional(
-  Nullable(Type.Object({ type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) }, { description: "Extension: Anthropic's prompt-caching marker, passed to providers that take it" })),
+  Nullable(
+    Type.Object(
+      { type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) },
+      { description: "Extension: Anthropic's prompt-caching marker, passed to providers that take it" },
+    ),
+  ),
 );
 
 const TextPart = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }), cache_control: CacheControl });
@@ -30,7 +35,8 @@ const WireToolCall = Type.Object({
 
 /** Thinking text and redacted data can run far past a message's text (a thinking budget goes up to 1M tokens). */
 const MAX_THINKING_CHARS = 4_000_000;
-const REASONING_TYPES = '`reasoning.text` (text, and the signature that lets it go back to the model), `reasoning.encrypted` (a redacted block\'s data) or `reasoning.summary`';
+const REASONING_TYPES =
+  "`reasoning.text` (text, and the signature that lets it go back to the model), `reasoning.encrypted` (a redacted block's data) or `reasoning.summary`";
 
 /**
  * One entry of OpenRouter's `reasoning_details` as a client sends it back: every field it documents is accepted, and
@@ -43,13 +49,23 @@ const ReasoningDetailIn = Type.Object({
   data: Type.Optional(Nullable(Type.String({ maxLength: MAX_THINKING_CHARS }))),
   summary: Type.Optional(Nullable(Type.String({ maxLength: MAX_THINKING_CHARS }))),
   id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-  format: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'anthropic-claude-v1 or unknown as this gateway answers; an entry in another provider\'s format (openai-responses-v1, google-gemini-v1, ...) is left out' }))),
+  format: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: 64,
+        description:
+          "anthropic-claude-v1 or unknown as this gateway answers; an entry in another provider's format (openai-responses-v1, google-gemini-v1, ...) is left out",
+      }),
+    ),
+  ),
   index: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 100_000 }))),
 });
 
 export const OpenAiMessage = Type.Object({
   role: Type.Enum(['system', 'developer', 'user', 'assistant', 'tool'], { description: '`developer` is read as `system`' }),
-  content: Type.Optional(Nullable(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), ContentParts], { description: 'Image parts on user messages only' }))),
+  content: Type.Optional(
+    Nullable(Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), ContentParts], { description: 'Image parts on user messages only' })),
+  ),
   name: Type.Optional(Type.String({ maxLength: 64 })),
   tool_calls: Type.Optional(Type.Array(WireToolCall, { minItems: 1, maxItems: 128, description: 'On assistant messages' })),
   tool_call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'On tool messages: the call answered' })),
@@ -75,17 +91,22 @@ export const ChatCompletionBody = Type.Object({
   max_completion_tokens: TokenLimit,
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
   top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
-  stop: Type.Optional(Nullable(Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 4 })]))),
+  stop: Type.Optional(
+    Nullable(Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 4 })])),
+  ),
   seed: Type.Optional(Nullable(Type.Integer())),
   presence_penalty: Penalty,
   frequency_penalty: Penalty,
   user: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
   reasoning_effort: Type.Optional(
     Nullable(
-      Type.Union(['none', 'minimal', 'low', 'medium', 'high'].map((e) => Type.Literal(e)), {
-        description:
-          "Sent to reasoning models in their provider's terms (Anthropic's as a thinking budget); a model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning_effort` header says so",
-      }),
+      Type.Union(
+        ['none', 'minimal', 'low', 'medium', 'high'].map((e) => Type.Literal(e)),
+        {
+          description:
+            "Sent to reasoning models in their provider's terms (Anthropic's as a thinking budget); a model without a reasoning control answers without it, and the `x-storefront-ignored: reasoning_effort` header says so",
+        },
+      ),
     ),
   ),
   n: Type.Optional(Nullable(Type.Literal(1, { description: 'Only one choice per call' }))),
@@ -107,7 +128,12 @@ export const ChatCompletionBody = Type.Object({
     ),
   ),
   tool_choice: Type.Optional(
-    Nullable(Type.Union([Type.Enum(['auto', 'none', 'required']), Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }) })])),
+    Nullable(
+      Type.Union([
+        Type.Enum(['auto', 'none', 'required']),
+        Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }) }),
+      ]),
+    ),
   ),
   parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
   response_format: Type.Optional(
@@ -136,14 +162,21 @@ const Usage = Type.Object({
     Type.Object(
       {
         cached_tokens: Type.Integer({ description: 'Of prompt_tokens: read from the prompt cache' }),
-        cache_write_tokens: Type.Optional(Type.Integer({ description: "Of prompt_tokens: written to the prompt cache (providers that bill writes; OpenRouter's name)" })),
-        cache_write_1h_tokens: Type.Optional(Type.Integer({ description: "Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price)" })),
+        cache_write_tokens: Type.Optional(
+          Type.Integer({ description: "Of prompt_tokens: written to the prompt cache (providers that bill writes; OpenRouter's name)" }),
+        ),
+        cache_write_1h_tokens: Type.Optional(
+          Type.Integer({ description: "Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price)" }),
+        ),
       },
       { description: 'Sent when the provider reported cached prompt tokens' },
     ),
   ),
   completion_tokens_details: Type.Optional(
-    Type.Object({ reasoning_tokens: Type.Integer({ description: 'Of completion_tokens: spent on reasoning' }) }, { description: 'Sent when the provider reported reasoning tokens' }),
+    Type.Object(
+      { reasoning_tokens: Type.Integer({ description: 'Of completion_tokens: spent on reasoning' }) },
+      { description: 'Sent when the provider reported reasoning tokens' },
+    ),
   ),
   tokens_charged: Type.Integer({ description: "Wallet tokens this call was charged (this service's extension)" }),
 });
@@ -158,10 +191,15 @@ export const ReasoningDetails = Type.Array(
       type: Type.Literal('reasoning.text'),
       text: Type.String(),
       signature: Type.Optional(Type.String({ description: 'Present when the provider signed the block (it must come back intact)' })),
-      format: Type.String({ description: 'anthropic-claude-v1, or unknown for a provider\'s unsigned reasoning text' }),
+      format: Type.String({ description: "anthropic-claude-v1, or unknown for a provider's unsigned reasoning text" }),
       index: Type.Integer(),
     }),
-    Type.Object({ type: Type.Literal('reasoning.encrypted'), data: Type.String({ description: 'A redacted thinking block, opaque' }), format: Type.String(), index: Type.Integer() }),
+    Type.Object({
+      type: Type.Literal('reasoning.encrypted'),
+      data: Type.String({ description: 'A redacted thinking block, opaque' }),
+      format: Type.String(),
+      index: Type.Integer(),
+    }),
   ]),
   { description: "Extension (OpenRouter's): the model's thinking blocks with their signatures, when its provider returns them" },
 );
@@ -219,12 +257,15 @@ export const ImageGenerationBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 200, description: 'An image model id from GET /openai/v1/models' }),
   prompt: Type.String({ minLength: 1, maxLength: 8_000, pattern: '\\S' }),
   n: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 8 }))),
-  size: Type.Optional(Nullable(Type.String({ pattern: '^(auto|[0-9]{2,5}x[0-9]{2,5})$', description: 'WIDTHxHEIGHT (snapped to what the model makes) or auto' }))),
+  size: Type.Optional(
+    Nullable(Type.String({ pattern: '^(auto|[0-9]{2,5}x[0-9]{2,5})$', description: 'WIDTHxHEIGHT (snapped to what the model makes) or auto' })),
+  ),
   response_format: Type.Optional(Nullable(Type.Enum(['url', 'b64_json']))),
   quality: Type.Optional(
     Nullable(
       Type.Enum(['auto', 'low', 'medium', 'high', 'standard', 'hd'], {
-        description: "Values come from the model's controls.quality (GPT Image: low, medium, high, auto; DALL-E 3: standard); auto, the default, is taken by every model, any other value the model does not list is a 400",
+        description:
+          "Values come from the model's controls.quality (GPT Image: low, medium, high, auto; DALL-E 3: standard); auto, the default, is taken by every model, any other value the model does not list is a 400",
       }),
     ),
   ),

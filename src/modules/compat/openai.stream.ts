@@ -9,7 +9,8 @@ type ThinkingPiece = { index: number; delta?: string; signature?: string; redact
  * (with empty text, so a client that joins pieces by index never reads `undefined`) or a redacted block's data.
  */
 function reasoningPiece(piece: ThinkingPiece, model: string) {
-  if (piece.redactedData !== undefined) return { type: 'reasoning.encrypted', data: piece.redactedData, format: reasoningFormat(model, true), index: piece.index };
+  if (piece.redactedData !== undefined)
+    return { type: 'reasoning.encrypted', data: piece.redactedData, format: reasoningFormat(model, true), index: piece.index };
   const signature = piece.signature ? { signature: piece.signature } : {};
   return { type: 'reasoning.text', text: piece.delta ?? '', ...signature, format: reasoningFormat(model, Boolean(piece.signature)), index: piece.index };
 }
@@ -21,7 +22,14 @@ function reasoningPiece(piece: ThinkingPiece, model: string) {
 export function openAiChunkStream(target: SseStream, meta: { id: string; created: number; model: string }, includeUsage: boolean): TranslatedStream {
   let roleSent = false;
   let failed = false;
-  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices, ...extra });
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+    id: meta.id,
+    object: 'chat.completion.chunk',
+    created: meta.created,
+    model: meta.model,
+    choices,
+    ...extra,
+  });
   const delta = (content: string | null, finishReason: string | null) => {
     const d = roleSent ? {} : { role: 'assistant' };
     roleSent = true;
@@ -52,13 +60,13 @@ export function openAiChunkStream(target: SseStream, meta: { id: string; created
   const sse = heldStream(target, async (event) => {
     if (event.type === 'text' && event.delta) await target.send(delta(event.delta, null));
     else if (event.type === 'refusal' && event.delta) await target.send(refusalDelta(event.delta));
-    else if (event.type === 'thinking' && event.index !== undefined && (event.delta || event.signature || event.redactedData !== undefined)) await target.send(reasoningDelta({ ...event, index: event.index }));
+    else if (event.type === 'thinking' && event.index !== undefined && (event.delta || event.signature || event.redactedData !== undefined))
+      await target.send(reasoningDelta({ ...event, index: event.index }));
     else if (event.type === 'tool_call' && event.index !== undefined) {
       // OpenAI's shape: the call's first chunk carries its id, type and name; later ones only argument text.
       const first = event.id || event.name ? { id: event.id, type: 'function', function: { name: event.name, arguments: event.argumentsDelta ?? '' } } : null;
       await target.send(toolDelta(event.index, first ?? { function: { arguments: event.argumentsDelta ?? '' } }));
-    }
-    else if (event.type === 'error' && event.error) {
+    } else if (event.type === 'error' && event.error) {
       failed = true;
       await target.send({ error: { message: event.error.message, type: 'server_error', code: event.error.code.toLowerCase(), param: null } });
     }

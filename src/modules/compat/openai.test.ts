@@ -56,14 +56,24 @@ describe('/openai/v1 with the official openai SDK', () => {
     expect(completion).toMatchObject({ object: 'chat.completion', model: MODEL, created: expect.any(Number) });
     expect(completion.id).toMatch(/^chatcmpl-/);
     const choice = completion.choices[0]!;
-    expect(choice).toMatchObject({ index: 0, finish_reason: expect.any(String), message: { role: 'assistant', content: expect.stringContaining('lighthouses') } });
+    expect(choice).toMatchObject({
+      index: 0,
+      finish_reason: expect.any(String),
+      message: { role: 'assistant', content: expect.stringContaining('lighthouses') },
+    });
     const usage = completion.usage as OpenAI.CompletionUsage & { tokens_charged: number };
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
     expect(usage.tokens_charged).toBeGreaterThan(0);
 
     const records = await usageOf(requestIdOf(completion.id));
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ userId, operation: 'text.generate', status: 'SUCCESS', tokensConsumed: usage.tokens_charged, outputUnits: usage.completion_tokens });
+    expect(records[0]).toMatchObject({
+      userId,
+      operation: 'text.generate',
+      status: 'SUCCESS',
+      tokensConsumed: usage.tokens_charged,
+      outputUnits: usage.completion_tokens,
+    });
     expect(records[0]!.metadata).toMatchObject({ maxTokens: 64, apiKeyId: expect.any(String) });
     const after = await walletState(t, userId);
     expect(after.balance).toBe(before.balance - usage.tokens_charged);
@@ -148,7 +158,9 @@ describe('/openai/v1 with the official openai SDK', () => {
     expect(broke).toBeInstanceOf(OpenAI.RateLimitError);
     expect(broke).toMatchObject({ status: 429, code: 'insufficient_quota', type: 'insufficient_quota' });
 
-    const stranger = await client('sk_sf_not-a-real-key').chat.completions.create(ask).catch((err: unknown) => err);
+    const stranger = await client('sk_sf_not-a-real-key')
+      .chat.completions.create(ask)
+      .catch((err: unknown) => err);
     expect(stranger).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(stranger).toMatchObject({ status: 401, code: 'invalid_api_key', type: 'invalid_request_error' });
 

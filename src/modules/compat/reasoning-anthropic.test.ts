@@ -43,14 +43,21 @@ afterAll(async () => {
 
 const sent = () => fake.calls().at(-1)!.body as Record<string, any>;
 const recordsOf = () => t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId));
-const weather: Anthropic.Tool = { name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const weather: Anthropic.Tool = {
+  name: 'get_weather',
+  description: 'The weather in a city',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 const question: Anthropic.MessageParam = { role: 'user', content: 'What is the weather in Paris?' };
 const calledWeather = { id: 'toolu_think_1', name: 'get_weather', arguments: '{"city":"Paris"}' };
 const thinkingOf = (message: Anthropic.Message) => message.content.find((b): b is Anthropic.ThinkingBlock => b.type === 'thinking');
 
 describe('thinking on /anthropic/v1/messages', () => {
   it('sends thinking with its budget, returns the signed block, and takes it back through a tool turn', async () => {
-    decide = (request) => ((request.body as { messages: unknown[] }).messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [calledWeather] } : { kind: 'ok', text: 'Sunny, 18°C.' });
+    decide = (request) =>
+      (request.body as { messages: unknown[] }).messages.length === 1
+        ? { kind: 'ok', text: '', toolCalls: [calledWeather] }
+        : { kind: 'ok', text: 'Sunny, 18°C.' };
     const before = (await recordsOf()).length;
     const ask = { model: MODEL, max_tokens: 4096, thinking: { type: 'enabled' as const, budget_tokens: 2048 }, tools: [weather] };
     const first = await anthropic.messages.create({ ...ask, messages: [question] });
@@ -68,7 +75,9 @@ describe('thinking on /anthropic/v1/messages', () => {
 
     // Anthropic refuses the follow-up once the thinking block is lost; so does the fake, and the caller hears why.
     const withoutThinking = first.content.filter((b) => b.type !== 'thinking') as Anthropic.ContentBlockParam[];
-    const refused = await anthropic.messages.create({ ...ask, messages: [question, { role: 'assistant', content: withoutThinking }, result] }).catch((err: unknown) => err);
+    const refused = await anthropic.messages
+      .create({ ...ask, messages: [question, { role: 'assistant', content: withoutThinking }, result] })
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
     expect(String((refused as Error).message)).toContain('must start with a thinking block');
 
@@ -78,7 +87,12 @@ describe('thinking on /anthropic/v1/messages', () => {
 
   it('streams thinking_delta and signature_delta, the block intact at the end', async () => {
     decide = () => ({ kind: 'ok', text: 'Hello there.' });
-    const stream = anthropic.messages.stream({ model: MODEL, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'Hi' }] });
+    const stream = anthropic.messages.stream({
+      model: MODEL,
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     const message = await stream.finalMessage();
     const thought = thinkingOf(message);
     expect(thought).toEqual({ type: 'thinking', thinking: expect.stringContaining('think'), signature: signatureOf(thought!.thinking) });
@@ -88,7 +102,14 @@ describe('thinking on /anthropic/v1/messages', () => {
 
   it("takes Claude Code's adaptive thinking at its effort, with the context edit that changes nothing", async () => {
     decide = () => ({ kind: 'ok', text: 'Hello there.' });
-    const ask = { model: MODEL, max_tokens: 16_000, messages: [question], thinking: { type: 'adaptive' }, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] } };
+    const ask = {
+      model: MODEL,
+      max_tokens: 16_000,
+      messages: [question],
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'low' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+    };
     const message = await anthropic.messages.create(ask as unknown as Anthropic.MessageCreateParamsNonStreaming);
     // max_tokens caps the whole output on this surface: the budget goes under it, never on top.
     expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 16_000 });
@@ -100,7 +121,9 @@ describe('thinking on /anthropic/v1/messages', () => {
   });
 
   it('refuses a budget at or above max_tokens, as Anthropic does', async () => {
-    const refused = await anthropic.messages.create({ model: MODEL, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [question] }).catch((err: unknown) => err);
+    const refused = await anthropic.messages
+      .create({ model: MODEL, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [question] })
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
   });
 });
@@ -108,13 +131,23 @@ describe('thinking on /anthropic/v1/messages', () => {
 describe('the other surfaces on an Anthropic model', () => {
   it('turns reasoning_effort into a thinking budget and shows the thinking as reasoning_content, never in content', async () => {
     decide = () => ({ kind: 'ok', text: 'It is 4.' });
-    const completion = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: '2 + 2?' }], max_tokens: 1000, reasoning_effort: 'low' });
+    const completion = await openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: '2 + 2?' }],
+      max_tokens: 1000,
+      reasoning_effort: 'low',
+    });
     expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 }, max_tokens: 2048 + 1000 });
     const message = completion.choices[0]!.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     expect(message.content).toBe('It is 4.');
     expect(message.reasoning_content).toContain('think');
 
-    const stream = await openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: '2 + 2?' }], reasoning_effort: 'minimal', stream: true });
+    const stream = await openai.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: '2 + 2?' }],
+      reasoning_effort: 'minimal',
+      stream: true,
+    });
     let content = '';
     let reasoning = '';
     for await (const chunk of stream) {

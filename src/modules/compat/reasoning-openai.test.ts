@@ -22,7 +22,9 @@ let userId: string;
 beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
   xai = await startFakeProvider('xai', (request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-reasoning-0001']), ...providerEnv('XAI', xai.baseUrl, ['xai-reasoning-0001']) } });
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-reasoning-0001']), ...providerEnv('XAI', xai.baseUrl, ['xai-reasoning-0001']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -47,7 +49,9 @@ describe('reasoning_effort on /openai/v1/chat/completions', () => {
     decide = () => thinkingUsage;
     const before = (await recordsOf()).length;
     const wallet = await walletState(t, userId);
-    const { data: completion, response } = await openai.chat.completions.create({ model: 'openai/o4-mini', messages: question, reasoning_effort: 'low' }).withResponse();
+    const { data: completion, response } = await openai.chat.completions
+      .create({ model: 'openai/o4-mini', messages: question, reasoning_effort: 'low' })
+      .withResponse();
     expect(sent().reasoning_effort).toBe('low');
     expect(response.headers.get('x-storefront-ignored')).toBeNull();
     expect(completion.choices[0]!.message.content).toBe('No: 7 x 13.');
@@ -59,7 +63,13 @@ describe('reasoning_effort on /openai/v1/chat/completions', () => {
 
   it('carries it on a streamed call too', async () => {
     decide = () => thinkingUsage;
-    const stream = await openai.chat.completions.create({ model: 'openai/o4-mini', messages: question, reasoning_effort: 'high', stream: true, stream_options: { include_usage: true } });
+    const stream = await openai.chat.completions.create({
+      model: 'openai/o4-mini',
+      messages: question,
+      reasoning_effort: 'high',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) usage = chunk.usage ?? usage;
     expect(sent().reasoning_effort).toBe('high');
@@ -72,7 +82,9 @@ describe('reasoning_effort on /openai/v1/chat/completions', () => {
     expect(response.headers.get('x-storefront-ignored')).toBe('reasoning_effort');
     expect(sent()).not.toHaveProperty('reasoning_effort');
 
-    const streamed = await openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: question, reasoning_effort: 'medium', stream: true }).withResponse();
+    const streamed = await openai.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages: question, reasoning_effort: 'medium', stream: true })
+      .withResponse();
     for await (const chunk of streamed.data) void chunk;
     expect(streamed.response.headers.get('x-storefront-ignored')).toBe('reasoning_effort');
     expect(sent()).not.toHaveProperty('reasoning_effort');
@@ -90,7 +102,12 @@ describe('reasoning_effort on /openai/v1/chat/completions', () => {
 describe('reasoning on /openai/v1/responses and POST /v1/ai/text', () => {
   it('sends Responses reasoning.effort as reasoning_effort', async () => {
     decide = () => thinkingUsage;
-    const response = await openai.responses.create({ model: 'openai/o4-mini', input: 'Is 91 prime?', reasoning: { effort: 'medium', summary: 'auto' }, store: false });
+    const response = await openai.responses.create({
+      model: 'openai/o4-mini',
+      input: 'Is 91 prime?',
+      reasoning: { effort: 'medium', summary: 'auto' },
+      store: false,
+    });
     expect(sent().reasoning_effort).toBe('medium');
     expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(80);
   });

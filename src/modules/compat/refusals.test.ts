@@ -33,7 +33,9 @@ let userId: string;
 beforeAll(async () => {
   openAiFake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decideOpenAi(request)));
   anthropicFake = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideAnthropic(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', openAiFake.baseUrl, ['sk-refusal-0001']), ...providerEnv('ANTHROPIC', anthropicFake.origin, ['sk-ant-refusal-1']) } });
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', openAiFake.baseUrl, ['sk-refusal-0001']), ...providerEnv('ANTHROPIC', anthropicFake.origin, ['sk-ant-refusal-1']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -93,7 +95,11 @@ describe('an OpenAI model that refuses', () => {
   });
 
   it('chat completions streamed: delta.refusal pieces the SDK accumulator joins into message.refusal', async () => {
-    const stream = openai.chat.completions.stream({ model: OPENAI_MODEL, messages: [{ role: 'user', content: question }], stream_options: { include_usage: true } });
+    const stream = openai.chat.completions.stream({
+      model: OPENAI_MODEL,
+      messages: [{ role: 'user', content: question }],
+      stream_options: { include_usage: true },
+    });
     const pieces: string[] = [];
     stream.on('refusal.delta', ({ delta }) => pieces.push(delta));
     const final = await meteredOnce(() => stream.finalChatCompletion());
@@ -147,7 +153,12 @@ describe('an OpenAI model that refuses', () => {
 
     const streamed = await meteredOnce(() => t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(key), payload: { ...payload, stream: true } }));
     const events = parseSse(streamed.body);
-    expect(events.filter((e) => e.type === 'refusal').map((e) => e.delta).join('')).toBe(REFUSAL);
+    expect(
+      events
+        .filter((e) => e.type === 'refusal')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe(REFUSAL);
     expect(events.some((e) => e.type === 'text')).toBe(false);
     expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
   });
@@ -163,7 +174,7 @@ describe('an OpenAI model that refuses', () => {
     expect(streamed.stop_reason).toBe('refusal');
     expect(streamed.content).toMatchObject([{ type: 'text', text: REFUSAL }]);
   });
-  it('/gemini: the refusal is the candidate\'s text with STOP, as a Gemini model refuses, whole and streamed', async () => {
+  it("/gemini: the refusal is the candidate's text with STOP, as a Gemini model refuses, whole and streamed", async () => {
     const body = { contents: [{ role: 'user', parts: [{ text: question }] }] };
     const url = `/gemini/v1beta/models/${OPENAI_MODEL}`;
     const answer = await meteredOnce(() => t.app.inject({ method: 'POST', url: `${url}:generateContent`, headers: { 'x-goog-api-key': key }, payload: body }));
@@ -171,7 +182,9 @@ describe('an OpenAI model that refuses', () => {
     expect(answer.json().candidates[0]).toMatchObject({ content: { role: 'model', parts: [{ text: REFUSAL }] }, finishReason: 'STOP' });
     expect(answer.json().usageMetadata).toMatchObject({ promptTokenCount: 23, candidatesTokenCount: 9 });
 
-    const streamed = await meteredOnce(() => t.app.inject({ method: 'POST', url: `${url}:streamGenerateContent?alt=sse`, headers: { 'x-goog-api-key': key }, payload: body }));
+    const streamed = await meteredOnce(() =>
+      t.app.inject({ method: 'POST', url: `${url}:streamGenerateContent?alt=sse`, headers: { 'x-goog-api-key': key }, payload: body }),
+    );
     const chunks = parseSse(streamed.body) as unknown as { candidates: { content: { parts: { text?: string }[] }; finishReason?: string }[] }[];
     expect(chunks.flatMap((c) => c.candidates[0]!.content.parts.map((p) => p.text ?? '')).join('')).toBe(REFUSAL);
     expect(chunks.at(-1)!.candidates[0]!.finishReason).toBe('STOP');
@@ -179,16 +192,22 @@ describe('an OpenAI model that refuses', () => {
 });
 
 describe('an Anthropic model that stops with refusal', () => {
-  it("chat completions: finish_reason content_filter, what it wrote as content, no made-up refusal text; Responses: incomplete", async () => {
+  it('chat completions: finish_reason content_filter, what it wrote as content, no made-up refusal text; Responses: incomplete', async () => {
     decideAnthropic = () => ({ kind: 'ok', text: 'Here is', finishReason: 'refusal' });
-    const completion = await meteredOnce(() => openai.chat.completions.create({ model: ANTHROPIC_MODEL, messages: [{ role: 'user', content: question }] }), null);
+    const completion = await meteredOnce(
+      () => openai.chat.completions.create({ model: ANTHROPIC_MODEL, messages: [{ role: 'user', content: question }] }),
+      null,
+    );
     expect(completion.choices[0]).toMatchObject({ finish_reason: 'content_filter', message: { content: 'Here is', refusal: null } });
 
     const response = await meteredOnce(() => openai.responses.create({ model: ANTHROPIC_MODEL, input: question }), null);
     expect(response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
     expect(response.output[0]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: 'Here is' }] });
 
-    const message = await meteredOnce(() => anthropic.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 200, messages: [{ role: 'user', content: question }] }), null);
+    const message = await meteredOnce(
+      () => anthropic.messages.create({ model: ANTHROPIC_MODEL, max_tokens: 200, messages: [{ role: 'user', content: question }] }),
+      null,
+    );
     expect(message.stop_reason).toBe('refusal');
   });
 });

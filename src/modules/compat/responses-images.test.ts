@@ -28,7 +28,11 @@ afterAll(async () => {
 });
 
 const MODEL = 'openai/gpt-4o-mini';
-const pngBytes = encodePng(64, 48, new Uint8Array(64 * 48 * 3).map((_, i) => (i * 37) % 251));
+const pngBytes = encodePng(
+  64,
+  48,
+  new Uint8Array(64 * 48 * 3).map((_, i) => (i * 37) % 251),
+);
 const png = `data:image/png;base64,${pngBytes.toString('base64')}`;
 const base64 = pngBytes.toString('base64');
 
@@ -39,7 +43,14 @@ async function caller() {
   return { ...account, userId: account.user.id as string, openai: new OpenAI({ apiKey: key, baseURL, maxRetries: 0 }) };
 }
 const withImage = (text: string): OpenAI.Responses.ResponseInput => [
-  { role: 'user', content: [{ type: 'input_text', text }, { type: 'input_image', image_url: png, detail: 'low' }, { type: 'input_image', image_url: png, detail: 'high' }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'input_text', text },
+      { type: 'input_image', image_url: png, detail: 'low' },
+      { type: 'input_image', image_url: png, detail: 'high' },
+    ],
+  },
 ];
 const rowOf = async (id: string) => (await t.platform.db.select().from(storedResponses).where(eq(storedResponses.id, id)))[0];
 const filesOf = (userId: string) => t.platform.db.select().from(files).where(eq(files.ownerId, userId));

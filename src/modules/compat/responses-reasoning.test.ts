@@ -59,17 +59,22 @@ const weather: OpenAI.Responses.FunctionTool = {
 const question: OpenAI.Responses.ResponseInputItem = { role: 'user', content: 'What is the weather in Paris?' };
 const calledWeather = { id: 'toolu_rs_1', name: 'get_weather', arguments: '{"city":"Paris"}' };
 /** The model calls the tool on the question, and answers once the result is back. */
-const toolThenAnswer: Decide = (request) => ((request.body as { messages: unknown[] }).messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [calledWeather] } : { kind: 'ok', text: 'Sunny, 18 C.' });
+const toolThenAnswer: Decide = (request) =>
+  (request.body as { messages: unknown[] }).messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [calledWeather] } : { kind: 'ok', text: 'Sunny, 18 C.' };
 const ask = { model: MODEL, tools: [weather], reasoning: { effort: 'low' as const }, max_output_tokens: 1000 };
 const result: OpenAI.Responses.ResponseInputItem = { type: 'function_call_output', call_id: calledWeather.id, output: '18 C and sunny' };
 const asInput = (output: OpenAI.Responses.ResponseOutputItem[]) => output as OpenAI.Responses.ResponseInputItem[];
-const reasoningOf = (output: OpenAI.Responses.ResponseOutputItem[]) => output.find((item): item is OpenAI.Responses.ResponseReasoningItem => item.type === 'reasoning');
+const reasoningOf = (output: OpenAI.Responses.ResponseOutputItem[]) =>
+  output.find((item): item is OpenAI.Responses.ResponseReasoningItem => item.type === 'reasoning');
 
 /** The follow-up reached the provider with the first answer's thinking block, signed, first in the assistant turn. */
 function expectThinkingSentBack(thought: string) {
   expect(sent().messages[1]).toEqual({
     role: 'assistant',
-    content: [{ type: 'thinking', thinking: thought, signature: signatureOf(thought) }, { type: 'tool_use', id: calledWeather.id, name: 'get_weather', input: { city: 'Paris' } }],
+    content: [
+      { type: 'thinking', thinking: thought, signature: signatureOf(thought) },
+      { type: 'tool_use', id: calledWeather.id, name: 'get_weather', input: { city: 'Paris' } },
+    ],
   });
 }
 
@@ -85,7 +90,9 @@ describe('reasoning sent back by a stateless client', () => {
     expect(reasoning.encrypted_content).toMatch(/^sfth1\./);
     expect(unpackThinking(reasoning.encrypted_content!, 'test')).toEqual([{ type: 'thinking', thinking: thought, signature: signatureOf(thought) }]);
 
-    const { data: second, response: secondHttp } = await openai.responses.create({ ...ask, input: [question, ...asInput(first.output), result], include: INCLUDE, store: false }).withResponse();
+    const { data: second, response: secondHttp } = await openai.responses
+      .create({ ...ask, input: [question, ...asInput(first.output), result], include: INCLUDE, store: false })
+      .withResponse();
     expectThinkingSentBack(thought);
     expect(second.output_text).toBe('Sunny, 18 C.');
     for (const http of [firstHttp, secondHttp]) await expectMeteredOnce(http.headers.get('x-ai-request-id'));
@@ -95,7 +102,9 @@ describe('reasoning sent back by a stateless client', () => {
 
   it('streams encrypted_content on the reasoning item and in the completed response, and takes it back streamed', async () => {
     decide = toolThenAnswer;
-    const { data: stream, response: firstHttp } = await openai.responses.create({ ...ask, input: [question], include: INCLUDE, store: false, stream: true }).withResponse();
+    const { data: stream, response: firstHttp } = await openai.responses
+      .create({ ...ask, input: [question], include: INCLUDE, store: false, stream: true })
+      .withResponse();
     let done: OpenAI.Responses.ResponseReasoningItem | undefined;
     let completed: OpenAI.Responses.Response | undefined;
     for await (const event of stream) {
@@ -107,7 +116,9 @@ describe('reasoning sent back by a stateless client', () => {
     expect(unpackThinking(done!.encrypted_content!, 'test')).toEqual([{ type: 'thinking', thinking: thought, signature: signatureOf(thought) }]);
     expect(reasoningOf(completed!.output)).toEqual(done);
 
-    const { data: again, response: secondHttp } = await openai.responses.create({ ...ask, input: [question, ...asInput(completed!.output), result], include: INCLUDE, store: false, stream: true }).withResponse();
+    const { data: again, response: secondHttp } = await openai.responses
+      .create({ ...ask, input: [question, ...asInput(completed!.output), result], include: INCLUDE, store: false, stream: true })
+      .withResponse();
     let text = '';
     for await (const event of again) if (event.type === 'response.output_text.delta') text += event.delta;
     expectThinkingSentBack(thought);
@@ -122,7 +133,13 @@ describe('reasoning sent back by a stateless client', () => {
     const call = first.output.find((item) => item.type === 'function_call')!;
     const withContent = (encrypted: string) => [question, { ...reasoning, encrypted_content: encrypted }, call, result] as OpenAI.Responses.ResponseInputItem[];
     const refuse = (encrypted: string) =>
-      expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length, () => openai.responses.create({ ...ask, input: withContent(encrypted), store: false }), 'input.1.encrypted_content');
+      expectUnchargedOpenAiRefusal(
+        t,
+        userId,
+        () => fake.calls().length,
+        () => openai.responses.create({ ...ask, input: withContent(encrypted), store: false }),
+        'input.1.encrypted_content',
+      );
 
     // OpenAI's own encrypted reasoning (a client that switched gateways), then ours cut short.
     const foreign = await refuse('gAAAAABpF_eXampleOfOpenAiEncryptedReasoning==');
@@ -134,7 +151,11 @@ describe('reasoning sent back by a stateless client', () => {
   it('leaves encrypted_content out without the include, and reads a summary-only reasoning item past', async () => {
     decide = toolThenAnswer;
     const first = await openai.responses.create({ ...ask, input: [question], store: false });
-    expect(reasoningOf(first.output)).toEqual({ type: 'reasoning', id: expect.stringMatching(/^rs_/), summary: [{ type: 'summary_text', text: expect.stringContaining('think') }] });
+    expect(reasoningOf(first.output)).toEqual({
+      type: 'reasoning',
+      id: expect.stringMatching(/^rs_/),
+      summary: [{ type: 'summary_text', text: expect.stringContaining('think') }],
+    });
 
     const stream = await openai.responses.create({ ...ask, input: [question], store: false, stream: true });
     const items: Record<string, unknown>[] = [];
@@ -166,7 +187,9 @@ describe('reasoning kept with a stored response', () => {
 
     expect(await openai.responses.retrieve(first.id)).toEqual(first);
     const included = await openai.responses.retrieve(first.id, { include: INCLUDE });
-    expect(unpackThinking(reasoningOf(included.output)!.encrypted_content!, 'test')).toEqual([{ type: 'thinking', thinking: thought, signature: signatureOf(thought) }]);
+    expect(unpackThinking(reasoningOf(included.output)!.encrypted_content!, 'test')).toEqual([
+      { type: 'thinking', thinking: thought, signature: signatureOf(thought) },
+    ]);
   });
 
   it('keeps a reasoning item sent as input, listed with its encrypted_content only when included', async () => {
@@ -177,7 +200,11 @@ describe('reasoning kept with a stored response', () => {
     expect(listed.data.map((item) => item.type)).toEqual(['message', 'reasoning', 'function_call', 'function_call_output']);
     expect(listed.data[1]).not.toHaveProperty('encrypted_content');
     const withContent = await openai.responses.inputItems.list(created.id, { order: 'asc', include: INCLUDE });
-    expect(withContent.data[1]).toMatchObject({ type: 'reasoning', id: reasoningOf(first.output)!.id, encrypted_content: reasoningOf(first.output)!.encrypted_content });
+    expect(withContent.data[1]).toMatchObject({
+      type: 'reasoning',
+      id: reasoningOf(first.output)!.id,
+      encrypted_content: reasoningOf(first.output)!.encrypted_content,
+    });
   });
 });
 
@@ -188,7 +215,14 @@ describe('built-in tools the providers here cannot run', () => {
         t,
         userId,
         () => fake.calls().length,
-        () => openai.responses.create({ ...ask, input: 'News today?', tools: [weather, { type }], tool_choice: { type } as OpenAI.Responses.ToolChoiceTypes, include: INCLUDE }),
+        () =>
+          openai.responses.create({
+            ...ask,
+            input: 'News today?',
+            tools: [weather, { type }],
+            tool_choice: { type } as OpenAI.Responses.ToolChoiceTypes,
+            include: INCLUDE,
+          }),
         'tool_choice.type',
       );
       expect(err.message).toContain(`"${type}"`);
@@ -213,7 +247,14 @@ describe('redacted thinking', () => {
     const [item] = outputItems({ requestId: '0000-bbbb', text: '', finishReason: 'tool_calls', toolCalls: [calledWeather], thinking: [signed, redacted] });
     const reasoning = { type: 'reasoning', summary: [], encrypted_content: (item as { encrypted_content: string }).encrypted_content };
     const call = { type: 'function_call', call_id: calledWeather.id, name: 'get_weather', arguments: calledWeather.arguments };
-    const items = keptInput([{ role: 'user', content: 'Weather?' }, reasoning, call, { type: 'function_call_output', call_id: calledWeather.id, output: 'Sunny' }, reasoning, { role: 'user', content: 'Thanks' }]);
+    const items = keptInput([
+      { role: 'user', content: 'Weather?' },
+      reasoning,
+      call,
+      { type: 'function_call_output', call_id: calledWeather.id, output: 'Sunny' },
+      reasoning,
+      { role: 'user', content: 'Thanks' },
+    ]);
     const { messages } = toChatMessages(items.map((kept, i) => ({ item: kept, path: `input.${i}` })));
     expect(messages.map((m) => [m.role, m.thinking])).toEqual([
       ['user', undefined],

@@ -121,16 +121,29 @@ describe('stored responses', () => {
     expect(third).toMatchObject({ previous_response_id: second.id, instructions: 'Be brief.', output_text: 'Ana, from Lisbon.' });
     // A response's input items are its own turn's.
     const items = await openai.responses.inputItems.list(third.id);
-    expect(items.data).toEqual([{ type: 'message', id: expect.stringMatching(/^msg_/), role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'Who am I?' }] }]);
+    expect(items.data).toEqual([
+      { type: 'message', id: expect.stringMatching(/^msg_/), role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'Who am I?' }] },
+    ]);
   });
 
   it('continue a function call through previous_response_id with only its output as input', async () => {
     const { openai } = await caller();
-    const tool: OpenAI.Responses.FunctionTool = { type: 'function', name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } }, strict: false };
+    const tool: OpenAI.Responses.FunctionTool = {
+      type: 'function',
+      name: 'lookup',
+      description: 'Looks a word up',
+      parameters: { type: 'object', properties: { word: { type: 'string' } } },
+      strict: false,
+    };
     decide = () => ({ kind: 'ok', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"word":"farol"}' }] });
     const first = await openai.responses.create({ model: MODEL, input: 'What is a farol?', tools: [tool] });
     decide = () => ({ kind: 'ok', text: 'A lighthouse.' });
-    await openai.responses.create({ model: MODEL, tools: [tool], previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_1', output: 'lighthouse' }] });
+    await openai.responses.create({
+      model: MODEL,
+      tools: [tool],
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: 'call_1', output: 'lighthouse' }],
+    });
     expect(fake.calls().at(-1)!.body.messages).toEqual([
       { role: 'user', content: 'What is a farol?' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"word":"farol"}' } }] },
@@ -163,7 +176,10 @@ describe('stored responses', () => {
     expect(response).toMatchObject({ store: false, output_text: 'Forgotten.' });
     expect(await rowsWithId(response.id)).toEqual([]);
     await notFound(() => openai.responses.retrieve(response.id));
-    await expect(openai.responses.create({ model: MODEL, previous_response_id: response.id, input: 'Go on' })).rejects.toMatchObject({ status: 404, code: 'previous_response_not_found' });
+    await expect(openai.responses.create({ model: MODEL, previous_response_id: response.id, input: 'Go on' })).rejects.toMatchObject({
+      status: 404,
+      code: 'previous_response_not_found',
+    });
   });
 
   it('replay an Idempotency-Key: the same response, charged once and stored once', async () => {
@@ -196,7 +212,12 @@ describe('stored responses', () => {
     expect(await openai.responses.retrieve(final.id)).toMatchObject({ id: final.id, status: 'completed', output_text: 'Streamed and kept.' });
     decide = () => ({ kind: 'ok', text: 'Continued.' });
     await openai.responses.create({ model: MODEL, previous_response_id: final.id, input: 'And then?' });
-    expect(fake.calls().at(-1)!.body.messages.map((m: { content: string }) => m.content)).toEqual(['Stream this', 'Streamed and kept.', 'And then?']);
+    expect(
+      fake
+        .calls()
+        .at(-1)!
+        .body.messages.map((m: { content: string }) => m.content),
+    ).toEqual(['Stream this', 'Streamed and kept.', 'And then?']);
   });
 
   it('expire after 30 days: refused at once, then swept', async () => {
@@ -207,7 +228,10 @@ describe('stored responses', () => {
     t.clock.advance(30 * DAY_MS + 1);
     try {
       await notFound(() => openai.responses.retrieve(first.id));
-      await expect(openai.responses.create({ model: MODEL, previous_response_id: second.id, input: 'Go on' })).rejects.toMatchObject({ status: 404, code: 'previous_response_not_found' });
+      await expect(openai.responses.create({ model: MODEL, previous_response_id: second.id, input: 'Go on' })).rejects.toMatchObject({
+        status: 404,
+        code: 'previous_response_not_found',
+      });
       expect(await rowsWithId(first.id)).toHaveLength(1);
       const [purge] = t.services.responses.jobs();
       await purge!.handler({}, { id: 'test', retryCount: 0 });
@@ -236,13 +260,20 @@ describe('stored responses of a workspace', () => {
     const member = await signUp(t.app);
     const outsider = await signUp(t.app);
     await verifyEmail(t, member);
-    const call = (token: string, method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+    const call = (token: string, method: 'GET' | 'POST', url: string, payload?: object) =>
+      t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
     const workspace = json(await call(owner.accessToken, 'POST', '/v1/workspaces', { name: 'Shared answers' }));
     const { token } = json(await call(owner.accessToken, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: member.email }));
     expect((await call(member.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token })).statusCode).toBe(200);
     await t.platform.db.update(subscriptions).set({ workspaceId: workspace.id }).where(eq(subscriptions.userId, owner.user.id));
     t.services.subscriptions.forgetCached(owner.user.id);
-    await t.services.wallet.credit({ workspaceId: workspace.id, kind: 'ADJUSTMENT', amount: 5_000_000, idempotencyKey: `responses-ws:${workspace.id}`, note: 'test funding' });
+    await t.services.wallet.credit({
+      workspaceId: workspace.id,
+      kind: 'ADJUSTMENT',
+      amount: 5_000_000,
+      idempotencyKey: `responses-ws:${workspace.id}`,
+      note: 'test funding',
+    });
 
     const created = await call(member.accessToken, 'POST', '/openai/v1/responses', { model: 'local/text', input: 'A shared note' });
     expect(created.statusCode).toBe(200);

@@ -1,7 +1,15 @@
 import { badRequest } from '../../platform/http/errors.js';
 import type { ResponseFormat, TextAnswerBody, TextBody, ToolChoice, ToolDefinition } from '../gateway/index.js';
 import { flatToolName, keptInput, toChatMessages, type KeptItem, type SourcedItem } from './responses.input.js';
-import { MAX_TOOL_DESCRIPTION_CHARS, ResponseCreateBody, type OutputItem, type ResponseCreateRequest, type ResponseObjectBody, type WireNestedTool, type WireTool } from './responses.schemas.js';
+import {
+  MAX_TOOL_DESCRIPTION_CHARS,
+  ResponseCreateBody,
+  type OutputItem,
+  type ResponseCreateRequest,
+  type ResponseObjectBody,
+  type WireNestedTool,
+  type WireTool,
+} from './responses.schemas.js';
 import { OPENAI_HINT_NAMES, reasoningText, unknownFields } from './openai.format.js';
 import { packedReasoning, wantsEncryptedReasoning } from './responses.reasoning.js';
 
@@ -61,7 +69,10 @@ function offeredTools(wire: WireTool[]): OfferedTools {
     if (!tool.name) throw badRequest(`${field} is a function without a name.`, [{ field: `${field}.name`, message: 'is required' }]);
     const name = namespace ? flatToolName(namespace.name, tool.name) : tool.name;
     if (namespace) names.set(name, { namespace: namespace.name, name: tool.name });
-    const description = [tool.description, namespace?.description ? `(${namespace.name}: ${namespace.description})` : null].filter(Boolean).join('\n\n').slice(0, MAX_TOOL_DESCRIPTION_CHARS);
+    const description = [tool.description, namespace?.description ? `(${namespace.name}: ${namespace.description})` : null]
+      .filter(Boolean)
+      .join('\n\n')
+      .slice(0, MAX_TOOL_DESCRIPTION_CHARS);
     tools.push({
       name,
       ...(description ? { description } : {}),
@@ -85,7 +96,8 @@ function offeredTools(wire: WireTool[]): OfferedTools {
   });
   const seen = new Set<string>();
   for (const tool of tools) {
-    if (seen.has(tool.name)) throw badRequest(`Two tools are offered as "${tool.name}"; tool names must be unique.`, [{ field: 'tools', message: `${tool.name} is offered twice` }]);
+    if (seen.has(tool.name))
+      throw badRequest(`Two tools are offered as "${tool.name}"; tool names must be unique.`, [{ field: 'tools', message: `${tool.name} is offered twice` }]);
     seen.add(tool.name);
   }
   return { tools, names, ignored: [...ignored] };
@@ -94,7 +106,9 @@ function offeredTools(wire: WireTool[]): OfferedTools {
 function toolChoiceOf(choice: NonNullable<ResponseCreateRequest['tool_choice']>): ToolChoice {
   if (typeof choice === 'string') return choice;
   if (choice.type !== 'function') {
-    throw badRequest(`tool_choice names "${choice.type}", which this gateway does not serve; choose auto, none, required or a function.`, [{ field: 'tool_choice.type', message: 'must be function' }]);
+    throw badRequest(`tool_choice names "${choice.type}", which this gateway does not serve; choose auto, none, required or a function.`, [
+      { field: 'tool_choice.type', message: 'must be function' },
+    ]);
   }
   if (!choice.name) throw badRequest('tool_choice names a function without its name.', [{ field: 'tool_choice.name', message: 'is required' }]);
   return { name: choice.namespace ? flatToolName(choice.namespace, choice.name) : choice.name };
@@ -110,7 +124,18 @@ function formatOf(format: NonNullable<NonNullable<ResponseCreateRequest['text']>
 /** What a response answers back of its request (OpenAI echoes these), kept for the stored response too. */
 export type ResponseEcho = Pick<
   ResponseObjectBody,
-  'instructions' | 'max_output_tokens' | 'metadata' | 'parallel_tool_calls' | 'previous_response_id' | 'store' | 'temperature' | 'text' | 'tool_choice' | 'tools' | 'top_p' | 'truncation'
+  | 'instructions'
+  | 'max_output_tokens'
+  | 'metadata'
+  | 'parallel_tool_calls'
+  | 'previous_response_id'
+  | 'store'
+  | 'temperature'
+  | 'text'
+  | 'tool_choice'
+  | 'tools'
+  | 'top_p'
+  | 'truncation'
 > & { user?: string };
 
 function echoOf(body: ResponseCreateRequest, offered: ToolDefinition[]): ResponseEcho {
@@ -128,7 +153,13 @@ function echoOf(body: ResponseCreateRequest, offered: ToolDefinition[]): Respons
       typeof body.tool_choice === 'object' && body.tool_choice
         ? { type: 'function', name: body.tool_choice.name ?? '', ...(body.tool_choice.namespace ? { namespace: body.tool_choice.namespace } : {}) }
         : (body.tool_choice ?? 'auto'),
-    tools: offered.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description ?? null, parameters: tool.parameters, strict: tool.strict ?? null })),
+    tools: offered.map((tool) => ({
+      type: 'function' as const,
+      name: tool.name,
+      description: tool.description ?? null,
+      parameters: tool.parameters,
+      strict: tool.strict ?? null,
+    })),
     top_p: body.top_p ?? null,
     truncation: body.truncation ?? 'disabled',
     ...(user ? { user } : {}),
@@ -163,13 +194,21 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
   const responseFormat = body.text?.format ? formatOf(body.text.format) : undefined;
   const inputItems = keptInput(body.input);
   const sourced: SourcedItem[] = [
-    ...(body.instructions ? [{ item: { type: 'message', role: 'system', status: 'completed', content: [{ type: 'input_text', text: body.instructions }] } as KeptItem, path: 'instructions' }] : []),
+    ...(body.instructions
+      ? [
+          {
+            item: { type: 'message', role: 'system', status: 'completed', content: [{ type: 'input_text', text: body.instructions }] } as KeptItem,
+            path: 'instructions',
+          },
+        ]
+      : []),
     // A stored answer's reasoning item carries its thinking back to the turn it preceded (toChatMessages).
     ...history.map((item) => ({ item, path: 'previous_response_id' })),
     ...inputItems.map((item, i) => ({ item, path: typeof body.input === 'string' ? 'input' : `input.${i}` })),
   ];
   const { messages, paths } = toChatMessages(sourced);
-  if (!messages.some((m) => m.role === 'user')) throw badRequest('The conversation has no user message; input must include one.', [{ field: 'input', message: 'must include a user message' }]);
+  if (!messages.some((m) => m.role === 'user'))
+    throw badRequest('The conversation has no user message; input must include one.', [{ field: 'input', message: 'must include a user message' }]);
   const user = body.safety_identifier ?? body.user ?? undefined;
   return {
     body: {
@@ -185,7 +224,9 @@ export function toResponseCall(body: ResponseCreateRequest, history: KeptItem[])
       ...(body.top_p == null ? {} : { topP: body.top_p }),
       ...(user ? { user } : {}),
       // `xhigh` (newer OpenAI models, and Codex CLI) is the gateway's highest level.
-      ...(body.reasoning?.effort ? { reasoning: { effort: body.reasoning.effort === 'xhigh' ? 'high' : body.reasoning.effort }, reasoningField: 'reasoning' } : {}),
+      ...(body.reasoning?.effort
+        ? { reasoning: { effort: body.reasoning.effort === 'xhigh' ? 'high' : body.reasoning.effort }, reasoningField: 'reasoning' }
+        : {}),
       fieldNames: OPENAI_HINT_NAMES,
     },
     echo: echoOf(body, offered.tools),
@@ -235,17 +276,36 @@ const messageParts = (answer: Pick<TextAnswerBody, 'text' | 'refusal'>) => [
  * leaves it out for a caller who did not include it), its text and refusal as one message (when it has either, or
  * nothing else), then each function call.
  */
-export function outputItems(answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'refusal' | 'toolCalls' | 'finishReason' | 'thinking'>, names?: ToolNames): OutputItem[] {
+export function outputItems(
+  answer: Pick<TextAnswerBody, 'requestId' | 'text' | 'refusal' | 'toolCalls' | 'finishReason' | 'thinking'>,
+  names?: ToolNames,
+): OutputItem[] {
   const status = INCOMPLETE[answer.finishReason] ? ('incomplete' as const) : ('completed' as const);
   const calls = answer.toolCalls ?? [];
   const summary = reasoningText(answer.thinking);
   const packed = packedReasoning(answer.thinking);
   return [
     ...(summary || packed
-      ? [{ type: 'reasoning' as const, id: reasoningItemId(answer.requestId), summary: summary ? [{ type: 'summary_text' as const, text: summary }] : [], ...(packed ? { encrypted_content: packed } : {}) }]
+      ? [
+          {
+            type: 'reasoning' as const,
+            id: reasoningItemId(answer.requestId),
+            summary: summary ? [{ type: 'summary_text' as const, text: summary }] : [],
+            ...(packed ? { encrypted_content: packed } : {}),
+          },
+        ]
       : []),
-    ...(answer.text || answer.refusal || calls.length === 0 ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: messageParts(answer) }] : []),
-    ...calls.map((call, i) => ({ type: 'function_call' as const, id: callItemId(answer.requestId, i), call_id: call.id, ...callName(names, call.name), arguments: call.arguments, status: 'completed' as const })),
+    ...(answer.text || answer.refusal || calls.length === 0
+      ? [{ type: 'message' as const, id: messageItemId(answer.requestId), role: 'assistant' as const, status, content: messageParts(answer) }]
+      : []),
+    ...calls.map((call, i) => ({
+      type: 'function_call' as const,
+      id: callItemId(answer.requestId, i),
+      call_id: call.id,
+      ...callName(names, call.name),
+      arguments: call.arguments,
+      status: 'completed' as const,
+    })),
   ];
 }
 

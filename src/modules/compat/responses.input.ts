@@ -46,7 +46,11 @@ function part(raw: WireInputPart, role: string, field: string): KeptPart {
   };
   if (raw.type === 'input_text') return { type: 'input_text', text: text() };
   if ((raw.type === 'output_text' || raw.type === 'refusal') && role !== 'assistant') {
-    throw refuse(`${field}.type`, `${field} is an ${raw.type} part in a ${role} message; ${raw.type} belongs to assistant messages.`, 'belongs to assistant messages');
+    throw refuse(
+      `${field}.type`,
+      `${field} is an ${raw.type} part in a ${role} message; ${raw.type} belongs to assistant messages.`,
+      'belongs to assistant messages',
+    );
   }
   if (raw.type === 'output_text') return { type: 'output_text', text: text(), annotations: [] };
   if (raw.type === 'refusal') {
@@ -56,18 +60,37 @@ function part(raw: WireInputPart, role: string, field: string): KeptPart {
   if (raw.type === 'input_image') {
     if (role !== 'user') throw refuse(field, `${field} is an image in a ${role} message; images go in user messages.`, 'image parts belong in user messages');
     if (!raw.image_url) {
-      throw refuse(`${field}.image_url`, `${field} has no image_url: images by file_id are not served here. Send image_url as an https URL or a data: URL.`, 'is required');
+      throw refuse(
+        `${field}.image_url`,
+        `${field} has no image_url: images by file_id are not served here. Send image_url as an https URL or a data: URL.`,
+        'is required',
+      );
     }
-    if (raw.detail === 'original') throw refuse(`${field}.detail`, `${field} asks for detail "original", which this gateway does not carry; use auto, low or high.`, 'must be auto, low or high');
+    if (raw.detail === 'original')
+      throw refuse(
+        `${field}.detail`,
+        `${field} asks for detail "original", which this gateway does not carry; use auto, low or high.`,
+        'must be auto, low or high',
+      );
     return { type: 'input_image', image_url: raw.image_url, detail: raw.detail ?? 'auto' };
   }
-  if (raw.type === 'input_file') throw refuse(`${field}.type`, `${field} is an input_file part; files are not carried to models here. Send the file's text as input_text.`, 'is not supported');
-  throw refuse(`${field}.type`, `${field} is a part of type "${raw.type}", which this gateway does not carry; send input_text or input_image parts.`, 'is not supported');
+  if (raw.type === 'input_file')
+    throw refuse(
+      `${field}.type`,
+      `${field} is an input_file part; files are not carried to models here. Send the file's text as input_text.`,
+      'is not supported',
+    );
+  throw refuse(
+    `${field}.type`,
+    `${field} is a part of type "${raw.type}", which this gateway does not carry; send input_text or input_image parts.`,
+    'is not supported',
+  );
 }
 
 function contentOf(raw: WireInputItem, role: string, field: string): KeptPart[] {
   if (raw.content == null) throw refuse(`${field}.content`, `${field} is a message without content.`, 'is required');
-  if (typeof raw.content === 'string') return [role === 'assistant' ? { type: 'output_text', text: raw.content, annotations: [] } : { type: 'input_text', text: raw.content }];
+  if (typeof raw.content === 'string')
+    return [role === 'assistant' ? { type: 'output_text', text: raw.content, annotations: [] } : { type: 'input_text', text: raw.content }];
   return raw.content.map((p, j) => part(p, role, `${field}.content.${j}`));
 }
 
@@ -112,11 +135,22 @@ function keptItem(raw: WireInputItem, field: string): KeptItem {
     };
   }
   if (type === 'function_call_output') {
-    return { type: 'function_call_output', ...id, call_id: required(raw.call_id, `${field}.call_id`, `${field} (a function_call_output)`), output: outputOf(raw, field), status: 'completed' };
+    return {
+      type: 'function_call_output',
+      ...id,
+      call_id: required(raw.call_id, `${field}.call_id`, `${field} (a function_call_output)`),
+      output: outputOf(raw, field),
+      status: 'completed',
+    };
   }
-  if (type === undefined) throw refuse(field, `${field} has neither type nor role: send a message (role and content), a function_call or a function_call_output.`, 'has no type');
+  if (type === undefined)
+    throw refuse(field, `${field} has neither type nor role: send a message (role and content), a function_call or a function_call_output.`, 'has no type');
   if (type === 'item_reference') {
-    throw refuse(`${field}.type`, `${field} is an item_reference, which is not served here: send the item itself, or continue a stored response with previous_response_id.`, 'is not supported');
+    throw refuse(
+      `${field}.type`,
+      `${field} is an item_reference, which is not served here: send the item itself, or continue a stored response with previous_response_id.`,
+      'is not supported',
+    );
   }
   throw refuse(
     `${field}.type`,
@@ -127,7 +161,9 @@ function keptItem(raw: WireInputItem, field: string): KeptItem {
 
 /** A reasoning item kept with its encrypted_content (checked when the conversation is built); its summary as sent. */
 function keptReasoning(raw: WireInputItem & { encrypted_content: string }): KeptItem {
-  const summary = (raw.summary ?? []).flatMap((p) => (p.type === 'summary_text' && typeof p.text === 'string' ? [{ type: 'summary_text' as const, text: p.text }] : []));
+  const summary = (raw.summary ?? []).flatMap((p) =>
+    p.type === 'summary_text' && typeof p.text === 'string' ? [{ type: 'summary_text' as const, text: p.text }] : [],
+  );
   return { type: 'reasoning', ...(raw.id ? { id: raw.id } : {}), summary, encrypted_content: raw.encrypted_content };
 }
 
@@ -137,7 +173,9 @@ export function keptInput(input: string | WireInputItem[]): KeptItem[] {
   // A reasoning item with only its summary holds nothing a provider takes as input: it is read past, not kept.
   return input.flatMap((raw, i) => {
     if (raw.type !== 'reasoning') return [keptItem(raw, `input.${i}`)];
-    return typeof raw.encrypted_content === 'string' && raw.encrypted_content !== '' ? [keptReasoning({ ...raw, encrypted_content: raw.encrypted_content })] : [];
+    return typeof raw.encrypted_content === 'string' && raw.encrypted_content !== ''
+      ? [keptReasoning({ ...raw, encrypted_content: raw.encrypted_content })]
+      : [];
   });
 }
 

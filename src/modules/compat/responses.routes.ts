@@ -7,7 +7,16 @@ import { openSse } from '../../platform/http/sse.js';
 import { IGNORED_HEADER, IdempotencyHeaders, TEXT_BODY_LIMIT_BYTES } from '../gateway/index.js';
 import { toOpenAiError } from './openai.errors.js';
 import { openAiErrors } from './openai.schemas.js';
-import { includeOf, InputItemList, InputItemsQuery, ResponseCreateBody, ResponseDeleted, ResponseIdParams, ResponseObject, RetrieveQuery } from './responses.schemas.js';
+import {
+  includeOf,
+  InputItemList,
+  InputItemsQuery,
+  ResponseCreateBody,
+  ResponseDeleted,
+  ResponseIdParams,
+  ResponseObject,
+  RetrieveQuery,
+} from './responses.schemas.js';
 import type { ResponsesService } from './responses.service.js';
 
 /**
@@ -29,7 +38,8 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
       config: { auth: 'required', scope: 'ai:text', openapi: { stream: 'optional' } },
       schema: {
         tags,
-        summary: "A model response in OpenAI's Responses shape (or its streaming events with stream: true), metered like POST /v1/ai/text and kept 30 days unless store: false",
+        summary:
+          "A model response in OpenAI's Responses shape (or its streaming events with stream: true), metered like POST /v1/ai/text and kept 30 days unless store: false",
         body: ResponseCreateBody,
         headers: IdempotencyHeaders,
         response: { 200: ResponseObject, ...openAiErrors(400, 401, 403, 404, 409, 429, 500, 503) },
@@ -63,7 +73,10 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
       },
     },
     async (request) => {
-      if (request.query.stream) throw badRequest('stream=true replays background responses, which this gateway does not run; retrieve the response without it.', [{ field: 'query.stream', message: 'is not supported' }]);
+      if (request.query.stream)
+        throw badRequest('stream=true replays background responses, which this gateway does not run; retrieve the response without it.', [
+          { field: 'query.stream', message: 'is not supported' },
+        ]);
       return responses.retrieve(principalOf(request), request.params.id, includeOf(request.query));
     },
   );
@@ -72,7 +85,12 @@ export const openAiResponsesRoutes: FastifyPluginAsyncTypebox<{ responses: Respo
     '/responses/:id',
     {
       config: { auth: 'required', scope: 'ai:text' },
-      schema: { tags, summary: 'Deletes a stored response', params: ResponseIdParams, response: { 200: ResponseDeleted, ...openAiErrors(401, 403, 404, 429, 500) } },
+      schema: {
+        tags,
+        summary: 'Deletes a stored response',
+        params: ResponseIdParams,
+        response: { 200: ResponseDeleted, ...openAiErrors(401, 403, 404, 429, 500) },
+      },
     },
     async (request) => responses.remove(principalOf(request), request.params.id),
   );

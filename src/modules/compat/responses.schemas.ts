@@ -17,7 +17,9 @@ const AnyObject = Type.Object({}, { additionalProperties: true });
 const InputPart = Type.Object({
   type: Type.String({ minLength: 1, maxLength: 64, description: 'input_text or input_image (user messages); output_text or refusal (assistant messages)' }),
   text: Type.Optional(Text),
-  image_url: Type.Optional(Nullable(Type.String({ maxLength: 8_000_000, description: 'https URL, or data:image/...;base64 (PNG, JPEG, GIF or WebP, at most 5 MB)' }))),
+  image_url: Type.Optional(
+    Nullable(Type.String({ maxLength: 8_000_000, description: 'https URL, or data:image/...;base64 (PNG, JPEG, GIF or WebP, at most 5 MB)' })),
+  ),
   detail: Type.Optional(Nullable(Type.Enum(['auto', 'low', 'high', 'original']))),
   file_id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
   refusal: Type.Optional(Text),
@@ -33,10 +35,16 @@ const SummaryText = Type.Object({ type: Type.Literal('summary_text'), text: Type
 
 const InputItem = Type.Object({
   type: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'message (the default for an item with role and content), function_call, function_call_output or reasoning (see encrypted_content)' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'message (the default for an item with role and content), function_call, function_call_output or reasoning (see encrypted_content)',
+    }),
   ),
   id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-  role: Type.Optional(Type.Enum(['user', 'assistant', 'system', 'developer'], { description: 'Messages: `developer` and `system` are read as system messages' })),
+  role: Type.Optional(
+    Type.Enum(['user', 'assistant', 'system', 'developer'], { description: 'Messages: `developer` and `system` are read as system messages' }),
+  ),
   // Null (or reasoning text, read past) on a reasoning item sent back; a message needs content.
   content: Type.Optional(Nullable(PartsOrText)),
   // The summary is the thinking's whole text here, which can outgrow a message: bounded like encrypted_content.
@@ -112,13 +120,18 @@ const Metadata = Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
 export const ResponseCreateBody = Type.Object({
   model: Type.String({ minLength: 1, maxLength: 200, description: 'A model id from GET /openai/v1/models' }),
   input: Type.Union([Text, Type.Array(InputItem, { minItems: 1, maxItems: MAX_MESSAGES })], {
-    description: 'A user message, or a list of message, function_call, function_call_output and reasoning items (reasoning items sent back from earlier answers)',
+    description:
+      'A user message, or a list of message, function_call, function_call_output and reasoning items (reasoning items sent back from earlier answers)',
   }),
-  instructions: Type.Optional(Nullable(Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'A system message placed first (not carried to the next response)' }))),
+  instructions: Type.Optional(
+    Nullable(Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'A system message placed first (not carried to the next response)' })),
+  ),
   tools: Type.Optional(Type.Array(Tool, { maxItems: 128 })),
   tool_choice: Type.Optional(Nullable(ToolChoice)),
   parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
-  text: Type.Optional(Nullable(Type.Object({ format: Type.Optional(Nullable(TextFormat)), verbosity: Type.Optional(Nullable(Type.Enum(['low', 'medium', 'high']))) }))),
+  text: Type.Optional(
+    Nullable(Type.Object({ format: Type.Optional(Nullable(TextFormat)), verbosity: Type.Optional(Nullable(Type.Enum(['low', 'medium', 'high']))) })),
+  ),
   max_output_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
   temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 2 }))),
   top_p: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
@@ -130,9 +143,21 @@ export const ResponseCreateBody = Type.Object({
   truncation: Type.Optional(Nullable(Type.Enum(['auto', 'disabled']))),
   stream: Type.Optional(Nullable(Type.Boolean({ description: 'Answer with the Responses streaming events (server-sent events)' }))),
   stream_options: Type.Optional(Nullable(Type.Object({ include_obfuscation: Type.Optional(Type.Boolean()) }))),
-  prompt_cache_key: Type.Optional(Nullable(Type.String({ maxLength: 1_024, description: "A prompt-cache routing hint: read and not passed on (providers here cache by prefix on their own); cached input is billed as such whatever it says" }))),
+  prompt_cache_key: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: 1_024,
+        description:
+          'A prompt-cache routing hint: read and not passed on (providers here cache by prefix on their own); cached input is billed as such whatever it says',
+      }),
+    ),
+  ),
   prompt_cache_retention: Type.Optional(Nullable(Type.String({ maxLength: 32, description: 'Read and not passed on' }))),
-  client_metadata: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "The client's own metadata (Codex sends trace context): read, neither passed on nor kept" }))),
+  client_metadata: Type.Optional(
+    Nullable(
+      Type.Record(Type.String(), Type.Unknown(), { description: "The client's own metadata (Codex sends trace context): read, neither passed on nor kept" }),
+    ),
+  ),
   include: Type.Optional(
     Nullable(
       Type.Array(Type.String({ maxLength: 100 }), {
@@ -146,7 +171,9 @@ export const ResponseCreateBody = Type.Object({
     Nullable(
       Type.Object(
         {
-          effort: Type.Optional(Nullable(Type.Enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'], { description: '`xhigh` (Codex CLI sends it) is sent as `high`' }))),
+          effort: Type.Optional(
+            Nullable(Type.Enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'], { description: '`xhigh` (Codex CLI sends it) is sent as `high`' })),
+          ),
           summary: Type.Optional(Nullable(Type.Enum(['auto', 'concise', 'detailed', 'none']))),
         },
         {
@@ -167,7 +194,13 @@ const ItemStatus = Type.Enum(['in_progress', 'completed', 'incomplete']);
 const OutputText = Type.Object({ type: Type.Literal('output_text'), text: Type.String(), annotations: Type.Array(Type.Unknown()) });
 /** The model's refusal in its own words (OpenAI's `refusal` content part, https://platform.openai.com/docs/api-reference/responses/object). */
 const Refusal = Type.Object({ type: Type.Literal('refusal'), refusal: Type.String() });
-const OutputMessage = Type.Object({ type: Type.Literal('message'), id: Type.String(), role: Type.Literal('assistant'), status: ItemStatus, content: Type.Array(Type.Union([OutputText, Refusal])) });
+const OutputMessage = Type.Object({
+  type: Type.Literal('message'),
+  id: Type.String(),
+  role: Type.Literal('assistant'),
+  status: ItemStatus,
+  content: Type.Array(Type.Union([OutputText, Refusal])),
+});
 const FunctionCall = Type.Object({
   type: Type.Literal('function_call'),
   id: Type.String(),
@@ -188,7 +221,13 @@ const ReasoningItem = Type.Object({
     }),
   ),
 });
-const FunctionCallOutput = Type.Object({ type: Type.Literal('function_call_output'), id: Type.String(), call_id: Type.String(), output: Type.String(), status: ItemStatus });
+const FunctionCallOutput = Type.Object({
+  type: Type.Literal('function_call_output'),
+  id: Type.String(),
+  call_id: Type.String(),
+  output: Type.String(),
+  status: ItemStatus,
+});
 const InputMessage = Type.Object({
   type: Type.Literal('message'),
   id: Type.String(),
@@ -212,7 +251,9 @@ const Usage = Type.Object({
   input_tokens_details: Type.Object({
     cached_tokens: Type.Integer({ description: 'Of input_tokens: read from the prompt cache' }),
     cache_write_tokens: Type.Optional(Type.Integer({ description: 'Of input_tokens: written to the prompt cache (providers that bill writes)' })),
-    cache_write_1h_tokens: Type.Optional(Type.Integer({ description: "Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price)" })),
+    cache_write_1h_tokens: Type.Optional(
+      Type.Integer({ description: "Extension: of cache_write_tokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at its own price)" }),
+    ),
   }),
   output_tokens: Type.Integer(),
   output_tokens_details: Type.Object({ reasoning_tokens: Type.Integer({ description: 'Of output_tokens: spent on reasoning' }) }),
@@ -239,10 +280,22 @@ export const ResponseObject = Type.Object({
   store: Type.Boolean(),
   temperature: Nullable(Type.Number()),
   text: Type.Object({ format: AnyObject, verbosity: Type.Optional(Nullable(Type.String())) }),
-  tool_choice: Type.Union([Type.Enum(['auto', 'none', 'required']), Type.Object({ type: Type.Literal('function'), name: Type.String(), namespace: Type.Optional(Type.String()) })]),
-  tools: Type.Array(Type.Object({ type: Type.Literal('function'), name: Type.String(), description: Nullable(Type.String()), parameters: Nullable(AnyObject), strict: Nullable(Type.Boolean()) }), {
-    description: 'The function tools offered (a namespace\'s as `<namespace>__<name>`; built-in tools left out)',
-  }),
+  tool_choice: Type.Union([
+    Type.Enum(['auto', 'none', 'required']),
+    Type.Object({ type: Type.Literal('function'), name: Type.String(), namespace: Type.Optional(Type.String()) }),
+  ]),
+  tools: Type.Array(
+    Type.Object({
+      type: Type.Literal('function'),
+      name: Type.String(),
+      description: Nullable(Type.String()),
+      parameters: Nullable(AnyObject),
+      strict: Nullable(Type.Boolean()),
+    }),
+    {
+      description: "The function tools offered (a namespace's as `<namespace>__<name>`; built-in tools left out)",
+    },
+  ),
   top_p: Nullable(Type.Number()),
   truncation: Type.Enum(['auto', 'disabled']),
   usage: Nullable(Usage),
@@ -253,7 +306,10 @@ export type OutputItem = ResponseObjectBody['output'][number];
 
 export const ResponseIdParams = StrictObject({ id: Type.String({ minLength: 1, maxLength: 200, description: 'resp_…' }) });
 
-const IncludeList = Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20, description: '`reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing)' });
+const IncludeList = Type.Array(Type.String({ maxLength: 100 }), {
+  maxItems: 20,
+  description: '`reasoning.encrypted_content`: reasoning items carry their encrypted_content (others change nothing)',
+});
 /** The OpenAI SDKs send a list as `include[]=...`; plain `include=...` is read too. */
 const includeQuery = { include: Type.Optional(IncludeList), 'include[]': Type.Optional(IncludeList) };
 /** The query's include list, however it was spelled. */

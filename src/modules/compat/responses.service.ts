@@ -33,7 +33,14 @@ export interface ResponsesServiceDeps {
 }
 
 /** The gateway's field names as this surface names them (a 400 about `maxTokens` names `max_output_tokens`). */
-const FIELDS: Record<string, string> = { maxTokens: 'max_output_tokens', toolChoice: 'tool_choice', responseFormat: 'text.format', topP: 'top_p', parallelToolCalls: 'parallel_tool_calls', messages: 'input' };
+const FIELDS: Record<string, string> = {
+  maxTokens: 'max_output_tokens',
+  toolChoice: 'tool_choice',
+  responseFormat: 'text.format',
+  topP: 'top_p',
+  parallelToolCalls: 'parallel_tool_calls',
+  messages: 'input',
+};
 
 /** A gateway refusal pointed at the request's own fields: `messages.3.content` becomes the item it came from. */
 function inResponsesTerms(err: unknown, paths: string[]): unknown {
@@ -80,7 +87,13 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
    * response its first call kept). The kept response holds its reasoning's encrypted_content whatever `include` said,
    * so a continuation can send the thinking back; the caller sees it only when included.
    */
-  async function finish(principal: Principal, owner: ResponseOwner, call: ResponseCall, answer: TextAnswerBody, createdAt: number): Promise<ResponseObjectBody> {
+  async function finish(
+    principal: Principal,
+    owner: ResponseOwner,
+    call: ResponseCall,
+    answer: TextAnswerBody,
+    createdAt: number,
+  ): Promise<ResponseObjectBody> {
     return shownResponse(await kept(principal, owner, call, answer, createdAt), call.encryptedReasoning);
   }
 
@@ -92,7 +105,14 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     const withIds = call.inputItems.map((item, i) => ({ ...item, id: item.id ?? inputItemId(answer.requestId, item, i) }));
     const { items: inputItems, fileIds } = await keepImagesAsFiles(files, principal.userId, withIds);
     try {
-      const saved = await store.save({ owner, userId: principal.userId, requestId: answer.requestId, previousResponseId: call.echo.previous_response_id, inputItems, response });
+      const saved = await store.save({
+        owner,
+        userId: principal.userId,
+        requestId: answer.requestId,
+        previousResponseId: call.echo.previous_response_id,
+        inputItems,
+        response,
+      });
       if (!saved.inserted) await files.removeFiles(fileIds);
       return saved.response;
     } catch (err) {
@@ -103,7 +123,10 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
   async function stored(principal: Principal, id: string) {
     const found = await store.find(await ownerOf(principal), id);
-    if (!found) throw notFound(`No response with id '${id}': it does not exist, belongs to someone else, was deleted, has expired (30 days) or was made with store: false.`);
+    if (!found)
+      throw notFound(
+        `No response with id '${id}': it does not exist, belongs to someone else, was deleted, has expired (30 days) or was made with store: false.`,
+      );
     return found;
   }
 
@@ -136,7 +159,10 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
         return options.open(ignored ? { ...headers, [IGNORED_HEADER]: ignored.join(', ') } : headers);
       };
       await streamTranslated(gateway, principal, call.body, { ...options, open }, (target, requestId) =>
-        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep, { names: call.names, encryptedReasoning: call.encryptedReasoning }),
+        responseEventStream(target, pendingResponse(requestId, body.model, call.echo, createdAt), keep, {
+          names: call.names,
+          encryptedReasoning: call.encryptedReasoning,
+        }),
       ).catch((err: unknown) => {
         throw inResponsesTerms(err, call.paths);
       });
@@ -158,7 +184,10 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       const { inputItems } = await stored(principal, id);
       const ordered = query.order === 'asc' ? inputItems : [...inputItems].reverse();
       const after = query.after ? ordered.findIndex((item) => item.id === query.after) : -1;
-      if (query.after && after < 0) throw badRequest(`after names '${query.after}', which is not an input item of ${id}.`, [{ field: 'query.after', message: 'is not an item of this response' }]);
+      if (query.after && after < 0)
+        throw badRequest(`after names '${query.after}', which is not an input item of ${id}.`, [
+          { field: 'query.after', message: 'is not an item of this response' },
+        ]);
       const from = after + 1;
       const limit = query.limit ?? 20;
       const data = ordered.slice(from, from + limit).map((item) => shownItem(item, wantsEncryptedReasoning(query.include)));

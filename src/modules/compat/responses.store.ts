@@ -51,7 +51,12 @@ const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows; // both d
 /** The `stored_responses` table: one row per stored response, read only by its owner and only until it expires. */
 export function createResponseStore({ db, clock }: { db: Db; clock: Clock }) {
   const visible = (owner: ResponseOwner, id: string) =>
-    and(eq(storedResponses.id, id), eq(storedResponses.ownerType, owner.type), eq(storedResponses.ownerId, owner.id), gt(storedResponses.expiresAt, clock.now()));
+    and(
+      eq(storedResponses.id, id),
+      eq(storedResponses.ownerType, owner.type),
+      eq(storedResponses.ownerId, owner.id),
+      gt(storedResponses.expiresAt, clock.now()),
+    );
 
   return {
     /** The response kept under `id`, whoever owns it (an Idempotency-Key replay looks for its first call's). */
@@ -120,7 +125,10 @@ export function createResponseStore({ db, clock }: { db: Db; clock: Clock }) {
       const oldest = chain[0];
       if (!oldest) throw previousNotFound(id);
       if (oldest.previous_response_id) {
-        const why = Number(oldest.depth) >= MAX_MESSAGES ? ` (its conversation is longer than ${MAX_MESSAGES} responses)` : ` (the conversation reaches back to '${oldest.previous_response_id}', which was deleted or has expired)`;
+        const why =
+          Number(oldest.depth) >= MAX_MESSAGES
+            ? ` (its conversation is longer than ${MAX_MESSAGES} responses)`
+            : ` (the conversation reaches back to '${oldest.previous_response_id}', which was deleted or has expired)`;
         throw previousNotFound(id, why);
       }
       return chain.flatMap((row) => [...row.input_items, ...row.output]);

@@ -73,7 +73,14 @@ export function responseEventStream(
     status,
     content: status === 'in_progress' ? [] : m.parts,
   });
-  const callItem = (c: OpenCall, status: 'in_progress' | 'completed') => ({ type: 'function_call', id: c.id, call_id: c.callId, ...callName(names, c.name), arguments: status === 'in_progress' ? '' : c.arguments, status });
+  const callItem = (c: OpenCall, status: 'in_progress' | 'completed') => ({
+    type: 'function_call',
+    id: c.id,
+    call_id: c.callId,
+    ...callName(names, c.name),
+    arguments: status === 'in_progress' ? '' : c.arguments,
+    status,
+  });
 
   async function closeOpen(): Promise<void> {
     const item = open;
@@ -123,7 +130,13 @@ export function responseEventStream(
       await closePart(message);
       part = kind === 'output_text' ? { type: kind, text: '', annotations: [] } : { type: kind, refusal: '' };
       message.parts.push(part);
-      await emit({ type: 'response.content_part.added', item_id: message.id, output_index: message.outputIndex, content_index: message.parts.length - 1, part: { ...part } });
+      await emit({
+        type: 'response.content_part.added',
+        item_id: message.id,
+        output_index: message.outputIndex,
+        content_index: message.parts.length - 1,
+        part: { ...part },
+      });
     }
     const at = { item_id: message.id, output_index: message.outputIndex, content_index: message.parts.length - 1 };
     if (part.type === 'output_text') {
@@ -150,7 +163,14 @@ export function responseEventStream(
     const item = open;
     addThinkingPiece(item.blocks, event);
     if (!event.delta) return;
-    if (!item.text) await emit({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    if (!item.text)
+      await emit({
+        type: 'response.reasoning_summary_part.added',
+        item_id: item.id,
+        output_index: item.outputIndex,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      });
     item.text += event.delta;
     await emit({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index: item.outputIndex, summary_index: 0, delta: event.delta });
   }
@@ -195,11 +215,23 @@ export function responseEventStream(
           return;
         }
         if (!failed) await emit({ type: 'error', code: 'server_error', message: 'The answer did not complete.', param: null });
-        await emit({ type: 'response.failed', response: { ...pending, status: 'failed', error: { code: 'server_error', message: 'The answer did not complete; retry the request.' } } });
+        await emit({
+          type: 'response.failed',
+          response: { ...pending, status: 'failed', error: { code: 'server_error', message: 'The answer did not complete; retry the request.' } },
+        });
       } catch {
         // `finish` failed (it logs why): the answer was billed but could not be kept.
-        await emit({ type: 'error', code: 'server_error', message: 'The answer was delivered but could not be stored, so it cannot be retrieved or continued. Retry; with the same Idempotency-Key the retry is not charged again.', param: null });
-        await emit({ type: 'response.failed', response: { ...pending, status: 'failed', error: { code: 'server_error', message: 'The answer could not be stored.' } } });
+        await emit({
+          type: 'error',
+          code: 'server_error',
+          message:
+            'The answer was delivered but could not be stored, so it cannot be retrieved or continued. Retry; with the same Idempotency-Key the retry is not charged again.',
+          param: null,
+        });
+        await emit({
+          type: 'response.failed',
+          response: { ...pending, status: 'failed', error: { code: 'server_error', message: 'The answer could not be stored.' } },
+        });
       } finally {
         target.end();
       }

@@ -25,7 +25,9 @@ let userId: string;
 beforeAll(async () => {
   fake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
   claude = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideClaude(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-responses-0001']), ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-responses-0001']) } });
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', fake.baseUrl, ['sk-responses-0001']), ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-responses-0001']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -52,7 +54,8 @@ const wireWeather = { type: 'function', function: { name: 'get_weather', descrip
 const called = { id: 'call_abc123', name: 'get_weather', arguments: '{"city":"Lisbon"}' };
 const lastUpstream = () => fake.calls().at(-1)!.body;
 const charged = (response: OpenAI.Responses.Response) => (response.usage as unknown as { tokens_charged: number }).tokens_charged;
-const priceOf = async (slug: string, usage: { inputTokens: number; outputTokens: number }) => (await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(slug), usage)).tokens;
+const priceOf = async (slug: string, usage: { inputTokens: number; outputTokens: number }) =>
+  (await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(slug), usage)).tokens;
 
 const expectUnchargedRefusal = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => fake.calls().length, run, param);
 
@@ -61,10 +64,24 @@ describe('POST /openai/v1/responses', () => {
     decide = () => ({ kind: 'ok', text: 'Lighthouses guide ships.', usage: { inputTokens: 40, outputTokens: 6 } });
     const before = await walletState(t, userId);
     const { data: response, response: http } = await openai.responses
-      .create({ model: MODEL, instructions: 'Be brief.', input: 'Tell me about lighthouses', max_output_tokens: 64, temperature: 0.3, metadata: { ticket: 'T-1' } })
+      .create({
+        model: MODEL,
+        instructions: 'Be brief.',
+        input: 'Tell me about lighthouses',
+        max_output_tokens: 64,
+        temperature: 0.3,
+        metadata: { ticket: 'T-1' },
+      })
       .withResponse();
 
-    expect(lastUpstream()).toMatchObject({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Tell me about lighthouses' }], max_completion_tokens: 64, temperature: 0.3 });
+    expect(lastUpstream()).toMatchObject({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Tell me about lighthouses' },
+      ],
+      max_completion_tokens: 64,
+      temperature: 0.3,
+    });
     expect(response).toMatchObject({
       object: 'response',
       status: 'completed',
@@ -84,10 +101,23 @@ describe('POST /openai/v1/responses', () => {
     });
     expect(response.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect(response.output).toEqual([
-      { type: 'message', id: expect.stringMatching(/^msg_/), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Lighthouses guide ships.', annotations: [] }] },
+      {
+        type: 'message',
+        id: expect.stringMatching(/^msg_/),
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Lighthouses guide ships.', annotations: [] }],
+      },
     ]);
     const price = await priceOf(MODEL, { inputTokens: 40, outputTokens: 6 });
-    expect(response.usage).toEqual({ input_tokens: 40, input_tokens_details: { cached_tokens: 0 }, output_tokens: 6, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 46, tokens_charged: price });
+    expect(response.usage).toEqual({
+      input_tokens: 40,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 6,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 46,
+      tokens_charged: price,
+    });
 
     const requestId = http.headers.get('x-ai-request-id')!;
     expect(response.id).toBe(`resp_${requestId.replaceAll('-', '')}`);
@@ -102,10 +132,29 @@ describe('POST /openai/v1/responses', () => {
   it('calls a function, then answers its function_call_output sent back with the earlier output items', async () => {
     decide = () => ({ kind: 'ok', toolCalls: [called] });
     const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'What is the weather in Lisbon?' }];
-    const first = await openai.responses.create({ model: MODEL, input, tools: [weather], tool_choice: { type: 'function', name: 'get_weather' }, parallel_tool_calls: false });
-    expect(lastUpstream()).toMatchObject({ tools: [wireWeather], tool_choice: { type: 'function', function: { name: 'get_weather' } }, parallel_tool_calls: false });
+    const first = await openai.responses.create({
+      model: MODEL,
+      input,
+      tools: [weather],
+      tool_choice: { type: 'function', name: 'get_weather' },
+      parallel_tool_calls: false,
+    });
+    expect(lastUpstream()).toMatchObject({
+      tools: [wireWeather],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
     expect(first.status).toBe('completed');
-    expect(first.output).toEqual([{ type: 'function_call', id: expect.stringMatching(/^fc_/), call_id: 'call_abc123', name: 'get_weather', arguments: '{"city":"Lisbon"}', status: 'completed' }]);
+    expect(first.output).toEqual([
+      {
+        type: 'function_call',
+        id: expect.stringMatching(/^fc_/),
+        call_id: 'call_abc123',
+        name: 'get_weather',
+        arguments: '{"city":"Lisbon"}',
+        status: 'completed',
+      },
+    ]);
     expect(first.output_text).toBe('');
 
     decide = () => ({ kind: 'ok', text: 'It is 21 °C in Lisbon.' });
@@ -113,11 +162,19 @@ describe('POST /openai/v1/responses', () => {
       model: MODEL,
       tools: [weather],
       // The SDK types every output item, built-in tools' included, so TypeScript code casts them back as input.
-      input: [...input, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { type: 'function_call_output', call_id: 'call_abc123', output: '{"celsius":21}' }],
+      input: [
+        ...input,
+        ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: 'function_call_output', call_id: 'call_abc123', output: '{"celsius":21}' },
+      ],
     });
     expect(lastUpstream().messages).toEqual([
       { role: 'user', content: 'What is the weather in Lisbon?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lisbon"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_abc123', content: '{"celsius":21}' },
     ]);
     expect(second.output_text).toBe('It is 21 °C in Lisbon.');
@@ -172,7 +229,12 @@ describe('POST /openai/v1/responses', () => {
 
   it('answers to a JSON schema in text.format', async () => {
     decide = () => ({ kind: 'ok', text: '{"city":"Lisbon"}' });
-    const format = { type: 'json_schema' as const, name: 'place', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true };
+    const format = {
+      type: 'json_schema' as const,
+      name: 'place',
+      schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      strict: true,
+    };
     const response = await openai.responses.create({ model: MODEL, input: 'A city in Portugal', text: { format } });
     expect(lastUpstream().response_format).toEqual({ type: 'json_schema', json_schema: { name: 'place', schema: format.schema, strict: true } });
     expect(response.text).toEqual({ format });
@@ -190,10 +252,24 @@ describe('POST /openai/v1/responses', () => {
     decide = () => ({ kind: 'ok', text: 'A cat.' });
     await openai.responses.create({
       model: MODEL,
-      input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: 'https://93.184.216.34/cat.png', detail: 'low' }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is this?' },
+            { type: 'input_image', image_url: 'https://93.184.216.34/cat.png', detail: 'low' },
+          ],
+        },
+      ],
     });
     expect(lastUpstream().messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'https://93.184.216.34/cat.png', detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image_url', image_url: { url: 'https://93.184.216.34/cat.png', detail: 'low' } },
+        ],
+      },
     ]);
   });
 });
@@ -201,13 +277,26 @@ describe('POST /openai/v1/responses', () => {
 describe('what the Responses surface refuses, before any charge', () => {
   it('refuses a tool_choice that forces a built-in tool, naming it', async () => {
     const err = await expectUnchargedRefusal(
-      () => openai.responses.create({ model: MODEL, input: 'News today?', tools: [weather, { type: 'web_search_preview' }], tool_choice: { type: 'web_search_preview' } }),
+      () =>
+        openai.responses.create({
+          model: MODEL,
+          input: 'News today?',
+          tools: [weather, { type: 'web_search_preview' }],
+          tool_choice: { type: 'web_search_preview' },
+        }),
       'tool_choice.type',
     );
     expect(err.message).toContain('web_search_preview');
     // Streamed, the refusal comes before the stream opens: an ordinary JSON error.
     await expectUnchargedRefusal(
-      () => openai.responses.create({ model: MODEL, input: 'News today?', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }], tool_choice: { type: 'file_search' }, stream: true }),
+      () =>
+        openai.responses.create({
+          model: MODEL,
+          input: 'News today?',
+          tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }],
+          tool_choice: { type: 'file_search' },
+          stream: true,
+        }),
       'tool_choice.type',
     );
   });
@@ -219,7 +308,14 @@ describe('what the Responses surface refuses, before any charge', () => {
 
   it('refuses items of built-in tools and points at them', async () => {
     const err = await expectUnchargedRefusal(
-      () => openai.responses.create({ model: MODEL, input: [{ role: 'user', content: 'Hi' }, { type: 'item_reference', id: 'msg_123' }] }),
+      () =>
+        openai.responses.create({
+          model: MODEL,
+          input: [
+            { role: 'user', content: 'Hi' },
+            { type: 'item_reference', id: 'msg_123' },
+          ],
+        }),
       'input.1.type',
     );
     expect(err.message).toContain('item_reference');
@@ -227,7 +323,11 @@ describe('what the Responses surface refuses, before any charge', () => {
 
   it('points a gateway refusal at the input item it is about', async () => {
     await expectUnchargedRefusal(
-      () => openai.responses.create({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://127.0.0.1/cat.png', detail: 'auto' }] }] }),
+      () =>
+        openai.responses.create({
+          model: MODEL,
+          input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://127.0.0.1/cat.png', detail: 'auto' }] }],
+        }),
       'input.0.content',
     );
   });
@@ -239,8 +339,27 @@ describe('what Codex CLI sends', () => {
     model: MODEL,
     input,
     tools: [
-      { type: 'function', name: 'exec_command', description: 'Runs a command in a PTY', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } },
-      { type: 'namespace', name: 'mcp__docs', description: 'The docs server', tools: [{ type: 'function', name: 'search', description: 'Searches the docs', strict: false, parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }] },
+      {
+        type: 'function',
+        name: 'exec_command',
+        description: 'Runs a command in a PTY',
+        strict: false,
+        parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false },
+      },
+      {
+        type: 'namespace',
+        name: 'mcp__docs',
+        description: 'The docs server',
+        tools: [
+          {
+            type: 'function',
+            name: 'search',
+            description: 'Searches the docs',
+            strict: false,
+            parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+          },
+        ],
+      },
       { type: 'web_search', external_web_access: false },
     ],
     tool_choice: 'auto',
@@ -256,11 +375,19 @@ describe('what Codex CLI sends', () => {
   const developer = { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'You are Codex.' }] };
   const user = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Search the docs for lighthouses' }] };
   const post = (body: unknown) =>
-    fetch(`${origin}/openai/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'accept-encoding': 'zstd,gzip' }, body: JSON.stringify(body) });
+    fetch(`${origin}/openai/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'accept-encoding': 'zstd,gzip' },
+      body: JSON.stringify(body),
+    });
   const recordsOf = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
 
   it('streams an answer: namespace functions flattened and their calls named back, built-in tools and unknown fields left out and named, metered once', async () => {
-    decide = () => ({ kind: 'ok', toolCalls: [{ id: 'call_ns1', name: 'mcp__docs__search', arguments: '{"query":"lighthouses"}' }], usage: { inputTokens: 90, outputTokens: 12 } });
+    decide = () => ({
+      kind: 'ok',
+      toolCalls: [{ id: 'call_ns1', name: 'mcp__docs__search', arguments: '{"query":"lighthouses"}' }],
+      usage: { inputTokens: 90, outputTokens: 12 },
+    });
     const http = await post(codexBody([developer, user], { stream: true }));
     expect(http.status).toBe(200);
     expect(http.headers.get('content-encoding')).toBeNull();
@@ -269,10 +396,23 @@ describe('what Codex CLI sends', () => {
     const sent = lastUpstream();
     expect(sent.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(['exec_command', 'mcp__docs__search']);
     expect(sent.tools[1].function.description).toBe('Searches the docs\n\n(mcp__docs: The docs server)');
-    expect(sent).toMatchObject({ tool_choice: 'auto', parallel_tool_calls: true, messages: [{ role: 'system', content: 'You are Codex.' }, { role: 'user', content: 'Search the docs for lighthouses' }] });
+    expect(sent).toMatchObject({
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      messages: [
+        { role: 'system', content: 'You are Codex.' },
+        { role: 'user', content: 'Search the docs for lighthouses' },
+      ],
+    });
     for (const key of ['prompt_cache_key', 'client_metadata', 'include', 'future_hint', 'store']) expect(sent).not.toHaveProperty(key);
     const done = events.find((event) => event.type === 'response.output_item.done')!;
-    expect(done.item).toMatchObject({ type: 'function_call', call_id: 'call_ns1', name: 'search', namespace: 'mcp__docs', arguments: '{"query":"lighthouses"}' });
+    expect(done.item).toMatchObject({
+      type: 'function_call',
+      call_id: 'call_ns1',
+      name: 'search',
+      namespace: 'mcp__docs',
+      arguments: '{"query":"lighthouses"}',
+    });
     const completed = events.at(-1)!;
     expect(completed.type).toBe('response.completed');
     expect(completed.response!.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'search', namespace: 'mcp__docs' })]);
@@ -302,7 +442,11 @@ describe('what Codex CLI sends', () => {
     expect(response.tools.map((tool) => (tool as { name: string }).name)).toEqual(['exec_command', 'mcp__docs__search']);
     expect(lastUpstream().reasoning_effort).toBe('high');
     expect(lastUpstream().messages.slice(2)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_ns1', type: 'function', function: { name: 'mcp__docs__search', arguments: '{"query":"lighthouses"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_ns1', type: 'function', function: { name: 'mcp__docs__search', arguments: '{"query":"lighthouses"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_ns1', content: 'Lighthouses: towers with a light.' },
     ]);
     expect(await recordsOf(http.headers.get('x-ai-request-id')!)).toHaveLength(1);
@@ -310,7 +454,7 @@ describe('what Codex CLI sends', () => {
 
   it('names only plain unknown field names in the header, counting the others', async () => {
     decide = () => ({ kind: 'ok', text: 'Hi.' });
-    const http = await post({ model: MODEL, input: 'Hi', 'new\nline': 1, 'é': 2, ok_field: 3 });
+    const http = await post({ model: MODEL, input: 'Hi', 'new\nline': 1, é: 2, ok_field: 3 });
     expect(http.status).toBe(200);
     expect(http.headers.get('x-storefront-ignored')).toBe('ok_field, (2 more)');
   });
@@ -324,12 +468,32 @@ describe('what Codex CLI sends', () => {
 
 describe('an Anthropic-backed model through the Responses surface', () => {
   it('sends the function tool in Anthropic’s shape and answers its tool_use as a function_call', async () => {
-    decideClaude = () => ({ kind: 'ok', toolCalls: [{ id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Porto"}' }], usage: { inputTokens: 300, outputTokens: 20 } });
-    const response = await openai.responses.create({ model: 'anthropic/claude-haiku-4-5', instructions: 'Use tools.', input: 'Weather in Porto?', tools: [weather], tool_choice: 'required', max_output_tokens: 300 });
+    decideClaude = () => ({
+      kind: 'ok',
+      toolCalls: [{ id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Porto"}' }],
+      usage: { inputTokens: 300, outputTokens: 20 },
+    });
+    const response = await openai.responses.create({
+      model: 'anthropic/claude-haiku-4-5',
+      instructions: 'Use tools.',
+      input: 'Weather in Porto?',
+      tools: [weather],
+      tool_choice: 'required',
+      max_output_tokens: 300,
+    });
     const sent = claude.calls().at(-1)!.body;
     expect(sent).toMatchObject({ system: 'Use tools.', tool_choice: { type: 'any' }, messages: [{ role: 'user', content: 'Weather in Porto?' }] });
     expect(sent.tools).toEqual([{ name: 'get_weather', description: weather.description, input_schema: weather.parameters }]);
-    expect(response.output).toEqual([{ type: 'function_call', id: expect.stringMatching(/^fc_/), call_id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Porto"}', status: 'completed' }]);
+    expect(response.output).toEqual([
+      {
+        type: 'function_call',
+        id: expect.stringMatching(/^fc_/),
+        call_id: 'toolu_01',
+        name: 'get_weather',
+        arguments: '{"city":"Porto"}',
+        status: 'completed',
+      },
+    ]);
     expect(charged(response)).toBe(await priceOf('anthropic/claude-haiku-4-5', { inputTokens: 300, outputTokens: 20 }));
   });
 
@@ -345,7 +509,13 @@ describe("the README's Responses example, offline on the built-in model", () => 
   it('runs the agent loop with function calls and previous_response_id to a final text answer', async () => {
     // From README.md, "Responses API".
     const tools: OpenAI.Responses.Tool[] = [
-      { type: 'function', name: 'get_weather', description: 'The weather in a city', strict: false, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      {
+        type: 'function',
+        name: 'get_weather',
+        description: 'The weather in a city',
+        strict: false,
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
     ];
     const cities: string[] = [];
     let response = await openai.responses.create({ model: 'local/text', input: 'What is the weather in Lisbon?', tools });

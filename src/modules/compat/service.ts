@@ -28,7 +28,12 @@ export interface CompatServiceDeps extends Omit<CompatMediaDeps, 'now' | 'gatewa
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
-const toOpenAiModel = (entry: ModelEntry) => ({ id: entry.row.slug, object: 'model' as const, created: seconds(entry.row.createdAt), owned_by: entry.provider.slug });
+const toOpenAiModel = (entry: ModelEntry) => ({
+  id: entry.row.slug,
+  object: 'model' as const,
+  created: seconds(entry.row.createdAt),
+  owned_by: entry.provider.slug,
+});
 
 /**
  * The OpenAI-compatible surface: OpenAI's shapes over the gateway's own text service, so a call is metered exactly like
@@ -75,7 +80,9 @@ export function createCompatService(deps: CompatServiceDeps) {
     },
 
     async streamMessage(principal: Principal, body: MessagesRequest, options: TranslatedStreamOptions) {
-      await streamTranslated(gateway, principal, toAnthropicTextBody(body), options, (target, requestId) => anthropicEventStream(target, { id: messageId(requestId), model: body.model }));
+      await streamTranslated(gateway, principal, toAnthropicTextBody(body), options, (target, requestId) =>
+        anthropicEventStream(target, { id: messageId(requestId), model: body.model }),
+      );
     },
 
     /**
@@ -87,7 +94,10 @@ export function createCompatService(deps: CompatServiceDeps) {
       if (!(await allowedModels(principal)).some((e) => e.row.slug === body.model)) {
         const keyAllows = principal.keyControls?.allowedModels;
         if (keyAllows && !keyAllows.includes(body.model)) {
-          throw forbidden(`This API key may call only ${keyAllows.map((slug) => `"${slug}"`).join(', ')}, not "${body.model}".`, { model: body.model, allowedModels: keyAllows });
+          throw forbidden(`This API key may call only ${keyAllows.map((slug) => `"${slug}"`).join(', ')}, not "${body.model}".`, {
+            model: body.model,
+            allowedModels: keyAllows,
+          });
         }
         throw notFound(`The model "${body.model}" does not exist or your plan does not include it. List yours with GET /openai/v1/models.`);
       }
@@ -99,11 +109,18 @@ export function createCompatService(deps: CompatServiceDeps) {
       const { body: answer, replayed } = await gateway.text(principal, toGeminiTextBody(model, body), options);
       // What the gateway itself left out of the upstream call (when it reports any), for the x-storefront-ignored header.
       const gatewayIgnored = (answer as { ignored?: string[] }).ignored ?? [];
-      return { response: toGenerateContentResponse(answer, { includeThoughts: includesThoughts(body) }), requestId: answer.requestId, replayed, gatewayIgnored };
+      return {
+        response: toGenerateContentResponse(answer, { includeThoughts: includesThoughts(body) }),
+        requestId: answer.requestId,
+        replayed,
+        gatewayIgnored,
+      };
     },
 
     async streamGenerateContent(principal: Principal, model: string, body: GenerateContentRequest, options: TranslatedStreamOptions) {
-      await streamTranslated(gateway, principal, toGeminiTextBody(model, body), options, (target, requestId) => geminiChunkStream(target, { responseId: requestId, model, includeThoughts: includesThoughts(body) }));
+      await streamTranslated(gateway, principal, toGeminiTextBody(model, body), options, (target, requestId) =>
+        geminiChunkStream(target, { responseId: requestId, model, includeThoughts: includesThoughts(body) }),
+      );
     },
 
     /** Gemini's countTokens: counted here (no upstream call, nothing charged), for a model the caller may use. */
@@ -136,7 +153,10 @@ export function createCompatService(deps: CompatServiceDeps) {
       const workspaceId = active?.subscription.workspaceId;
       const owner = workspaceId ? { workspaceId } : { userId: principal.userId };
       const now = clock.now();
-      const [balance, spend] = await Promise.all([deps.wallet.balance(owner), deps.wallet.usageSince(owner, { today: startOfUtcDay(now), month: startOfUtcMonth(now) })]);
+      const [balance, spend] = await Promise.all([
+        deps.wallet.balance(owner),
+        deps.wallet.usageSince(owner, { today: startOfUtcDay(now), month: startOfUtcMonth(now) }),
+      ]);
       return {
         label: key.label,
         scopes: key.scopes,

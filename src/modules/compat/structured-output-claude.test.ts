@@ -25,7 +25,9 @@ let who: { token: string; userId: string };
 beforeAll(async () => {
   claude = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideClaude(request)));
   gpt = await startFakeOpenAi();
-  t = await createTestApp({ env: { ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-structured-1']), ...providerEnv('OPENAI', gpt.baseUrl, ['sk-structured-0001']) } });
+  t = await createTestApp({
+    env: { ...providerEnv('ANTHROPIC', claude.origin, ['sk-ant-structured-1']), ...providerEnv('OPENAI', gpt.baseUrl, ['sk-structured-0001']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const signed = await signUp(t.app);
   await setPlan(t, signed.user.id, 'starter');
@@ -51,7 +53,11 @@ const SONNET = 'anthropic/claude-sonnet-4-5';
 const OLD_CLAUDE = 'anthropic/claude-3-5-haiku';
 const question = 'Name a lighthouse and the year it was lit';
 /** A schema as OpenAI clients write it: no additionalProperties, which Anthropic requires on every object. */
-const open = { type: 'object', properties: { name: { type: 'string' }, year: { type: 'integer' }, keeper: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }, required: ['name', 'year', 'keeper'] };
+const open = {
+  type: 'object',
+  properties: { name: { type: 'string' }, year: { type: 'integer' }, keeper: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+  required: ['name', 'year', 'keeper'],
+};
 const closed = { ...open, additionalProperties: false, properties: { ...open.properties, keeper: { ...open.properties.keeper, additionalProperties: false } } };
 const sentFormat = () => claude.calls().at(-1)!.body.output_config?.format;
 
@@ -66,7 +72,12 @@ async function refusedUncharged(run: () => Promise<unknown>): Promise<unknown> {
 
 describe('/anthropic/v1/messages with output_config.format', () => {
   it('passes the schema to Claude and answers with JSON that matches it, streamed and not', async () => {
-    const params: Anthropic.MessageCreateParamsNonStreaming = { model: HAIKU, max_tokens: 500, messages: [{ role: 'user', content: question }], output_config: { format: { type: 'json_schema', schema: closed } } };
+    const params: Anthropic.MessageCreateParamsNonStreaming = {
+      model: HAIKU,
+      max_tokens: 500,
+      messages: [{ role: 'user', content: question }],
+      output_config: { format: { type: 'json_schema', schema: closed } },
+    };
     const message = await anthropic.messages.create(params);
     expect(sentFormat()).toEqual({ type: 'json_schema', schema: closed });
     const block = message.content[0] as Anthropic.TextBlock;
@@ -78,20 +89,35 @@ describe('/anthropic/v1/messages with output_config.format', () => {
   });
 
   it('closes the objects of a schema Anthropic would refuse as written (additionalProperties: false), as the SDK does', async () => {
-    await anthropic.messages.create({ model: HAIKU, max_tokens: 500, messages: [{ role: 'user', content: question }], output_config: { format: { type: 'json_schema', schema: open } } });
+    await anthropic.messages.create({
+      model: HAIKU,
+      max_tokens: 500,
+      messages: [{ role: 'user', content: question }],
+      output_config: { format: { type: 'json_schema', schema: open } },
+    });
     expect(sentFormat()).toEqual({ type: 'json_schema', schema: closed });
   });
 
   it("gives an OpenAI model the schema as OpenAI's response_format", async () => {
     gpt.decide(() => ({ kind: 'ok', text: '{"name":"Eddystone","year":1759,"keeper":{"name":"Henry"}}' }));
-    const message = await anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 500, messages: [{ role: 'user', content: question }], output_config: { format: { type: 'json_schema', schema: closed } } });
+    const message = await anthropic.messages.create({
+      model: 'openai/gpt-4o-mini',
+      max_tokens: 500,
+      messages: [{ role: 'user', content: question }],
+      output_config: { format: { type: 'json_schema', schema: closed } },
+    });
     expect(gpt.calls().at(-1)!.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { schema: closed } });
     expect(JSON.parse((message.content[0] as Anthropic.TextBlock).text)).toMatchObject({ name: 'Eddystone' });
   });
 
   it('refuses a format for a Claude model without structured outputs, before reserving or calling Anthropic', async () => {
     const err = await refusedUncharged(() =>
-      anthropic.messages.create({ model: OLD_CLAUDE, max_tokens: 500, messages: [{ role: 'user', content: question }], output_config: { format: { type: 'json_schema', schema: closed } } }),
+      anthropic.messages.create({
+        model: OLD_CLAUDE,
+        max_tokens: 500,
+        messages: [{ role: 'user', content: question }],
+        output_config: { format: { type: 'json_schema', schema: closed } },
+      }),
     );
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/claude-3-5-haiku.*JSON schema/);
@@ -106,7 +132,11 @@ describe('the other surfaces to a Claude model', () => {
       response_format: { type: 'json_schema', json_schema: { name: 'lighthouse', description: 'A lighthouse', schema: open, strict: true } },
     });
     expect(sentFormat()).toEqual({ type: 'json_schema', schema: { ...closed, description: 'A lighthouse' } });
-    expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual({ name: expect.any(String), year: expect.any(Number), keeper: { name: expect.any(String) } });
+    expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual({
+      name: expect.any(String),
+      year: expect.any(Number),
+      keeper: { name: expect.any(String) },
+    });
     expect(completion.usage!.prompt_tokens).toBeGreaterThan(0);
   });
 
@@ -123,13 +153,21 @@ describe('the other surfaces to a Claude model', () => {
   });
 
   it("Gemini's responseJsonSchema", async () => {
-    const answer = await gemini.models.generateContent({ model: HAIKU, contents: question, config: { responseMimeType: 'application/json', responseJsonSchema: open } });
+    const answer = await gemini.models.generateContent({
+      model: HAIKU,
+      contents: question,
+      config: { responseMimeType: 'application/json', responseJsonSchema: open },
+    });
     expect(sentFormat()).toEqual({ type: 'json_schema', schema: closed });
     expect(JSON.parse(answer.text!)).toMatchObject({ year: expect.any(Number) });
   });
 
   it('Responses: text.format json_schema', async () => {
-    const response = await openai.responses.create({ model: SONNET, input: question, text: { format: { type: 'json_schema', name: 'lighthouse', schema: open } } });
+    const response = await openai.responses.create({
+      model: SONNET,
+      input: question,
+      text: { format: { type: 'json_schema', name: 'lighthouse', schema: open } },
+    });
     expect(sentFormat()).toEqual({ type: 'json_schema', schema: closed });
     expect(JSON.parse(response.output_text)).toMatchObject({ name: expect.any(String) });
   });
@@ -137,14 +175,21 @@ describe('the other surfaces to a Claude model', () => {
 
 describe('what Claude cannot answer to', () => {
   it('json_object (no schema): a 400 that asks for a schema, nothing charged, nothing sent', async () => {
-    const err = await refusedUncharged(() => openai.chat.completions.create({ model: HAIKU, messages: [{ role: 'user', content: `${question}, as JSON` }], response_format: { type: 'json_object' } }));
+    const err = await refusedUncharged(() =>
+      openai.chat.completions.create({ model: HAIKU, messages: [{ role: 'user', content: `${question}, as JSON` }], response_format: { type: 'json_object' } }),
+    );
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('responseFormat'); // as the other response-format refusals name it
     expect((err as Error).message).toMatch(/no JSON mode without a schema.*json_schema/);
   });
 
   it('a schema whose root is not an object, or with a property of no type (the SDK cannot adapt it)', async () => {
-    const ask = (schema: Record<string, unknown>) => openai.chat.completions.create({ model: HAIKU, messages: [{ role: 'user', content: question }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+    const ask = (schema: Record<string, unknown>) =>
+      openai.chat.completions.create({
+        model: HAIKU,
+        messages: [{ role: 'user', content: question }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+      });
     const list = await refusedUncharged(() => ask({ type: 'array', items: { type: 'string' } }));
     expect((list as Error).message).toMatch(/must describe an object/);
     const untyped = await refusedUncharged(() => ask({ type: 'object', properties: { anything: {} } }));
@@ -156,7 +201,11 @@ describe('what Claude cannot answer to', () => {
 
 describe('the fake Messages API', () => {
   const send = async (body: Record<string, unknown>) => {
-    const response = await fetch(`${claude.origin}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'sk-ant-1', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${claude.origin}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'sk-ant-1', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as { error?: { message: string }; content?: { text: string }[] } };
   };
   const base = { model: 'claude-haiku-4-5-20251001', max_tokens: 100, messages: [{ role: 'user', content: question }] };
@@ -165,7 +214,9 @@ describe('the fake Messages API', () => {
     expect((await send({ ...base, output_config: { format: { type: 'json_schema', schema: open } } })).body.error?.message).toBe(
       "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false",
     );
-    expect((await send({ ...base, output_config: { format: { type: 'json_schema' } } })).body.error?.message).toBe('output_config.format.schema: Field required');
+    expect((await send({ ...base, output_config: { format: { type: 'json_schema' } } })).body.error?.message).toBe(
+      'output_config.format.schema: Field required',
+    );
     expect((await send({ ...base, output_config: { format: { type: 'json_object' } } })).status).toBe(400);
     const old = await send({ ...base, model: 'claude-3-5-haiku-20241022', output_config: { format: { type: 'json_schema', schema: closed } } });
     expect(old.status).toBe(400);

@@ -24,7 +24,12 @@ let anthropic: Anthropic;
 beforeAll(async () => {
   upstreamOpenAi = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decideOpenAi(request)));
   upstreamAnthropic = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decideAnthropic(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', upstreamOpenAi.baseUrl, ['sk-details-0001']), ...providerEnv('ANTHROPIC', upstreamAnthropic.origin, ['sk-ant-details-0001']) } });
+  t = await createTestApp({
+    env: {
+      ...providerEnv('OPENAI', upstreamOpenAi.baseUrl, ['sk-details-0001']),
+      ...providerEnv('ANTHROPIC', upstreamAnthropic.origin, ['sk-ant-details-0001']),
+    },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   await setPlan(t, user.id, 'starter');
@@ -46,7 +51,12 @@ beforeEach(() => {
 
 const GPT = 'openai/gpt-4o-mini';
 const HAIKU = 'anthropic/claude-haiku-4-5';
-const ok = (tokenClasses?: TokenClasses): FakeBehavior => ({ kind: 'ok', text: 'The lamp turns all night.', usage: { inputTokens: 10_000, outputTokens: 200 }, tokenClasses });
+const ok = (tokenClasses?: TokenClasses): FakeBehavior => ({
+  kind: 'ok',
+  text: 'The lamp turns all night.',
+  usage: { inputTokens: 10_000, outputTokens: 200 },
+  tokenClasses,
+});
 const question = 'Tell me about lighthouses';
 
 async function charge(slug: string, usage: UsageUnits): Promise<number> {
@@ -72,7 +82,12 @@ describe('/openai/v1: OpenAI usage details', () => {
     expect(completion.usage).toEqual(expected);
     expect(completion.usage!.prompt_tokens_details!.cached_tokens).toBe(9_000);
 
-    const stream = await openai.chat.completions.create({ model: GPT, messages: [{ role: 'user', content: question }], stream: true, stream_options: { include_usage: true } });
+    const stream = await openai.chat.completions.create({
+      model: GPT,
+      messages: [{ role: 'user', content: question }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.at(-1)!.usage).toEqual(expected);
@@ -93,7 +108,12 @@ describe('/openai/v1: OpenAI usage details', () => {
   it('keeps the usage as before when the provider reports no classes', async () => {
     decideOpenAi = () => ok();
     const completion = await openai.chat.completions.create({ model: GPT, messages: [{ role: 'user', content: question }] });
-    expect(completion.usage).toEqual({ prompt_tokens: 10_000, completion_tokens: 200, total_tokens: 10_200, tokens_charged: await charge(GPT, { inputTokens: 10_000, outputTokens: 200 }) });
+    expect(completion.usage).toEqual({
+      prompt_tokens: 10_000,
+      completion_tokens: 200,
+      total_tokens: 10_200,
+      tokens_charged: await charge(GPT, { inputTokens: 10_000, outputTokens: 200 }),
+    });
   });
 });
 
@@ -103,7 +123,13 @@ describe('/anthropic/v1: Anthropic usage fields', () => {
   it('counts fresh input in input_tokens with the cache reads, writes and thinking beside it, streamed and not', async () => {
     decideAnthropic = () => ok({ cached: 9_000, cacheWrite: 500, reasoning: 80 });
     const charged = await charge(HAIKU, { inputTokens: 10_000, cachedInputTokens: 9_000, cacheWriteTokens: 500, outputTokens: 200, reasoningTokens: 80 });
-    const expected = { input_tokens: 500, cache_creation_input_tokens: 500, cache_read_input_tokens: 9_000, output_tokens: 200, output_tokens_details: { thinking_tokens: 80 } };
+    const expected = {
+      input_tokens: 500,
+      cache_creation_input_tokens: 500,
+      cache_read_input_tokens: 9_000,
+      output_tokens: 200,
+      output_tokens_details: { thinking_tokens: 80 },
+    };
     const message = await anthropic.messages.create(ask);
     expect(message.usage).toEqual({ ...expected, tokens_charged: charged });
 
@@ -131,7 +157,11 @@ describe('/anthropic/v1: Anthropic usage fields', () => {
 
 describe('prompt caching markers from both surfaces', () => {
   const instructions = 'You are a meticulous lighthouse historian. '.repeat(40);
-  const weather = { name: 'get_weather', description: 'The weather at a lighthouse', parameters: { type: 'object', properties: { place: { type: 'string' } } } };
+  const weather = {
+    name: 'get_weather',
+    description: 'The weather at a lighthouse',
+    parameters: { type: 'object', properties: { place: { type: 'string' } } },
+  };
 
   it('/openai/v1: cache_control on system and user parts and on tools reaches Anthropic unchanged, and the cache is read back', async () => {
     // cache_control is not in the openai SDK's types: OpenRouter and LiteLLM accept it in OpenAI requests, so do we.
@@ -139,7 +169,13 @@ describe('prompt caching markers from both surfaces', () => {
       model: HAIKU,
       messages: [
         { role: 'system', content: [{ type: 'text', text: instructions, cache_control: { type: 'ephemeral' } }] },
-        { role: 'user', content: [{ type: 'text', text: 'Keeper logs: '.repeat(30), cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: question }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Keeper logs: '.repeat(30), cache_control: { type: 'ephemeral', ttl: '1h' } },
+            { type: 'text', text: question },
+          ],
+        },
       ],
       tools: [{ type: 'function', function: weather, cache_control: { type: 'ephemeral' } }],
     } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
@@ -150,9 +186,12 @@ describe('prompt caching markers from both surfaces', () => {
       { type: 'text', text: 'Keeper logs: '.repeat(30), cache_control: { type: 'ephemeral', ttl: '1h' } },
       { type: 'text', text: question },
     ]);
-    expect(sent.tools).toEqual([{ name: 'get_weather', description: weather.description, input_schema: weather.parameters, cache_control: { type: 'ephemeral' } }]);
+    expect(sent.tools).toEqual([
+      { name: 'get_weather', description: weather.description, input_schema: weather.parameters, cache_control: { type: 'ephemeral' } },
+    ]);
 
-    const written = (first.usage as OpenAI.CompletionUsage & { prompt_tokens_details: { cache_write_tokens: number } }).prompt_tokens_details.cache_write_tokens;
+    const written = (first.usage as OpenAI.CompletionUsage & { prompt_tokens_details: { cache_write_tokens: number } }).prompt_tokens_details
+      .cache_write_tokens;
     expect(written).toBeGreaterThan(0);
     const again = await openai.chat.completions.create(request);
     expect(again.usage!.prompt_tokens_details).toEqual({ cached_tokens: written });
@@ -162,7 +201,14 @@ describe('prompt caching markers from both surfaces', () => {
 
   it('/anthropic/v1: cache_control on system, tools and message blocks reaches Anthropic unchanged', async () => {
     const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: instructions, cache_control: { type: 'ephemeral', ttl: '1h' } }];
-    const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: weather.description, input_schema: { type: 'object', properties: { place: { type: 'string' } } }, cache_control: { type: 'ephemeral' } }];
+    const tools: Anthropic.Tool[] = [
+      {
+        name: 'get_weather',
+        description: weather.description,
+        input_schema: { type: 'object', properties: { place: { type: 'string' } } },
+        cache_control: { type: 'ephemeral' },
+      },
+    ];
     const content: Anthropic.TextBlockParam[] = [
       { type: 'text', text: 'Keeper logs: '.repeat(30), cache_control: { type: 'ephemeral' } },
       { type: 'text', text: question },

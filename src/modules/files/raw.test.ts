@@ -78,12 +78,15 @@ describe('GET /v1/files/raw/<key>', () => {
     expect(bigSuffix.rawPayload.equals(png)).toBe(true);
   });
 
-  it.each([`bytes=${'SIZE'}-`, 'bytes=SIZE-SIZE9', 'bytes=-0'])('answers an unsatisfiable range (%s) with 416 and Content-Range: bytes */size', async (template) => {
-    const response = await get({ range: template.replaceAll('SIZE', String(size)) });
-    expect(response.statusCode).toBe(416);
-    expect(response.headers['content-range']).toBe(`bytes */${size}`);
-    expect(json(response).error).toMatchObject({ code: 'RANGE_NOT_SATISFIABLE', message: expect.stringContaining(`${size} bytes`) });
-  });
+  it.each([`bytes=${'SIZE'}-`, 'bytes=SIZE-SIZE9', 'bytes=-0'])(
+    'answers an unsatisfiable range (%s) with 416 and Content-Range: bytes */size',
+    async (template) => {
+      const response = await get({ range: template.replaceAll('SIZE', String(size)) });
+      expect(response.statusCode).toBe(416);
+      expect(response.headers['content-range']).toBe(`bytes */${size}`);
+      expect(json(response).error).toMatchObject({ code: 'RANGE_NOT_SATISFIABLE', message: expect.stringContaining(`${size} bytes`) });
+    },
+  );
 
   it.each(['bytes=abc', 'items=0-10', 'bytes=50-10', 'bytes=0-1,5-6', 'bytes=', 'bytes=--5', '0-10'])(
     'ignores the malformed or unsupported range %j and serves the whole file',

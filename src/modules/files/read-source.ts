@@ -80,5 +80,5 @@ export async function readSource(ctx: FilesContext, url: string, options: ReadSo
       detectedFormat: format,
     });
   }
-  return { bytes, contentType: format ? FORMAT_CONTENT_TYPE[format] : declared ?? 'application/octet-stream', format, origin };
+  return { bytes, contentType: format ? FORMAT_CONTENT_TYPE[format] : (declared ?? 'application/octet-stream'), format, origin };
 }

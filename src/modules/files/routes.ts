@@ -113,15 +113,15 @@ export const filesRoutes: FastifyPluginAsyncTypebox<FilesRoutesOptions> = async 
     url: '/v1/files/raw/*',
     exposeHeadRoute: false,
     schema: {
-        tags,
-        summary: 'The stored bytes (public by link; supports Range, ETag and Last-Modified)',
-        params: RawParams,
-        response: {
-          200: { description: 'The whole file', content: { '*/*': { schema: Binary } } },
-          206: { description: 'The requested byte range (Content-Range names it)', content: { '*/*': { schema: Binary } } },
-          304: { description: 'Not modified (If-None-Match or If-Modified-Since matched)', type: 'null' },
-          ...errorResponses(404, 416),
-        },
+      tags,
+      summary: 'The stored bytes (public by link; supports Range, ETag and Last-Modified)',
+      params: RawParams,
+      response: {
+        200: { description: 'The whole file', content: { '*/*': { schema: Binary } } },
+        206: { description: 'The requested byte range (Content-Range names it)', content: { '*/*': { schema: Binary } } },
+        304: { description: 'Not modified (If-None-Match or If-Modified-Since matched)', type: 'null' },
+        ...errorResponses(404, 416),
+      },
     },
     handler: async (request, reply) => {
       const key = request.params['*'];
@@ -141,10 +141,16 @@ export const filesRoutes: FastifyPluginAsyncTypebox<FilesRoutesOptions> = async 
       }
       const decision = rangeStillValid(header('if-range'), etag, lastModified) ? parseRange(header('range'), file.size) : ({ kind: 'full' } as const);
       if (decision.kind === 'unsatisfiable') {
-        throw new AppError(416, 'RANGE_NOT_SATISFIABLE', `The requested range is outside the file, which has ${file.size} bytes.`, { size: file.size }, {
-          'content-range': `bytes */${file.size}`,
-          'accept-ranges': 'bytes',
-        });
+        throw new AppError(
+          416,
+          'RANGE_NOT_SATISFIABLE',
+          `The requested range is outside the file, which has ${file.size} bytes.`,
+          { size: file.size },
+          {
+            'content-range': `bytes */${file.size}`,
+            'accept-ranges': 'bytes',
+          },
+        );
       }
       const range = decision.kind === 'partial' ? { start: decision.start, end: decision.end } : undefined;
       const body = request.method === 'HEAD' ? null : await files.openStream(file, range);

@@ -11,7 +11,10 @@ import type { SaveBytesInput } from './types.js';
  * Stores bytes the service produced or copied (provider media). The content type is taken from the bytes when
  * they reveal it; a source URL is recorded without credentials.
  */
-export async function saveBytes(ctx: FilesContext, input: SaveBytesInput): Promise<{ id: string; key: string; url: string; contentType: string; size: number }> {
+export async function saveBytes(
+  ctx: FilesContext,
+  input: SaveBytesInput,
+): Promise<{ id: string; key: string; url: string; contentType: string; size: number }> {
   const { db, clock, storage } = ctx;
   if (input.body.length === 0) throw new Error('saveBytes needs at least one byte');
   const format = sniffFormat(input.body);

@@ -4,7 +4,8 @@ import { DateTime, Nullable, StrictObject } from '../../platform/http/schemas.js
 import { MAX_UPLOAD_BYTES } from './kinds.js';
 
 export const FileKindSchema = Type.Enum([...FILE_KINDS], {
-  description: 'AVATAR and IMAGE: PNG/JPEG/WebP/GIF; INIT_IMAGE (source image for image-to-image): PNG/JPEG/WebP; VIDEO: MP4/WebM/QuickTime; AUDIO: WAV/MP3/OGG/FLAC/AAC/M4A/WebM',
+  description:
+    'AVATAR and IMAGE: PNG/JPEG/WebP/GIF; INIT_IMAGE (source image for image-to-image): PNG/JPEG/WebP; VIDEO: MP4/WebM/QuickTime; AUDIO: WAV/MP3/OGG/FLAC/AAC/M4A/WebM',
 });
 
 export const InitUploadBody = StrictObject({

@@ -99,7 +99,13 @@ describe('files service: resolveRawUrl', () => {
   });
 
   it('returns null for URLs that are not ours', async () => {
-    for (const url of ['https://example.com/v1/files/raw/image/x.png', 'https://example.com/cat.png', 'data:image/png;base64,AAAA', '/v1/files/other', 'nonsense']) {
+    for (const url of [
+      'https://example.com/v1/files/raw/image/x.png',
+      'https://example.com/cat.png',
+      'data:image/png;base64,AAAA',
+      '/v1/files/other',
+      'nonsense',
+    ]) {
       expect(await t.services.files.resolveRawUrl(url)).toBeNull();
       expect(t.services.files.isRawUrl(url)).toBe(false);
     }
@@ -146,7 +152,9 @@ describe('files service: readSource', () => {
     expect((await appError(t.services.files.readSource('data:image/png;base64'))).message).toContain('malformed');
     expect((await appError(t.services.files.readSource('data:image/png;base64,@@@@'))).message).toContain('base64');
     expect((await appError(t.services.files.readSource('data:image/png;base64,'))).message).toContain('empty');
-    expect((await appError(t.services.files.readSource(`data:image/png;base64,${png.toString('base64')}`, { maxBytes: 100 }))).message).toContain('more than 100 bytes');
+    expect((await appError(t.services.files.readSource(`data:image/png;base64,${png.toString('base64')}`, { maxBytes: 100 }))).message).toContain(
+      'more than 100 bytes',
+    );
     const html = await appError(t.services.files.readSource('data:text/html,<script>alert(1)</script>', { accept: ['image'], what: 'the image' }));
     expect(html.message).toBe('The image is not a supported image file.');
   });
@@ -163,7 +171,12 @@ describe('files service: readSource', () => {
   });
 
   it('refuses loopback and private addresses (SSRF) with a 400 that says why', async () => {
-    for (const url of [`${origin}/cat.png`, `https://127.0.0.1:${new URL(origin).port}/cat.png`, 'https://10.0.0.1/cat.png', 'https://169.254.169.254/latest/meta-data/']) {
+    for (const url of [
+      `${origin}/cat.png`,
+      `https://127.0.0.1:${new URL(origin).port}/cat.png`,
+      'https://10.0.0.1/cat.png',
+      'https://169.254.169.254/latest/meta-data/',
+    ]) {
       const error = await appError(t.services.files.readSource(url, { what: 'the image' }));
       expect(error.statusCode).toBe(400);
       expect(error.code).toBe('BAD_REQUEST');
@@ -188,6 +201,8 @@ describe('files service: readSource', () => {
     expect((await appError(files.readSource(`${origin}/blocked`))).message).toContain('HTTP 403');
     expect((await appError(files.readSource(`${origin}/cat.png`, { maxBytes: 64 }))).message).toContain('too large');
     expect((await appError(files.readSource(`${origin}/slow`, { timeoutMs: 200 }))).message).toContain('did not answer in time');
-    expect((await appError(files.readSource(`${origin}/page.html`, { accept: ['image'], what: 'the image' }))).message).toBe('The image is not a supported image file.');
+    expect((await appError(files.readSource(`${origin}/page.html`, { accept: ['image'], what: 'the image' }))).message).toBe(
+      'The image is not a supported image file.',
+    );
   });
 });

@@ -134,7 +134,8 @@ export function createFilesService({ db, clock, storage, fetcher, publicBaseUrl,
      * The bytes behind one of our `/v1/files/raw/<key>` URLs; null when the URL is not ours. A URL of ours that names
      * no stored file is a 400 the caller can show.
      */
-    resolveRawUrl: (url: string, options: { maxBytes?: number } = {}): Promise<{ file: FileRecord; bytes: Buffer; contentType: string } | null> => resolveRawUrl(ctx, url, options),
+    resolveRawUrl: (url: string, options: { maxBytes?: number } = {}): Promise<{ file: FileRecord; bytes: Buffer; contentType: string } | null> =>
+      resolveRawUrl(ctx, url, options),
 
     /**
      * Reads a media source given by a user: a `data:` URL, one of our raw-file URLs, or a remote URL fetched through the

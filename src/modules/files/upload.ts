@@ -26,10 +26,13 @@ export async function initUpload(ctx: FilesContext, ownerId: string, input: Init
   const rule = KIND_RULES[input.kind];
   const contentType = canonicalContentType(baseContentType(input.contentType));
   if (!rule.contentTypes.map(canonicalContentType).includes(contentType)) {
-    throw badRequest(`${cap(rule.label)} must be one of ${[...new Set(rule.contentTypes.map(canonicalContentType))].join(', ')} (got "${input.contentType}").`, {
-      field: 'contentType',
-      allowed: rule.contentTypes,
-    });
+    throw badRequest(
+      `${cap(rule.label)} must be one of ${[...new Set(rule.contentTypes.map(canonicalContentType))].join(', ')} (got "${input.contentType}").`,
+      {
+        field: 'contentType',
+        allowed: rule.contentTypes,
+      },
+    );
   }
   if (input.size > rule.maxBytes) {
     throw badRequest(`${cap(rule.label)} can be at most ${formatBytes(rule.maxBytes)}; this one is ${formatBytes(input.size)}.`, {

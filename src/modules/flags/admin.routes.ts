@@ -10,13 +10,19 @@ export const flagAdminRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService }>
 
   app.get(
     '/v1/admin/flags',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Every feature flag with its targeting, by key', response: { 200: FlagList, ...errorResponses(401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'Every feature flag with its targeting, by key', response: { 200: FlagList, ...errorResponses(401, 403) } },
+    },
     async () => ({ items: await flags.list() }),
   );
 
   app.get(
     '/v1/admin/flags/:key',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One feature flag', params: FlagKeyParams, response: { 200: Flag, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One feature flag', params: FlagKeyParams, response: { 200: Flag, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => flags.get(request.params.key),
   );
 
@@ -24,7 +30,12 @@ export const flagAdminRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService }>
     '/v1/admin/flags',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Create a feature flag (off unless `enabled`)', body: CreateFlagBody, response: { 201: Flag, ...errorResponses(400, 401, 403, 409) } },
+      schema: {
+        tags,
+        summary: 'Create a feature flag (off unless `enabled`)',
+        body: CreateFlagBody,
+        response: { 201: Flag, ...errorResponses(400, 401, 403, 409) },
+      },
     },
     async (request, reply) => reply.code(201).send(await flags.create(auditActorOf(request), request.body)),
   );
@@ -48,7 +59,12 @@ export const flagAdminRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService }>
     '/v1/admin/flags/:key',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Delete a feature flag (viewers no longer receive it)', params: FlagKeyParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Delete a feature flag (viewers no longer receive it)',
+        params: FlagKeyParams,
+        response: { 200: Ok, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => {
       await flags.remove(auditActorOf(request), request.params.key);

@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const create = (body: object, token = superAdmin.accessToken) => t.app.inject({ method: 'POST', url: '/v1/admin/flags', headers: bearer(token), payload: body });
+const create = (body: object, token = superAdmin.accessToken) =>
+  t.app.inject({ method: 'POST', url: '/v1/admin/flags', headers: bearer(token), payload: body });
 const update = (key: string, body: object, token = superAdmin.accessToken) =>
   t.app.inject({ method: 'PATCH', url: `/v1/admin/flags/${key}`, headers: bearer(token), payload: body });
 const viewerFlags = async (token?: string): Promise<Record<string, boolean>> => {
@@ -125,8 +126,15 @@ describe('admin CRUD of flags', () => {
     const audit = json(await t.app.inject({ method: 'GET', url: `/v1/admin/audit?targetType=flag&targetId=${key}`, headers: bearer(admin.accessToken) }));
     expect(audit.items.map((e: { action: string }) => e.action)).toEqual(['flag.delete', 'flag.update', 'flag.create']);
     const [deleted, updated, created] = audit.items;
-    expect(created).toMatchObject({ actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' }, before: null, after: { key, description: 'v1', enabled: false } });
-    expect(updated).toMatchObject({ before: { description: 'v1', enabled: false }, after: { description: 'v2', enabled: true, targeting: { plans: ['pro'] } } });
+    expect(created).toMatchObject({
+      actor: { userId: superAdmin.user.id, role: 'SUPER_ADMIN' },
+      before: null,
+      after: { key, description: 'v1', enabled: false },
+    });
+    expect(updated).toMatchObject({
+      before: { description: 'v1', enabled: false },
+      after: { description: 'v2', enabled: true, targeting: { plans: ['pro'] } },
+    });
     expect(deleted).toMatchObject({ before: { description: 'v2' }, after: null });
     expect(created.requestId).toEqual(expect.any(String));
   });

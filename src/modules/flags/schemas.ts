@@ -8,7 +8,11 @@ const TargetingProperties = {
   everyone: Type.Boolean({ description: 'On for every viewer, anonymous ones included' }),
   userIds: Type.Array(Type.String({ format: 'uuid' }), { maxItems: 1000, description: 'On for these users' }),
   plans: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50, description: 'On for viewers whose active plan has one of these slugs' }),
-  percentage: Type.Integer({ minimum: 0, maximum: 100, description: 'On for this share of signed-in users, stable per user (a hash of the flag key and the user id)' }),
+  percentage: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description: 'On for this share of signed-in users, stable per user (a hash of the flag key and the user id)',
+  }),
 };
 
 export const FlagTargeting = Type.Object(TargetingProperties, { description: 'Who gets the flag while it is enabled: a viewer any rule picks out' });

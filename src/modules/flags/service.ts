@@ -84,7 +84,8 @@ export function createFlagsService(deps: FlagsServiceDeps) {
 
   async function checkPlans(plans: string[] | undefined): Promise<void> {
     for (const slug of plans ?? []) {
-      if (!(await deps.planExists(slug))) throw badRequest(`There is no plan "${slug}". Name plans by their slug, as GET /v1/plans lists them.`, { field: 'targeting.plans' });
+      if (!(await deps.planExists(slug)))
+        throw badRequest(`There is no plan "${slug}". Name plans by their slug, as GET /v1/plans lists them.`, { field: 'targeting.plans' });
     }
   }
 
@@ -136,7 +137,14 @@ export function createFlagsService(deps: FlagsServiceDeps) {
       return change(async (tx) => {
         const [row] = await tx
           .insert(featureFlags)
-          .values({ key: input.key, description: input.description ?? '', enabled: input.enabled ?? false, ...targetingColumns(input.targeting), createdAt: now, updatedAt: now })
+          .values({
+            key: input.key,
+            description: input.description ?? '',
+            enabled: input.enabled ?? false,
+            ...targetingColumns(input.targeting),
+            createdAt: now,
+            updatedAt: now,
+          })
           .onConflictDoNothing()
           .returning();
         if (!row) throw conflict(`A feature flag "${input.key}" exists already. Change it with PATCH /v1/admin/flags/${input.key}.`, { field: 'key' });

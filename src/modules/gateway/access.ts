@@ -31,20 +31,32 @@ export async function checkAccess(deps: AccessDeps, principal: Principal, model:
     throw new AppError(403, 'NO_ACTIVE_SUBSCRIPTION', 'You need an active plan to use the AI gateway. Choose a plan under /v1/plans.');
   }
   if (principal.via === 'api_key' && !(await deps.plans.featuresOf(active.plan.id)).apiAccess) {
-    throw forbidden(`Your plan "${active.plan.name}" does not include API access, so API keys cannot call the gateway. Upgrade your plan.`, { feature: 'apiAccess' });
+    throw forbidden(`Your plan "${active.plan.name}" does not include API access, so API keys cannot call the gateway. Upgrade your plan.`, {
+      feature: 'apiAccess',
+    });
   }
   const keyAllows = principal.keyControls?.allowedModels;
   if (keyAllows && !keyAllows.includes(model.slug)) {
-    throw new AppError(403, 'MODEL_NOT_ALLOWED_FOR_KEY', `This API key may call only ${keyAllows.map((slug) => `"${slug}"`).join(', ')}, not "${model.slug}". The key owner can change that with PATCH /v1/account/api-keys/{id}.`, {
-      model: model.slug,
-      allowedModels: keyAllows,
-    });
+    throw new AppError(
+      403,
+      'MODEL_NOT_ALLOWED_FOR_KEY',
+      `This API key may call only ${keyAllows.map((slug) => `"${slug}"`).join(', ')}, not "${model.slug}". The key owner can change that with PATCH /v1/account/api-keys/{id}.`,
+      {
+        model: model.slug,
+        allowedModels: keyAllows,
+      },
+    );
   }
   if (!(await deps.plans.isModelAllowed(active.plan.id, model.id))) {
-    throw new AppError(403, 'MODEL_NOT_IN_PLAN', `Your plan "${active.plan.name}" does not include the model "${model.slug}". Upgrade to a plan that includes it (see availableOn in GET /v1/models).`, {
-      model: model.slug,
-      plan: active.plan.slug,
-    });
+    throw new AppError(
+      403,
+      'MODEL_NOT_IN_PLAN',
+      `Your plan "${active.plan.name}" does not include the model "${model.slug}". Upgrade to a plan that includes it (see availableOn in GET /v1/models).`,
+      {
+        model: model.slug,
+        plan: active.plan.slug,
+      },
+    );
   }
   const subscription = active.subscription;
   const owner: WalletOwner = subscription.workspaceId ? { workspaceId: subscription.workspaceId } : { userId: principal.userId };

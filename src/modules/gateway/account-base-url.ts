@@ -24,10 +24,16 @@ export async function checkBaseUrl(outbound: Pick<OutboundPolicy, 'check'>, base
       throw badRequest(`baseUrl points to ${err.address.address}, a cloud metadata service: the account's key is never sent there.`, details);
     }
     if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address) {
-      throw badRequest(`baseUrl points to ${err.address.address}, a ${err.address.kind} address: the account's key is sent to public internet addresses only. ${ownNetwork}`, details);
+      throw badRequest(
+        `baseUrl points to ${err.address.address}, a ${err.address.kind} address: the account's key is sent to public internet addresses only. ${ownNetwork}`,
+        details,
+      );
     }
     if (err.reason === 'PROTOCOL_NOT_ALLOWED') {
-      throw badRequest(`baseUrl must use https (${BASE_URL_EXAMPLE}): over plain http the account's key would cross the network in clear. ${err.message}`, details);
+      throw badRequest(
+        `baseUrl must use https (${BASE_URL_EXAMPLE}): over plain http the account's key would cross the network in clear. ${err.message}`,
+        details,
+      );
     }
     throw badRequest(`baseUrl cannot be used: ${err.message} Check the URL.`, details);
   }

@@ -102,7 +102,11 @@ export function createUpstreamAccounts(deps: {
     async list(providerSlug: string): Promise<AccountView[]> {
       await providerOf(providerSlug);
       await pool.flushSpend();
-      const rows = await db.select().from(providerAccounts).where(eq(providerAccounts.providerSlug, providerSlug)).orderBy(asc(providerAccounts.source), asc(providerAccounts.id));
+      const rows = await db
+        .select()
+        .from(providerAccounts)
+        .where(eq(providerAccounts.providerSlug, providerSlug))
+        .orderBy(asc(providerAccounts.source), asc(providerAccounts.id));
       return rows.map(view);
     },
 
@@ -117,7 +121,16 @@ export function createUpstreamAccounts(deps: {
       const now = clock.now();
       const result = new Map<string, ProviderHealth>();
       for (const row of await db.select().from(providerAccounts)) {
-        const h = result.get(row.providerSlug) ?? { accounts: 0, enabled: 0, failing: 0, overBudget: 0, failures: 0, spendCents: 0, budgetCents: 0, lastError: null };
+        const h = result.get(row.providerSlug) ?? {
+          accounts: 0,
+          enabled: 0,
+          failing: 0,
+          overBudget: 0,
+          failures: 0,
+          spendCents: 0,
+          budgetCents: 0,
+          lastError: null,
+        };
         h.accounts++;
         h.spendCents += spendCentsOf(row, now);
         h.failures += row.consecutiveFailures;
@@ -140,7 +153,9 @@ export function createUpstreamAccounts(deps: {
     async add(providerSlug: string, input: NewUpstreamAccount, audit: AuditWriter): Promise<AccountView> {
       await providerOf(providerSlug);
       if (!pool.serves(providerSlug)) {
-        throw badRequest(`The provider "${providerSlug}" has no upstream adapter in this service, so accounts cannot be added to it.`, { field: 'providerSlug' });
+        throw badRequest(`The provider "${providerSlug}" has no upstream adapter in this service, so accounts cannot be added to it.`, {
+          field: 'providerSlug',
+        });
       }
       checkKeyShape(providerSlug, input.apiKey);
       await checkBaseUrl(outbound, input.baseUrl);
@@ -189,9 +204,12 @@ export function createUpstreamAccounts(deps: {
       if (current.source === 'ENV') {
         const fixed = (['label', 'apiKey', 'baseUrl', 'monthlyBudgetCents'] as const).filter((field) => patch[field] !== undefined);
         if (fixed.length > 0) {
-          throw badRequest(`This account comes from the environment: change ${fixed.join(', ')} in its <PROVIDER>_* variables; only "enabled" can be changed here.`, {
-            fields: fixed,
-          });
+          throw badRequest(
+            `This account comes from the environment: change ${fixed.join(', ')} in its <PROVIDER>_* variables; only "enabled" can be changed here.`,
+            {
+              fields: fixed,
+            },
+          );
         }
       }
       if (patch.baseUrl !== undefined && patch.apiKey === undefined) {
@@ -214,7 +232,13 @@ export function createUpstreamAccounts(deps: {
               ...(patch.monthlyBudgetCents !== undefined ? { monthlyBudgetCents: patch.monthlyBudgetCents } : {}),
               ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
               ...(patch.apiKey !== undefined
-                ? { encryptedApiKey: secrets.seal(patch.apiKey, row.id), keyHint: keyHintOf(patch.apiKey), keyFingerprint: fingerprintOf(patch.apiKey), status: 'ACTIVE' as const, consecutiveFailures: 0 }
+                ? {
+                    encryptedApiKey: secrets.seal(patch.apiKey, row.id),
+                    keyHint: keyHintOf(patch.apiKey),
+                    keyFingerprint: fingerprintOf(patch.apiKey),
+                    status: 'ACTIVE' as const,
+                    consecutiveFailures: 0,
+                  }
                 : {}),
               updatedAt: now,
             })
@@ -222,7 +246,21 @@ export function createUpstreamAccounts(deps: {
             .returning();
           const before = view(row);
           const after = view(updated!);
-          await audit({ action: patch.enabled === false && Object.keys(patch).length === 1 ? 'provider.account.disable' : patch.enabled === true && Object.keys(patch).length === 1 ? 'provider.account.enable' : 'provider.account.update', targetType: 'provider_account', targetId: row.id, before, after }, tx);
+          await audit(
+            {
+              action:
+                patch.enabled === false && Object.keys(patch).length === 1
+                  ? 'provider.account.disable'
+                  : patch.enabled === true && Object.keys(patch).length === 1
+                    ? 'provider.account.enable'
+                    : 'provider.account.update',
+              targetType: 'provider_account',
+              targetId: row.id,
+              before,
+              after,
+            },
+            tx,
+          );
           return after;
         })
         .catch((err: unknown) => {
@@ -238,7 +276,9 @@ export function createUpstreamAccounts(deps: {
       await db.transaction(async (tx) => {
         const row = await rowOf(tx, providerSlug, accountId);
         if (row.source === 'ENV') {
-          throw conflict('This account comes from the environment and would come back at the next start: disable it here, or remove its key from the <PROVIDER>_API_KEY variable.');
+          throw conflict(
+            'This account comes from the environment and would come back at the next start: disable it here, or remove its key from the <PROVIDER>_API_KEY variable.',
+          );
         }
         await tx.delete(providerAccounts).where(eq(providerAccounts.id, row.id));
         await audit({ action: 'provider.account.delete', targetType: 'provider_account', targetId: row.id, before: view(row), after: null }, tx);

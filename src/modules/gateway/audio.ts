@@ -5,7 +5,16 @@ import { badRequest } from '../../platform/http/errors.js';
 import { checkAccess } from './access.js';
 import { checkControl } from './controls.js';
 import { checkExtra } from './extra.js';
-import { asAppError, keepOutput, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaCallOptions, type MediaGatewayDeps } from './media-common.js';
+import {
+  asAppError,
+  keepOutput,
+  refundFailed,
+  requireCapability,
+  resolveMediaModel,
+  settleDeliveredNow,
+  type MediaCallOptions,
+  type MediaGatewayDeps,
+} from './media-common.js';
 import type { AudioResult } from './providers/media/media-types.js';
 
 export const AUDIO_ROUTE = 'POST /v1/ai/audio';
@@ -45,15 +54,26 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'AUDIO', AUDIO_ROUTE);
       const music = isMusic(model.features);
       if (music) {
-        if (body.voice !== undefined) throw badRequest(`The music model "${model.slug}" takes no voice.`, [{ field: 'voice', message: 'not taken by music models' }]);
-        if (body.durationSeconds !== undefined) throw badRequest(`The music model "${model.slug}" decides the length of the track; remove durationSeconds.`, [{ field: 'durationSeconds', message: 'not taken by music models' }]);
-        if (body.speed !== undefined) throw badRequest(`The music model "${model.slug}" takes no speed.`, [{ field: 'speed', message: 'not taken by music models' }]);
-        if (body.description === undefined) throw badRequest('Describe the track in description (genre, instruments, tempo).', [{ field: 'description', message: 'is required for music models' }]);
-        if (body.text !== undefined) throw badRequest('Music models take a description, not text.', [{ field: 'text', message: 'use description for music models' }]);
+        if (body.voice !== undefined)
+          throw badRequest(`The music model "${model.slug}" takes no voice.`, [{ field: 'voice', message: 'not taken by music models' }]);
+        if (body.durationSeconds !== undefined)
+          throw badRequest(`The music model "${model.slug}" decides the length of the track; remove durationSeconds.`, [
+            { field: 'durationSeconds', message: 'not taken by music models' },
+          ]);
+        if (body.speed !== undefined)
+          throw badRequest(`The music model "${model.slug}" takes no speed.`, [{ field: 'speed', message: 'not taken by music models' }]);
+        if (body.description === undefined)
+          throw badRequest('Describe the track in description (genre, instruments, tempo).', [
+            { field: 'description', message: 'is required for music models' },
+          ]);
+        if (body.text !== undefined)
+          throw badRequest('Music models take a description, not text.', [{ field: 'text', message: 'use description for music models' }]);
       } else {
         if (body.text === undefined) throw badRequest('Give the words to say in text.', [{ field: 'text', message: 'is required for speech models' }]);
-        if (body.description !== undefined) throw badRequest('Speech models read text; description is for music models.', [{ field: 'description', message: 'use text for speech models' }]);
-        if (body.durationSeconds !== undefined) throw badRequest('Speech lasts as long as its text; remove durationSeconds.', [{ field: 'durationSeconds', message: 'not taken by speech models' }]);
+        if (body.description !== undefined)
+          throw badRequest('Speech models read text; description is for music models.', [{ field: 'description', message: 'use text for speech models' }]);
+        if (body.durationSeconds !== undefined)
+          throw badRequest('Speech lasts as long as its text; remove durationSeconds.', [{ field: 'durationSeconds', message: 'not taken by speech models' }]);
         if (body.voice !== undefined) checkControl(model, 'voice', body.voice);
         if (body.speed !== undefined) checkControl(model, 'speed', body.speed);
       }
@@ -70,10 +90,12 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
       const reserving = performance.now();
       timing?.add('route', reserving - started);
       const span = startCallSpan({ operation: 'generate_content', providerSlug: model.providerSlug, model: model.slug, requestId });
-      const metered = await deps.metering.reserve(principal, { model, operation, tokens: reserved, requestId, started, key: request.key }, { access }).catch((err: unknown) => {
-        span.failed(err);
-        throw err;
-      });
+      const metered = await deps.metering
+        .reserve(principal, { model, operation, tokens: reserved, requestId, started, key: request.key }, { access })
+        .catch((err: unknown) => {
+          span.failed(err);
+          throw err;
+        });
       const calling = performance.now();
       timing?.add('reserve', calling - reserving);
 
@@ -85,19 +107,41 @@ export function createAudioGateway(deps: MediaGatewayDeps) {
           pool.run(model.providerSlug, (_text, credential) =>
             music
               ? generateMusic!(credential, { model: model.upstreamModel, description: body.description!, seed: body.seed ?? null, extra: body.extra })
-              : generateSpeech!(credential, { model: model.upstreamModel, text: body.text!, voice: body.voice ?? null, speed: body.speed ?? null, extra: body.extra }),
+              : generateSpeech!(credential, {
+                  model: model.upstreamModel,
+                  text: body.text!,
+                  voice: body.voice ?? null,
+                  speed: body.speed ?? null,
+                  extra: body.extra,
+                }),
           ),
         );
         timing?.add('upstream', performance.now() - calling);
         price = await catalog.priceUsage(model, music ? { generations: 1 } : { characters: characters! }, prices ?? undefined);
         // What the answer costs is on the reservation before the file is stored: a crash meanwhile is charged, not refunded.
         await deps.metering.answered(metered, price.tokens);
-        kept = await keepOutput(deps, principal.userId, { kind: 'bytes', bytes: result.value.bytes, mimeType: result.value.mimeType }, 'AUDIO', music ? 'audio/mpeg' : 'audio/wav');
+        kept = await keepOutput(
+          deps,
+          principal.userId,
+          { kind: 'bytes', bytes: result.value.bytes, mimeType: result.value.mimeType },
+          'AUDIO',
+          music ? 'audio/mpeg' : 'audio/wav',
+        );
       } catch (err) {
         const error = asAppError(err, model.slug);
         span.failed(error);
         await db
-          .transaction((tx) => refundFailed(deps, tx, { userId: principal.userId, subscriptionId: access.subscriptionId, model, requestId, operation, error, latencyMs: performance.now() - started }))
+          .transaction((tx) =>
+            refundFailed(deps, tx, {
+              userId: principal.userId,
+              subscriptionId: access.subscriptionId,
+              model,
+              requestId,
+              operation,
+              error,
+              latencyMs: performance.now() - started,
+            }),
+          )
           .catch((releaseError: unknown) => logger.error({ err: releaseError, requestId }, 'refunding a failed audio call failed'));
         throw error;
       }

@@ -42,7 +42,12 @@ beforeEach(() => {
 });
 
 const HAIKU = 'anthropic/claude-haiku-4-5';
-const ok = (tokenClasses?: TokenClasses): FakeBehavior => ({ kind: 'ok', text: 'The lamp turns all night.', usage: { inputTokens: 10_000, outputTokens: 200 }, tokenClasses });
+const ok = (tokenClasses?: TokenClasses): FakeBehavior => ({
+  kind: 'ok',
+  text: 'The lamp turns all night.',
+  usage: { inputTokens: 10_000, outputTokens: 200 },
+  tokenClasses,
+});
 const question = 'Tell me about lighthouses';
 
 /** The wallet tokens the seeded price of `slug` gives `usage` (catalog/pricing.ts). */
@@ -74,7 +79,12 @@ describe('the seeded prices', () => {
 describe.each([false, true])('/v1/ai/text (stream: %s)', (stream) => {
   async function call() {
     const before = (await walletState(t, who.userId)).balance;
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(who.token), payload: { model: HAIKU, messages: [{ role: 'user', content: question }], maxTokens: 400, stream } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(who.token),
+      payload: { model: HAIKU, messages: [{ role: 'user', content: question }], maxTokens: 400, stream },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const body = stream ? null : json(response);
     if (stream) expect(parseSse(response.body).at(-1)).toMatchObject({ type: 'finish' });
@@ -93,7 +103,8 @@ describe.each([false, true])('/v1/ai/text (stream: %s)', (stream) => {
     expect(await formula(HAIKU, { inputTokens: 10_000, cacheWriteTokens: 9_000, outputTokens: 200 })).toBe(89_806);
     expect(row.tokens).toEqual({ input: 10_000, cachedInput: 0, cacheWrite: 9_000, cacheWrite1h: 9_000, output: 200, reasoning: 0 });
     expect(row.metadata.tokens).toMatchObject({ cacheWrite: 9_000, cacheWrite1h: 9_000 });
-    if (body) expect(body.usage).toEqual({ inputTokens: 10_000, outputTokens: 200, cacheWriteTokens: 9_000, cacheWrite1hTokens: 9_000, creditsConsumed: 135_556 });
+    if (body)
+      expect(body.usage).toEqual({ inputTokens: 10_000, outputTokens: 200, cacheWriteTokens: 9_000, cacheWrite1hTokens: 9_000, creditsConsumed: 135_556 });
   });
 
   it('bills a mixed write: the 5-minute part at 1.25x, the 1-hour part at 2x', async () => {
@@ -113,7 +124,13 @@ describe('/anthropic/v1: cache_creation by lifetime', () => {
   it('shows the 5-minute and 1-hour writes as Anthropic does, streamed and not', async () => {
     decide = () => ok({ cacheWrite: 9_000, cacheWrite1h: 4_000 });
     const charged = await formula(HAIKU, { inputTokens: 10_000, cacheWriteTokens: 9_000, cacheWrite1hTokens: 4_000, outputTokens: 200 });
-    const expected = { input_tokens: 1_000, cache_creation_input_tokens: 9_000, cache_creation: { ephemeral_5m_input_tokens: 5_000, ephemeral_1h_input_tokens: 4_000 }, output_tokens: 200, tokens_charged: charged };
+    const expected = {
+      input_tokens: 1_000,
+      cache_creation_input_tokens: 9_000,
+      cache_creation: { ephemeral_5m_input_tokens: 5_000, ephemeral_1h_input_tokens: 4_000 },
+      output_tokens: 200,
+      tokens_charged: charged,
+    };
     const message = await anthropic.messages.create(ask);
     expect(message.usage).toEqual(expected);
 
@@ -129,8 +146,13 @@ describe('/anthropic/v1: cache_creation by lifetime', () => {
   it('passes ttl "1h" markers through, and bills what the provider wrote for an hour and for five minutes', async () => {
     decide = () => ({ kind: 'ok', text: 'Noted.' });
     // 1-hour entries come before 5-minute ones, as Anthropic requires when lifetimes are mixed.
-    const system: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'You are a lighthouse historian. '.repeat(60), cache_control: { type: 'ephemeral', ttl: '1h' } }];
-    const content: Anthropic.TextBlockParam[] = [{ type: 'text', text: 'Keeper logs: '.repeat(80), cache_control: { type: 'ephemeral' } }, { type: 'text', text: question }];
+    const system: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'You are a lighthouse historian. '.repeat(60), cache_control: { type: 'ephemeral', ttl: '1h' } },
+    ];
+    const content: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: 'Keeper logs: '.repeat(80), cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: question },
+    ];
     const before = (await walletState(t, who.userId)).balance;
     const message = await anthropic.messages.create({ model: HAIKU, max_tokens: 400, system, messages: [{ role: 'user', content }] });
     const sent = upstream.calls().at(-1)!.body;
@@ -143,7 +165,9 @@ describe('/anthropic/v1: cache_creation by lifetime', () => {
     expect(minutes).toBeGreaterThan(0);
     expect(minutes + hour).toBe(usage.cache_creation_input_tokens);
     const inputTokens = usage.input_tokens + usage.cache_creation_input_tokens!;
-    expect(usage.tokens_charged).toBe(await formula(HAIKU, { inputTokens, cacheWriteTokens: minutes + hour, cacheWrite1hTokens: hour, outputTokens: usage.output_tokens }));
+    expect(usage.tokens_charged).toBe(
+      await formula(HAIKU, { inputTokens, cacheWriteTokens: minutes + hour, cacheWrite1hTokens: hour, outputTokens: usage.output_tokens }),
+    );
     const row = await lastRow(before);
     expect(row.tokens).toMatchObject({ input: inputTokens, cacheWrite: minutes + hour, cacheWrite1h: hour });
   });
@@ -177,7 +201,12 @@ describe('/openai/v1: prompt_tokens_details', () => {
     const details = completion.usage!.prompt_tokens_details as { cache_write_tokens: number; cache_write_1h_tokens: number };
     expect(details.cache_write_tokens).toBeGreaterThan(0);
     expect(details.cache_write_1h_tokens).toBe(details.cache_write_tokens);
-    const usage = { inputTokens: completion.usage!.prompt_tokens, cacheWriteTokens: details.cache_write_tokens, cacheWrite1hTokens: details.cache_write_tokens, outputTokens: completion.usage!.completion_tokens };
+    const usage = {
+      inputTokens: completion.usage!.prompt_tokens,
+      cacheWriteTokens: details.cache_write_tokens,
+      cacheWrite1hTokens: details.cache_write_tokens,
+      outputTokens: completion.usage!.completion_tokens,
+    };
     expect((completion.usage as { tokens_charged?: number }).tokens_charged).toBe(await formula(HAIKU, usage));
   });
 });
@@ -198,7 +227,12 @@ describe('the usage summary', () => {
     await setBalance(t, signed.user.id, 50_000_000);
     for (const classes of [{ cacheWrite: 9_000, cacheWrite1h: 4_000 }, { cacheWrite: 2_000 }, { cacheWrite1h: 3_000 }]) {
       decide = () => ok(classes);
-      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(signed.accessToken), payload: { model: HAIKU, messages: [{ role: 'user', content: question }] } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(signed.accessToken),
+        payload: { model: HAIKU, messages: [{ role: 'user', content: question }] },
+      });
       expect(response.statusCode, response.body).toBe(200);
     }
     const summary = json(await t.app.inject({ method: 'GET', url: '/v1/usage/summary?window=day', headers: bearer(signed.accessToken) }));

@@ -31,7 +31,16 @@ export interface StartedCall {
   /** The catalog slug the caller asked for (the upstream name is the response model's business). */
   model: string;
   requestId: string;
-  parameters?: { maxTokens?: number; temperature?: number; topP?: number; topK?: number; stop?: string | string[]; seed?: number; presencePenalty?: number; frequencyPenalty?: number };
+  parameters?: {
+    maxTokens?: number;
+    temperature?: number;
+    topP?: number;
+    topK?: number;
+    stop?: string | string[];
+    seed?: number;
+    presencePenalty?: number;
+    frequencyPenalty?: number;
+  };
   /** The messages as sent, recorded only with `captureContent`. */
   input?: unknown;
   captureContent?: boolean;
@@ -79,7 +88,11 @@ export function startCallSpan(call: StartedCall): CallSpan {
     run: (fn) => context.with(ctx, fn),
     fellBack(toModel, providerSlug) {
       if (!recording) return;
-      span.setAttributes({ 'storefront.fallback.from': call.model, 'storefront.fallback.to': toModel, 'gen_ai.provider.name': PROVIDER_NAMES[providerSlug] ?? providerSlug });
+      span.setAttributes({
+        'storefront.fallback.from': call.model,
+        'storefront.fallback.to': toModel,
+        'gen_ai.provider.name': PROVIDER_NAMES[providerSlug] ?? providerSlug,
+      });
     },
     answered(outcome) {
       if (recording) {

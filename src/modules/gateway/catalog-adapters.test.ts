@@ -63,7 +63,15 @@ describe('the seeded catalog is truthful', () => {
     const callKind: Partial<Record<string, ExtraCallKind>> = { VIDEO: 'video', AUDIO_SPEECH: 'speech', AUDIO_MUSIC: 'music' };
     const problems = SEED_MODELS.filter((model) => model.status !== 'DISABLED').flatMap((model) => {
       const kind = capabilityKind(model.type, model.features);
-      const merged = mergeCapabilities({ type: model.type, features: model.features, maxOutputTokens: model.maxOutputTokens ?? null, maxBatch: null, providerSlug: model.provider, providerOverrides: {}, modelOverride: model.capabilityOverride ?? {} });
+      const merged = mergeCapabilities({
+        type: model.type,
+        features: model.features,
+        maxOutputTokens: model.maxOutputTokens ?? null,
+        maxBatch: null,
+        providerSlug: model.provider,
+        providerOverrides: {},
+        modelOverride: model.capabilityOverride ?? {},
+      });
       const call = callKind[kind];
       const declared = call ? media.get(model.provider)?.extraKeys?.[call] : undefined;
       return Object.entries(merged.extra).flatMap(([key, value]) => {

@@ -28,7 +28,8 @@ export function checkValue(model: GatewayModel, field: string, descriptor: Descr
       return;
     case 'integer':
     case 'number': {
-      if (typeof value !== 'number' || !Number.isFinite(value) || (descriptor.type === 'integer' && !Number.isInteger(value))) fail(`must be ${descriptor.type === 'integer' ? 'an integer' : 'a number'}`);
+      if (typeof value !== 'number' || !Number.isFinite(value) || (descriptor.type === 'integer' && !Number.isInteger(value)))
+        fail(`must be ${descriptor.type === 'integer' ? 'an integer' : 'a number'}`);
       const n = value as number;
       if ((descriptor.min !== undefined && n < descriptor.min) || (descriptor.max !== undefined && n > descriptor.max)) {
         fail(`must be between ${descriptor.min ?? '-∞'} and ${descriptor.max ?? '∞'}`);
@@ -55,7 +56,9 @@ export function checkControl(model: GatewayModel, key: string, value: unknown): 
   const descriptor = descriptorOf(model.capabilities.controls, key);
   if (!descriptor) {
     const taken = Object.keys(model.capabilities.controls).filter((k) => descriptorOf(model.capabilities.controls, k));
-    throw badRequest(`The model "${model.slug}" does not take ${key}. It takes: ${taken.join(', ') || 'no optional controls'}.`, [{ field: key, message: 'not supported by this model' }]);
+    throw badRequest(`The model "${model.slug}" does not take ${key}. It takes: ${taken.join(', ') || 'no optional controls'}.`, [
+      { field: key, message: 'not supported by this model' },
+    ]);
   }
   checkValue(model, key, descriptor, value);
 }

@@ -10,7 +10,9 @@ const tooLongInAll = (tokens: string) =>
   badRequest(`The input is ${tokens} tokens in all; send at most ${MAX_EMBEDDING_TOTAL_TOKENS} per call.`, [{ field: 'input', message: 'is too long in all' }]);
 
 export const tooLongForModel = (index: number, tokens: string, model: { slug: string }, limit: number) =>
-  badRequest(`input[${index}] is ${tokens} tokens; the model "${model.slug}" reads at most ${limit} per text. Split it.`, [{ field: `input.${index}`, message: 'is too long for this model' }]);
+  badRequest(`input[${index}] is ${tokens} tokens; the model "${model.slug}" reads at most ${limit} per text. Split it.`, [
+    { field: `input.${index}`, message: 'is too long for this model' },
+  ]);
 
 /**
  * Refusals of the body that need neither a model nor the tokenizer: no texts, too many, an empty one, or more tokens
@@ -19,10 +21,15 @@ export const tooLongForModel = (index: number, tokens: string, model: { slug: st
 export function checkEmbeddingsBody(input: readonly string[]): number[] {
   if (input.length === 0) throw badRequest('input is empty: send a text or an array of texts to embed.', [{ field: 'input', message: 'must not be empty' }]);
   if (input.length > MAX_EMBEDDING_INPUTS) {
-    throw badRequest(`input has ${input.length} texts; send at most ${MAX_EMBEDDING_INPUTS} per call.`, [{ field: 'input', message: `must have at most ${MAX_EMBEDDING_INPUTS} items` }]);
+    throw badRequest(`input has ${input.length} texts; send at most ${MAX_EMBEDDING_INPUTS} per call.`, [
+      { field: 'input', message: `must have at most ${MAX_EMBEDDING_INPUTS} items` },
+    ]);
   }
   const empty = input.findIndex((text) => text.length === 0);
-  if (empty >= 0) throw badRequest(`input[${empty}] is an empty string; every text to embed needs at least one character.`, [{ field: `input.${empty}`, message: 'must not be empty' }]);
+  if (empty >= 0)
+    throw badRequest(`input[${empty}] is an empty string; every text to embed needs at least one character.`, [
+      { field: `input.${empty}`, message: 'must not be empty' },
+    ]);
   const atLeast = input.map(tokensAtLeast);
   const total = atLeast.reduce((sum, count) => sum + count, 0);
   if (total > MAX_EMBEDDING_TOTAL_TOKENS) throw tooLongInAll(`at least ${total}`);

@@ -90,7 +90,10 @@ describe('an embeddings Idempotency-Key', () => {
       });
     } finally {
       openai.decide(() => ({ kind: 'default' }));
-      await t.platform.db.update(providerAccounts).set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null }).where(eq(providerAccounts.providerSlug, 'openai'));
+      await t.platform.db
+        .update(providerAccounts)
+        .set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null })
+        .where(eq(providerAccounts.providerSlug, 'openai'));
       t.services.gateway.pool.refresh('openai');
     }
     const replay = await embed(accessToken, payload, { 'idempotency-key': 'embed-flaky' });

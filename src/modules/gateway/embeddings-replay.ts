@@ -80,7 +80,9 @@ export async function recomputeVectors(
     const model = await deps.catalog.resolveForGateway(kept.model);
     const outcome = await embedOn(deps.pool, model, request);
     vectors = checkedVectors(outcome.value.vectors, request.input.length, request.dimensions).map(encodeVector);
-    const price = await deps.catalog.priceUsage(model, { inputTokens: outcome.value.usage?.inputTokens ?? kept.usage.inputTokens, outputTokens: 0 }).catch(() => null);
+    const price = await deps.catalog
+      .priceUsage(model, { inputTokens: outcome.value.usage?.inputTokens ?? kept.usage.inputTokens, outputTokens: 0 })
+      .catch(() => null);
     if (price) deps.pool.recordSpend(outcome.accountId, price.providerCostMicros);
   } catch (err) {
     deps.logger.warn({ err, requestId: kept.requestId, model: kept.model }, 'recomputing the vectors of an embeddings replay failed');

@@ -28,7 +28,8 @@ export const renderVectors = (vectors: readonly string[], format: EncodingFormat
  * shorten theirs, and what Google asks callers to do with the truncated gemini-embedding-001 vectors.
  */
 export function checkedVectors(vectors: readonly number[][], inputs: number, dimensions: number | undefined): number[][] {
-  if (vectors.length !== inputs) throw new UpstreamError('server', `The provider returned ${vectors.length} embeddings for ${inputs} inputs.`, null, 'malformed_response');
+  if (vectors.length !== inputs)
+    throw new UpstreamError('server', `The provider returned ${vectors.length} embeddings for ${inputs} inputs.`, null, 'malformed_response');
   const fitted = dimensions === undefined ? vectors : vectors.map((vector) => normalised(vector.slice(0, dimensions)));
   const length = fitted[0]?.length ?? 0;
   if (length === 0 || fitted.some((vector) => vector.length !== length || vector.some((value) => !Number.isFinite(value)))) {

@@ -18,7 +18,7 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{ gateway: Pick<Gateway
         tags: ['ai'],
         summary: 'Embed texts: one unit vector per text, metered on the input tokens',
         description:
-          'API keys need the `ai:embed` scope (or `ai:text`). Charged like text on the input tokens (the provider\'s count, or ours when it sends none); `Idempotency-Key` replays the first answer uncharged (vectors over 64 KB are not kept: the replay embeds the texts again on the same model, still uncharged, with `idempotent-recomputed: true`). Vectors are not saved to the library. `local/embed` works offline.',
+          "API keys need the `ai:embed` scope (or `ai:text`). Charged like text on the input tokens (the provider's count, or ours when it sends none); `Idempotency-Key` replays the first answer uncharged (vectors over 64 KB are not kept: the replay embeds the texts again on the same model, still uncharged, with `idempotent-recomputed: true`). Vectors are not saved to the library. `local/embed` works offline.",
         body: EmbeddingsBody,
         headers: IdempotencyHeaders,
         response: { 200: EmbeddingsResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
@@ -34,7 +34,13 @@ export const embeddingsRoutes: FastifyPluginAsyncTypebox<{ gateway: Pick<Gateway
       if (replayed) reply.header('idempotent-replayed', 'true');
       if (recomputed) reply.header('idempotent-recomputed', 'true');
       reply.header('x-ai-request-id', body.requestId);
-      return { embeddings: body.embeddings.map((embedding, index) => ({ index, embedding })), dimensions: body.dimensions, usage: body.usage, model: body.model, requestId: body.requestId };
+      return {
+        embeddings: body.embeddings.map((embedding, index) => ({ index, embedding })),
+        dimensions: body.dimensions,
+        usage: body.usage,
+        model: body.model,
+        requestId: body.requestId,
+      };
     },
   );
 };

@@ -13,8 +13,16 @@ export const EmbeddingsBody = StrictObject({
   input: Type.Union([Text, Type.Array(Text, { minItems: 1, maxItems: MAX_EMBEDDING_INPUTS })], {
     description: `A text, or up to ${MAX_EMBEDDING_INPUTS} texts embedded in order; each within the model's context (maxContextTokens), 300,000 tokens in all`,
   }),
-  dimensions: Type.Optional(Type.Integer({ minimum: 1, maximum: 16_384, description: 'Shorter vectors, for models that can shorten theirs (local/embed: at most 256; OpenAI text-embedding-3; Gemini)' })),
-  encodingFormat: Type.Optional(Type.Enum(['float', 'base64'], { description: 'float (default): arrays of numbers; base64: each vector as base64 of little-endian float32s' })),
+  dimensions: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 16_384,
+      description: 'Shorter vectors, for models that can shorten theirs (local/embed: at most 256; OpenAI text-embedding-3; Gemini)',
+    }),
+  ),
+  encodingFormat: Type.Optional(
+    Type.Enum(['float', 'base64'], { description: 'float (default): arrays of numbers; base64: each vector as base64 of little-endian float32s' }),
+  ),
   user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Your end user's id, passed to the provider for abuse monitoring" })),
 });
 

@@ -21,7 +21,11 @@ beforeAll(async () => {
   openai = await startFakeEmbeddings('openai');
   google = await startFakeEmbeddings('google');
   t = await createTestApp({
-    env: { ...providerEnv('OPENAI', openai.baseUrl, ['good-openai-1']), ...providerEnv('GOOGLE', google.baseUrl, ['bad', 'good']), ALLOW_PRIVATE_NETWORK: 'true' },
+    env: {
+      ...providerEnv('OPENAI', openai.baseUrl, ['good-openai-1']),
+      ...providerEnv('GOOGLE', google.baseUrl, ['bad', 'good']),
+      ALLOW_PRIVATE_NETWORK: 'true',
+    },
   });
 });
 afterAll(async () => {
@@ -33,7 +37,8 @@ afterAll(async () => {
 const embed = (token: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'POST', url: '/v1/ai/embeddings', headers: { ...bearer(token), ...headers }, payload });
 const usageOf = (requestId: string) => t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
-const priced = async (slug: string, inputTokens: number) => (await t.services.catalog.priceUsage((await t.services.catalog.resolveForGateway(slug)), { inputTokens, outputTokens: 0 })).tokens;
+const priced = async (slug: string, inputTokens: number) =>
+  (await t.services.catalog.priceUsage(await t.services.catalog.resolveForGateway(slug), { inputTokens, outputTokens: 0 })).tokens;
 const float32 = (vector: number[]) => vector.map((value) => Math.fround(value));
 const norm = (vector: number[]) => Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
 
@@ -46,13 +51,31 @@ describe('POST /v1/ai/embeddings with local/embed', () => {
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
     const inputTokens = countTextTokens(text);
-    expect(body).toMatchObject({ model: 'local/embed', dimensions: 256, usage: { inputTokens, creditsConsumed: await priced('local/embed', inputTokens) }, requestId: expect.any(String) });
+    expect(body).toMatchObject({
+      model: 'local/embed',
+      dimensions: 256,
+      usage: { inputTokens, creditsConsumed: await priced('local/embed', inputTokens) },
+      requestId: expect.any(String),
+    });
     expect(response.headers['x-ai-request-id']).toBe(body.requestId);
     expect(body.embeddings).toEqual([{ index: 0, embedding: float32(localEmbedding(text)) }]);
 
     const [record] = await usageOf(body.requestId);
-    expect(record).toMatchObject({ userId: user.id, operation: 'embeddings.create', status: 'SUCCESS', inputUnits: inputTokens, outputUnits: 0, tokensConsumed: body.usage.creditsConsumed });
-    expect(record!.metadata).toMatchObject({ modelSlug: 'local/embed', inputs: 1, dimensions: 256, usageSource: 'provider', tokens: { input: inputTokens, output: 0 } });
+    expect(record).toMatchObject({
+      userId: user.id,
+      operation: 'embeddings.create',
+      status: 'SUCCESS',
+      inputUnits: inputTokens,
+      outputUnits: 0,
+      tokensConsumed: body.usage.creditsConsumed,
+    });
+    expect(record!.metadata).toMatchObject({
+      modelSlug: 'local/embed',
+      inputs: 1,
+      dimensions: 256,
+      usageSource: 'provider',
+      tokens: { input: inputTokens, output: 0 },
+    });
     const after = await walletState(t, user.id);
     expect(after.balance).toBe(before.balance - body.usage.creditsConsumed);
     expect(after.ledgerSum).toBe(after.balance);
@@ -87,7 +110,9 @@ describe('POST /v1/ai/embeddings with local/embed', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.headers['idempotent-recomputed']).toBeUndefined(); // two vectors are kept whole
     expect(json(again)).toEqual(json(first));
-    expect(json(asBase64).embeddings.map((e: { embedding: string }) => decodeVector(e.embedding))).toEqual(json(first).embeddings.map((e: { embedding: number[] }) => e.embedding));
+    expect(json(asBase64).embeddings.map((e: { embedding: string }) => decodeVector(e.embedding))).toEqual(
+      json(first).embeddings.map((e: { embedding: number[] }) => e.embedding),
+    );
     expect((await walletState(t, user.id)).balance).toBe(balance);
     expect(await usageOf(json(first).requestId)).toHaveLength(1);
     const other = await embed(accessToken, { ...payload, input: ['something else'] }, { 'idempotency-key': 'embed-key-1' });
@@ -99,7 +124,9 @@ describe('POST /v1/ai/embeddings with local/embed', () => {
     const before = await walletState(t, user.id);
     const text = await embed(accessToken, { model: 'local/text', input: 'x' });
     expect(text.statusCode).toBe(400);
-    expect(json(text).error.message).toBe('The model "local/text" is a TEXT model; embeddings need an EMBEDDING model. Pick one from GET /v1/models?type=EMBEDDING.');
+    expect(json(text).error.message).toBe(
+      'The model "local/text" is a TEXT model; embeddings need an EMBEDDING model. Pick one from GET /v1/models?type=EMBEDDING.',
+    );
     const emptyText = await embed(accessToken, { model: 'local/embed', input: ['fine', ''] });
     expect(emptyText.statusCode).toBe(400);
     const tooMany = await embed(accessToken, { model: 'local/embed', input: Array.from({ length: 2049 }, () => 'x') });
@@ -110,7 +137,12 @@ describe('POST /v1/ai/embeddings with local/embed', () => {
     const wide = await embed(accessToken, { model: 'local/embed', input: 'x', dimensions: 512 });
     expect(wide.statusCode).toBe(400);
     expect(json(wide).error.message).toContain('at most 256 dimensions');
-    const asText = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'local/embed', messages: [{ role: 'user', content: 'hi' }] } });
+    const asText = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: 'local/embed', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(asText.statusCode).toBe(400);
     expect(json(asText).error.message).toContain('is a EMBEDDING model');
     expect(await walletState(t, user.id)).toEqual(before);
@@ -143,7 +175,12 @@ describe('POST /v1/ai/embeddings over providers', () => {
     const from = openai.calls().length;
     const response = await embed(accessToken, { model: 'openai/text-embedding-3-small', input, dimensions: 64, user: 'end-user-1' });
     expect(response.statusCode, response.body).toBe(200);
-    expect(openai.calls().slice(from).map((c) => c.body)).toEqual([{ model: 'text-embedding-3-small', input, dimensions: 64, user: 'end-user-1' }]);
+    expect(
+      openai
+        .calls()
+        .slice(from)
+        .map((c) => c.body),
+    ).toEqual([{ model: 'text-embedding-3-small', input, dimensions: 64, user: 'end-user-1' }]);
     const body = json(response);
     const charged = await priced('openai/text-embedding-3-small', wordCount(input));
     expect(body.usage).toEqual({ inputTokens: wordCount(input), creditsConsumed: charged });
@@ -159,7 +196,10 @@ describe('POST /v1/ai/embeddings over providers', () => {
     const from = google.calls().length;
     const response = await embed(accessToken, { model: 'google/gemini-embedding-001', input, dimensions: 16 });
     expect(response.statusCode, response.body).toBe(200);
-    const pieces = google.calls().slice(from).filter((c) => c.headers.authorization === 'Bearer good');
+    const pieces = google
+      .calls()
+      .slice(from)
+      .filter((c) => c.headers.authorization === 'Bearer good');
     expect(pieces.map((c) => (c.body as { input: string[] }).input.length)).toEqual([100, 20]);
     const inputTokens = input.reduce((sum, text) => sum + countTextTokens(text), 0);
     const body = json(response);
@@ -169,7 +209,10 @@ describe('POST /v1/ai/embeddings over providers', () => {
   });
 
   it('fails over from the account whose key Google rejects to the next one', async () => {
-    await t.platform.db.update(providerAccounts).set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null }).where(eq(providerAccounts.providerSlug, 'google'));
+    await t.platform.db
+      .update(providerAccounts)
+      .set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null })
+      .where(eq(providerAccounts.providerSlug, 'google'));
     t.services.gateway.pool.refresh('google');
     const { accessToken } = await signUp(t.app);
     const keys: string[][] = [];
@@ -177,7 +220,12 @@ describe('POST /v1/ai/embeddings over providers', () => {
       const from = google.calls().length;
       const response = await embed(accessToken, { model: 'google/gemini-embedding-001', input: `failover ${i}` });
       expect(response.statusCode, response.body).toBe(200);
-      keys.push(google.calls().slice(from).map((c) => String(c.headers.authorization).replace('Bearer ', '')));
+      keys.push(
+        google
+          .calls()
+          .slice(from)
+          .map((c) => String(c.headers.authorization).replace('Bearer ', '')),
+      );
     }
     expect(keys).toContainEqual(['bad', 'good']);
     const bad = (await t.services.gateway.pool.accounts('google')).find((a) => a.keyHint === 'bad');
@@ -191,7 +239,10 @@ describe('POST /v1/ai/embeddings over providers', () => {
     const badKey = await embed(accessToken, { model: 'openai/text-embedding-3-small', input: 'x' });
     expect(badKey.statusCode).toBe(503);
     expect(json(badKey).error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', details: { upstream: { code: 'invalid_api_key', status: 401 } } });
-    await t.platform.db.update(providerAccounts).set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null }).where(eq(providerAccounts.providerSlug, 'openai'));
+    await t.platform.db
+      .update(providerAccounts)
+      .set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null })
+      .where(eq(providerAccounts.providerSlug, 'openai'));
     t.services.gateway.pool.refresh('openai');
     openai.decide(() => ({ kind: 'error', status: 403, body: OPENAI_EMBEDDING_ERRORS.noModelAccess('text-embedding-3-large') }));
     const refused = await embed(accessToken, { model: 'openai/text-embedding-3-large', input: 'x' });
@@ -209,9 +260,17 @@ describe('POST /v1/ai/embeddings over providers', () => {
   it('moves to the operator’s fallback model when every account of the provider fails', async () => {
     const operator = (await signUpAs(t, 'SUPER_ADMIN')).accessToken;
     const modelId = (await t.services.catalog.getBySlug('openai/text-embedding-3-small'))!.row.id;
-    const set = await t.app.inject({ method: 'PUT', url: `/v1/admin/models/${modelId}/fallbacks`, headers: bearer(operator), payload: { fallbacks: ['local/embed'], reason: 'test' } });
+    const set = await t.app.inject({
+      method: 'PUT',
+      url: `/v1/admin/models/${modelId}/fallbacks`,
+      headers: bearer(operator),
+      payload: { fallbacks: ['local/embed'], reason: 'test' },
+    });
     expect(set.statusCode, set.body).toBe(200);
-    await t.platform.db.update(providerAccounts).set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null }).where(eq(providerAccounts.providerSlug, 'openai'));
+    await t.platform.db
+      .update(providerAccounts)
+      .set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null })
+      .where(eq(providerAccounts.providerSlug, 'openai'));
     t.services.gateway.pool.refresh('openai');
     openai.decide(() => ({ kind: 'error', status: 500, body: OPENAI_EMBEDDING_ERRORS.server }));
     try {
@@ -222,7 +281,12 @@ describe('POST /v1/ai/embeddings over providers', () => {
       expect((await usageOf(json(response).requestId))[0]!.metadata).toMatchObject({ modelSlug: 'local/embed', fallbackFrom: 'openai/text-embedding-3-small' });
     } finally {
       openai.decide(() => ({ kind: 'default' }));
-      await t.app.inject({ method: 'PUT', url: `/v1/admin/models/${modelId}/fallbacks`, headers: bearer(operator), payload: { fallbacks: [], reason: 'test' } });
+      await t.app.inject({
+        method: 'PUT',
+        url: `/v1/admin/models/${modelId}/fallbacks`,
+        headers: bearer(operator),
+        payload: { fallbacks: [], reason: 'test' },
+      });
     }
   });
 });

@@ -80,7 +80,10 @@ interface Reserved {
 /** A key may embed with either of EMBED_SCOPES (access tokens carry every scope). */
 export function requireEmbedScope(principal: Principal): void {
   if (principal.scopes && !EMBED_SCOPES.some((scope) => principal.scopes!.includes(scope))) {
-    throw forbidden('This API key lacks the "ai:embed" scope (or "ai:text"). Create a key with one of them.', { requiredScope: 'ai:embed', acceptedScopes: [...EMBED_SCOPES] });
+    throw forbidden('This API key lacks the "ai:embed" scope (or "ai:text"). Create a key with one of them.', {
+      requiredScope: 'ai:embed',
+      acceptedScopes: [...EMBED_SCOPES],
+    });
   }
 }
 
@@ -95,11 +98,19 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
   /** The checks of the caller and the model, before any text is tokenized: the model's type, plan and key access, an adapter. */
   async function admit(principal: Principal, model: GatewayModel): Promise<Access> {
     if (model.type !== 'EMBEDDING') {
-      throw badRequest(`The model "${model.slug}" is a ${model.type} model; embeddings need an EMBEDDING model. Pick one from GET /v1/models?type=EMBEDDING.`, { model: model.slug, type: model.type });
+      throw badRequest(`The model "${model.slug}" is a ${model.type} model; embeddings need an EMBEDDING model. Pick one from GET /v1/models?type=EMBEDDING.`, {
+        model: model.slug,
+        type: model.type,
+      });
     }
     const access = await metering.access(principal, model);
     if (!pool.adapterOf(model.providerSlug)?.embed) {
-      throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" cannot be used right now: its provider has no embeddings adapter. Choose a different model from GET /v1/models?type=EMBEDDING.`, { model: model.slug });
+      throw new AppError(
+        503,
+        'MODEL_UNAVAILABLE',
+        `The model "${model.slug}" cannot be used right now: its provider has no embeddings adapter. Choose a different model from GET /v1/models?type=EMBEDDING.`,
+        { model: model.slug },
+      );
     }
     return access;
   }
@@ -126,9 +137,24 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
 
   /** A call that delivered nothing: refunded in full, answering the error to throw. */
   const refund = (body: EmbeddingsBody, call: Reserved, err: unknown) =>
-    refundFailed(deps, { metered: call.metered, modelSlug: call.sized.model.slug, metadata: { inputs: body.input.length, ...(call.fallbackFrom ? { fallbackFrom: call.fallbackFrom.model } : {}) }, internalMessage: 'The embeddings call failed on our side.' }, err);
+    refundFailed(
+      deps,
+      {
+        metered: call.metered,
+        modelSlug: call.sized.model.slug,
+        metadata: { inputs: body.input.length, ...(call.fallbackFrom ? { fallbackFrom: call.fallbackFrom.model } : {}) },
+        internalMessage: 'The embeddings call failed on our side.',
+      },
+      err,
+    );
 
-  async function run(principal: Principal, body: EmbeddingsBody, atLeast: number[], request: MeteredRequest, timing: ServerTiming | undefined): Promise<Embedded> {
+  async function run(
+    principal: Principal,
+    body: EmbeddingsBody,
+    atLeast: number[],
+    request: MeteredRequest,
+    timing: ServerTiming | undefined,
+  ): Promise<Embedded> {
     const { requestId } = request;
     const started = performance.now();
     const model = await catalog.resolveForGateway(body.model);
@@ -137,17 +163,27 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
     const sized = await fit(model, access, tokens);
     const reserving = performance.now();
     timing?.add('route', reserving - started);
-    const span = startCallSpan({ operation: 'embeddings', providerSlug: model.providerSlug, model: model.slug, requestId, input: body.input, captureContent: deps.captureContent });
-    const metered = await metering.reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started, key: request.key }, { access }).catch((err: unknown) => {
-      span.failed(err);
-      throw err;
+    const span = startCallSpan({
+      operation: 'embeddings',
+      providerSlug: model.providerSlug,
+      model: model.slug,
+      requestId,
+      input: body.input,
+      captureContent: deps.captureContent,
     });
+    const metered = await metering
+      .reserve(principal, { model, operation: OPERATION, tokens: sized.reservedTokens, requestId, started, key: request.key }, { access })
+      .catch((err: unknown) => {
+        span.failed(err);
+        throw err;
+      });
     timing?.add('reserve', performance.now() - reserving);
     const first: Reserved = { sized, metered };
     const { p: served, value: outcome } = await runWithFallbacks({
       first,
       fallbackIds: async () => (deps.fallbacks ? deps.fallbacks.idsOf(model.id) : []),
-      attempt: (call) => span.run(() => (timing ? timing.measure('upstream', () => embedOn(pool, call.sized.model, body)) : embedOn(pool, call.sized.model, body))),
+      attempt: (call) =>
+        span.run(() => (timing ? timing.measure('upstream', () => embedOn(pool, call.sized.model, body)) : embedOn(pool, call.sized.model, body))),
       switchTo: async (call, fallbackId, firstError) => {
         const switched = await switchTo(principal, tokens, call, fallbackId, firstError);
         if (switched) span.fellBack(switched.sized.model.slug, switched.sized.model.providerSlug);
@@ -172,18 +208,37 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
     const settling = performance.now();
     const embedded = await settle(served, { vectors, usage: result.usage, counted, accountId: outcome.accountId, inputs: body.input.length });
     timing?.add('settle', performance.now() - settling);
-    span.answered({ responseModel: served.sized.model.upstreamModel, usage: { inputTokens: embedded.kept.usage.inputTokens, outputTokens: 0 }, chargedTokens: embedded.kept.usage.creditsConsumed });
+    span.answered({
+      responseModel: served.sized.model.upstreamModel,
+      usage: { inputTokens: embedded.kept.usage.inputTokens, outputTokens: 0 },
+      chargedTokens: embedded.kept.usage.creditsConsumed,
+    });
     return embedded;
   }
 
-  async function settle(call: Reserved, outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number }): Promise<Embedded> {
+  async function settle(
+    call: Reserved,
+    outcome: { vectors: string[]; usage: EmbeddingResult['usage']; counted: number; accountId: string; inputs: number },
+  ): Promise<Embedded> {
     const { sized, metered } = call;
     const { model } = sized;
     const inputTokens = outcome.usage?.inputTokens ?? outcome.counted;
-    const price = await priceOrReservation(deps, model, { inputTokens, outputTokens: 0 }, { reservedTokens: sized.reservedTokens, requestId: metered.requestId }, 'embeddings');
+    const price = await priceOrReservation(
+      deps,
+      model,
+      { inputTokens, outputTokens: 0 },
+      { reservedTokens: sized.reservedTokens, requestId: metered.requestId },
+      'embeddings',
+    );
     const dimensions = outcome.vectors.length > 0 ? Buffer.byteLength(outcome.vectors[0]!, 'base64') / 4 : 0;
     const vectors = keptVectors(outcome.vectors);
-    const kept = (creditsConsumed: number): KeptEmbeddings => ({ model: model.slug, requestId: metered.requestId, dimensions, usage: { inputTokens, creditsConsumed }, ...vectors });
+    const kept = (creditsConsumed: number): KeptEmbeddings => ({
+      model: model.slug,
+      requestId: metered.requestId,
+      dimensions,
+      usage: { inputTokens, creditsConsumed },
+      ...vectors,
+    });
     const { chargedTokens } = await metering.settleNow(metered, {
       status: 'SUCCESS',
       chargeTokens: price.tokens,
@@ -221,7 +276,12 @@ export function createEmbeddingsGateway(deps: EmbeddingsDeps) {
       options: { idempotencyKey?: string; encodingFormat?: EncodingFormat; timing?: ServerTiming } = {},
     ): Promise<{ body: EmbeddingsAnswer; replayed: boolean; recomputed: boolean }> {
       const atLeast = checkEmbeddingsBody(body.input);
-      const request: EmbeddingsBody = { model: body.model, input: body.input, ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }), ...(body.user === undefined ? {} : { user: body.user }) };
+      const request: EmbeddingsBody = {
+        model: body.model,
+        input: body.input,
+        ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }),
+        ...(body.user === undefined ? {} : { user: body.user }),
+      };
       let fresh: string[] | undefined;
       const { body: kept, replayed } = await deps.once(principal, options, ROUTE, request, async (metered) => {
         const embedded = await run(principal, request, atLeast, metered, options.timing);

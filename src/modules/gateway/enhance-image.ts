@@ -24,7 +24,12 @@ export function createEnhanceImage(deps: Pick<MediaGatewayDeps, 'files' | 'catal
   return {
     async enhance(principal: Principal, body: EnhanceImageBody, options: MediaCallOptions = {}): Promise<ImageAnswer> {
       const model = await deps.catalog.resolveForGateway(body.model);
-      const source = await deps.files.readSource(body.imageUrl, { accept: ['image'], what: 'the image (imageUrl)', timeoutMs: DEFAULT_FETCH_TIMEOUT_MS, maxBytes: DEFAULT_FETCH_MAX_BYTES });
+      const source = await deps.files.readSource(body.imageUrl, {
+        accept: ['image'],
+        what: 'the image (imageUrl)',
+        timeoutMs: DEFAULT_FETCH_TIMEOUT_MS,
+        maxBytes: DEFAULT_FETCH_MAX_BYTES,
+      });
       const size = pngSize(source.bytes);
       // The source's own size, scaled (keeping its shape) into the model's bounds; other models snap it themselves.
       const bound = (key: 'width' | 'height', field: 'min' | 'max') => {

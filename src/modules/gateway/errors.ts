@@ -11,14 +11,22 @@ export function upstreamToAppError(err: unknown, modelSlug: string): AppError {
   const upstream = error.toDetails();
   switch (error.kind) {
     case 'model_refused':
-      return new AppError(400, 'BAD_REQUEST', `The provider refused the model "${modelSlug}": ${error.message} Choose another model.`, { upstream, model: modelSlug });
-    case 'bad_request':
-      return new AppError(400, 'BAD_REQUEST', `The provider rejected the request: ${error.message}`, { upstream, model: modelSlug });
-    case 'model_not_found':
-      return new AppError(503, 'MODEL_UNAVAILABLE', `The model "${modelSlug}" cannot be used right now: its provider no longer serves it. Choose a different model from GET /v1/models.`, {
+      return new AppError(400, 'BAD_REQUEST', `The provider refused the model "${modelSlug}": ${error.message} Choose another model.`, {
         upstream,
         model: modelSlug,
       });
+    case 'bad_request':
+      return new AppError(400, 'BAD_REQUEST', `The provider rejected the request: ${error.message}`, { upstream, model: modelSlug });
+    case 'model_not_found':
+      return new AppError(
+        503,
+        'MODEL_UNAVAILABLE',
+        `The model "${modelSlug}" cannot be used right now: its provider no longer serves it. Choose a different model from GET /v1/models.`,
+        {
+          upstream,
+          model: modelSlug,
+        },
+      );
     default:
       return new AppError(503, 'PROVIDER_UNAVAILABLE', `The provider failed: ${error.message} Retry with backoff, or choose another model.`, {
         upstream,
@@ -46,7 +54,14 @@ export function streamErrorEvent(err: unknown, chargedTokens?: number): StreamEr
   const charge = chargedTokens === undefined ? {} : { chargedTokens };
   const charged = chargedTokens === undefined ? '' : ` ${chargeSentence(chargedTokens)}`;
   if (error?.kind === 'timeout') {
-    return { type: 'error', error: { code: 'PROVIDER_UNAVAILABLE', message: `The provider stopped sending the answer (${error.message}).${charged} Retry for a complete answer.`, ...charge } };
+    return {
+      type: 'error',
+      error: {
+        code: 'PROVIDER_UNAVAILABLE',
+        message: `The provider stopped sending the answer (${error.message}).${charged} Retry for a complete answer.`,
+        ...charge,
+      },
+    };
   }
   if (error?.kind === 'bad_request' || error?.kind === 'model_refused') {
     return { type: 'error', error: { code: 'BAD_REQUEST', message: `The provider stopped the answer: ${error.message}${charged}`, ...charge } };
@@ -54,7 +69,11 @@ export function streamErrorEvent(err: unknown, chargedTokens?: number): StreamEr
   const message = err instanceof Error ? err.message : String(err);
   return {
     type: 'error',
-    error: { code: 'PROVIDER_UNAVAILABLE', message: `The provider failed in the middle of the answer (${message}).${charged} Retry for a complete answer.`, ...charge },
+    error: {
+      code: 'PROVIDER_UNAVAILABLE',
+      message: `The provider failed in the middle of the answer (${message}).${charged} Retry for a complete answer.`,
+      ...charge,
+    },
   };
 }
 

@@ -28,7 +28,9 @@ export function checkExtra(model: GatewayModel, declared: ExtraKeys | undefined,
     const own = declared?.[key];
     const descriptor = descriptorOf(model.capabilities.extra, key);
     if (!own || !descriptor) {
-      throw badRequest(`${field} is not taken by model ${model.slug}; it takes: ${taken.join(', ') || 'no extra keys'}.`, [{ field, message: 'not taken by this model' }]);
+      throw badRequest(`${field} is not taken by model ${model.slug}; it takes: ${taken.join(', ') || 'no extra keys'}.`, [
+        { field, message: 'not taken by this model' },
+      ]);
     }
     checkValue(model, field, own, value);
     checkValue(model, field, descriptor, value);
@@ -37,10 +39,14 @@ export function checkExtra(model: GatewayModel, declared: ExtraKeys | undefined,
     const price = priceOfValue(descriptor, value);
     if (!price) {
       const sold = descriptor.default === undefined ? 'its default' : JSON.stringify(descriptor.default);
-      throw badRequest(`${field} ${JSON.stringify(value)} has no price for model ${model.slug}: it is sold at ${sold} only.`, [{ field, message: 'not priced for this model' }]);
+      throw badRequest(`${field} ${JSON.stringify(value)} has no price for model ${model.slug}: it is sold at ${sold} only.`, [
+        { field, message: 'not priced for this model' },
+      ]);
     }
     if (priced) {
-      throw badRequest(`extra.${priced.key} and ${field} both change the price of model ${model.slug}; give only one of them.`, [{ field, message: 'only one priced option at a time' }]);
+      throw badRequest(`extra.${priced.key} and ${field} both change the price of model ${model.slug}; give only one of them.`, [
+        { field, message: 'only one priced option at a time' },
+      ]);
     }
     priced = { key, price };
   }

@@ -83,7 +83,9 @@ describe('runWithFallbacks', () => {
     await expect(s.run()).resolves.toEqual({ p: { model: 'd', from: 'primary' }, value: 'from d' });
     expect(s.attempts).toEqual(['primary', 'd']);
     expect(s.switches.map((sw) => sw.to)).toEqual(['b', 'c', 'd']);
-    expect(s.skipLog).toEqual([{ level: 30, requestId: 'req-1', fallback: 'b', code: 'MODEL_NOT_ALLOWED', msg: 'fallback model cannot take the call; trying the next' }]);
+    expect(s.skipLog).toEqual([
+      { level: 30, requestId: 'req-1', fallback: 'b', code: 'MODEL_NOT_ALLOWED', msg: 'fallback model cannot take the call; trying the next' },
+    ]);
   });
 
   it('stops at an error that is not the provider being down and fails the call on the model it ran on', async () => {
@@ -122,7 +124,11 @@ describe('runWithFallbacks', () => {
 
   it('fails with the first error on the first model when no fallback can take the call', async () => {
     const firstError = down('primary');
-    const s = scenario({ answers: { primary: firstError }, fallbacks: ['b'], switchErrors: { b: new AppError(429, 'QUOTA_EXCEEDED', 'no room to raise the hold') } });
+    const s = scenario({
+      answers: { primary: firstError },
+      fallbacks: ['b'],
+      switchErrors: { b: new AppError(429, 'QUOTA_EXCEEDED', 'no room to raise the hold') },
+    });
     await expect(s.run()).rejects.toMatchObject({ code: 'REFUNDED' });
     expect(s.attempts).toEqual(['primary']);
     expect(s.failures).toEqual([{ on: { model: 'primary' }, err: firstError }]);

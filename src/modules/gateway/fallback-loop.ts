@@ -12,7 +12,8 @@ export interface FallbackFrom {
 }
 
 /** What the usage record of a call says when a fallback served it. */
-export const fallbackMetadata = (from: FallbackFrom | undefined) => (from ? { fallbackFrom: from.model, fallbackReason: upstreamToAppError(from.error, from.model).message } : {});
+export const fallbackMetadata = (from: FallbackFrom | undefined) =>
+  from ? { fallbackFrom: from.model, fallbackReason: upstreamToAppError(from.error, from.model).message } : {};
 
 /** One metered call and the operator's fallback models for it; `P` is the call as prepared for one model. */
 export interface FallbackLoop<P, T> {

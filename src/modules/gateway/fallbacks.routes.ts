@@ -6,13 +6,21 @@ import type { Fallbacks } from './fallbacks.js';
 import { ModelFallbacks, ModelIdParams, SetFallbacksBody } from './fallbacks.schemas.js';
 
 /** Operator routes of model fallbacks: read by admins, changed by super admins, every change audited. */
-export const fallbackAdminRoutes: FastifyPluginAsyncTypebox<{ fallbacks: Fallbacks; audit: Pick<AuditService, 'record'> }> = async (app, { fallbacks, audit }) => {
+export const fallbackAdminRoutes: FastifyPluginAsyncTypebox<{ fallbacks: Fallbacks; audit: Pick<AuditService, 'record'> }> = async (
+  app,
+  { fallbacks, audit },
+) => {
   const tags = ['admin'];
   app.get(
     '/v1/admin/models/:id/fallbacks',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: "A model's fallback models, in the order they are tried", params: ModelIdParams, response: { 200: ModelFallbacks, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: "A model's fallback models, in the order they are tried",
+        params: ModelIdParams,
+        response: { 200: ModelFallbacks, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => fallbacks.view(request.params.id),
   );

@@ -53,12 +53,15 @@ export function createFallbacks(deps: FallbacksDeps) {
       const ids: string[] = [];
       for (const [index, slug] of slugs.entries()) {
         const fallback = await catalog.getBySlug(slug);
-        if (!fallback) throw badRequest(`No model with slug "${slug}". Read model slugs from GET /v1/models.`, [{ field: `fallbacks.${index}`, message: 'unknown model' }]);
-        if (fallback.row.id === model.row.id) throw badRequest(`A model cannot fall back to itself ("${slug}").`, [{ field: `fallbacks.${index}`, message: 'is the model itself' }]);
+        if (!fallback)
+          throw badRequest(`No model with slug "${slug}". Read model slugs from GET /v1/models.`, [{ field: `fallbacks.${index}`, message: 'unknown model' }]);
+        if (fallback.row.id === model.row.id)
+          throw badRequest(`A model cannot fall back to itself ("${slug}").`, [{ field: `fallbacks.${index}`, message: 'is the model itself' }]);
         if (fallback.row.type !== model.row.type) {
-          throw badRequest(`"${slug}" is a ${fallback.row.type} model; a fallback of the ${model.row.type} model "${model.row.slug}" must be of the same type.`, [
-            { field: `fallbacks.${index}`, message: 'has another type' },
-          ]);
+          throw badRequest(
+            `"${slug}" is a ${fallback.row.type} model; a fallback of the ${model.row.type} model "${model.row.slug}" must be of the same type.`,
+            [{ field: `fallbacks.${index}`, message: 'has another type' }],
+          );
         }
         ids.push(fallback.row.id);
       }

@@ -47,9 +47,15 @@ afterAll(async () => {
 });
 
 const textBody = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'One answer for one key' }] };
-const ask = (token: string, key: string) => t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { ...bearer(token), 'idempotency-key': key }, payload: textBody });
+const ask = (token: string, key: string) =>
+  t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { ...bearer(token), 'idempotency-key': key }, payload: textBody });
 const entryOf = async (userId: string, key: string) =>
-  (await t.platform.db.select().from(gatewayIdempotency).where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key))))[0];
+  (
+    await t.platform.db
+      .select()
+      .from(gatewayIdempotency)
+      .where(and(eq(gatewayIdempotency.userId, userId), eq(gatewayIdempotency.key, key)))
+  )[0];
 const until = async (done: () => boolean | Promise<boolean>, what: string) => {
   const started = Date.now();
   while (!(await done())) {
@@ -97,18 +103,22 @@ describe('an Idempotency-Key whose request outlived its reservation', () => {
     expect(json(replay)).toEqual(json(answered));
 
     // Charged once: the retry's tokens, and nothing for the refunded request.
-    const charged = await t.platform.db.select().from(usageRecords).where(and(eq(usageRecords.userId, user.id), eq(usageRecords.status, 'SUCCESS')));
+    const charged = await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(and(eq(usageRecords.userId, user.id), eq(usageRecords.status, 'SUCCESS')));
     expect(charged.map((r) => r.requestId)).toEqual([retryEntry!.requestId]);
     const after = await walletState(t, user.id);
     expect(after.balance).toBe(before.balance - charged[0]!.tokensConsumed);
     expect(after.balance).toBe(after.ledgerSum);
   });
 
-  it('a job and its key\'s answer commit together: when storing the answer fails nothing is queued or charged, and the retry queues once', async () => {
+  it("a job and its key's answer commit together: when storing the answer fails nothing is queued or charged, and the retry queues once", async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
     const image = { model: 'local/image', prompt: 'a lighthouse', count: 1, width: 64, height: 64, async: true };
-    const submit = () => t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'job-once' }, payload: image });
+    const submit = () =>
+      t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'job-once' }, payload: image });
     // Storing the answer on the key fails: the job's transaction fails with it.
     await t.platform.database.exec(`
       create function refuse_key_completion() returns trigger language plpgsql as $$
@@ -128,7 +138,10 @@ describe('an Idempotency-Key whose request outlived its reservation', () => {
     const [job] = await t.platform.db.select().from(jobs).where(eq(jobs.userId, user.id));
     expect(json(retry)).toEqual({ jobId: job!.id, status: 'QUEUED' });
     expect(await entryOf(user.id, 'job-once')).toMatchObject({ requestId: job!.id, status: 'COMPLETED', response: json(retry) });
-    await until(async () => (await t.platform.db.select({ status: jobs.status }).from(jobs).where(eq(jobs.id, job!.id)))[0]!.status === 'SUCCEEDED', 'the job to succeed');
+    await until(
+      async () => (await t.platform.db.select({ status: jobs.status }).from(jobs).where(eq(jobs.id, job!.id)))[0]!.status === 'SUCCEEDED',
+      'the job to succeed',
+    );
     const again = await submit();
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(json(again)).toEqual(json(retry));

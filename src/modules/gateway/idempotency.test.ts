@@ -60,7 +60,8 @@ describe('Idempotency-Key on /v1/ai/*', () => {
       create trigger refuse_completion before update on gateway_idempotency
         for each row when (new.status = 'COMPLETED') execute function refuse_idempotency_completion();`);
     const image = { model: 'local/image', prompt: 'a lighthouse', count: 1, width: 64, height: 64 };
-    const call = () => t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'image-once' }, payload: image });
+    const call = () =>
+      t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: { ...bearer(accessToken), 'idempotency-key': 'image-once' }, payload: image });
     try {
       expect((await call()).statusCode).toBe(500);
     } finally {
@@ -84,9 +85,18 @@ describe('Idempotency-Key on /v1/ai/*', () => {
     const before = await counts(user.id);
     const response = await ask(accessToken, { ...body, maxTokens: 10 }, 'reused-key');
     expect(response.statusCode).toBe(409);
-    expect(json(response).error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('different request'), details: { idempotencyKey: 'reused-key' } });
+    expect(json(response).error).toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('different request'),
+      details: { idempotencyKey: 'reused-key' },
+    });
     expect(await counts(user.id)).toEqual(before);
-    const otherRoute = await t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: { ...bearer(accessToken), 'idempotency-key': 'reused-key' }, payload: { model: 'local/vision', prompt: 'sea' } });
+    const otherRoute = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/enhance/prompt',
+      headers: { ...bearer(accessToken), 'idempotency-key': 'reused-key' },
+      payload: { model: 'local/vision', prompt: 'sea' },
+    });
     expect(otherRoute.statusCode).toBe(409);
   });
 
@@ -139,7 +149,11 @@ describe('Idempotency-Key on /v1/ai/*', () => {
     expect(replay.headers['content-type']).toMatch(/text\/event-stream/);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     const events = parseSse(replay.body);
-    const text = (list: typeof events) => list.filter((e) => e.type === 'text').map((e) => e.delta).join('');
+    const text = (list: typeof events) =>
+      list
+        .filter((e) => e.type === 'text')
+        .map((e) => e.delta)
+        .join('');
     expect(text(events)).toBe(text(first));
     expect(events.slice(-2)).toEqual(first.slice(-2));
     expect(await counts(user.id)).toEqual(before);
@@ -147,7 +161,13 @@ describe('Idempotency-Key on /v1/ai/*', () => {
 
   it('replays prompt enhancement', async () => {
     const { accessToken, user } = await signUp(t.app);
-    const send = () => t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: { ...bearer(accessToken), 'idempotency-key': 'enh-1' }, payload: { model: 'local/vision', prompt: 'sea' } });
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/enhance/prompt',
+        headers: { ...bearer(accessToken), 'idempotency-key': 'enh-1' },
+        payload: { model: 'local/vision', prompt: 'sea' },
+      });
     const first = await send();
     const before = await counts(user.id);
     const second = await send();

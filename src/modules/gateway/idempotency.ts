@@ -27,9 +27,7 @@ export interface KeyEntry {
 /** How the reservation of a request that will never finish its key (its process died) was closed. */
 export type ReservationClosed = 'SETTLED' | 'RELEASED';
 
-export type IdempotencyBegin =
-  | { kind: 'new'; requestId: string }
-  | { kind: 'replay'; requestId: string; status: number; response: Record<string, unknown> };
+export type IdempotencyBegin = { kind: 'new'; requestId: string } | { kind: 'replay'; requestId: string; status: number; response: Record<string, unknown> };
 
 /** JSON with object keys sorted, so the same body always hashes the same whatever its key order. */
 function canonical(value: unknown): string {
@@ -95,13 +93,23 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
 
   return {
     async begin(input: { userId: string; key: string; route: string; body: unknown }): Promise<IdempotencyBegin> {
-      const bodyHash = createHash('sha256').update(`${input.route}\n${canonical(input.body)}`).digest('hex');
+      const bodyHash = createHash('sha256')
+        .update(`${input.route}\n${canonical(input.body)}`)
+        .digest('hex');
       for (let attempt = 0; attempt < 3; attempt++) {
         const now = clock.now();
         const requestId = newId();
         const [created] = await db
           .insert(gatewayIdempotency)
-          .values({ userId: input.userId, key: input.key, route: input.route, bodyHash, requestId, createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS) })
+          .values({
+            userId: input.userId,
+            key: input.key,
+            route: input.route,
+            bodyHash,
+            requestId,
+            createdAt: now,
+            expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS),
+          })
           .onConflictDoNothing({ target: [gatewayIdempotency.userId, gatewayIdempotency.key] })
           .returning({ requestId: gatewayIdempotency.requestId });
         if (created) return { kind: 'new', requestId: created.requestId };
@@ -149,7 +157,10 @@ export function createIdempotencyStore(deps: IdempotencyDeps) {
     chargeQuery(entry: KeyEntry, response: Record<string, unknown> | null, tx: DbOrTx = db) {
       return response
         ? tx.update(gatewayIdempotency).set({ status: 'COMPLETED', responseStatus: 200, response, completedAt: clock.now() }).where(entryOf(entry))
-        : tx.update(gatewayIdempotency).set({ status: 'CHARGED' }).where(and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
+        : tx
+            .update(gatewayIdempotency)
+            .set({ status: 'CHARGED' })
+            .where(and(entryOf(entry), eq(gatewayIdempotency.status, 'IN_PROGRESS')));
     },
 
     /** Stores the answer of a call whose charge did not carry it (it was only known afterwards). */

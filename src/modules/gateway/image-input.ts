@@ -17,13 +17,17 @@ const DATA_URL = /^data:([a-z0-9.+/-]+);base64,(.*)$/is;
 export function imagePartFromBase64(mediaType: string, data: string, field: string, detail?: ImagePart['detail']): ImagePart {
   const type = mediaType.toLowerCase();
   if (!(IMAGE_MEDIA_TYPES as readonly string[]).includes(type)) {
-    throw badRequest(`${field} is ${mediaType}; images must be PNG, JPEG, GIF or WebP.`, [{ field, message: 'must be image/png, image/jpeg, image/gif or image/webp' }]);
+    throw badRequest(`${field} is ${mediaType}; images must be PNG, JPEG, GIF or WebP.`, [
+      { field, message: 'must be image/png, image/jpeg, image/gif or image/webp' },
+    ]);
   }
   const compact = data.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) throw badRequest(`${field} is not valid base64.`, [{ field, message: 'must be base64' }]);
   const bytes = Buffer.from(compact, 'base64');
   if (bytes.length > MAX_IMAGE_BYTES) {
-    throw badRequest(`${field} is ${(bytes.length / 1024 / 1024).toFixed(1)} MB; an image may be at most 5 MB. Resize it first.`, [{ field, message: 'must be at most 5 MB' }]);
+    throw badRequest(`${field} is ${(bytes.length / 1024 / 1024).toFixed(1)} MB; an image may be at most 5 MB. Resize it first.`, [
+      { field, message: 'must be at most 5 MB' },
+    ]);
   }
   const size = readImageSize(bytes);
   if (!size) throw badRequest(`${field} does not hold a readable ${mediaType} image.`, [{ field, message: 'must be a PNG, JPEG, GIF or WebP image' }]);
@@ -37,7 +41,8 @@ export function imagePartFromBase64(mediaType: string, data: string, field: stri
 export function imagePartFromUrl(url: string, field: string, detail?: ImagePart['detail']): ImagePart {
   const data = DATA_URL.exec(url);
   if (data) return imagePartFromBase64(data[1]!, data[2]!, field, detail);
-  if (url.startsWith('data:')) throw badRequest(`${field} is a data: URL without base64 content; send data:<type>;base64,<bytes>.`, [{ field, message: 'must be base64' }]);
+  if (url.startsWith('data:'))
+    throw badRequest(`${field} is a data: URL without base64 content; send data:<type>;base64,<bytes>.`, [{ field, message: 'must be base64' }]);
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -17,11 +17,25 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
   const { clock, catalog, wallet, jobs } = deps;
   const started = performance.now();
   // `prices`: the per-image prices fixed at submit; null for a token-billed model (settled from its usage).
-  const input = job.input as unknown as ImageSpec & { prices: number[] | null; owner: { userId: string } | { workspaceId: string }; providerId: string | null; apiKeyId: string | null; trace?: Record<string, string> };
+  const input = job.input as unknown as ImageSpec & {
+    prices: number[] | null;
+    owner: { userId: string } | { workspaceId: string };
+    providerId: string | null;
+    apiKeyId: string | null;
+    trace?: Record<string, string>;
+  };
   const modelRef = { id: job.modelId, slug: job.modelSlug, providerId: input.providerId };
   try {
     const access = { subscriptionId: job.subscriptionId, owner: input.owner };
-    await deps.metering.reserveChecked({ userId: job.userId, apiKeyId: input.apiKeyId }, access, { model: modelRef, operation: 'image.generate', tokens: job.tokensReserved, requestId: job.requestId, jobId: job.id, started, leaseSeconds: IMAGE_JOB_LEASE_SECONDS });
+    await deps.metering.reserveChecked({ userId: job.userId, apiKeyId: input.apiKeyId }, access, {
+      model: modelRef,
+      operation: 'image.generate',
+      tokens: job.tokensReserved,
+      requestId: job.requestId,
+      jobId: job.id,
+      started,
+      leaseSeconds: IMAGE_JOB_LEASE_SECONDS,
+    });
   } catch (err) {
     if (err instanceof AppError && err.code === 'QUOTA_EXCEEDED') {
       await failJob(deps, job.id, { code: err.code, message: err.message, details: err.details });
@@ -37,7 +51,13 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
   let produced: ProducedImages;
   let model: GatewayModel;
   // A child of the request that queued the job (its trace context rode in the job's input).
-  const span = startCallSpan({ operation: 'generate_content', providerSlug: job.modelSlug.split('/')[0]!, model: job.modelSlug, requestId: job.requestId, parent: input.trace });
+  const span = startCallSpan({
+    operation: 'generate_content',
+    providerSlug: job.modelSlug.split('/')[0]!,
+    model: job.modelSlug,
+    requestId: job.requestId,
+    parent: input.trace,
+  });
   try {
     model = await catalog.resolveForGateway(job.modelSlug);
     const adapter = deps.adapters.get(model.providerSlug);
@@ -48,7 +68,16 @@ export async function runImageJob(deps: MediaGatewayDeps, job: JobRow): Promise<
     const error = asAppError(err, job.modelSlug);
     span.failed(error);
     await failJob(deps, job.id, error, (tx) =>
-      refundFailed(deps, tx, { userId: job.userId, subscriptionId: job.subscriptionId, model: modelRef, requestId: job.requestId, jobId: job.id, operation: 'image.generate', error, latencyMs: performance.now() - started }),
+      refundFailed(deps, tx, {
+        userId: job.userId,
+        subscriptionId: job.subscriptionId,
+        model: modelRef,
+        requestId: job.requestId,
+        jobId: job.id,
+        operation: 'image.generate',
+        error,
+        latencyMs: performance.now() - started,
+      }),
     );
     return;
   }

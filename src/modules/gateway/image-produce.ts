@@ -36,11 +36,22 @@ export interface ProducedImages {
 }
 
 /** The source image of a call; `keep` copies one that is not ours into storage (an async job reads it later). */
-export async function readImageSource(deps: Pick<MediaGatewayDeps, 'files'>, url: string, ownerId: string, keep: boolean): Promise<{ file: MediaFile; url: string }> {
+export async function readImageSource(
+  deps: Pick<MediaGatewayDeps, 'files'>,
+  url: string,
+  ownerId: string,
+  keep: boolean,
+): Promise<{ file: MediaFile; url: string }> {
   const { files } = deps;
   const source = await files.readSource(url, { accept: ['image'], what: 'the source image' });
   if (!keep || source.origin === 'file') return { file: { bytes: source.bytes, mimeType: source.contentType }, url };
-  const saved = await files.saveBytes({ ownerId, kind: 'INIT_IMAGE', contentType: source.contentType, body: source.bytes, sourceUrl: source.origin === 'remote' ? url : null });
+  const saved = await files.saveBytes({
+    ownerId,
+    kind: 'INIT_IMAGE',
+    contentType: source.contentType,
+    body: source.bytes,
+    sourceUrl: source.origin === 'remote' ? url : null,
+  });
   return { file: { bytes: source.bytes, mimeType: saved.contentType }, url: saved.url };
 }
 
@@ -74,7 +85,12 @@ export async function produceImages(
   const first = await pool.run(model.providerSlug, (_text, credential) => generate(credential, request(spec.count, spec.seed)));
   const outputs: MediaOutput[] = first.value.images.slice(0, spec.count);
   if (outputs.length === 0) throw new UpstreamError('server', 'The provider returned no image.', null, 'empty_result');
-  const tokens: ProducedImages['tokens'] = { usage: { inputTokens: 0, textInputTokens: 0, imageInputTokens: 0, outputTokens: 0 }, reportedImages: 0, unreportedCalls: 0, unreportedImages: 0 };
+  const tokens: ProducedImages['tokens'] = {
+    usage: { inputTokens: 0, textInputTokens: 0, imageInputTokens: 0, outputTokens: 0 },
+    reportedImages: 0,
+    unreportedCalls: 0,
+    unreportedImages: 0,
+  };
   const count = (result: ImageResult, taken: number) => {
     if (!result.usage) {
       tokens.unreportedCalls++;
@@ -130,7 +146,11 @@ export async function produceImages(
  * quality's output tokens at its size for every image (`auto` counted as the dearest quality), plus the prompt's and
  * the source image's most; one call makes up to 10 images, so the input is counted once.
  */
-export async function imagePricing(deps: Pick<MediaGatewayDeps, 'catalog'>, model: GatewayModel, spec: ImageSpec): Promise<{ reserved: number; prices: number[] | null }> {
+export async function imagePricing(
+  deps: Pick<MediaGatewayDeps, 'catalog'>,
+  model: GatewayModel,
+  spec: ImageSpec,
+): Promise<{ reserved: number; prices: number[] | null }> {
   if (imageTokenTable(model.capabilities)) {
     const reserved = await deps.catalog.estimateTokens(model, {
       kind: 'image',
@@ -214,7 +234,13 @@ export const tokenUsageOf = (tokens: ImageTokenCharge | null) =>
     : {};
 
 /** The usage record's metadata of an image call. */
-export const imageMetadata = (spec: ImageSpec, produced: ProducedImages, principal: { apiKeyId?: string | null }, reserved: number, tokens: ImageTokenCharge | null = null) => ({
+export const imageMetadata = (
+  spec: ImageSpec,
+  produced: ProducedImages,
+  principal: { apiKeyId?: string | null },
+  reserved: number,
+  tokens: ImageTokenCharge | null = null,
+) => ({
   imagesRequested: spec.count,
   width: spec.width,
   height: spec.height,

@@ -65,7 +65,9 @@ describe('image URL checks', () => {
     const resolve: ResolveAddresses = async (hostname) => [{ address: hostname === 'inside.example.com' ? '169.254.169.254' : PUBLIC, family: 4 }];
     const messages = [...withImages('https://ok.example.com/a.png'), ...withImages('https://ok.example.com/b.png', 'https://inside.example.com/c.png')];
     const err = await refusal(checkImageUrls(createOutboundPolicy({ allowPrivateNetwork: false, resolve }), messages));
-    expect(err.message).toMatch(/^The image URL in message 1 cannot be used: The address 169\.254\.169\.254 \(metadata\) of "inside\.example\.com" is not allowed/);
+    expect(err.message).toMatch(
+      /^The image URL in message 1 cannot be used: The address 169\.254\.169\.254 \(metadata\) of "inside\.example\.com" is not allowed/,
+    );
   });
 
   it('passes messages without URL images without resolving anything', async () => {

@@ -8,9 +8,27 @@ import { runImageJob } from './image-job.js';
 import { commitJobWithKey } from './job-key.js';
 import { admitJob } from './plan-limits.js';
 import { checkValue, descriptorOf } from './controls.js';
-import { imageCharge, imageMetadata, imagePricing, produceImages, readImageSource, tokenUsageOf, type ImageSpec, type ProducedImages } from './image-produce.js';
+import {
+  imageCharge,
+  imageMetadata,
+  imagePricing,
+  produceImages,
+  readImageSource,
+  tokenUsageOf,
+  type ImageSpec,
+  type ProducedImages,
+} from './image-produce.js';
 import { startCallSpan, traceCarrier } from './call-span.js';
-import { asAppError, negativePromptOf, refundFailed, requireCapability, resolveMediaModel, settleDeliveredNow, type MediaCallOptions, type MediaGatewayDeps } from './media-common.js';
+import {
+  asAppError,
+  negativePromptOf,
+  refundFailed,
+  requireCapability,
+  resolveMediaModel,
+  settleDeliveredNow,
+  type MediaCallOptions,
+  type MediaGatewayDeps,
+} from './media-common.js';
 import type { MediaAdapter, MediaFile } from './providers/media/media-types.js';
 import { imageSizeRule, snapImageSize } from './providers/media/sizes.js';
 
@@ -62,7 +80,10 @@ const controlNumber = (model: GatewayModel, key: string, field: 'default' | 'min
 export function imageSize(model: GatewayModel, width: number | undefined, height: number | undefined) {
   const requestedWidth = width ?? controlNumber(model, 'width', 'default') ?? 1024;
   const requestedHeight = height ?? controlNumber(model, 'height', 'default') ?? 1024;
-  for (const [field, value] of [['width', requestedWidth], ['height', requestedHeight]] as const) {
+  for (const [field, value] of [
+    ['width', requestedWidth],
+    ['height', requestedHeight],
+  ] as const) {
     const control = model.capabilities.controls[field] as { type?: string } | undefined;
     if (control?.type !== 'integer') continue; // menus and ratios are snapped instead
     const min = controlNumber(model, field, 'min');
@@ -89,9 +110,10 @@ export function imageQuality(model: GatewayModel, quality: string | undefined): 
   const fallback = typeof control?.default === 'string' ? control.default : null;
   if (quality === undefined || (quality === 'auto' && !control?.values?.includes('auto'))) return fallback;
   if (!control) {
-    throw badRequest(`The model "${model.slug}" has no quality setting: leave quality out (or send "auto"), or choose a model whose capabilities.controls list quality.`, [
-      { field: 'quality', message: 'not supported by this model' },
-    ]);
+    throw badRequest(
+      `The model "${model.slug}" has no quality setting: leave quality out (or send "auto"), or choose a model whose capabilities.controls list quality.`,
+      [{ field: 'quality', message: 'not supported by this model' }],
+    );
   }
   checkValue(model, 'quality', control, quality);
   return quality;
@@ -124,14 +146,18 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       ...size,
       count: body.count ?? 1,
       seed: body.seed ?? null,
-      strength: body.initImageUrl ? body.strength ?? null : null,
+      strength: body.initImageUrl ? (body.strength ?? null) : null,
       initImageUrl: source?.url ?? null,
       quality,
     };
     return { model, adapter, access, spec, initImage: source?.file };
   }
 
-  async function generateSync(principal: Principal, body: ImageBody, options: MediaCallOptions & { tags?: string[]; caption?: string } = {}): Promise<ImageAnswer> {
+  async function generateSync(
+    principal: Principal,
+    body: ImageBody,
+    options: MediaCallOptions & { tags?: string[]; caption?: string } = {},
+  ): Promise<ImageAnswer> {
     const { timing } = options;
     const metered = options.request ?? unkeyedRequest();
     const started = performance.now();
@@ -141,10 +167,12 @@ export function createImageGateway(deps: MediaGatewayDeps) {
     const reserving = performance.now();
     timing?.add('route', reserving - started);
     const span = startCallSpan({ operation: 'generate_content', providerSlug: model.providerSlug, model: model.slug, requestId });
-    await deps.metering.reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started, key: metered.key }, { access }).catch((err: unknown) => {
-      span.failed(err);
-      throw err;
-    });
+    await deps.metering
+      .reserve(principal, { model, operation: 'image.generate', tokens: pricing.reserved, requestId, started, key: metered.key }, { access })
+      .catch((err: unknown) => {
+        span.failed(err);
+        throw err;
+      });
     const producing = performance.now();
     timing?.add('reserve', producing - reserving);
     let produced: ProducedImages;
@@ -156,7 +184,15 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       span.failed(error);
       await db
         .transaction((tx) =>
-          refundFailed(deps, tx, { userId: principal.userId, subscriptionId: access.subscriptionId, model, requestId, operation: 'image.generate', error, latencyMs: performance.now() - started }),
+          refundFailed(deps, tx, {
+            userId: principal.userId,
+            subscriptionId: access.subscriptionId,
+            model,
+            requestId,
+            operation: 'image.generate',
+            error,
+            latencyMs: performance.now() - started,
+          }),
         )
         .catch((releaseError: unknown) => logger.error({ err: releaseError, requestId }, 'refunding a failed image call failed'));
       throw error;
@@ -179,10 +215,20 @@ export function createImageGateway(deps: MediaGatewayDeps) {
       latencyMs: performance.now() - started,
       accountId: produced.accountId,
       metadata: imageMetadata(spec, produced, principal, pricing.reserved, charge.tokens),
-      generation: { kind: 'IMAGE', prompt: options.caption ?? spec.prompt, output: { images: produced.images }, thumbnailUrl: produced.images[0]!.url, tags: options.tags },
+      generation: {
+        kind: 'IMAGE',
+        prompt: options.caption ?? spec.prompt,
+        output: { images: produced.images },
+        thumbnailUrl: produced.images[0]!.url,
+        tags: options.tags,
+      },
     });
     timing?.add('settle', performance.now() - settling);
-    span.answered({ responseModel: model.upstreamModel, chargedTokens: settled.chargedTokens, attributes: { 'storefront.images_generated': delivered, 'storefront.images_requested': spec.count } });
+    span.answered({
+      responseModel: model.upstreamModel,
+      chargedTokens: settled.chargedTokens,
+      attributes: { 'storefront.images_generated': delivered, 'storefront.images_requested': spec.count },
+    });
     return {
       images: produced.images,
       usage: { imagesGenerated: delivered, imagesRequested: spec.count, creditsConsumed: settled.chargedTokens, ...tokenUsageOf(charge.tokens) },

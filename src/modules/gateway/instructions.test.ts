@@ -14,7 +14,7 @@ const conversation: ChatMessage[] = [
 const text = { type: 'TEXT', capabilities: { flags: { streaming: true, systemMessage: true } } };
 
 describe('withServerInstruction', () => {
-  it('puts the per-type instruction first, then the caller\'s system messages, then the conversation in order', () => {
+  it("puts the per-type instruction first, then the caller's system messages, then the conversation in order", () => {
     const messages = withServerInstruction(text, conversation);
     expect(messages.map((m) => m.role)).toEqual(['system', 'system', 'user', 'assistant', 'user']);
     expect(messages[0]!.content).toMatch(/helpful, accurate assistant/);
@@ -22,7 +22,7 @@ describe('withServerInstruction', () => {
     expect(withServerInstruction({ ...text, type: 'MULTIMODAL' }, conversation)[0]!.content).toMatch(/multimodal/);
   });
 
-  it('gives no instruction to models that take none, keeping the caller\'s system message', () => {
+  it("gives no instruction to models that take none, keeping the caller's system message", () => {
     const messages = withServerInstruction({ type: 'TEXT', capabilities: { flags: { serverInstruction: false } } }, conversation);
     expect(messages[0]).toEqual({ role: 'system', content: 'Be terse.' });
     expect(messages).toHaveLength(4);
@@ -51,7 +51,7 @@ describe('prompt enhancement helpers', () => {
     ['"A red fox at dawn"', 'A red fox at dawn'],
     ['Improved prompt: A red fox at dawn', 'A red fox at dawn'],
     ['  “A red fox”  ', 'A red fox'],
-    ['A fox\'s den', 'A fox\'s den'],
+    ["A fox's den", "A fox's den"],
   ])('cleans %j to the bare prompt', (raw, clean) => {
     expect(cleanEnhanced(raw)).toBe(clean);
   });

@@ -16,7 +16,11 @@ export interface InstructionModel {
 }
 
 /** `instruction`: undefined for the model type's own, null for none (the SDK-compatible surfaces send messages as they are). */
-export function withServerInstruction(model: InstructionModel, messages: readonly ChatMessage[], instruction: string | null | undefined = undefined): ChatMessage[] {
+export function withServerInstruction(
+  model: InstructionModel,
+  messages: readonly ChatMessage[],
+  instruction: string | null | undefined = undefined,
+): ChatMessage[] {
   const flags = model.capabilities.flags ?? {};
   const chosen = instruction === undefined ? SERVER_INSTRUCTIONS[model.type] : instruction;
   const leading = chosen && flags.serverInstruction !== false ? [{ role: 'system' as const, content: chosen }] : [];

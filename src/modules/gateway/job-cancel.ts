@@ -68,7 +68,9 @@ export function createJobCanceller(deps: MediaGatewayDeps): JobCanceller {
       await deps.wallet.release({ requestId: job.requestId, reason: 'Refunded: the job was cancelled' }, tx);
       return {
         tokensConsumed: 0,
-        message: stopped ? 'You cancelled this job and the provider stopped it unbilled; the reserved credits were refunded.' : 'You cancelled this job before the provider got it; the reserved credits were refunded.',
+        message: stopped
+          ? 'You cancelled this job and the provider stopped it unbilled; the reserved credits were refunded.'
+          : 'You cancelled this job before the provider got it; the reserved credits were refunded.',
       };
     },
   };

@@ -26,9 +26,12 @@ export async function commitJobWithKey<H extends Record<string, unknown>>(
     if (!scope) return;
     const entry = { userId, key: scope.idempotencyKey, requestId: request.requestId };
     if (!(await deps.idempotency.completeIn(entry, handle, tx))) {
-      throw conflict('This Idempotency-Key was taken over by a retry while this request was being prepared: the retry is the one that runs. Nothing was queued or charged here.', {
-        idempotencyKey: scope.idempotencyKey,
-      });
+      throw conflict(
+        'This Idempotency-Key was taken over by a retry while this request was being prepared: the retry is the one that runs. Nothing was queued or charged here.',
+        {
+          idempotencyKey: scope.idempotencyKey,
+        },
+      );
     }
   });
   scope?.committed(handle);

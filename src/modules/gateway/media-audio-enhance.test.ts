@@ -38,7 +38,8 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const post = (app: TestApp, token: string, url: string, payload: unknown) => app.app.inject({ method: 'POST', url, headers: bearer(token), payload: payload as object });
+const post = (app: TestApp, token: string, url: string, payload: unknown) =>
+  app.app.inject({ method: 'POST', url, headers: bearer(token), payload: payload as object });
 
 describe('POST /v1/ai/audio', () => {
   it('speech models return WAV, billed by characters, saved to the library', async () => {
@@ -93,7 +94,16 @@ describe('POST /v1/ai/audio', () => {
   it('refuses bad speech input with 400', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    for (const payload of [{}, { text: '' }, { text: 'x', voice: 'robot' }, { description: 'x' }, { text: 'x', durationSeconds: 3 }, { text: 'x', speed: 2 }, { text: 'x'.repeat(5001) }, { text: 'x', colour: 1 }]) {
+    for (const payload of [
+      {},
+      { text: '' },
+      { text: 'x', voice: 'robot' },
+      { description: 'x' },
+      { text: 'x', durationSeconds: 3 },
+      { text: 'x', speed: 2 },
+      { text: 'x'.repeat(5001) },
+      { text: 'x', colour: 1 },
+    ]) {
       expect((await post(t, accessToken, '/v1/ai/audio', { model: 'local/speech', ...payload })).statusCode, JSON.stringify(payload).slice(0, 60)).toBe(400);
     }
     expect((await post(t, accessToken, '/v1/ai/audio', { model: 'local/image', text: 'x' })).statusCode).toBe(400);
@@ -110,7 +120,11 @@ describe('POST /v1/ai/enhance/image', () => {
     expect(body).toMatchObject({ images: [{ mimeType: 'image/png' }], usage: { imagesGenerated: 1 }, width: 64, height: 64 });
     const [saved] = await t.platform.db.select().from(generations).where(eq(generations.requestId, body.requestId));
     expect(saved).toMatchObject({ kind: 'IMAGE', tags: ['enhanced'], prompt: 'Enhanced image' });
-    const dataUrl = await post(t, accessToken, '/v1/ai/enhance/image', { model: 'local/image', imageUrl: `data:image/png;base64,${png.toString('base64')}`, instruction: 'brighter' });
+    const dataUrl = await post(t, accessToken, '/v1/ai/enhance/image', {
+      model: 'local/image',
+      imageUrl: `data:image/png;base64,${png.toString('base64')}`,
+      instruction: 'brighter',
+    });
     expect(dataUrl.statusCode).toBe(200);
   });
 
@@ -131,7 +145,14 @@ describe('POST /v1/ai/enhance/image', () => {
 
   it('refuses SSRF attempts: loopback and private ranges', async () => {
     const { accessToken } = await signUp(strict.app);
-    for (const imageUrl of [`${origin}/ok.png`, 'http://localhost/a.png', 'http://10.0.0.1/a.png', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/a.png', 'http://192.168.1.1/a.png']) {
+    for (const imageUrl of [
+      `${origin}/ok.png`,
+      'http://localhost/a.png',
+      'http://10.0.0.1/a.png',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/a.png',
+      'http://192.168.1.1/a.png',
+    ]) {
       const response = await post(strict, accessToken, '/v1/ai/enhance/image', { model: 'local/image', imageUrl });
       expect(response.statusCode, imageUrl).toBe(400);
       expect(json(response).error.code).toBe('BAD_REQUEST');

@@ -75,10 +75,19 @@ describe('POST /v1/ai/image on BFL', () => {
     const { accessToken } = await customer();
     const source = solidPng(48, 27, 90);
     const from = fake.requests.length;
-    const response = await image(accessToken, { model: 'bfl/flux-kontext-pro', prompt: 'make it night', initImageUrl: `data:image/png;base64,${source.toString('base64')}`, width: 1344, height: 768 });
+    const response = await image(accessToken, {
+      model: 'bfl/flux-kontext-pro',
+      prompt: 'make it night',
+      initImageUrl: `data:image/png;base64,${source.toString('base64')}`,
+      width: 1344,
+      height: 768,
+    });
     expect(response.statusCode, response.body).toBe(200);
     const [submit] = submitsSince(from);
-    expect(submit).toMatchObject({ path: '/v1/flux-kontext-pro', body: { prompt: 'make it night', aspect_ratio: '16:9', input_image: source.toString('base64') } });
+    expect(submit).toMatchObject({
+      path: '/v1/flux-kontext-pro',
+      body: { prompt: 'make it night', aspect_ratio: '16:9', input_image: source.toString('base64') },
+    });
     expect(submit!.body.width).toBeUndefined();
     expect(json(response).images).toHaveLength(1);
   });

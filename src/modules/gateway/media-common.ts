@@ -68,16 +68,24 @@ export async function resolveMediaModel(
 ): Promise<{ model: GatewayModel; adapter: MediaAdapter }> {
   const model = await deps.catalog.resolveForGateway(slug);
   if (model.type !== type) {
-    throw badRequest(`The model "${model.slug}" is a ${model.type} model; ${route} needs ${type === 'IMAGE' ? 'an' : 'a'} ${type} model (${ROUTE_OF[model.type]} serves this one).`, {
-      model: model.slug,
-      type: model.type,
-    });
+    throw badRequest(
+      `The model "${model.slug}" is a ${model.type} model; ${route} needs ${type === 'IMAGE' ? 'an' : 'a'} ${type} model (${ROUTE_OF[model.type]} serves this one).`,
+      {
+        model: model.slug,
+        type: model.type,
+      },
+    );
   }
   const adapter = deps.adapters.get(model.providerSlug);
   if (!adapter) {
-    throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" cannot be used right now: its provider has no media connection here. Choose a different model from GET /v1/models.`, {
-      model: model.slug,
-    });
+    throw new AppError(
+      503,
+      'MODEL_UNAVAILABLE',
+      `The model "${model.slug}" cannot be used right now: its provider has no media connection here. Choose a different model from GET /v1/models.`,
+      {
+        model: model.slug,
+      },
+    );
   }
   return { model, adapter };
 }
@@ -86,9 +94,14 @@ export async function resolveMediaModel(
 export function requireCapability<K extends MediaCapability>(adapter: MediaAdapter, capability: K, model: GatewayModel, what: string) {
   const method = mediaCapability(adapter, capability);
   if (!method) {
-    throw new AppError(503, 'MODEL_UNAVAILABLE', `The model "${model.slug}" cannot ${what} here: its provider adapter does not offer it. Choose a different model from GET /v1/models.`, {
-      model: model.slug,
-    });
+    throw new AppError(
+      503,
+      'MODEL_UNAVAILABLE',
+      `The model "${model.slug}" cannot ${what} here: its provider adapter does not offer it. Choose a different model from GET /v1/models.`,
+      {
+        model: model.slug,
+      },
+    );
   }
   return method;
 }
@@ -108,7 +121,13 @@ export async function keepOutput(
   fallbackMimeType: string,
 ): Promise<{ url: string; mimeType: string; bytes: Buffer }> {
   const file = await fetchMediaOutput(deps.fetcher, output, { fallbackMimeType });
-  const saved = await deps.files.saveBytes({ ownerId, kind, contentType: file.mimeType, body: file.bytes, sourceUrl: output.kind === 'url' ? output.url : null });
+  const saved = await deps.files.saveBytes({
+    ownerId,
+    kind,
+    contentType: file.mimeType,
+    body: file.bytes,
+    sourceUrl: output.kind === 'url' ? output.url : null,
+  });
   return { url: saved.url, mimeType: saved.contentType, bytes: file.bytes };
 }
 
@@ -170,7 +189,10 @@ export async function settleDeliveredNow(deps: Pick<MediaGatewayDeps, 'metering'
 export async function refundFailed(
   deps: Pick<MediaGatewayDeps, 'metering'>,
   tx: Tx,
-  input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model' | 'requestId' | 'jobId' | 'operation' | 'latencyMs'> & { error: AppError; metadata?: Record<string, unknown> },
+  input: Pick<SettleInput, 'userId' | 'subscriptionId' | 'model' | 'requestId' | 'jobId' | 'operation' | 'latencyMs'> & {
+    error: AppError;
+    metadata?: Record<string, unknown>;
+  },
 ): Promise<void> {
   await deps.metering.refund(tx, meteredOf(input), input.error, input.metadata);
 }
@@ -199,7 +221,12 @@ export async function succeedJob(
       body: `The ${job.modelSlug} job finished.`,
       payload: { jobId, kind: job.kind },
     });
-    await emitDomainEvent(tx, 'job.succeeded', { jobId, kind: job.kind, model: job.modelSlug, status: 'SUCCEEDED', output, creditsConsumed: tokensConsumed }, { userId: job.userId, at: deps.clock.now() });
+    await emitDomainEvent(
+      tx,
+      'job.succeeded',
+      { jobId, kind: job.kind, model: job.modelSlug, status: 'SUCCEEDED', output, creditsConsumed: tokensConsumed },
+      { userId: job.userId, at: deps.clock.now() },
+    );
     return true;
   });
   if (done) await deps.jobs.announce(jobId);
@@ -229,7 +256,12 @@ export async function failJob(
       body: error.message,
       payload: { jobId, kind: job.kind, errorCode: error.code },
     });
-    await emitDomainEvent(tx, 'job.failed', { jobId, kind: job.kind, model: job.modelSlug, status: 'FAILED', errorCode: error.code, errorMessage: error.message }, { userId: job.userId, at: deps.clock.now() });
+    await emitDomainEvent(
+      tx,
+      'job.failed',
+      { jobId, kind: job.kind, model: job.modelSlug, status: 'FAILED', errorCode: error.code, errorMessage: error.message },
+      { userId: job.userId, at: deps.clock.now() },
+    );
     return true;
   });
   if (done) await deps.jobs.announce(jobId);

@@ -41,12 +41,22 @@ describe('POST /v1/ai/image with Google models', () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
     const from = fake.requests.length;
-    const response = await image(accessToken, { model: 'google/gemini-3.1-flash-image', prompt: 'a red fox in snow', count: 2, width: 1920, height: 1080, seed: 5 });
+    const response = await image(accessToken, {
+      model: 'google/gemini-3.1-flash-image',
+      prompt: 'a red fox in snow',
+      count: 2,
+      width: 1920,
+      height: 1080,
+      seed: 5,
+    });
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
     expect(body.usage).toMatchObject({ imagesGenerated: 2, imagesRequested: 2 });
     const calls = callsTo(':generateContent', from);
-    expect(calls.map((c) => c.path)).toEqual(['/v1beta/models/gemini-3.1-flash-image:generateContent', '/v1beta/models/gemini-3.1-flash-image:generateContent']);
+    expect(calls.map((c) => c.path)).toEqual([
+      '/v1beta/models/gemini-3.1-flash-image:generateContent',
+      '/v1beta/models/gemini-3.1-flash-image:generateContent',
+    ]);
     expect(calls.map(keyOf)).toEqual(['good', 'good']);
     for (const call of calls) expect(call.body.generationConfig.imageConfig).toEqual({ aspectRatio: '16:9', imageSize: '1K' });
     for (const stored of body.images) {
@@ -80,7 +90,9 @@ describe('POST /v1/ai/image with Google models', () => {
   });
 
   it('Gemini 3 Pro Image: listed as an image model that edits, and generates through the same path', async () => {
-    const listed = json(await t.app.inject({ method: 'GET', url: '/v1/models?type=IMAGE' })).items.find((m: { slug: string }) => m.slug === 'google/gemini-3-pro-image');
+    const listed = json(await t.app.inject({ method: 'GET', url: '/v1/models?type=IMAGE' })).items.find(
+      (m: { slug: string }) => m.slug === 'google/gemini-3-pro-image',
+    );
     expect(listed).toMatchObject({ features: expect.arrayContaining(['IMAGE_GENERATION', 'IMAGE_EDIT']) });
     const { accessToken } = await signUp(t.app);
     const from = fake.requests.length;
@@ -110,13 +122,19 @@ describe('POST /v1/ai/image with Google models', () => {
     const calls = callsTo(':generateContent', from);
     expect(calls).toHaveLength(2);
     for (const call of calls) {
-      expect(call.body.contents[0].parts).toEqual([{ text: 'make the square blue' }, { inline_data: { mime_type: 'image/png', data: source.toString('base64') } }]);
+      expect(call.body.contents[0].parts).toEqual([
+        { text: 'make the square blue' },
+        { inline_data: { mime_type: 'image/png', data: source.toString('base64') } },
+      ]);
       expect(call.body.generationConfig.imageConfig).toEqual({ aspectRatio: '1:1' });
     }
     expect(new Set(calls.map((c) => c.body.generationConfig.seed)).size).toBe(2);
     const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, body.requestId));
     expect(usage).toMatchObject({ status: 'SUCCESS', outputUnits: 2 });
-    const stored = await t.platform.db.select().from(files).where(and(eq(files.ownerId, user.id), eq(files.kind, 'IMAGE')));
+    const stored = await t.platform.db
+      .select()
+      .from(files)
+      .where(and(eq(files.ownerId, user.id), eq(files.kind, 'IMAGE')));
     expect(stored).toHaveLength(2);
   });
 
@@ -140,12 +158,18 @@ describe('POST /v1/ai/image with Google models', () => {
     fake.decide((r) => (r.path.startsWith('/v1beta/models/') ? { kind: 'error', status: 400, body: GOOGLE_ERRORS.badKey } : { kind: 'default' }));
     const response = await image(accessToken, { model: 'google/gemini-3.1-flash-image', prompt: 'x' });
     expect(response.statusCode).toBe(503);
-    expect(json(response).error).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', details: { upstream: { code: 'API_KEY_INVALID', status: 400 }, accountsTried: 2 } });
+    expect(json(response).error).toMatchObject({
+      code: 'PROVIDER_UNAVAILABLE',
+      details: { upstream: { code: 'API_KEY_INVALID', status: 400 }, accountsTried: 2 },
+    });
     expect(await walletState(t, user.id)).toEqual(before);
   });
 
   it('fails over from the account whose key Google rejects to the next one', async () => {
-    await t.platform.db.update(providerAccounts).set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null }).where(eq(providerAccounts.providerSlug, 'google'));
+    await t.platform.db
+      .update(providerAccounts)
+      .set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null })
+      .where(eq(providerAccounts.providerSlug, 'google'));
     t.services.gateway.pool.refresh('google');
     const { accessToken } = await signUp(t.app);
     const keys: unknown[][] = [];
@@ -188,22 +212,38 @@ describe('POST /v1/ai/video with Veo', () => {
     const before = await walletState(t, user.id);
     const frame = solidPng(32, 18);
     const from = fake.requests.length;
-    const job = await submitted(accessToken, { model: 'google/veo-3', prompt: 'a paper boat drifting', durationSeconds: 8, aspectRatio: '16:9', seedImageUrl: `data:image/png;base64,${frame.toString('base64')}` });
+    const job = await submitted(accessToken, {
+      model: 'google/veo-3',
+      prompt: 'a paper boat drifting',
+      durationSeconds: 8,
+      aspectRatio: '16:9',
+      seedImageUrl: `data:image/png;base64,${frame.toString('base64')}`,
+    });
     expect(job.externalId).toMatch(/^models\/veo-3\.0-generate-001\/operations\//);
     const [submit] = callsTo(':predictLongRunning', from);
-    expect(submit!.body.instances[0]).toEqual({ prompt: 'a paper boat drifting', image: { bytesBase64Encoded: frame.toString('base64'), mimeType: 'image/png' } });
+    expect(submit!.body.instances[0]).toEqual({
+      prompt: 'a paper boat drifting',
+      image: { bytesBase64Encoded: frame.toString('base64'), mimeType: 'image/png' },
+    });
     expect(submit!.body.parameters).toMatchObject({ aspectRatio: '16:9', durationSeconds: 8, negativePrompt: expect.any(String) });
     expect(submit!.body.parameters).not.toHaveProperty('seed');
 
     for (let i = 0; i < 3; i++) await t.services.media.pollJob(job.jobId);
     const done = json(await getJob(accessToken, job.jobId));
-    expect(done).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: job.creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 8 }] } });
+    expect(done).toMatchObject({
+      status: 'SUCCEEDED',
+      creditsConsumed: job.creditsReserved,
+      output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 8 }] },
+    });
     const clip = await t.app.inject({ method: 'GET', url: pathOf(done.output.videos[0].url) });
     expect(clip.headers['content-type']).toContain('video/mp4');
     expect(readMp4Info(clip.rawPayload).width).toBe(64);
     // The key never left for the signed link, and the link is recorded without its signature.
     expect(fake.signedDownloads().withKey).toBe(0);
-    const [stored] = await t.platform.db.select().from(files).where(and(eq(files.ownerId, user.id), eq(files.kind, 'VIDEO')));
+    const [stored] = await t.platform.db
+      .select()
+      .from(files)
+      .where(and(eq(files.ownerId, user.id), eq(files.kind, 'VIDEO')));
     expect(stored!.sourceUrl).toContain('/signed/');
     expect(stored!.sourceUrl).not.toMatch(/Signature|SECRET|GoogleAccessId/);
     expect((await ledgerOf(t, job.jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -job.creditsReserved]]);
@@ -235,14 +275,24 @@ describe('POST /v1/ai/video with Veo', () => {
       [{ numberOfVideos: 2 }, 'extra.numberOfVideos is not taken by model google/veo-3'],
       [{ resolution: '4k' }, 'extra.resolution must be one of "720p", "1080p"'],
     ] as const) {
-      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'google/veo-3', prompt: 'x', extra } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'google/veo-3', prompt: 'x', extra },
+      });
       expect(response.statusCode, JSON.stringify(extra)).toBe(400);
       expect(json(response).error.message).toContain(message);
     }
     expect(await walletState(t, user.id)).toEqual(before);
     expect(callsTo(':predictLongRunning', from)).toEqual([]);
 
-    const job = await submitted(accessToken, { model: 'google/veo-3', prompt: 'a kite at dusk', durationSeconds: 8, extra: { resolution: '1080p', personGeneration: 'allow_all' } });
+    const job = await submitted(accessToken, {
+      model: 'google/veo-3',
+      prompt: 'a kite at dusk',
+      durationSeconds: 8,
+      extra: { resolution: '1080p', personGeneration: 'allow_all' },
+    });
     const model = await t.services.catalog.resolveForGateway('google/veo-3');
     expect(job.creditsReserved).toBe(await t.services.catalog.estimateTokens(model, { kind: 'video', seconds: 8 }));
     expect(callsTo(':predictLongRunning', from)[0]!.body.parameters).toMatchObject({ resolution: '1080p', personGeneration: 'allow_all', durationSeconds: 8 });

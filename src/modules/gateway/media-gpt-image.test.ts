@@ -37,7 +37,8 @@ async function richUser() {
   await setBalance(t, user.id, 50_000_000);
   return { token: accessToken as string, userId: user.id as string };
 }
-const image = (token: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(token), payload: { model: 'openai/gpt-image-1', ...payload } });
+const image = (token: string, payload: Record<string, unknown>) =>
+  t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(token), payload: { model: 'openai/gpt-image-1', ...payload } });
 const usageRecord = async (requestId: string) => (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId)))[0]!;
 const lastImageCall = () => fake.requests.filter((r) => r.path.startsWith('/v1/images')).at(-1)!;
 
@@ -71,7 +72,17 @@ describe('GPT Image: charged from the usage OpenAI reports', () => {
     expect((await walletState(t, userId)).balance).toBe(before.balance - charged);
     const record = await usageRecord(body.requestId);
     expect(record).toMatchObject({ status: 'SUCCESS', tokensConsumed: charged, inputUnits: 2, outputUnits: 2 });
-    expect(record.metadata).toMatchObject({ requestedQuality: 'low', quality: 'low', size: '1024x1024', inputTokens: text, textInputTokens: text, imageInputTokens: 0, outputTokens: 544, tokenSource: 'provider', reservedTokens: reserved });
+    expect(record.metadata).toMatchObject({
+      requestedQuality: 'low',
+      quality: 'low',
+      size: '1024x1024',
+      inputTokens: text,
+      textInputTokens: text,
+      imageInputTokens: 0,
+      outputTokens: 544,
+      tokenSource: 'provider',
+      reservedTokens: reserved,
+    });
   });
 
   it('high at 1536x1024: charged the high landscape tokens', async () => {
@@ -114,7 +125,11 @@ describe('GPT Image: charged from the usage OpenAI reports', () => {
     const prompt = 'a quiet street';
     fake.decide((request) =>
       request.path === '/v1/images/generations'
-        ? { kind: 'error', status: 200, body: { created: 1, data: [{ b64_json: solidPng(16, 16).toString('base64') }], quality: 'medium', size: '1024x1024', output_format: 'png' } }
+        ? {
+            kind: 'error',
+            status: 200,
+            body: { created: 1, data: [{ b64_json: solidPng(16, 16).toString('base64') }], quality: 'medium', size: '1024x1024', output_format: 'png' },
+          }
         : { kind: 'default' },
     );
     const body = json(await image(token, { prompt, quality: 'auto' }));
@@ -161,19 +176,35 @@ describe('models priced per image keep their prices', () => {
 });
 
 describe('OpenAI-shaped surface and async jobs', () => {
-  it('POST /openai/v1/images/generations takes quality and answers OpenAI\'s quality, size, output_format and usage', async () => {
+  it("POST /openai/v1/images/generations takes quality and answers OpenAI's quality, size, output_format and usage", async () => {
     const { token } = await richUser();
     const prompt = 'a kite';
-    const response = await t.app.inject({ method: 'POST', url: '/openai/v1/images/generations', headers: bearer(token), payload: { model: 'openai/gpt-image-1', prompt, quality: 'high', size: '1024x1024' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/openai/v1/images/generations',
+      headers: bearer(token),
+      payload: { model: 'openai/gpt-image-1', prompt, quality: 'high', size: '1024x1024' },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const text = fakeTextTokens(prompt);
     expect(json(response)).toMatchObject({
       quality: 'high',
       size: '1024x1024',
       output_format: 'png',
-      usage: { tokens_charged: walletTokens(text, 0, 4160), input_tokens: text, input_tokens_details: { text_tokens: text, image_tokens: 0 }, output_tokens: 4160, total_tokens: text + 4160 },
+      usage: {
+        tokens_charged: walletTokens(text, 0, 4160),
+        input_tokens: text,
+        input_tokens_details: { text_tokens: text, image_tokens: 0 },
+        output_tokens: 4160,
+        total_tokens: text + 4160,
+      },
     });
-    const bad = await t.app.inject({ method: 'POST', url: '/openai/v1/images/generations', headers: bearer(token), payload: { model: 'openai/gpt-image-1', prompt, quality: 'standard' } });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/openai/v1/images/generations',
+      headers: bearer(token),
+      payload: { model: 'openai/gpt-image-1', prompt, quality: 'standard' },
+    });
     expect(bad.statusCode).toBe(400);
     expect(json(bad).error).toMatchObject({ type: 'invalid_request_error', param: 'quality' });
   });

@@ -48,7 +48,13 @@ describe('POST /v1/ai/image (sync)', () => {
     const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, body.requestId));
     expect(usage).toMatchObject({ operation: 'image.generate', status: 'SUCCESS', outputUnits: 2, tokensConsumed: body.usage.creditsConsumed });
     const [saved] = await t.platform.db.select().from(generations).where(eq(generations.requestId, body.requestId));
-    expect(saved).toMatchObject({ kind: 'IMAGE', prompt: 'a red lighthouse at dusk', output: { images: body.images }, thumbnailUrl: body.images[0].url, visibility: expect.any(String) });
+    expect(saved).toMatchObject({
+      kind: 'IMAGE',
+      prompt: 'a red lighthouse at dusk',
+      output: { images: body.images },
+      thumbnailUrl: body.images[0].url,
+      visibility: expect.any(String),
+    });
   });
 
   it('is deterministic by seed and differs by seed', async () => {
@@ -80,7 +86,10 @@ describe('POST /v1/ai/image (sync)', () => {
   it('snaps sizes for fixed-menu models and applies the default negative prompt', async () => {
     const { imageSize } = await import('./image.js');
     const model = await t.services.catalog.resolveForGateway(IMAGE);
-    expect(imageSize({ ...model, providerSlug: 'openai', upstreamModel: 'gpt-image-1', capabilities: { controls: {}, extra: {} } }, 1920, 1080)).toMatchObject({ width: 1536, height: 1024 });
+    expect(imageSize({ ...model, providerSlug: 'openai', upstreamModel: 'gpt-image-1', capabilities: { controls: {}, extra: {} } }, 1920, 1080)).toMatchObject({
+      width: 1536,
+      height: 1024,
+    });
     expect(imageSize(model, undefined, undefined)).toMatchObject({ width: 512, height: 512 });
     const { negativePromptOf } = await import('./media-common.js');
     expect(negativePromptOf(undefined)).toBe(DEFAULT_NEGATIVE_PROMPT);
@@ -141,11 +150,21 @@ describe('POST /v1/ai/image (sync)', () => {
     const { accessToken, user } = await signUp(t.app);
     await setPlan(t, user.id, 'starter');
     const textOnly = await createApiKey(t, accessToken, ['ai:text']);
-    const refused = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(textOnly.key), payload: { model: IMAGE, prompt: 'x', width: 64, height: 64 } });
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(textOnly.key),
+      payload: { model: IMAGE, prompt: 'x', width: 64, height: 64 },
+    });
     expect(refused.statusCode).toBe(403);
     expect(json(refused).error.message).toContain('ai:image');
     const imageKey = await createApiKey(t, accessToken, ['ai:image']);
-    const allowed = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(imageKey.key), payload: { model: IMAGE, prompt: 'x', width: 64, height: 64 } });
+    const allowed = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(imageKey.key),
+      payload: { model: IMAGE, prompt: 'x', width: 64, height: 64 },
+    });
     expect(allowed.statusCode).toBe(200);
     expect((await ledgerOf(t, json(allowed).requestId)).map((r) => r.kind)).toEqual(['USAGE']);
   });

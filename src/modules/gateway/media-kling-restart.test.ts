@@ -30,7 +30,12 @@ describe('a Kling job across a restart', () => {
     await setBalance(asTest(first), user.id, 100_000_000);
     const before = await walletState(asTest(first), user.id);
     const seedImageUrl = `data:image/png;base64,${solidPng(32, 18).toString('base64')}`;
-    const submitted = await first.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'kling/kling-v2-1', prompt: 'survives a restart', seedImageUrl } });
+    const submitted = await first.app.inject({
+      method: 'POST',
+      url: '/v1/ai/video',
+      headers: bearer(accessToken),
+      payload: { model: 'kling/kling-v2-1', prompt: 'survives a restart', seedImageUrl },
+    });
     expect(submitted.statusCode, submitted.body).toBe(200);
     const { jobId, creditsReserved } = json(submitted);
     await first.services.media.runJob(jobId);
@@ -44,7 +49,11 @@ describe('a Kling job across a restart', () => {
     try {
       for (let i = 0; i < 3; i++) await second.services.media.pollJob(jobId);
       const job = json(await second.app.inject({ method: 'GET', url: `/v1/jobs/${jobId}`, headers: bearer(accessToken) }));
-      expect(job).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/') }] } });
+      expect(job).toMatchObject({
+        status: 'SUCCEEDED',
+        creditsConsumed: creditsReserved,
+        output: { videos: [{ url: expect.stringContaining('/v1/files/raw/') }] },
+      });
       // One task at Kling, read by both instances.
       const creates = fake.requests.filter((r) => r.method === 'POST');
       expect(creates).toHaveLength(1);

@@ -17,7 +17,9 @@ let t: TestApp;
 let fake: KlingFake;
 beforeAll(async () => {
   fake = await startFakeKling();
-  t = await createTestApp({ env: { ...providerEnv('KLING', fake.baseUrl, [klingApiKey('AKalpha0001'), klingApiKey('AKbravo0002')]), ALLOW_PRIVATE_NETWORK: 'true' } });
+  t = await createTestApp({
+    env: { ...providerEnv('KLING', fake.baseUrl, [klingApiKey('AKalpha0001'), klingApiKey('AKbravo0002')]), ALLOW_PRIVATE_NETWORK: 'true' },
+  });
   // Queue messages are stored (steps are run by hand below); no workers take them.
   await t.platform.jobs.start({ workers: false });
 });
@@ -43,7 +45,8 @@ const frame = `data:image/png;base64,${solidPng(32, 18).toString('base64')}`;
 const video = (token: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(token), payload });
 const getJob = async (token: string, id: string) => json(await t.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: bearer(token) }));
 /** The access key a request was signed for (the `iss` of its JWT), also when Kling refused it. */
-const issuerOf = (request: MediaFakeRequest) => JSON.parse(Buffer.from(String(request.headers.authorization).split('.')[1]!, 'base64url').toString()).iss as string;
+const issuerOf = (request: MediaFakeRequest) =>
+  JSON.parse(Buffer.from(String(request.headers.authorization).split('.')[1]!, 'base64url').toString()).iss as string;
 
 describe('Kling video jobs', () => {
   it('runs a job to completion with the extra keys at Kling, streaming each change (SSE), charging once', async () => {
@@ -69,7 +72,11 @@ describe('Kling video jobs', () => {
     expect(events[0]).toMatchObject({ type: 'job', job: { jobId, status: 'QUEUED' } });
     expect(events.map((e) => e.job.status)).toContain('RUNNING');
     const final = events.at(-1)!.job;
-    expect(final).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 10 }] } });
+    expect(final).toMatchObject({
+      status: 'SUCCEEDED',
+      creditsConsumed: creditsReserved,
+      output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 10 }] },
+    });
 
     const create = fake.requests.find((r) => r.method === 'POST' && r.body?.prompt === 'A lantern floats over a dark lake')!;
     expect(create.path).toBe('/v1/videos/text2video');
@@ -126,7 +133,12 @@ describe('Kling video jobs', () => {
       const { jobId } = json(await video(accessToken, { model: 'kling/kling-v2-1', prompt: `frame ${i}`, seedImageUrl: frame }));
       await t.services.media.runJob(jobId);
       expect((await getJob(accessToken, jobId)).status).toBe('RUNNING');
-      runs.push(fake.requests.slice(from).filter((r) => r.method === 'POST').map(issuerOf));
+      runs.push(
+        fake.requests
+          .slice(from)
+          .filter((r) => r.method === 'POST')
+          .map(issuerOf),
+      );
       ids.push(jobId);
     }
     expect(runs).toContainEqual(['AKalpha0001', 'AKbravo0002']);
@@ -134,7 +146,12 @@ describe('Kling video jobs', () => {
     const from = fake.requests.length;
     for (let i = 0; i < 4; i++) await t.services.media.pollJob(ids[0]!);
     expect((await getJob(accessToken, ids[0]!)).status).toBe('SUCCEEDED');
-    expect(fake.requests.slice(from).filter((r) => r.path.startsWith('/v1/videos/image2video/')).map(issuerOf)).toEqual(Array(4).fill('AKbravo0002'));
+    expect(
+      fake.requests
+        .slice(from)
+        .filter((r) => r.path.startsWith('/v1/videos/image2video/'))
+        .map(issuerOf),
+    ).toEqual(Array(4).fill('AKbravo0002'));
   });
 
   it('asks Kling for pro mode on kling-v2-1-pro, which shares kling-v2-1 upstream', async () => {
@@ -181,7 +198,11 @@ describe('Kling video jobs', () => {
     const calls = fake.requests.length;
     const canceled = await t.app.inject({ method: 'POST', url: `/v1/jobs/${running.jobId}/cancel`, headers: bearer(accessToken) });
     expect(canceled.statusCode, canceled.body).toBe(200);
-    expect(json(canceled)).toMatchObject({ status: 'CANCELED', creditsConsumed: running.creditsReserved, errorMessage: expect.stringContaining('cannot stop it') });
+    expect(json(canceled)).toMatchObject({
+      status: 'CANCELED',
+      creditsConsumed: running.creditsReserved,
+      errorMessage: expect.stringContaining('cannot stop it'),
+    });
     expect(fake.requests.length).toBe(calls);
     expect((await ledgerOf(t, running.jobId)).map((r) => [r.kind, r.amount])).toEqual([['USAGE', -running.creditsReserved]]);
     expect(await walletState(t, user.id)).toEqual({ balance: before.balance - running.creditsReserved, ledgerSum: before.ledgerSum - running.creditsReserved });

@@ -41,18 +41,36 @@ const submit = async (token: string, payload: Record<string, unknown>) => {
   return json<{ jobId: string; creditsReserved: number }>(response);
 };
 const getJob = async (token: string, id: string) => json(await t.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: bearer(token) }));
-const keysOfPosts = (from: number) => fake.requests.slice(from).filter((r) => r.method === 'POST').map((r) => String(r.headers.authorization).slice('Bearer '.length));
+const keysOfPosts = (from: number) =>
+  fake.requests
+    .slice(from)
+    .filter((r) => r.method === 'POST')
+    .map((r) => String(r.headers.authorization).slice('Bearer '.length));
 
 describe('MiniMax video jobs', () => {
   it('submits Hailuo 02 with the resolution and options of extra, polls it to Success, downloads the file without its signature, charges once', async () => {
     const { accessToken, user } = await customer();
     const before = await walletState(t, user.id);
-    const { jobId, creditsReserved } = await submit(accessToken, { prompt: 'Waves roll in at sunset [Push in]', durationSeconds: 10, extra: { resolution: '768P', prompt_optimizer: false } });
+    const { jobId, creditsReserved } = await submit(accessToken, {
+      prompt: 'Waves roll in at sunset [Push in]',
+      durationSeconds: 10,
+      extra: { resolution: '768P', prompt_optimizer: false },
+    });
     await t.services.media.runJob(jobId);
-    expect(fake.requests.find((r) => r.method === 'POST')?.body).toEqual({ prompt_optimizer: false, model: 'MiniMax-Hailuo-02', prompt: 'Waves roll in at sunset [Push in]', duration: 10, resolution: '768P' });
+    expect(fake.requests.find((r) => r.method === 'POST')?.body).toEqual({
+      prompt_optimizer: false,
+      model: 'MiniMax-Hailuo-02',
+      prompt: 'Waves roll in at sunset [Push in]',
+      duration: 10,
+      resolution: '768P',
+    });
     for (let i = 0; i < 4; i++) await t.services.media.pollJob(jobId);
     const job = await getJob(accessToken, jobId);
-    expect(job).toMatchObject({ status: 'SUCCEEDED', creditsConsumed: creditsReserved, output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 10 }] } });
+    expect(job).toMatchObject({
+      status: 'SUCCEEDED',
+      creditsConsumed: creditsReserved,
+      output: { videos: [{ url: expect.stringContaining('/v1/files/raw/'), durationSeconds: 10 }] },
+    });
     const [stored] = await t.platform.db.select().from(files).where(eq(files.ownerId, user.id));
     expect(stored!.sourceUrl).toContain('/download/');
     expect(stored!.sourceUrl).not.toMatch(/Signature|OSSAccessKeyId|Expires/);
@@ -68,10 +86,18 @@ describe('MiniMax video jobs', () => {
     await t.services.media.runJob(withheld.jobId);
     await t.services.media.pollJob(withheld.jobId);
     await t.services.media.pollJob(withheld.jobId);
-    expect(await getJob(accessToken, withheld.jobId)).toMatchObject({ status: 'FAILED', errorCode: 'BAD_REQUEST', errorMessage: expect.stringContaining('output new_sensitive') });
+    expect(await getJob(accessToken, withheld.jobId)).toMatchObject({
+      status: 'FAILED',
+      errorCode: 'BAD_REQUEST',
+      errorMessage: expect.stringContaining('output new_sensitive'),
+    });
     const refused = await submit(accessToken, { prompt: `a ${MINIMAX_SENSITIVE_WORD}`, durationSeconds: 6 });
     await t.services.media.runJob(refused.jobId);
-    expect(await getJob(accessToken, refused.jobId)).toMatchObject({ status: 'FAILED', errorCode: 'BAD_REQUEST', errorMessage: expect.stringContaining('input new_sensitive') });
+    expect(await getJob(accessToken, refused.jobId)).toMatchObject({
+      status: 'FAILED',
+      errorCode: 'BAD_REQUEST',
+      errorMessage: expect.stringContaining('input new_sensitive'),
+    });
     expect(await walletState(t, user.id)).toEqual(before);
   });
 
@@ -91,7 +117,11 @@ describe('MiniMax video jobs', () => {
     const before = await walletState(t, user.id);
     const { jobId } = await submit(accessToken, { prompt: 'no key works', durationSeconds: 6 });
     await t.services.media.runJob(jobId);
-    expect(await getJob(accessToken, jobId)).toMatchObject({ status: 'FAILED', errorCode: 'PROVIDER_UNAVAILABLE', errorMessage: expect.stringContaining('invalid api key') });
+    expect(await getJob(accessToken, jobId)).toMatchObject({
+      status: 'FAILED',
+      errorCode: 'PROVIDER_UNAVAILABLE',
+      errorMessage: expect.stringContaining('invalid api key'),
+    });
     expect(await walletState(t, user.id)).toEqual(before);
   });
 
@@ -141,7 +171,12 @@ describe('MiniMax video jobs', () => {
       [{ resolution: '512P' }, 'extra.resolution must be one of "768P", "1080P"'],
       [{ prompt_optimizer: 'yes' }, 'extra.prompt_optimizer must be true or false'],
     ] as const) {
-      const response = await t.app.inject({ method: 'POST', url: '/v1/ai/video', headers: bearer(accessToken), payload: { model: 'minimax/hailuo-02', prompt: 'x', extra } });
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/ai/video',
+        headers: bearer(accessToken),
+        payload: { model: 'minimax/hailuo-02', prompt: 'x', extra },
+      });
       expect(response.statusCode, JSON.stringify(extra)).toBe(400);
       expect(json(response).error.message).toContain(message);
     }

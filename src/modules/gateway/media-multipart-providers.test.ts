@@ -58,7 +58,14 @@ describe('Stability through the gateway', () => {
     await setBalance(t, user.id, 10_000_000);
     const before = await walletState(t, user.id);
     const calls = stability.generations().length;
-    const response = await post(accessToken, '/v1/ai/image', { model: 'stability/stable-image-ultra', prompt: 'a red kite over dunes', width: 1920, height: 1080, count: 2, seed: 40 });
+    const response = await post(accessToken, '/v1/ai/image', {
+      model: 'stability/stable-image-ultra',
+      prompt: 'a red kite over dunes',
+      width: 1920,
+      height: 1080,
+      count: 2,
+      seed: 40,
+    });
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
     expect(body).toMatchObject({ width: 1344, height: 768, usage: { imagesGenerated: 2, imagesRequested: 2 } });
@@ -78,9 +85,17 @@ describe('Stability through the gateway', () => {
 
   it('starts from a source image on an edit model (sd3 image-to-image)', async () => {
     const { accessToken } = await signUp(t.app);
-    const response = await post(accessToken, '/v1/ai/image', { model: 'stability/sd3.5-large', prompt: 'make it autumn', initImageUrl: sourceImage, strength: 0.4 });
+    const response = await post(accessToken, '/v1/ai/image', {
+      model: 'stability/sd3.5-large',
+      prompt: 'make it autumn',
+      initImageUrl: sourceImage,
+      strength: 0.4,
+    });
     expect(response.statusCode, response.body).toBe(200);
-    expect(stability.generations().at(-1)).toMatchObject({ path: '/v2beta/stable-image/generate/sd3', body: { model: 'sd3.5-large', mode: 'image-to-image', strength: '0.4', image: { type: 'image/png' } } });
+    expect(stability.generations().at(-1)).toMatchObject({
+      path: '/v2beta/stable-image/generate/sd3',
+      body: { model: 'sd3.5-large', mode: 'image-to-image', strength: '0.4', image: { type: 'image/png' } },
+    });
   });
 
   it('answers a moderation refusal with 400 and Stability’s message, and refunds', async () => {
@@ -93,18 +108,32 @@ describe('Stability through the gateway', () => {
     // The model decides the length: extra.duration is not taken.
     const refused = await post(accessToken, '/v1/ai/audio', { model: 'stability/stable-audio-2.5', description: 'calm piano', extra: { duration: 190 } });
     expect(refused.statusCode).toBe(400);
-    expect(json(refused).error.message).toContain('extra.duration is not taken by model stability/stable-audio-2.5; it takes: output_format, steps, cfg_scale.');
-    const response = await post(accessToken, '/v1/ai/audio', { model: 'stability/stable-audio-2.5', description: 'calm piano, 70 BPM', seed: 3, extra: { steps: 6 } });
+    expect(json(refused).error.message).toContain(
+      'extra.duration is not taken by model stability/stable-audio-2.5; it takes: output_format, steps, cfg_scale.',
+    );
+    const response = await post(accessToken, '/v1/ai/audio', {
+      model: 'stability/stable-audio-2.5',
+      description: 'calm piano, 70 BPM',
+      seed: 3,
+      extra: { steps: 6 },
+    });
     expect(response.statusCode, response.body).toBe(200);
     expect(json(response).audio.mimeType).toBe('audio/mpeg');
-    expect(stability.generations().at(-1)).toMatchObject({ path: '/v2beta/audio/stable-audio-2/text-to-audio', body: { model: 'stable-audio-2.5', prompt: 'calm piano, 70 BPM', steps: '6', seed: '3' } });
+    expect(stability.generations().at(-1)).toMatchObject({
+      path: '/v2beta/audio/stable-audio-2/text-to-audio',
+      body: { model: 'stable-audio-2.5', prompt: 'calm piano, 70 BPM', steps: '6', seed: '3' },
+    });
     expect((await raw(json(response).audio.url)).type).toContain('audio/mpeg');
   });
 
   it('answers 503 when the key is rejected, and charges nothing', async () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
-    stability.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 401, body: { id: 'x', name: 'unauthorized', errors: ['authorization: invalid or missing API key'] } } : { kind: 'default' }));
+    stability.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 401, body: { id: 'x', name: 'unauthorized', errors: ['authorization: invalid or missing API key'] } }
+        : { kind: 'default' },
+    );
     try {
       const response = await post(accessToken, '/v1/ai/image', { model: 'stability/stable-image-core', prompt: 'a boat' });
       expect(response.statusCode).toBe(503);
@@ -120,7 +149,14 @@ describe('Ideogram through the gateway', () => {
   it('makes several images in one call and copies the expiring URLs into storage without their signature', async () => {
     const { accessToken, user } = await signUp(t.app);
     const calls = ideogram.generations().length;
-    const response = await post(accessToken, '/v1/ai/image', { model: 'ideogram/v3-turbo', prompt: 'a poster that says OPEN', count: 3, width: 1024, height: 1024, seed: 8 });
+    const response = await post(accessToken, '/v1/ai/image', {
+      model: 'ideogram/v3-turbo',
+      prompt: 'a poster that says OPEN',
+      count: 3,
+      width: 1024,
+      height: 1024,
+      seed: 8,
+    });
     expect(response.statusCode, response.body).toBe(200);
     expect(json(response).usage).toMatchObject({ imagesGenerated: 3 });
     const made = ideogram.generations().slice(calls);
@@ -137,9 +173,17 @@ describe('Ideogram through the gateway', () => {
 
   it('remixes a source image', async () => {
     const { accessToken } = await signUp(t.app);
-    const response = await post(accessToken, '/v1/ai/image', { model: 'ideogram/v3-quality', prompt: 'same scene at night', initImageUrl: sourceImage, strength: 0.7 });
+    const response = await post(accessToken, '/v1/ai/image', {
+      model: 'ideogram/v3-quality',
+      prompt: 'same scene at night',
+      initImageUrl: sourceImage,
+      strength: 0.7,
+    });
     expect(response.statusCode, response.body).toBe(200);
-    expect(ideogram.generations().at(-1)).toMatchObject({ path: '/v1/ideogram-v3/remix', body: { rendering_speed: 'QUALITY', image_weight: '30', image: { type: 'image/png' } } });
+    expect(ideogram.generations().at(-1)).toMatchObject({
+      path: '/v1/ideogram-v3/remix',
+      body: { rendering_speed: 'QUALITY', image_weight: '30', image: { type: 'image/png' } },
+    });
   });
 
   it('answers a failed safety check with 400 and Ideogram’s message, and refunds', async () => {
@@ -209,7 +253,11 @@ describe('a rejected key fails over to the next account', () => {
   afterAll(async () => f?.close());
 
   it.each([
-    ['stability/stable-image-core', () => stability.generations(), (r: { headers: Record<string, unknown> }) => r.headers.authorization === 'Bearer sk-revoked'],
+    [
+      'stability/stable-image-core',
+      () => stability.generations(),
+      (r: { headers: Record<string, unknown> }) => r.headers.authorization === 'Bearer sk-revoked',
+    ],
     ['ideogram/v3-turbo', () => ideogram.generations(), (r: { headers: Record<string, unknown> }) => r.headers['api-key'] === 'ideo_revoked'],
     ['recraft/recraftv3', () => recraft.generations(), (r: { headers: Record<string, unknown> }) => r.headers.authorization === 'Bearer rc_revoked'],
   ])('%s', async (model, generations, revoked) => {
@@ -221,7 +269,10 @@ describe('a rejected key fails over to the next account', () => {
     for (const prompt of ['first', 'second']) {
       const response = await f.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model, prompt } });
       expect(response.statusCode, response.body).toBe(200);
-      const [usage] = await f.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, json(response).requestId));
+      const [usage] = await f.platform.db
+        .select()
+        .from(usageRecords)
+        .where(eq(usageRecords.requestId, json(response).requestId));
       const [account] = await f.platform.db.select().from(providerAccounts).where(eq(providerAccounts.id, usage!.providerAccountId!));
       expect(account!.label).toMatch(/_API_KEY #2$/);
     }

@@ -24,10 +24,21 @@ describe('POST /v1/ai/image against an OpenAI-format upstream', () => {
     fake.decide((request) => {
       if (request.path !== '/v1/images/generations') return { kind: 'default' };
       imageCalls++;
-      return imageCalls === 3 ? { kind: 'error', status: 400, body: { error: { message: 'Your request was rejected by the safety system.', type: 'invalid_request_error', code: 'content_policy_violation' } } } : { kind: 'default' };
+      return imageCalls === 3
+        ? {
+            kind: 'error',
+            status: 400,
+            body: { error: { message: 'Your request was rejected by the safety system.', type: 'invalid_request_error', code: 'content_policy_violation' } },
+          }
+        : { kind: 'default' };
     });
     const before = await walletState(t, user.id);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'openai/dall-e-3', prompt: 'three foxes', count: 3, width: 1920, height: 1080 } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'openai/dall-e-3', prompt: 'three foxes', count: 3, width: 1920, height: 1080 },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const body = json(response);
     expect(imageCalls).toBe(3);
@@ -60,9 +71,18 @@ describe('POST /v1/ai/image against an OpenAI-format upstream', () => {
 
   it('refunds everything when the first call fails and maps the upstream refusal to 400', async () => {
     const { accessToken, user } = await signUp(t.app);
-    fake.decide(() => ({ kind: 'error', status: 400, body: { error: { message: 'Your request was rejected by the safety system.', type: 'invalid_request_error', code: 'content_policy_violation' } } }));
+    fake.decide(() => ({
+      kind: 'error',
+      status: 400,
+      body: { error: { message: 'Your request was rejected by the safety system.', type: 'invalid_request_error', code: 'content_policy_violation' } },
+    }));
     const before = await walletState(t, user.id);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/ai/image', headers: bearer(accessToken), payload: { model: 'openai/dall-e-3', prompt: 'refused', count: 2 } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/image',
+      headers: bearer(accessToken),
+      payload: { model: 'openai/dall-e-3', prompt: 'refused', count: 2 },
+    });
     expect(response.statusCode).toBe(400);
     expect(json(response).error.code).toBe('BAD_REQUEST');
     expect(await walletState(t, user.id)).toEqual(before);

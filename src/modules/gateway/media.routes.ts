@@ -27,8 +27,12 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
   const once = async <T extends object>(request: FastifyRequest, reply: FastifyReply, run: (options: MediaCallOptions) => Promise<T>): Promise<T> => {
     const principal = principalOf(request);
     const key = request.headers['idempotency-key'];
-    const { body, replayed } = await gateway.once(principal, { idempotencyKey: typeof key === 'string' ? key : undefined }, request.routeOptions.url ?? request.url, request.body, async (metered) =>
-      (await run({ timing: request.timing, request: metered })) as unknown as Record<string, unknown>,
+    const { body, replayed } = await gateway.once(
+      principal,
+      { idempotencyKey: typeof key === 'string' ? key : undefined },
+      request.routeOptions.url ?? request.url,
+      request.body,
+      async (metered) => (await run({ timing: request.timing, request: metered })) as unknown as Record<string, unknown>,
     );
     if (replayed) reply.header('idempotent-replayed', 'true');
     const requestId = (body as { requestId?: unknown }).requestId;
@@ -50,7 +54,9 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
     async (request, reply) => {
       const principal = principalOf(request);
       type Answer = Awaited<ReturnType<typeof media.image.generateSync>> | Awaited<ReturnType<typeof media.image.submit>>;
-      return once<Answer>(request, reply, (options) => (request.body.async ? media.image.submit(principal, request.body, options) : media.image.generateSync(principal, request.body, options)));
+      return once<Answer>(request, reply, (options) =>
+        request.body.async ? media.image.submit(principal, request.body, options) : media.image.generateSync(principal, request.body, options),
+      );
     },
   );
 
@@ -58,7 +64,12 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
     '/v1/ai/video',
     {
       config: { auth: 'required', scope: 'ai:video' },
-      schema: { tags, summary: 'Start a video job (price reserved now; poll or stream GET /v1/jobs/:id)', body: VideoBody, response: { 200: VideoJobResponse, ...errors } },
+      schema: {
+        tags,
+        summary: 'Start a video job (price reserved now; poll or stream GET /v1/jobs/:id)',
+        body: VideoBody,
+        response: { 200: VideoJobResponse, ...errors },
+      },
     },
     async (request, reply) => once(request, reply, (options) => media.video.submit(principalOf(request), request.body, options)),
   );
@@ -81,7 +92,12 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
     '/v1/ai/video/extend',
     {
       config: { auth: 'required', scope: 'ai:video' },
-      schema: { tags, summary: 'Continue a video (jobId or videoUrl) with an optional prompt; an async job', body: ExtendBody, response: { 200: VideoJobResponse, ...errors } },
+      schema: {
+        tags,
+        summary: 'Continue a video (jobId or videoUrl) with an optional prompt; an async job',
+        body: ExtendBody,
+        response: { 200: VideoJobResponse, ...errors },
+      },
     },
     async (request, reply) => once(request, reply, (options) => media.video.extend(principalOf(request), request.body, options)),
   );
@@ -104,7 +120,12 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ media: MediaGateway; gatew
     '/v1/ai/enhance/image',
     {
       config: { auth: 'required', scope: 'ai:image' },
-      schema: { tags, summary: 'Enhance an image with an image model; the result is saved tagged "enhanced"', body: EnhanceImageBody, response: { 200: ImageResponse, ...errors } },
+      schema: {
+        tags,
+        summary: 'Enhance an image with an image model; the result is saved tagged "enhanced"',
+        body: EnhanceImageBody,
+        response: { 200: ImageResponse, ...errors },
+      },
     },
     async (request, reply) => once(request, reply, (options) => media.enhance.enhance(principalOf(request), request.body, options)),
   );

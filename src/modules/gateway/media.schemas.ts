@@ -15,7 +15,11 @@ const Prompt = Type.String({ minLength: 1, maxLength: MAX_PROMPT_CHARS, pattern:
 const SourceUrl = (description: string) => Type.String({ minLength: 1, maxLength: MAX_SOURCE_URL_CHARS, description });
 const Seed = Type.Integer({ minimum: 0, maximum: 4_294_967_295, description: 'For reproducible results' });
 const NegativePrompt = Type.String({ maxLength: MAX_PROMPT_CHARS, description: 'Omitted: a short default; "" for none' });
-const Extra = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { description: "Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price", maxProperties: 50 });
+const Extra = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+  description:
+    "Provider-specific keys sent upstream: only those listed in the model's capabilities.extra, with values that fit them (anything else is a 400 before any charge); a priced option (e.g. a MiniMax resolution) changes the price",
+  maxProperties: 50,
+});
 const JobId = Type.String({ minLength: 1, maxLength: 64, description: 'One of your finished video jobs' });
 
 /** Every quality name OpenAI's image models take; which a model takes is its `controls.quality` (image.ts). */
@@ -87,7 +91,9 @@ export const LipSyncBody = StrictObject({
   videoUrl: Type.Optional(SourceUrl('The video to lip-sync (or jobId)')),
   jobId: Type.Optional(JobId),
   audioUrl: Type.Optional(SourceUrl('What to say, as audio (or text)')),
-  text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_SPEECH_CHARS, pattern: '\\S', description: 'What to say, spoken by the provider (or audioUrl)' })),
+  text: Type.Optional(
+    Type.String({ minLength: 1, maxLength: MAX_SPEECH_CHARS, pattern: '\\S', description: 'What to say, spoken by the provider (or audioUrl)' }),
+  ),
   voice: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 });
 
@@ -111,7 +117,9 @@ export const AudioBody = StrictObject({
   description: Type.Optional(Type.String({ minLength: 1, maxLength: 2_000, pattern: '\\S', description: 'Music models: genre, instruments, tempo' })),
   voice: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "Speech only; values from the model's controls" })),
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4, description: 'Speech only, where the model honours it' })),
-  durationSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 600, description: 'Not taken: music models decide the length, speech lasts as long as its text' })),
+  durationSeconds: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 600, description: 'Not taken: music models decide the length, speech lasts as long as its text' }),
+  ),
   seed: Type.Optional(Seed),
   extra: Type.Optional(Extra),
 });

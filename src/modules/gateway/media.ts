@@ -15,7 +15,6 @@ declare module '../../platform/jobs/jobs.js' {
   }
 }
 
-
 /**
  * The media half of the gateway: images (sync, or as a job), video jobs (generate, lip-sync, extend), audio and image
  * enhancement. Jobs run on pg-boss (a run queue, then a poll queue re-enqueued with a delay for asynchronous

@@ -43,4 +43,5 @@ export const generationOf = (m: Metered, generation: NonNullable<SettleCall['gen
   ...generation,
 });
 
-export const isTimeout = (error: AppError) => error.code === 'TIMEOUT' || (error.details as { upstream?: { code?: string } } | null)?.upstream?.code === 'timeout';
+export const isTimeout = (error: AppError) =>
+  error.code === 'TIMEOUT' || (error.details as { upstream?: { code?: string } } | null)?.upstream?.code === 'timeout';

@@ -40,7 +40,17 @@ export async function reserveChecked(
     metered.key ? { idempotencyKey: metered.key.idempotencyKey } : {},
   );
   const reserve = (handle?: Tx) =>
-    wallet.reserve({ tokens: call.tokens, requestId: call.requestId, note: `${call.operation} ${call.model.slug}`, context, leaseSeconds: call.leaseSeconds, ...access.owner }, handle);
+    wallet.reserve(
+      {
+        tokens: call.tokens,
+        requestId: call.requestId,
+        note: `${call.operation} ${call.model.slug}`,
+        context,
+        leaseSeconds: call.leaseSeconds,
+        ...access.owner,
+      },
+      handle,
+    );
   if (!budget) {
     await reserve(tx);
     return metered;

@@ -14,7 +14,8 @@ type ReservationContext = ReturnType<typeof baseRecord> & { apiKeyId?: string | 
 export async function recordSwept(deps: Pick<MeteringDeps, 'usage' | 'keys' | 'idempotency'>, tx: Tx, swept: SweptReservation): Promise<void> {
   const c = swept.context as ReservationContext | null;
   if (c?.keyBudget) await deps.keys?.settleBudget(tx, swept.requestId, swept.chargedTokens);
-  if (c?.userId && c.idempotencyKey) await deps.idempotency?.followReservation(tx, { userId: c.userId, key: c.idempotencyKey, requestId: swept.requestId }, swept.outcome);
+  if (c?.userId && c.idempotencyKey)
+    await deps.idempotency?.followReservation(tx, { userId: c.userId, key: c.idempotencyKey, requestId: swept.requestId }, swept.outcome);
   if (!c?.userId || !c.operation) return;
   const settled = swept.outcome === 'SETTLED';
   await deps.usage.record(

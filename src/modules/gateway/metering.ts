@@ -52,7 +52,8 @@ export function createMetering(deps: MeteringDeps) {
      * The call moves to another model (a fallback, its provider being down): the reservation and the key's budget
      * hold are raised to `tokens` when the new model needs more, in one transaction (see metering-reserve.ts).
      */
-    switchModel: (caller: Pick<Principal, 'keyControls'>, m: Metered, model: ModelRef, tokens: number): Promise<Metered> => switchModel(deps, caller, m, model, tokens),
+    switchModel: (caller: Pick<Principal, 'keyControls'>, m: Metered, model: ModelRef, tokens: number): Promise<Metered> =>
+      switchModel(deps, caller, m, model, tokens),
 
     /**
      * The upstream answered: what it costs is recorded on the reservation first, so a crash before the settlement

@@ -43,7 +43,13 @@ export function createPoolCredentials(deps: { db: Db; clock: Clock; logger: Fast
             set: { label: account.label, baseUrl: account.baseUrl, monthlyBudgetCents: account.monthlyBudgetCents, keyHint: account.keyHint, updatedAt: now },
           })
           .returning({ id: providerAccounts.id });
-        credentials.set(row!.id, { accountId: row!.id, providerSlug: account.providerSlug, apiKey: account.apiKey, baseUrl: account.baseUrl, timeoutMs: account.timeoutMs });
+        credentials.set(row!.id, {
+          accountId: row!.id,
+          providerSlug: account.providerSlug,
+          apiKey: account.apiKey,
+          baseUrl: account.baseUrl,
+          timeoutMs: account.timeoutMs,
+        });
       }
     }
   }
@@ -59,7 +65,10 @@ export function createPoolCredentials(deps: { db: Db; clock: Clock; logger: Fast
       const timeoutMs = registry.get(row.providerSlug)!.accounts[0]?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       credential = { accountId: row.id, providerSlug: row.providerSlug, apiKey, baseUrl: row.baseUrl, timeoutMs };
     } catch (err) {
-      logger.error({ providerSlug: row.providerSlug, accountId: row.id, err: err instanceof Error ? err.message : String(err) }, 'an upstream account key cannot be decrypted; the account is skipped');
+      logger.error(
+        { providerSlug: row.providerSlug, accountId: row.id, err: err instanceof Error ? err.message : String(err) },
+        'an upstream account key cannot be decrypted; the account is skipped',
+      );
     }
     opened.set(row.id, { sealed: row.encryptedApiKey, credential });
     return credential;

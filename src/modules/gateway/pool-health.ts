@@ -97,7 +97,13 @@ export function createPoolHealth(deps: {
           const now = clock.now();
           await db
             .update(providerAccounts)
-            .set({ status: 'FAILING', lastErrorCode: error.code ?? error.kind, lastErrorMessage: error.message.slice(0, 500), lastFailureAt: now, updatedAt: now })
+            .set({
+              status: 'FAILING',
+              lastErrorCode: error.code ?? error.kind,
+              lastErrorMessage: error.message.slice(0, 500),
+              lastFailureAt: now,
+              updatedAt: now,
+            })
             .where(and(eq(providerAccounts.id, row.id)));
           logger.warn({ provider: entry.slug, account: row.label, kind: error.kind, status: error.status }, 'upstream credential check failed');
           return error.kind;

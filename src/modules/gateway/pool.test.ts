@@ -40,7 +40,10 @@ afterAll(async () => {
 afterEach(async () => {
   behaviour = {};
   // Each test starts with healthy accounts and no spend.
-  await t.platform.db.update(providerAccounts).set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null, spendMicros: 0 }).where(eq(providerAccounts.providerSlug, 'openai'));
+  await t.platform.db
+    .update(providerAccounts)
+    .set({ status: 'ACTIVE', consecutiveFailures: 0, lastFailureAt: null, spendMicros: 0 })
+    .where(eq(providerAccounts.providerSlug, 'openai'));
   await t.services.catalog.setProviderStatus('openai', 'ACTIVE');
   t.services.gateway.pool.refresh();
 });
@@ -49,7 +52,13 @@ afterEach(async () => {
 async function call(body: unknown = payload) {
   const before = fake.calls().length;
   const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(token), payload: body as object });
-  return { response, keys: fake.calls().slice(before).map((c) => c.apiKey) };
+  return {
+    response,
+    keys: fake
+      .calls()
+      .slice(before)
+      .map((c) => c.apiKey),
+  };
 }
 
 const providerStatus = async (slug: string) => (await t.services.catalog.snapshot()).providersBySlug.get(slug)?.status;
@@ -115,10 +124,19 @@ describe('failover', () => {
     const { error } = json(response);
     expect(error.code).toBe('PROVIDER_UNAVAILABLE');
     expect(error.message).toMatch(/Retry/);
-    expect(error.details).toEqual({ upstream: { code: expect.any(String), status: expect.any(Number), message: expect.any(String) }, accountsTried: 2, accountsOverBudget: 0 });
+    expect(error.details).toEqual({
+      upstream: { code: expect.any(String), status: expect.any(Number), message: expect.any(String) },
+      accountsTried: 2,
+      accountsOverBudget: 0,
+    });
     expect([...keys].sort()).toEqual([A, B].sort());
     expect(await walletState(t, userId)).toEqual(before);
-    const [usage] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId)).orderBy(usageRecords.createdAt).then((rows) => rows.slice(-1));
+    const [usage] = await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(eq(usageRecords.userId, userId))
+      .orderBy(usageRecords.createdAt)
+      .then((rows) => rows.slice(-1));
     expect(usage).toMatchObject({ status: 'FAILED', tokensConsumed: 0, operation: 'text.generate' });
 
     expect(await providerStatus('openai')).toBe('DEGRADED');
@@ -140,7 +158,7 @@ describe('failover', () => {
   });
 });
 
-describe('refusals that are not the account\'s fault', () => {
+describe("refusals that are not the account's fault", () => {
   it('answers 400 with the provider message when it refuses the model (403), without retrying', async () => {
     behaviour = { [A]: () => ({ kind: 'error', status: 403 }), [B]: () => ({ kind: 'error', status: 403 }) };
     const before = await walletState(t, userId);
@@ -161,7 +179,10 @@ describe('refusals that are not the account\'s fault', () => {
   });
 
   it('answers 400 when the provider rejects the request itself', async () => {
-    behaviour = { [A]: () => ({ kind: 'error', status: 400, message: "This model's maximum context length is 128000 tokens." }), [B]: () => ({ kind: 'error', status: 400 }) };
+    behaviour = {
+      [A]: () => ({ kind: 'error', status: 400, message: "This model's maximum context length is 128000 tokens." }),
+      [B]: () => ({ kind: 'error', status: 400 }),
+    };
     const { response, keys } = await call();
     expect(response.statusCode).toBe(400);
     expect(json(response).error.message).toContain('maximum context length');
@@ -172,7 +193,10 @@ describe('refusals that are not the account\'s fault', () => {
 describe('monthly budgets', () => {
   it('skips an account over its budget, counts spend, and starts again next month', async () => {
     const a = await account(A);
-    await t.platform.db.update(providerAccounts).set({ spendMicros: 100 * 1_000_000 }).where(eq(providerAccounts.id, a.id));
+    await t.platform.db
+      .update(providerAccounts)
+      .set({ spendMicros: 100 * 1_000_000 })
+      .where(eq(providerAccounts.id, a.id));
     t.services.gateway.pool.refresh();
     for (let i = 0; i < 2; i++) {
       const { response, keys } = await call();
@@ -185,7 +209,10 @@ describe('monthly budgets', () => {
     expect(usage!.metadata).toMatchObject({ providerCostMicros: expect.any(Number) });
 
     const b = await account(B);
-    await t.platform.db.update(providerAccounts).set({ spendMicros: 150 * 1_000_000 }).where(eq(providerAccounts.id, b.id));
+    await t.platform.db
+      .update(providerAccounts)
+      .set({ spendMicros: 150 * 1_000_000 })
+      .where(eq(providerAccounts.id, b.id));
     t.services.gateway.pool.refresh();
     const { response, keys } = await call();
     expect(response.statusCode).toBe(503);
@@ -213,7 +240,12 @@ describe('provider status at start', () => {
       const [accountRow] = await app.services.gateway.pool.accounts('anthropic');
       expect(accountRow).toMatchObject({ status: 'FAILING', lastErrorCode: 'authentication_error' });
       const { accessToken } = await signUp(app.app);
-      const response = await app.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { ...payload, model: 'anthropic/claude-haiku-4-5' } });
+      const response = await app.app.inject({
+        method: 'POST',
+        url: '/v1/ai/text',
+        headers: bearer(accessToken),
+        payload: { ...payload, model: 'anthropic/claude-haiku-4-5' },
+      });
       expect(response.statusCode).toBe(503);
       expect(json(response).error.code).toBe('MODEL_UNAVAILABLE');
     } finally {

@@ -35,7 +35,13 @@ function supportedEffort(effort: ReasoningEffort, levels: unknown): ReasoningEff
   if (!Array.isArray(levels) || levels.length === 0 || levels.includes(effort)) return effort;
   const from = EFFORT_ORDER.indexOf(effort);
   const above = EFFORT_ORDER.slice(from).find((level) => levels.includes(level));
-  return above ?? EFFORT_ORDER.slice(0, from).reverse().find((level) => levels.includes(level)) ?? effort;
+  return (
+    above ??
+    EFFORT_ORDER.slice(0, from)
+      .reverse()
+      .find((level) => levels.includes(level)) ??
+    effort
+  );
 }
 
 /**
@@ -49,7 +55,9 @@ export function translateReasoning(option: ReasoningOption, mode: ReasoningMode,
   }
   if (option.budgetTokens !== undefined) {
     if (option.budgetTokens < MIN_THINKING_BUDGET) {
-      throw badRequest(`A thinking budget must be at least ${MIN_THINKING_BUDGET} tokens.`, [{ field: 'reasoning.budgetTokens', message: `must be at least ${MIN_THINKING_BUDGET}` }]);
+      throw badRequest(`A thinking budget must be at least ${MIN_THINKING_BUDGET} tokens.`, [
+        { field: 'reasoning.budgetTokens', message: `must be at least ${MIN_THINKING_BUDGET}` },
+      ]);
     }
     return { budgetTokens: option.budgetTokens };
   }
@@ -64,9 +72,10 @@ export function translateReasoning(option: ReasoningOption, mode: ReasoningMode,
 export function thinkingMaxTokens(budget: number, answerTokens: number, limit: number, model: Pick<GatewayModel, 'slug'>): number {
   const total = Math.min(limit, budget + answerTokens);
   if (total <= budget) {
-    throw badRequest(`A thinking budget of ${budget} tokens leaves no room for the answer on "${model.slug}" (at most ${limit} output tokens here). Lower the budget.`, [
-      { field: 'reasoning.budgetTokens', message: `must be below ${limit}` },
-    ]);
+    throw badRequest(
+      `A thinking budget of ${budget} tokens leaves no room for the answer on "${model.slug}" (at most ${limit} output tokens here). Lower the budget.`,
+      [{ field: 'reasoning.budgetTokens', message: `must be below ${limit}` }],
+    );
   }
   return total;
 }

@@ -47,7 +47,10 @@ describe('buildProviderRegistry', () => {
   });
 
   it('gives keyless local servers one account and serves unknown prefixes with a base URL as OpenAI-compatible', () => {
-    const registry = buildProviderRegistry(config({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', MY_LLM_BASE_URL: 'http://127.0.0.1:8001/v1', OPENAI_BASE_URL: 'http://proxy.internal/v1' }).providers);
+    const registry = buildProviderRegistry(
+      config({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', MY_LLM_BASE_URL: 'http://127.0.0.1:8001/v1', OPENAI_BASE_URL: 'http://proxy.internal/v1' })
+        .providers,
+    );
     expect(registry.get('ollama')!.accounts).toMatchObject([{ apiKey: null, baseUrl: 'http://127.0.0.1:11434/v1' }]);
     expect(registry.get('my-llm')!.adapter.kind).toBe('openai');
     expect(registry.get('my-llm')!.accounts).toHaveLength(1);

@@ -96,7 +96,9 @@ export function buildProviderRegistry(
       registry.set(slug, {
         slug,
         adapter: text.create(adapterOptions),
-        accounts: [{ providerSlug: slug, fingerprint: 'built-in', apiKey: null, keyHint: null, baseUrl: null, label: 'built-in', monthlyBudgetCents: null, timeoutMs }],
+        accounts: [
+          { providerSlug: slug, fingerprint: 'built-in', apiKey: null, keyHint: null, baseUrl: null, label: 'built-in', monthlyBudgetCents: null, timeoutMs },
+        ],
       });
       continue;
     }
@@ -112,11 +114,25 @@ export function buildProviderRegistry(
       timeoutMs,
     }));
     if (accounts.length === 0 && baseUrl && (plugin?.keyless || !text)) {
-      accounts.push({ providerSlug: slug, fingerprint: fingerprint(`keyless:${baseUrl}`), apiKey: null, keyHint: null, baseUrl, label: `${envPrefixOf(slug)}_BASE_URL`, monthlyBudgetCents: config?.monthlyBudgetCents ?? null, timeoutMs });
+      accounts.push({
+        providerSlug: slug,
+        fingerprint: fingerprint(`keyless:${baseUrl}`),
+        apiKey: null,
+        keyHint: null,
+        baseUrl,
+        label: `${envPrefixOf(slug)}_BASE_URL`,
+        monthlyBudgetCents: config?.monthlyBudgetCents ?? null,
+        timeoutMs,
+      });
     }
     const adapter = text
       ? text.create(adapterOptions)
-      : createOpenAiAdapter({ defaultBaseUrl: baseUrl ?? 'http://127.0.0.1/v1', profile: OPENAI_COMPATIBLE, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http });
+      : createOpenAiAdapter({
+          defaultBaseUrl: baseUrl ?? 'http://127.0.0.1/v1',
+          profile: OPENAI_COMPATIBLE,
+          streamIdleTimeoutMs: options.streamIdleTimeoutMs,
+          http,
+        });
     registry.set(slug, { slug, adapter, accounts });
   }
   return registry;

@@ -55,7 +55,10 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ gateway: GatewayService 
       },
     },
     async (request, reply) => {
-      const { body, replayed } = await gateway.enhancePrompt(principalOf(request), request.body, { idempotencyKey: request.headers['idempotency-key'], timing: request.timing });
+      const { body, replayed } = await gateway.enhancePrompt(principalOf(request), request.body, {
+        idempotencyKey: request.headers['idempotency-key'],
+        timing: request.timing,
+      });
       if (replayed) reply.header('idempotent-replayed', 'true');
       return body;
     },

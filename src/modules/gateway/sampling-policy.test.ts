@@ -30,7 +30,9 @@ let userId: string;
 beforeAll(async () => {
   openAiFake = await startFakeOpenAi((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
   anthropicFake = await startFakeAnthropic((request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request)));
-  t = await createTestApp({ env: { ...providerEnv('OPENAI', openAiFake.baseUrl, ['sk-sampling-0001']), ...providerEnv('ANTHROPIC', anthropicFake.origin, ['sk-ant-sampling-1']) } });
+  t = await createTestApp({
+    env: { ...providerEnv('OPENAI', openAiFake.baseUrl, ['sk-sampling-0001']), ...providerEnv('ANTHROPIC', anthropicFake.origin, ['sk-ant-sampling-1']) },
+  });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
   userId = user.id;
@@ -48,15 +50,24 @@ afterAll(async () => {
 });
 
 const text = (body: Record<string, unknown>) =>
-  fetch(`${baseUrl}/v1/ai/text`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${baseUrl}/v1/ai/text`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const lastBody = (fake: FakeUpstream) => fake.calls().at(-1)!.body as Record<string, any>;
 const recordOf = async (requestId: string) => (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId)))[0]!;
 const reservedFor = async (requestId: string) => -(await ledgerOf(t, requestId))[0]!.amount;
 const question = 'Is 91 prime?';
 // The SDK's types no longer list the sampling parameters (newer models refuse them), which older clients still send.
 const create = (params: Record<string, unknown>) => anthropic.messages.create(params as unknown as Anthropic.MessageCreateParamsNonStreaming);
-const createStream = (params: Record<string, unknown>) => anthropic.messages.create({ ...params, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming);
-const weather: Anthropic.Tool = { name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
+const createStream = (params: Record<string, unknown>) =>
+  anthropic.messages.create({ ...params, stream: true } as unknown as Anthropic.MessageCreateParamsStreaming);
+const weather: Anthropic.Tool = {
+  name: 'get_weather',
+  description: 'The weather in a city',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+};
 
 describe('a sampling hint the model cannot take is left out and named', () => {
   it('top_k on an OpenAI model: not sent, named, and charged as the same call without it', async () => {
@@ -88,7 +99,14 @@ describe('a sampling hint the model cannot take is left out and named', () => {
   it('temperature and top_k with thinking on Claude: left out (the fake would refuse them) and named', async () => {
     decide = () => ({ kind: 'ok', text: 'No.' });
     const thinking = { type: 'enabled' as const, budget_tokens: 1024 };
-    const { data: message, response } = await create({ model: CLAUDE, max_tokens: 2000, thinking, temperature: 0.3, top_k: 40, messages: [{ role: 'user', content: question }] }).withResponse();
+    const { data: message, response } = await create({
+      model: CLAUDE,
+      max_tokens: 2000,
+      thinking,
+      temperature: 0.3,
+      top_k: 40,
+      messages: [{ role: 'user', content: question }],
+    }).withResponse();
     expect(message.content.map((b) => b.type)).toEqual(['thinking', 'text']);
     expect(response.headers.get('x-storefront-ignored')).toBe('temperature, top_k');
     const sent = lastBody(anthropicFake);
@@ -113,7 +131,14 @@ describe('a sampling hint the model cannot take is left out and named', () => {
 
   it('under the gateway names on POST /v1/ai/text with a reasoning effort', async () => {
     decide = () => ({ kind: 'ok', text: 'No.' });
-    const answer = await text({ model: CLAUDE, messages: [{ role: 'user', content: question }], maxTokens: 500, reasoning: { effort: 'low' }, temperature: 0.2, topK: 5 });
+    const answer = await text({
+      model: CLAUDE,
+      messages: [{ role: 'user', content: question }],
+      maxTokens: 500,
+      reasoning: { effort: 'low' },
+      temperature: 0.2,
+      topK: 5,
+    });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('x-storefront-ignored')).toBe('temperature, topK');
     // This surface keeps its documented rule: the budget is added to maxTokens.
@@ -128,7 +153,14 @@ describe('a forced tool_choice with thinking on Claude', () => {
     const calls = anthropicFake.calls().length;
     for (const toolChoice of [{ type: 'any' as const }, { type: 'tool' as const, name: 'get_weather' }]) {
       const err = await anthropic.messages
-        .create({ model: CLAUDE, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, tools: [weather], tool_choice: toolChoice, messages: [{ role: 'user', content: 'Weather in Paris?' }] })
+        .create({
+          model: CLAUDE,
+          max_tokens: 2000,
+          thinking: { type: 'enabled', budget_tokens: 1024 },
+          tools: [weather],
+          tool_choice: toolChoice,
+          messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Anthropic.BadRequestError);
       expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/tool_choice.*auto.*thinking/);
@@ -149,7 +181,14 @@ describe('a forced tool_choice with thinking on Claude', () => {
 
   it('auto is taken with thinking', async () => {
     decide = () => ({ kind: 'ok', text: 'Sunny.' });
-    await anthropic.messages.create({ model: CLAUDE, max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, tools: [weather], tool_choice: { type: 'auto' }, messages: [{ role: 'user', content: 'Weather in Paris?' }] });
+    await anthropic.messages.create({
+      model: CLAUDE,
+      max_tokens: 2000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      tools: [weather],
+      tool_choice: { type: 'auto' },
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    });
     expect(lastBody(anthropicFake).thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
   });
 });
@@ -185,7 +224,12 @@ describe("adaptive thinking on /anthropic/v1/messages within the caller's max_to
 
   it('keeps an enabled budget as it is, max_tokens unchanged', async () => {
     decide = () => ({ kind: 'ok', text: 'No.' });
-    await anthropic.messages.create({ model: CLAUDE, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2500 }, messages: [{ role: 'user', content: question }] });
+    await anthropic.messages.create({
+      model: CLAUDE,
+      max_tokens: 3000,
+      thinking: { type: 'enabled', budget_tokens: 2500 },
+      messages: [{ role: 'user', content: question }],
+    });
     expect(lastBody(anthropicFake)).toMatchObject({ max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 2500 } });
   });
 });

@@ -20,7 +20,11 @@ const ToolCallSchema = StrictObject({
 const TextPartSchema = StrictObject({ type: Type.Literal('text'), text: Type.String({ maxLength: MAX_MESSAGE_CHARS }) });
 const ImagePartSchema = StrictObject({
   type: Type.Literal('image'),
-  url: Type.String({ minLength: 1, maxLength: 8_000_000, description: 'An https URL (the provider fetches it) or a data:image/...;base64 URL (PNG, JPEG, GIF or WebP, at most 5 MB)' }),
+  url: Type.String({
+    minLength: 1,
+    maxLength: 8_000_000,
+    description: 'An https URL (the provider fetches it) or a data:image/...;base64 URL (PNG, JPEG, GIF or WebP, at most 5 MB)',
+  }),
   detail: Type.Optional(Type.Enum(['auto', 'low', 'high'], { description: "OpenAI's detail level (other providers ignore it)" })),
 });
 
@@ -32,14 +36,24 @@ const ThinkingBlockSchema = Type.Union([
   StrictObject({
     type: Type.Literal('thinking'),
     thinking: Type.String({ maxLength: MAX_THINKING_CHARS }),
-    signature: Type.String({ maxLength: MAX_MESSAGE_CHARS, description: 'As the answer gave it (a block with an empty signature is left out: no provider takes it back)' }),
+    signature: Type.String({
+      maxLength: MAX_MESSAGE_CHARS,
+      description: 'As the answer gave it (a block with an empty signature is left out: no provider takes it back)',
+    }),
   }),
   StrictObject({ type: Type.Literal('redacted_thinking'), data: Type.String({ minLength: 1, maxLength: MAX_THINKING_CHARS }) }),
 ]);
 
 export const ChatMessageSchema = StrictObject({
   role: Type.Enum(['system', 'user', 'assistant', 'tool'], { description: '`tool` (extension): the result of the tool call named by toolCallId' }),
-  content: Type.Union([Type.String({ maxLength: MAX_MESSAGE_CHARS }), Type.Array(Type.Union([TextPartSchema, ImagePartSchema]), { minItems: 1, maxItems: 100, description: 'Extension: text and image parts in order (images need a VISION model)' })]),
+  content: Type.Union([
+    Type.String({ maxLength: MAX_MESSAGE_CHARS }),
+    Type.Array(Type.Union([TextPartSchema, ImagePartSchema]), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'Extension: text and image parts in order (images need a VISION model)',
+    }),
+  ]),
   toolCalls: Type.Optional(Type.Array(ToolCallSchema, { minItems: 1, maxItems: 128, description: 'Extension: the tool calls of an earlier assistant answer' })),
   toolCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Extension: on a tool message, the call it answers' })),
   thinking: Type.Optional(
@@ -66,7 +80,11 @@ export const TextExtensions = {
       { maxItems: 128, description: 'Extension: functions the model may call (needs a TOOLS model)' },
     ),
   ),
-  toolChoice: Type.Optional(Type.Union([Type.Enum(['auto', 'none', 'required']), StrictObject({ name: Type.String({ minLength: 1, maxLength: 64 }) })], { description: 'Extension: auto, none, required, or { name } of one tool' })),
+  toolChoice: Type.Optional(
+    Type.Union([Type.Enum(['auto', 'none', 'required']), StrictObject({ name: Type.String({ minLength: 1, maxLength: 64 }) })], {
+      description: 'Extension: auto, none, required, or { name } of one tool',
+    }),
+  ),
   parallelToolCalls: Type.Optional(Type.Boolean({ description: 'Extension: whether the model may call several tools at once' })),
   responseFormat: Type.Optional(
     Type.Union(
@@ -86,7 +104,9 @@ export const TextExtensions = {
   topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Extension: nucleus sampling' })),
   topK: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000, description: "Extension: top-k sampling (Anthropic's models)" })),
   stop: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 4, description: 'Extension: stop sequences' })),
-  seed: Type.Optional(Type.Integer({ minimum: -9_007_199_254_740_991, maximum: 9_007_199_254_740_991, description: 'Extension: best-effort deterministic sampling' })),
+  seed: Type.Optional(
+    Type.Integer({ minimum: -9_007_199_254_740_991, maximum: 9_007_199_254_740_991, description: 'Extension: best-effort deterministic sampling' }),
+  ),
   presencePenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: 'Extension' })),
   frequencyPenalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2, description: 'Extension' })),
   user: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Extension: your end user's id, passed to the provider for abuse monitoring" })),
@@ -94,7 +114,13 @@ export const TextExtensions = {
     StrictObject(
       {
         effort: Type.Optional(Type.Union(['none', 'minimal', 'low', 'medium', 'high'].map((e) => Type.Literal(e)))),
-        budgetTokens: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1_000_000, description: "A thinking budget in tokens (Anthropic's models; an effort model gets the nearest level)" })),
+        budgetTokens: Type.Optional(
+          Type.Integer({
+            minimum: 1024,
+            maximum: 1_000_000,
+            description: "A thinking budget in tokens (Anthropic's models; an effort model gets the nearest level)",
+          }),
+        ),
       },
       {
         description:
@@ -124,9 +150,13 @@ export const TextResponse = Type.Object({
     inputTokens: Type.Integer(),
     outputTokens: Type.Integer(),
     creditsConsumed: Type.Integer({ description: 'Tokens charged to the wallet' }),
-    cachedInputTokens: Type.Optional(Type.Integer({ description: 'Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price)' })),
+    cachedInputTokens: Type.Optional(
+      Type.Integer({ description: 'Extension: of inputTokens, read from the provider’s prompt cache (billed at the cached price)' }),
+    ),
     cacheWriteTokens: Type.Optional(Type.Integer({ description: 'Extension: of inputTokens, written to the provider’s prompt cache' })),
-    cacheWrite1hTokens: Type.Optional(Type.Integer({ description: "Extension: of cacheWriteTokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at the 1-hour write price)" })),
+    cacheWrite1hTokens: Type.Optional(
+      Type.Integer({ description: "Extension: of cacheWriteTokens, written to a 1-hour cache entry (Anthropic's ttl 1h, billed at the 1-hour write price)" }),
+    ),
     reasoningTokens: Type.Optional(Type.Integer({ description: 'Extension: of outputTokens, spent on reasoning' })),
   }),
   model: Type.String(),
@@ -137,11 +167,21 @@ export const TextResponse = Type.Object({
         "Extension: the model's refusal in its own words, when its provider sends one apart from the text (OpenAI's `message.refusal`; `text` is then usually empty). Charged like any output, as the provider bills it",
     }),
   ),
-  toolCalls: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() }), { description: 'Extension: the tools the model called (present only when it called some; run them and send the results as tool messages)' })),
-  thinking: Type.Optional(
-    Type.Array(Type.Union([Type.Object({ type: Type.Literal('thinking'), thinking: Type.String(), signature: Type.String() }), Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() })]), {
-      description: "Extension: the model's thinking blocks, when its provider returns them (never part of text)",
+  toolCalls: Type.Optional(
+    Type.Array(Type.Object({ id: Type.String(), name: Type.String(), arguments: Type.String() }), {
+      description: 'Extension: the tools the model called (present only when it called some; run them and send the results as tool messages)',
     }),
+  ),
+  thinking: Type.Optional(
+    Type.Array(
+      Type.Union([
+        Type.Object({ type: Type.Literal('thinking'), thinking: Type.String(), signature: Type.String() }),
+        Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() }),
+      ]),
+      {
+        description: "Extension: the model's thinking blocks, when its provider returns them (never part of text)",
+      },
+    ),
   ),
 });
 
@@ -156,6 +196,11 @@ export const EnhanceResponse = Type.Object({ enhanced: Type.String() });
 /** Other headers pass; this one is checked when present. */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$', description: 'Replays the first answer for the same body without charging again (kept 24 hours)' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7E]+$',
+      description: 'Replays the first answer for the same body without charging again (kept 24 hours)',
+    }),
   ),
 });

@@ -105,7 +105,9 @@ export interface Replayable<T> {
 }
 
 const textModelsOnly = (model: GatewayModel) =>
-  model.type === 'TEXT' || model.type === 'MULTIMODAL' ? null : `The model "${model.slug}" is a ${model.type} model; POST /v1/ai/text needs a TEXT or MULTIMODAL model.`;
+  model.type === 'TEXT' || model.type === 'MULTIMODAL'
+    ? null
+    : `The model "${model.slug}" is a ${model.type} model; POST /v1/ai/text needs a TEXT or MULTIMODAL model.`;
 const multimodalOnly = (model: GatewayModel) =>
   model.type === 'MULTIMODAL'
     ? null
@@ -124,7 +126,12 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   // Every adapter, text and media, calls out through this one client (operators' base URLs checked at each connection).
   const http = upstreamHttpFor(deps.providers, deps.outbound);
   const media = buildMediaProviders(clock, deps.localMedia, http);
-  const registry = buildProviderRegistry(deps.providers, { localChunkDelayMs: deps.localChunkDelayMs, streamIdleTimeoutMs: deps.streamIdleTimeoutMs, mediaOnly: media.mediaOnly, http });
+  const registry = buildProviderRegistry(deps.providers, {
+    localChunkDelayMs: deps.localChunkDelayMs,
+    streamIdleTimeoutMs: deps.streamIdleTimeoutMs,
+    mediaOnly: media.mediaOnly,
+    http,
+  });
   const pool = createUpstreamPool({ db, clock, logger, catalog: deps.catalog, registry, metrics: deps.metrics, secrets: deps.secrets, events: deps.events });
   const accounts = createUpstreamAccounts({ db, clock, pool, secrets: deps.secrets, catalog: deps.catalog, outbound: deps.outbound });
   const idempotency = createIdempotencyStore({
@@ -195,7 +202,9 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     },
 
     async text(principal: Principal, body: TextBody, options: CallOptions = {}) {
-      return once(principal, options, TEXT_ROUTE, body, async (request) => textResponse(await text.generate(principal, textCall(body, options.timing), request)));
+      return once(principal, options, TEXT_ROUTE, body, async (request) =>
+        textResponse(await text.generate(principal, textCall(body, options.timing), request)),
+      );
     },
 
     /**
@@ -203,13 +212,23 @@ export function createGatewayService(deps: GatewayServiceDeps) {
      * Errors before that are thrown and answered as JSON; a replay streams the stored answer again.
      * Resolves with the answer as billed (the stored one for a replay), or null when the stream broke midway.
      */
-    async streamText(principal: Principal, body: TextBody, options: CallOptions & { open: (headers?: Record<string, string>) => SseStream }): Promise<TextAnswerBody | null> {
+    async streamText(
+      principal: Principal,
+      body: TextBody,
+      options: CallOptions & { open: (headers?: Record<string, string>) => SseStream },
+    ): Promise<TextAnswerBody | null> {
       // The request id travels as a header: the stream's events carry none.
       const run = async (request: MeteredRequest) =>
-        (await text.stream(principal, textCall(body, options.timing), request, (headers) => options.open({ ...headers, 'x-ai-request-id': request.requestId }))).answer;
+        (await text.stream(principal, textCall(body, options.timing), request, (headers) => options.open({ ...headers, 'x-ai-request-id': request.requestId })))
+          .answer;
       if (!options.idempotencyKey) return textResponseOrNull(await run(unkeyedRequest()));
       // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
-      const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body }, run, textResponseOrNull);
+      const keyed = await runWithIdempotencyKey(
+        idempotency,
+        { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body },
+        run,
+        textResponseOrNull,
+      );
       if (!keyed.replayed) return textResponseOrNull(keyed.result);
       const stored = keyed.response;
       const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
@@ -223,7 +242,8 @@ export function createGatewayService(deps: GatewayServiceDeps) {
       }
       if (stored.text) await sse.send({ type: 'text', delta: stored.text });
       if (stored.refusal) await sse.send({ type: 'refusal', delta: stored.refusal });
-      for (const [index, call] of (stored.toolCalls ?? []).entries()) await sse.send({ type: 'tool_call', index, id: call.id, name: call.name, argumentsDelta: call.arguments });
+      for (const [index, call] of (stored.toolCalls ?? []).entries())
+        await sse.send({ type: 'tool_call', index, id: call.id, name: call.name, argumentsDelta: call.arguments });
       await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
       await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
       sse.end();

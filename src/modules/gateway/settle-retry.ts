@@ -9,7 +9,11 @@ export const SETTLE_RETRY_DELAYS_MS = [200, 400, 800, 1600];
  * still open: once it is closed the lost attempt committed (the charge is done, and the Idempotency-Key completed with
  * it) or the sweeper closed it, and the error is answered as it is. Any other error is thrown at once.
  */
-export async function settleRetrying<T>(settle: () => Promise<T>, reservationOpen: () => Promise<boolean>, delaysMs: readonly number[] = SETTLE_RETRY_DELAYS_MS): Promise<T> {
+export async function settleRetrying<T>(
+  settle: () => Promise<T>,
+  reservationOpen: () => Promise<boolean>,
+  delaysMs: readonly number[] = SETTLE_RETRY_DELAYS_MS,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await settle();

@@ -28,7 +28,10 @@ describe('embeddings size limits', () => {
     for (const model of ['local/embed', 'local/text', 'no/such-model']) {
       const refused = await embed(accessToken, { model, input });
       expect(refused.statusCode, model).toBe(400);
-      expect(json(refused).error).toMatchObject({ message: 'The input is at least 307200 tokens in all; send at most 300000 per call.', details: [{ field: 'input' }] });
+      expect(json(refused).error).toMatchObject({
+        message: 'The input is at least 307200 tokens in all; send at most 300000 per call.',
+        details: [{ field: 'input' }],
+      });
     }
     expect(await walletState(t, user.id)).toEqual(before);
     expect(await usageOf(user.id)).toEqual([]);
@@ -40,7 +43,10 @@ describe('embeddings size limits', () => {
     // Digits are three to a token: one word of 30,000 digits is 10,000 tokens, far above its lowest count.
     const long = await embed(accessToken, { model: 'local/embed', input: ['short', '7'.repeat(30_000)] });
     expect(long.statusCode).toBe(400);
-    expect(json(long).error).toMatchObject({ message: 'input[1] is more than 8192 tokens; the model "local/embed" reads at most 8192 per text. Split it.', details: [{ field: 'input.1' }] });
+    expect(json(long).error).toMatchObject({
+      message: 'input[1] is more than 8192 tokens; the model "local/embed" reads at most 8192 per text. Split it.',
+      details: [{ field: 'input.1' }],
+    });
     const many = await embed(accessToken, { model: 'local/embed', input: Array.from({ length: 2048 }, () => '7'.repeat(450)) });
     expect(many.statusCode).toBe(400);
     expect(json(many).error.message).toBe('The input is more than 300000 tokens in all; send at most 300000 per call.');
@@ -54,9 +60,18 @@ describe('text size limits', () => {
     const { accessToken, user } = await signUp(t.app);
     const before = await walletState(t, user.id);
     // 9,000 words in the system text: at least 9,000 tokens, and local/text reads 8,192.
-    const refused = await post(accessToken, '/v1/ai/text', { model: 'local/text', messages: [{ role: 'system', content: 'a '.repeat(9000) }, { role: 'user', content: 'Hi' }] });
+    const refused = await post(accessToken, '/v1/ai/text', {
+      model: 'local/text',
+      messages: [
+        { role: 'system', content: 'a '.repeat(9000) },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
     expect(refused.statusCode).toBe(400);
-    expect(json(refused).error).toMatchObject({ message: expect.stringMatching(/^The messages are at least 90\d\d tokens; the model "local\/text" reads at most 8192\. Shorten them\.$/), details: [{ field: 'messages' }] });
+    expect(json(refused).error).toMatchObject({
+      message: expect.stringMatching(/^The messages are at least 90\d\d tokens; the model "local\/text" reads at most 8192\. Shorten them\.$/),
+      details: [{ field: 'messages' }],
+    });
     expect(await walletState(t, user.id)).toEqual(before);
     expect(await usageOf(user.id)).toEqual([]);
   });

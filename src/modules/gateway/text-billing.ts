@@ -28,7 +28,8 @@ function tokenClassesOf(usage: TokenUsage): TokenClasses {
 }
 
 /** What the library keeps of an answer: its text, and the tools it called (by name and arguments). */
-const generationOutput = (text: string, toolCalls: ToolCall[] | undefined) => (toolCalls?.length ? { text, toolCalls: toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })) } : { text });
+const generationOutput = (text: string, toolCalls: ToolCall[] | undefined) =>
+  toolCalls?.length ? { text, toolCalls: toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })) } : { text };
 
 const baseMetadata = (p: Prepared, extra: Record<string, unknown>) => ({
   modelSlug: p.model.slug,
@@ -103,7 +104,10 @@ export async function finalize(
       ...(p.call.timing ? { timing: p.call.timing.toJSON() } : {}),
       ...outcome.extra,
     }),
-    generation: p.call.saveToHistory && outcome.status === 'SUCCESS' ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: generationOutput(outcome.text, outcome.toolCalls) } : null,
+    generation:
+      p.call.saveToHistory && outcome.status === 'SUCCESS'
+        ? { kind: 'TEXT', prompt: lastUserText(p.call.messages), output: generationOutput(outcome.text, outcome.toolCalls) }
+        : null,
     response: outcome.status === 'SUCCESS' && p.call.answerBody ? (settled) => p.call.answerBody!(answerOf(settled.chargedTokens)) : undefined,
   });
   p.call.timing?.add('settle', performance.now() - settling);
@@ -121,7 +125,11 @@ export async function finalize(
 /** A call that produced nothing billable: full refund and a FAILED (or TIMEOUT) usage record. */
 export function fail(deps: BillingDeps, p: Prepared, err: unknown): Promise<unknown> {
   p.span.failed(err);
-  return refundFailed(deps, { metered: p.metered, modelSlug: p.model.slug, metadata: baseMetadata(p, {}), internalMessage: 'The generation failed on our side.' }, err);
+  return refundFailed(
+    deps,
+    { metered: p.metered, modelSlug: p.model.slug, metadata: baseMetadata(p, {}), internalMessage: 'The generation failed on our side.' },
+    err,
+  );
 }
 
 /**

@@ -12,13 +12,19 @@ type WireMessage = WireBody['messages'][number];
 function toMessage(message: WireMessage, index: number): ChatMessage {
   const field = `messages.${index}`;
   if (message.role === 'tool' && !message.toolCallId) {
-    throw badRequest(`messages[${index}] is a tool result without toolCallId; name the call it answers.`, [{ field: `${field}.toolCallId`, message: 'is required on a tool message' }]);
+    throw badRequest(`messages[${index}] is a tool result without toolCallId; name the call it answers.`, [
+      { field: `${field}.toolCallId`, message: 'is required on a tool message' },
+    ]);
   }
   if (message.role !== 'tool' && message.toolCallId) {
-    throw badRequest(`messages[${index}] has a toolCallId but is not a tool message.`, [{ field: `${field}.toolCallId`, message: 'belongs on tool messages only' }]);
+    throw badRequest(`messages[${index}] has a toolCallId but is not a tool message.`, [
+      { field: `${field}.toolCallId`, message: 'belongs on tool messages only' },
+    ]);
   }
   if (message.toolCalls && message.role !== 'assistant') {
-    throw badRequest(`messages[${index}] carries toolCalls; only an assistant message can.`, [{ field: `${field}.toolCalls`, message: 'belongs on assistant messages only' }]);
+    throw badRequest(`messages[${index}] carries toolCalls; only an assistant message can.`, [
+      { field: `${field}.toolCalls`, message: 'belongs on assistant messages only' },
+    ]);
   }
   if (message.thinking?.length && message.role !== 'assistant') {
     throw badRequest(`messages[${index}] carries thinking; only an assistant message can (send it back on the answer it came with).`, [

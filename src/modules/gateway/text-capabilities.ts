@@ -41,13 +41,17 @@ const WIRE_NAMES: Record<TextParameter, string> = {
 };
 const named = (parameter: TextParameter) => (WIRE_NAMES[parameter] === parameter ? parameter : `${parameter} (${WIRE_NAMES[parameter]})`);
 
-type Checked = { model: Pick<GatewayModel, 'slug' | 'upstreamModel' | 'features' | 'capabilities'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'parametersFor' | 'images' | 'jsonSchema'> };
+type Checked = {
+  model: Pick<GatewayModel, 'slug' | 'upstreamModel' | 'features' | 'capabilities'>;
+  adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'parametersFor' | 'images' | 'jsonSchema'>;
+};
 
 /** The parameters left out rather than refused when the provider's API has none (see the policy above). */
 const SAMPLING_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['topP', 'topK', 'user']);
 
 /** What the adapter carries for this model: its provider's parameters, less what the model's family cannot take. */
-const carriedFor = (adapter: Pick<ProviderAdapter, 'parameters' | 'parametersFor'>, upstreamModel: string) => adapter.parametersFor?.(upstreamModel) ?? adapter.parameters;
+const carriedFor = (adapter: Pick<ProviderAdapter, 'parameters' | 'parametersFor'>, upstreamModel: string) =>
+  adapter.parametersFor?.(upstreamModel) ?? adapter.parameters;
 
 /**
  * What the model and its provider can honour, checked before any reservation: every optional parameter but the hints
@@ -68,33 +72,46 @@ export function checkCapabilities({ model, adapter }: Checked, options: TextOpti
   }
   const tools = options.tools ?? [];
   if (tools.length > 0 && !model.features.includes('TOOLS')) {
-    throw badRequest(`The model "${model.slug}" does not call tools. Choose a model with the TOOLS feature (GET /v1/models?capability=TOOLS).`, [{ field: 'tools', message: 'needs a TOOLS model' }]);
+    throw badRequest(`The model "${model.slug}" does not call tools. Choose a model with the TOOLS feature (GET /v1/models?capability=TOOLS).`, [
+      { field: 'tools', message: 'needs a TOOLS model' },
+    ]);
   }
   const choice = options.toolChoice;
   if (choice !== undefined && choice !== 'auto' && choice !== 'none' && tools.length === 0) {
     throw badRequest('tool_choice asks for a tool call, but the request has no tools.', [{ field: 'toolChoice', message: 'needs tools' }]);
   }
   if (typeof choice === 'object' && !tools.some((t) => t.name === choice.name)) {
-    throw badRequest(`tool_choice names the tool "${choice.name}", which is not among the request's tools.`, [{ field: 'toolChoice', message: 'must name one of the tools' }]);
+    throw badRequest(`tool_choice names the tool "${choice.name}", which is not among the request's tools.`, [
+      { field: 'toolChoice', message: 'must name one of the tools' },
+    ]);
   }
   const images = messages.reduce((sum, m) => sum + messageImages(m).length, 0);
   if (images > MAX_IMAGES_PER_REQUEST) {
-    throw badRequest(`The messages hold ${images} images; a request may carry at most ${MAX_IMAGES_PER_REQUEST}.`, [{ field: 'messages', message: `at most ${MAX_IMAGES_PER_REQUEST} images` }]);
-  }
-  if (images > 0 && !(adapter.images && model.features.includes('VISION'))) {
-    throw badRequest(`The model "${model.slug}" does not read images. Choose a model with the VISION feature (GET /v1/models?capability=VISION), or send text only.`, [
-      { field: 'messages', message: 'image parts need a VISION model' },
+    throw badRequest(`The messages hold ${images} images; a request may carry at most ${MAX_IMAGES_PER_REQUEST}.`, [
+      { field: 'messages', message: `at most ${MAX_IMAGES_PER_REQUEST} images` },
     ]);
   }
-  if (options.responseFormat?.type === 'json_schema' && !(adapter.jsonSchema && model.features.includes('TOOLS') && model.capabilities.flags?.jsonSchema !== false)) {
+  if (images > 0 && !(adapter.images && model.features.includes('VISION'))) {
+    throw badRequest(
+      `The model "${model.slug}" does not read images. Choose a model with the VISION feature (GET /v1/models?capability=VISION), or send text only.`,
+      [{ field: 'messages', message: 'image parts need a VISION model' }],
+    );
+  }
+  if (
+    options.responseFormat?.type === 'json_schema' &&
+    !(adapter.jsonSchema && model.features.includes('TOOLS') && model.capabilities.flags?.jsonSchema !== false)
+  ) {
     const instead = adapter.kind === 'anthropic' ? 'Choose a model that takes a schema' : 'Use response_format json_object, or a model that takes a schema';
-    throw badRequest(`The model "${model.slug}" cannot answer to a JSON schema. ${instead}.`, [{ field: 'responseFormat', message: 'json_schema is not supported by this model' }]);
+    throw badRequest(`The model "${model.slug}" cannot answer to a JSON schema. ${instead}.`, [
+      { field: 'responseFormat', message: 'json_schema is not supported by this model' },
+    ]);
   }
   // Claude has no JSON mode, and its schemas close every object, so none stands for "any object".
   if (options.responseFormat?.type === 'json_object' && adapter.kind === 'anthropic') {
-    throw badRequest(`The model "${model.slug}" has no JSON mode without a schema. Send response_format json_schema with the object's schema, or ask for JSON in the prompt.`, [
-      { field: 'responseFormat', message: 'json_object is not supported by this model; send a json_schema' },
-    ]);
+    throw badRequest(
+      `The model "${model.slug}" has no JSON mode without a schema. Send response_format json_schema with the object's schema, or ask for JSON in the prompt.`,
+      [{ field: 'responseFormat', message: 'json_object is not supported by this model; send a json_schema' }],
+    );
   }
   // The built-in model writes schema values itself, on the event loop; real providers apply their own limits.
   const refusal = adapter.kind === 'local' ? localSchemaRefusal(options) : undefined;
@@ -109,7 +126,10 @@ const THINKING_TOP_P = { min: 0.95, max: 1 };
  * thinking is on for the call (temperature may then only be 1, top_k must be unset, top_p within 0.95..1).
  */
 export function hintsLeftOut(
-  { model, adapter }: { model: Pick<GatewayModel, 'capabilities' | 'upstreamModel'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'parametersFor'> | undefined },
+  {
+    model,
+    adapter,
+  }: { model: Pick<GatewayModel, 'capabilities' | 'upstreamModel'>; adapter: Pick<ProviderAdapter, 'kind' | 'parameters' | 'parametersFor'> | undefined },
   call: Pick<TextCall, 'temperature' | 'options'>,
   thinking: boolean,
 ): Hint[] {
@@ -131,7 +151,8 @@ export function hintsLeftOut(
 }
 
 /** The caller's names for the hints left out (the surface's `fieldNames`, else the gateway's own). */
-export const leftOutNames = (leftOut: readonly Hint[], options: TextOptions | undefined): string[] => leftOut.map((hint) => options?.fieldNames?.[hint] ?? hint);
+export const leftOutNames = (leftOut: readonly Hint[], options: TextOptions | undefined): string[] =>
+  leftOut.map((hint) => options?.fieldNames?.[hint] ?? hint);
 
 /**
  * With thinking on, Anthropic refuses a tool_choice that forces a tool ("Thinking may not be enabled when tool_choice
@@ -163,7 +184,9 @@ export async function checkImageUrls(
   deadlineMs = IMAGE_URL_CHECK_DEADLINE_MS,
 ): Promise<void> {
   if (!outbound) return;
-  const images = messages.flatMap((message, index) => messageImages(message).flatMap((image) => (image.source.kind === 'url' ? [{ index, url: new URL(image.source.url) }] : [])));
+  const images = messages.flatMap((message, index) =>
+    messageImages(message).flatMap((image) => (image.source.kind === 'url' ? [{ index, url: new URL(image.source.url) }] : [])),
+  );
   if (images.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {

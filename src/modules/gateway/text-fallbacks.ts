@@ -18,7 +18,11 @@ async function switchTo(deps: TextGatewayDeps, size: SizeCall, p: Prepared, fall
   const sized = await size(p.principal, p.call, await catalog.resolveForGateway(entry.row.slug));
   const metered = await metering.switchModel(p.principal, p.metered, sized.model, sized.reservedTokens);
   p.span.fellBack(sized.model.slug, sized.model.providerSlug);
-  return Object.assign({}, p, sized, { reservedTokens: metered.reservedTokens ?? sized.reservedTokens, metered, fallbackFrom: p.fallbackFrom ?? { model: p.model.slug, error } });
+  return Object.assign({}, p, sized, {
+    reservedTokens: metered.reservedTokens ?? sized.reservedTokens,
+    metered,
+    fallbackFrom: p.fallbackFrom ?? { model: p.model.slug, error },
+  });
 }
 
 /**
@@ -26,7 +30,12 @@ async function switchTo(deps: TextGatewayDeps, size: SizeCall, p: Prepared, fall
  * model's fallbacks in the operator's order (those the caller's plan and key allow). Anything else, or the last
  * fallback failing, refunds the call and throws.
  */
-export function withFallbacks<T>(deps: TextGatewayDeps, size: SizeCall, first: Prepared, attempt: (p: Prepared) => Promise<T>): Promise<{ p: Prepared; value: T }> {
+export function withFallbacks<T>(
+  deps: TextGatewayDeps,
+  size: SizeCall,
+  first: Prepared,
+  attempt: (p: Prepared) => Promise<T>,
+): Promise<{ p: Prepared; value: T }> {
   return runWithFallbacks({
     first,
     fallbackIds: async () => (deps.fallbacks ? deps.fallbacks.idsOf(first.model.id) : []),

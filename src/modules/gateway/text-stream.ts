@@ -1,6 +1,14 @@
 import type { SseStream } from '../../platform/http/sse.js';
 import { chargePendingEvent, streamErrorEvent } from './errors.js';
-import { UpstreamError, type TextResult, type TextStream, type TextStreamEvent, type ThinkingBlock, type TokenUsage, type ToolCall } from './providers/types.js';
+import {
+  UpstreamError,
+  type TextResult,
+  type TextStream,
+  type TextStreamEvent,
+  type ThinkingBlock,
+  type TokenUsage,
+  type ToolCall,
+} from './providers/types.js';
 import { fail, finalize } from './text-billing.js';
 import type { Prepared, TextAnswer, TextGatewayDeps } from './text-types.js';
 import { countAnswerTokens } from './tokens.js';
@@ -60,13 +68,28 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
   p.call.timing?.add('upstream', p.call.timing.get('upstream-ttfb') + performance.now() - streaming);
   await progress;
   if (failure) {
-    if (failure instanceof UpstreamError && failure.accountFailure) await pool.markFailure(p.model.providerSlug, opened.accountId, failure).catch(() => undefined);
+    if (failure instanceof UpstreamError && failure.accountFailure)
+      await pool.markFailure(p.model.providerSlug, opened.accountId, failure).catch(() => undefined);
     logger.warn({ requestId, err: failure }, 'upstream stream broke midway');
     let chargedTokens = 0;
     try {
       if (text.length === 0 && refusal.length === 0 && toolCalls.length === 0) await fail(deps, p, failure);
       else {
-        const partial = await finalizeAnswer(deps, p, { text, toolCalls: completeCalls(toolCalls), usage: null, finishReason: 'error', accountId: opened.accountId, status: 'PARTIAL', delivered: true, extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone } }, refusal);
+        const partial = await finalizeAnswer(
+          deps,
+          p,
+          {
+            text,
+            toolCalls: completeCalls(toolCalls),
+            usage: null,
+            finishReason: 'error',
+            accountId: opened.accountId,
+            status: 'PARTIAL',
+            delivered: true,
+            extra: { error: streamErrorEvent(failure).error, clientDisconnected: clientGone },
+          },
+          refusal,
+        );
         chargedTokens = partial.usage.creditsConsumed;
       }
     } catch (err) {
@@ -79,7 +102,22 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
 
   let answer: TextAnswer;
   try {
-    answer = await finalizeAnswer(deps, p, { text, toolCalls: completeCalls(toolCalls), thinking: thinking.filter(Boolean), usage: reported, finishReason, accountId: opened.accountId, status: 'SUCCESS', delivered: true, extra: clientGone ? { clientDisconnected: true } : {} }, refusal);
+    answer = await finalizeAnswer(
+      deps,
+      p,
+      {
+        text,
+        toolCalls: completeCalls(toolCalls),
+        thinking: thinking.filter(Boolean),
+        usage: reported,
+        finishReason,
+        accountId: opened.accountId,
+        status: 'SUCCESS',
+        delivered: true,
+        extra: clientGone ? { clientDisconnected: true } : {},
+      },
+      refusal,
+    );
   } catch (err) {
     return endUncharged(deps, p, sse, err, marked);
   }
@@ -94,7 +132,12 @@ export async function pump(deps: TextGatewayDeps, p: Prepared, opened: { value: 
  * keeps, carry it; the usage record notes it; and with no usage from the provider its text is counted as output, as
  * it was delivered like text (a refusal is billed as the provider bills it: OpenAI counts it in completion_tokens).
  */
-export async function finalizeAnswer(deps: TextGatewayDeps, p: Prepared, outcome: Parameters<typeof finalize>[2], refusal: string | undefined): Promise<TextAnswer> {
+export async function finalizeAnswer(
+  deps: TextGatewayDeps,
+  p: Prepared,
+  outcome: Parameters<typeof finalize>[2],
+  refusal: string | undefined,
+): Promise<TextAnswer> {
   if (!refusal) return finalize(deps, p, outcome);
   const withRefusal = (answer: TextAnswer): TextAnswer => Object.assign({}, answer, { refusal });
   const answerBody = p.call.answerBody;
@@ -132,7 +175,10 @@ const completeCalls = (calls: ToolCall[]): ToolCall[] => calls.filter((c): c is 
  * closes it (the key's `giveUp`, a retry, the sweeper) charges the usage last recorded on it, at most `marked`.
  */
 async function endUncharged(deps: TextGatewayDeps, p: Prepared, sse: SseStream, err: unknown, marked: number): Promise<null> {
-  deps.logger.error({ err, requestId: p.requestId, chargeAtMostTokens: marked }, 'charging a stream failed; its reservation is closed on its recorded progress');
+  deps.logger.error(
+    { err, requestId: p.requestId, chargeAtMostTokens: marked },
+    'charging a stream failed; its reservation is closed on its recorded progress',
+  );
   await sse.send(chargePendingEvent(marked));
   sse.end();
   return null;
@@ -153,11 +199,14 @@ async function reportProgress(deps: TextGatewayDeps, p: Prepared, outputTokens: 
 export function asStream(result: TextResult): TextStream {
   async function* events() {
     for (const [index, block] of (result.thinking ?? []).entries()) {
-      yield block.type === 'thinking' ? { type: 'thinking' as const, index, delta: block.thinking, signature: block.signature } : { type: 'thinking' as const, index, redactedData: block.data };
+      yield block.type === 'thinking'
+        ? { type: 'thinking' as const, index, delta: block.thinking, signature: block.signature }
+        : { type: 'thinking' as const, index, redactedData: block.data };
     }
     if (result.text) yield { type: 'text' as const, delta: result.text };
     if (result.refusal) yield { type: 'refusal' as const, delta: result.refusal };
-    for (const [index, call] of (result.toolCalls ?? []).entries()) yield { type: 'tool_call' as const, index, id: call.id, name: call.name, argumentsDelta: call.arguments };
+    for (const [index, call] of (result.toolCalls ?? []).entries())
+      yield { type: 'tool_call' as const, index, id: call.id, name: call.name, argumentsDelta: call.arguments };
     if (result.usage) yield { type: 'usage' as const, usage: result.usage };
     yield { type: 'finish' as const, finishReason: result.finishReason };
   }

@@ -39,14 +39,23 @@ type Answer = { text: string; requestId: string; toolCalls?: ToolCall[]; thinkin
 
 const sent = () => fake.calls().at(-1)!.body as Record<string, any>;
 const recordsOf = () => t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId));
-const tools = [{ name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+const tools = [
+  { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+];
 const question = { role: 'user', content: 'What is the weather in Paris?' };
 const resultOf = (callId: string) => ({ role: 'tool', toolCallId: callId, content: '18°C and sunny' });
 const ask = (messages: unknown[], extra: Record<string, unknown> = {}) =>
-  t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { authorization: `Bearer ${apiKey}` }, payload: { model: MODEL, maxTokens: 1000, reasoning: { effort: 'low' }, tools, messages, ...extra } });
+  t.app.inject({
+    method: 'POST',
+    url: '/v1/ai/text',
+    headers: { authorization: `Bearer ${apiKey}` },
+    payload: { model: MODEL, maxTokens: 1000, reasoning: { effort: 'low' }, tools, messages, ...extra },
+  });
 const toolTurn = () => {
   decide = (request) =>
-    (request.body as { messages: unknown[] }).messages.length === 1 ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_text_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] } : { kind: 'ok', text: 'Sunny, 18°C.' };
+    (request.body as { messages: unknown[] }).messages.length === 1
+      ? { kind: 'ok', text: '', toolCalls: [{ id: 'toolu_text_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] }
+      : { kind: 'ok', text: 'Sunny, 18°C.' };
 };
 
 async function expectMeteredOnce(requestIds: string[]) {
@@ -72,7 +81,10 @@ describe('thinking sent back on POST /v1/ai/text', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(fake.calls().length).toBe(calls);
     expect((await walletState(t, userId)).balance).toBe(balance);
-    const join = (events: ReturnType<typeof thinkingOf>) => ({ text: events.map((e) => e.delta ?? '').join(''), signature: events.find((e) => e.signature)?.signature });
+    const join = (events: ReturnType<typeof thinkingOf>) => ({
+      text: events.map((e) => e.delta ?? '').join(''),
+      signature: events.find((e) => e.signature)?.signature,
+    });
     const original = join(thinkingOf(first.body));
     expect(original.text.length).toBeGreaterThan(0);
     expect(original.signature).toBe(signatureOf(original.text));
@@ -113,13 +125,20 @@ describe('thinking sent back on POST /v1/ai/text', () => {
       b.signature += e.signature ?? '';
     }
     const call = events.find((e) => e.type === 'tool_call' && e.id)!;
-    expect(blocks).toEqual([{ type: 'thinking', thinking: expect.stringContaining('think'), signature: signatureOf((blocks[0] as { thinking: string }).thinking) }]);
+    expect(blocks).toEqual([
+      { type: 'thinking', thinking: expect.stringContaining('think'), signature: signatureOf((blocks[0] as { thinking: string }).thinking) },
+    ]);
 
     const turn = { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: '{"city":"Paris"}' }], thinking: blocks };
     const second = await ask([question, turn, resultOf(call.id)], { stream: true });
     expect(second.statusCode).toBe(200);
     expect(sent().messages[1].content[0]).toEqual(blocks[0]);
-    expect(parseSse(second.body).filter((e) => e.type === 'text').map((e) => e.delta).join('')).toBe('Sunny, 18°C.');
+    expect(
+      parseSse(second.body)
+        .filter((e) => e.type === 'text')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Sunny, 18°C.');
     await expectMeteredOnce([streamed.headers['x-ai-request-id'] as string, second.headers['x-ai-request-id'] as string]);
   });
 
@@ -142,7 +161,10 @@ describe('thinking sent back on POST /v1/ai/text', () => {
     const call = { id: 'toolu_text_3', name: 'get_weather', arguments: '{}' };
     const cases: [unknown[], string][] = [
       [[{ ...question, thinking: [signed] }], 'messages.0.thinking'],
-      [[question, { role: 'assistant', content: '', toolCalls: [call], thinking: [{ type: 'thinking', thinking: 'No signature.' }] }, resultOf(call.id)], 'messages.1.thinking.0'],
+      [
+        [question, { role: 'assistant', content: '', toolCalls: [call], thinking: [{ type: 'thinking', thinking: 'No signature.' }] }, resultOf(call.id)],
+        'messages.1.thinking.0',
+      ],
     ];
     for (const [messages, field] of cases) {
       const before = await walletState(t, userId);

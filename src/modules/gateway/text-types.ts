@@ -53,7 +53,10 @@ export interface TextReasoning extends ReasoningOption {
  * out, any other parameter refused with a 400. `fieldNames` says what the caller's surface calls the sampling hints,
  * for the header (default: the gateway's own names, as `POST /v1/ai/text` takes them); it never goes upstream.
  */
-export type TextOptions = Pick<TextRequest, 'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user'> & {
+export type TextOptions = Pick<
+  TextRequest,
+  'tools' | 'toolChoice' | 'parallelToolCalls' | 'responseFormat' | 'topP' | 'topK' | 'stop' | 'seed' | 'presencePenalty' | 'frequencyPenalty' | 'user'
+> & {
   reasoning?: TextReasoning;
   fieldNames?: Partial<Record<Hint, string>>;
 };
@@ -90,7 +93,15 @@ export interface TextAnswer {
   /** Request fields the model cannot take that were left out rather than refused (sampling hints, the reasoning control), as the caller named them. */
   ignored?: string[];
   /** The totals and what they were charged; the token classes the provider reported, when non-zero. */
-  usage: { inputTokens: number; outputTokens: number; creditsConsumed: number; cachedInputTokens?: number; cacheWriteTokens?: number; cacheWrite1hTokens?: number; reasoningTokens?: number };
+  usage: {
+    inputTokens: number;
+    outputTokens: number;
+    creditsConsumed: number;
+    cachedInputTokens?: number;
+    cacheWriteTokens?: number;
+    cacheWrite1hTokens?: number;
+    reasoningTokens?: number;
+  };
   model: string;
   requestId: string;
   finishReason: string;
@@ -121,4 +132,7 @@ export interface Prepared {
   span: CallSpan;
 }
 
-export type Sizing = Pick<Prepared, 'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens' | 'reasoning' | 'ignored' | 'leftOut'> & { access: Access };
+export type Sizing = Pick<
+  Prepared,
+  'model' | 'messages' | 'maxTokens' | 'inputTokens' | 'trimmedMessages' | 'reservedTokens' | 'reasoning' | 'ignored' | 'leftOut'
+> & { access: Access };

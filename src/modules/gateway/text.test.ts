@@ -20,7 +20,8 @@ const TEXT_MODEL = 'local/text';
 const MULTIMODAL_MODEL = 'local/vision';
 const ask = (token: string, payload: unknown, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: { ...bearer(token), ...headers }, payload: payload as object });
-const enhance = (token: string, payload: unknown) => t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: bearer(token), payload: payload as object });
+const enhance = (token: string, payload: unknown) =>
+  t.app.inject({ method: 'POST', url: '/v1/ai/enhance/prompt', headers: bearer(token), payload: payload as object });
 const hello = { model: TEXT_MODEL, messages: [{ role: 'user', content: 'Explain how lighthouses work' }] };
 
 async function usageOf(requestId: string) {
@@ -71,7 +72,16 @@ describe('POST /v1/ai/text with the local provider', () => {
     expect(usage!.metadata).toMatchObject({ maxTokens: 2048, usageSource: 'provider', finishReason: 'stop' });
 
     const [saved] = await t.platform.db.select().from(generations).where(eq(generations.requestId, body.requestId));
-    expect(saved).toMatchObject({ userId: user.id, kind: 'TEXT', prompt: 'Explain how lighthouses work', output: { text: body.text }, modelId: model.id, visibility: 'PRIVATE', favorite: false, tags: [] });
+    expect(saved).toMatchObject({
+      userId: user.id,
+      kind: 'TEXT',
+      prompt: 'Explain how lighthouses work',
+      output: { text: body.text },
+      modelId: model.id,
+      visibility: 'PRIVATE',
+      favorite: false,
+      tags: [],
+    });
   });
 
   it('is deterministic offline and honours maxTokens', async () => {
@@ -115,7 +125,10 @@ describe('POST /v1/ai/text with the local provider', () => {
     const { accessToken } = await signUp(t.app);
     const sync = json(await ask(accessToken, hello));
     const [row] = await t.platform.db.select().from(models).where(eq(models.slug, TEXT_MODEL));
-    await t.platform.db.update(models).set({ capabilityOverride: { ...row!.capabilityOverride, flags: { streaming: false } } }).where(eq(models.id, row!.id));
+    await t.platform.db
+      .update(models)
+      .set({ capabilityOverride: { ...row!.capabilityOverride, flags: { streaming: false } } })
+      .where(eq(models.id, row!.id));
     t.services.catalog.invalidate();
     try {
       const events = parseSse((await ask(accessToken, { ...hello, stream: true })).body);
@@ -264,7 +277,17 @@ describe('POST /v1/ai/text errors', () => {
     ['missing messages', { model: TEXT_MODEL }, 'messages'],
     ['empty messages', { model: TEXT_MODEL, messages: [] }, 'messages'],
     ['an unknown role', { model: TEXT_MODEL, messages: [{ role: 'robot', content: 'x' }] }, 'messages.0.role'],
-    ['a tool result without its call id', { model: TEXT_MODEL, messages: [{ role: 'user', content: 'x' }, { role: 'tool', content: 'x' }] }, 'messages.1.toolCallId'],
+    [
+      'a tool result without its call id',
+      {
+        model: TEXT_MODEL,
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', content: 'x' },
+        ],
+      },
+      'messages.1.toolCallId',
+    ],
     ['an empty message', { model: TEXT_MODEL, messages: [{ role: 'user', content: '' }] }, 'messages.0.content'],
     ['a message of the wrong type', { model: TEXT_MODEL, messages: [{ role: 'user', content: 42 }] }, 'messages.0.content'],
     ['an unknown field in a message', { model: TEXT_MODEL, messages: [{ role: 'user', content: 'x', name: 'bob' }] }, 'messages.0.name'],
@@ -298,22 +321,28 @@ describe('POST /v1/ai/text errors', () => {
 });
 
 describe('POST /v1/ai/enhance/prompt', () => {
-  it.each(['text', 'image', 'video', 'audio', 'audio.speech', 'audio.music', 'audio.sfx'])('rewrites a prompt for target %s, metered and not saved', async (target) => {
-    const { accessToken, user } = await signUp(t.app);
-    const before = await walletState(t, user.id);
-    const response = await enhance(accessToken, { model: MULTIMODAL_MODEL, prompt: 'a lighthouse in a storm', target });
-    expect(response.statusCode).toBe(200);
-    const body = json(response);
-    expect(Object.keys(body)).toEqual(['enhanced']);
-    expect(body.enhanced.toLowerCase()).toContain('lighthouse in a storm');
-    expect(body.enhanced.length).toBeGreaterThan('a lighthouse in a storm'.length);
-    const after = await walletState(t, user.id);
-    expect(after.balance).toBeLessThan(before.balance);
-    expect(after.ledgerSum).toBe(after.balance);
-    const [usage] = await t.platform.db.select().from(usageRecords).where(and(eq(usageRecords.userId, user.id), eq(usageRecords.operation, 'prompt.enhance')));
-    expect(usage).toMatchObject({ status: 'SUCCESS', tokensConsumed: before.balance - after.balance });
-    expect(await t.platform.db.$count(generations, eq(generations.userId, user.id))).toBe(0);
-  });
+  it.each(['text', 'image', 'video', 'audio', 'audio.speech', 'audio.music', 'audio.sfx'])(
+    'rewrites a prompt for target %s, metered and not saved',
+    async (target) => {
+      const { accessToken, user } = await signUp(t.app);
+      const before = await walletState(t, user.id);
+      const response = await enhance(accessToken, { model: MULTIMODAL_MODEL, prompt: 'a lighthouse in a storm', target });
+      expect(response.statusCode).toBe(200);
+      const body = json(response);
+      expect(Object.keys(body)).toEqual(['enhanced']);
+      expect(body.enhanced.toLowerCase()).toContain('lighthouse in a storm');
+      expect(body.enhanced.length).toBeGreaterThan('a lighthouse in a storm'.length);
+      const after = await walletState(t, user.id);
+      expect(after.balance).toBeLessThan(before.balance);
+      expect(after.ledgerSum).toBe(after.balance);
+      const [usage] = await t.platform.db
+        .select()
+        .from(usageRecords)
+        .where(and(eq(usageRecords.userId, user.id), eq(usageRecords.operation, 'prompt.enhance')));
+      expect(usage).toMatchObject({ status: 'SUCCESS', tokensConsumed: before.balance - after.balance });
+      expect(await t.platform.db.$count(generations, eq(generations.userId, user.id))).toBe(0);
+    },
+  );
 
   it('defaults to the text target and treats bare audio as speech', async () => {
     const { accessToken } = await signUp(t.app);

@@ -58,7 +58,8 @@ export function fitHistory(messages: ChatMessage[], budget: number): { messages:
 }
 
 /** A JSON schema the answer must follow is read by the model like any input. */
-const responseFormatTokens = (options: TextOptions) => (options.responseFormat?.type === 'json_schema' ? countTextTokens(JSON.stringify(options.responseFormat.schema)) : 0);
+const responseFormatTokens = (options: TextOptions) =>
+  options.responseFormat?.type === 'json_schema' ? countTextTokens(JSON.stringify(options.responseFormat.schema)) : 0;
 
 /**
  * The text gateway: checks, sizing and reservation here; the fallback models (text-fallbacks.ts), the streaming
@@ -84,7 +85,11 @@ export function createTextGateway(deps: TextGatewayDeps) {
       captureContent: deps.captureContent,
     });
     try {
-      const metered = await metering.reserve(principal, { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started, key: request.key }, { access: sized.access });
+      const metered = await metering.reserve(
+        principal,
+        { model: sized.model, operation: call.operation, tokens: sized.reservedTokens, requestId, started, key: request.key },
+        { access: sized.access },
+      );
       call.timing?.add('reserve', performance.now() - reserving);
       return { call, principal, metered, requestId, started, span, ...sized };
     } catch (err) {
@@ -115,12 +120,16 @@ export function createTextGateway(deps: TextGatewayDeps) {
     // The lowest count the characters allow, first: a body that surely cannot fit is refused before it is tokenized.
     const atLeast = messageTokensAtLeast(messages);
     if (model.maxContextTokens && atLeast >= model.maxContextTokens) {
-      throw badRequest(`The messages are at least ${atLeast} tokens; the model "${model.slug}" reads at most ${model.maxContextTokens}. Shorten them.`, [{ field: 'messages', message: 'are too long for this model' }]);
+      throw badRequest(`The messages are at least ${atLeast} tokens; the model "${model.slug}" reads at most ${model.maxContextTokens}. Shorten them.`, [
+        { field: 'messages', message: 'are too long for this model' },
+      ]);
     }
     const inputTokens = countMessageTokens(messages, imageTokenRule(model.providerSlug)) + countToolTokens(options.tools) + responseFormatTokens(options);
     const modelMax = model.maxOutputTokens ?? Number.POSITIVE_INFINITY;
     if (call.maxTokens !== undefined && call.maxTokens > modelMax) {
-      throw badRequest(`maxTokens ${call.maxTokens} is more than the model "${model.slug}" can write (${modelMax}).`, [{ field: 'maxTokens', message: `must be at most ${modelMax}` }]);
+      throw badRequest(`maxTokens ${call.maxTokens} is more than the model "${model.slug}" can write (${modelMax}).`, [
+        { field: 'maxTokens', message: `must be at most ${modelMax}` },
+      ]);
     }
     let maxTokens = call.maxTokens ?? Math.min(DEFAULT_MAX_TOKENS, modelMax);
     const room = model.maxContextTokens ? model.maxContextTokens - inputTokens : Number.POSITIVE_INFINITY;
@@ -150,9 +159,10 @@ export function createTextGateway(deps: TextGatewayDeps) {
     const ignored = [...(thinkingLeftOut ? [reasoningField] : []), ...leftOutNames(leftOut, options)];
     if (maxTokens > room) {
       if (call.maxTokens !== undefined && !reasoning?.budgetTokens) {
-        throw badRequest(`The messages (about ${inputTokens} tokens) plus maxTokens ${maxTokens} exceed the model's context of ${model.maxContextTokens} tokens. Lower maxTokens to ${room} or shorten the messages.`, [
-          { field: 'maxTokens', message: `must be at most ${room} with these messages` },
-        ]);
+        throw badRequest(
+          `The messages (about ${inputTokens} tokens) plus maxTokens ${maxTokens} exceed the model's context of ${model.maxContextTokens} tokens. Lower maxTokens to ${room} or shorten the messages.`,
+          [{ field: 'maxTokens', message: `must be at most ${room} with these messages` }],
+        );
       }
       maxTokens = room;
     }
@@ -175,7 +185,13 @@ export function createTextGateway(deps: TextGatewayDeps) {
 
   /** The upstream request as the prepared call decided it: the parameters set, without the sampling hints it left out. */
   const upstreamRequest = (p: Prepared): TextRequest => {
-    const request: TextRequest = { model: p.model.upstreamModel, messages: p.messages, maxTokens: p.maxTokens, temperature: p.call.temperature, reasoning: p.reasoning };
+    const request: TextRequest = {
+      model: p.model.upstreamModel,
+      messages: p.messages,
+      maxTokens: p.maxTokens,
+      temperature: p.call.temperature,
+      reasoning: p.reasoning,
+    };
     const options = p.call.options ?? {};
     for (const key of TEXT_PARAMETERS) if (options[key] !== undefined) Object.assign(request, { [key]: options[key] });
     for (const hint of p.leftOut ?? []) delete request[hint];
@@ -198,7 +214,12 @@ export function createTextGateway(deps: TextGatewayDeps) {
      * read to its end and settled once. An upstream that breaks midway ends the stream with an `error` event and
      * is billed for the text delivered so far (counted with the tokenizer, never from error text).
      */
-    async stream(principal: Principal, call: TextCall, request: MeteredRequest, open: (headers: Record<string, string>) => SseStream): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
+    async stream(
+      principal: Principal,
+      call: TextCall,
+      request: MeteredRequest,
+      open: (headers: Record<string, string>) => SseStream,
+    ): Promise<{ answer: TextAnswer | null; sse: SseStream }> {
       const { requestId } = request;
       // A fallback may answer only until the stream opens: once a byte is sent, the call stays with its model.
       const { p, value: opened } = await withFallbacks(deps, size, await prepare(principal, call, request), (p) => {
@@ -220,7 +241,12 @@ export function createTextGateway(deps: TextGatewayDeps) {
         logger.error({ err, requestId }, 'finishing a stream failed');
         await sse.send({
           type: 'error',
-          error: { code: 'INTERNAL', message: 'Something went wrong on our side while finishing the answer, which is incomplete. It is charged at most for the text delivered (GET /v1/usage shows the charge).', chargedTokens: null },
+          error: {
+            code: 'INTERNAL',
+            message:
+              'Something went wrong on our side while finishing the answer, which is incomplete. It is charged at most for the text delivered (GET /v1/usage shows the charge).',
+            chargedTokens: null,
+          },
         });
         sse.end();
         return { answer: null, sse };

@@ -16,7 +16,9 @@ const PREFIX = 'sfth1.';
 /** The opaque string carrying `blocks` (undefined when there are none). */
 export function packThinking(blocks: readonly ThinkingBlock[] | undefined): string | undefined {
   if (!blocks || blocks.length === 0) return undefined;
-  const plain = blocks.map((block) => (block.type === 'thinking' ? { type: block.type, thinking: block.thinking, signature: block.signature } : { type: block.type, data: block.data }));
+  const plain = blocks.map((block) =>
+    block.type === 'thinking' ? { type: block.type, thinking: block.thinking, signature: block.signature } : { type: block.type, data: block.data },
+  );
   return PREFIX + Buffer.from(JSON.stringify(plain), 'utf8').toString('base64url');
 }
 
@@ -36,9 +38,10 @@ function isBlock(value: unknown): value is ThinkingBlock {
  */
 export function unpackThinking(packed: string, field: string): ThinkingBlock[] {
   const refuse = () =>
-    badRequest(`${field} is not reasoning content this gateway returned. Send back the value exactly as it came in the earlier answer, or leave the item out.`, [
-      { field, message: 'must be an unchanged value from an earlier answer' },
-    ]);
+    badRequest(
+      `${field} is not reasoning content this gateway returned. Send back the value exactly as it came in the earlier answer, or leave the item out.`,
+      [{ field, message: 'must be an unchanged value from an earlier answer' }],
+    );
   if (!isPackedThinking(packed)) throw refuse();
   let parsed: unknown;
   try {
@@ -47,5 +50,7 @@ export function unpackThinking(packed: string, field: string): ThinkingBlock[] {
     throw refuse();
   }
   if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every(isBlock)) throw refuse();
-  return parsed.map((block) => (block.type === 'thinking' ? { type: 'thinking', thinking: block.thinking, signature: block.signature } : { type: 'redacted_thinking', data: block.data }));
+  return parsed.map((block) =>
+    block.type === 'thinking' ? { type: 'thinking', thinking: block.thinking, signature: block.signature } : { type: 'redacted_thinking', data: block.data },
+  );
 }

@@ -15,8 +15,35 @@ function random(seed: number) {
   };
 }
 
-const PIECES = ['the', 'Lighthouse', "keeper's", 'don\'t', 'naïve', 'café', '灯塔', '守护者', '12345', '3.14', '(see', 'below)', '—', '...', '!!', 'https://example.com/a/b',
-  '🙂', '👩‍💻', 'ΑΒΓ', 'кот', '<|endoftext|>', '\u00a0', '\u3000', '/', '\'s', 'ALLCAPS', 'camelCase'];
+const PIECES = [
+  'the',
+  'Lighthouse',
+  "keeper's",
+  "don't",
+  'naïve',
+  'café',
+  '灯塔',
+  '守护者',
+  '12345',
+  '3.14',
+  '(see',
+  'below)',
+  '—',
+  '...',
+  '!!',
+  'https://example.com/a/b',
+  '🙂',
+  '👩‍💻',
+  'ΑΒΓ',
+  'кот',
+  '<|endoftext|>',
+  '\u00a0',
+  '\u3000',
+  '/',
+  "'s",
+  'ALLCAPS',
+  'camelCase',
+];
 const GAPS = [' ', ' ', ' ', '  ', '\t', '\n', '\n\n', ' \n', '\r\n', '   \t ', ''];
 
 /** Text shaped like real input, with every kind of gap the pre-tokenizer treats differently. */
@@ -35,7 +62,10 @@ describe('tokenSlices', () => {
       expect(slices.join(''), `seed ${seed}`).toBe(text);
       expect(slices.length).toBeGreaterThan(1);
       expect(Math.max(...slices.map((s) => s.length))).toBeLessThanOrEqual(TOKEN_SLICE_CHARS);
-      expect(slices.reduce((sum, slice) => sum + whole(slice), 0), `seed ${seed}`).toBe(whole(text));
+      expect(
+        slices.reduce((sum, slice) => sum + whole(slice), 0),
+        `seed ${seed}`,
+      ).toBe(whole(text));
     }
   });
 

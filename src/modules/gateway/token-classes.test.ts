@@ -60,12 +60,22 @@ async function formula(slug: string, usage: UsageUnits): Promise<number> {
   return result.quote.tokens;
 }
 
-const ok = (inputTokens: number, outputTokens: number, tokenClasses?: TokenClasses): FakeBehavior => ({ kind: 'ok', text: 'The lamp turns all night.', usage: { inputTokens, outputTokens }, tokenClasses });
+const ok = (inputTokens: number, outputTokens: number, tokenClasses?: TokenClasses): FakeBehavior => ({
+  kind: 'ok',
+  text: 'The lamp turns all night.',
+  usage: { inputTokens, outputTokens },
+  tokenClasses,
+});
 
 /** One text call; what it charged the wallet and its newest usage row (for a stream, read back from the feed). */
 async function call(who: { token: string; userId: string }, model: string, stream: boolean) {
   const before = await walletState(t, who.userId);
-  const response = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(who.token), payload: { model, messages: [{ role: 'user', content: 'Tell me about lighthouses' }], maxTokens: 400, stream } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/ai/text',
+    headers: bearer(who.token),
+    payload: { model, messages: [{ role: 'user', content: 'Tell me about lighthouses' }], maxTokens: 400, stream },
+  });
   expect(response.statusCode, response.body).toBe(200);
   if (stream) expect(parseSse(response.body).at(-1)).toMatchObject({ type: 'finish' });
   const after = await walletState(t, who.userId);
@@ -94,15 +104,21 @@ describe.each([false, true])('charged per token class (stream: %s)', (stream) =>
     expect(uncached.row.tokens).toEqual({ input: 10_000, cachedInput: 0, cacheWrite: 0, output: 300, reasoning: 0 });
   });
 
-  it("Anthropic: cache reads and writes reported beside input_tokens are billed, each at its price", async () => {
+  it('Anthropic: cache reads and writes reported beside input_tokens are billed, each at its price', async () => {
     const who = await customer();
     decideAnthropic = () => ok(10_000, 200, { cached: 9_000, cacheWrite: 500, reasoning: 80 });
     const cached = await call(who, HAIKU, stream);
     expect(anthropic.calls().at(-1)!.body.stream ?? false).toBe(stream);
-    expect(cached.charged).toBe(await formula(HAIKU, { inputTokens: 10_000, cachedInputTokens: 9_000, cacheWriteTokens: 500, outputTokens: 200, reasoningTokens: 80 }));
+    expect(cached.charged).toBe(
+      await formula(HAIKU, { inputTokens: 10_000, cachedInputTokens: 9_000, cacheWriteTokens: 500, outputTokens: 200, reasoningTokens: 80 }),
+    );
     // (500 × 100 + 9,000 × 10 + 500 × 125 + 200 × 500) / 1M US cents × 122 = 36.905 poisha → ceil(20,502.78)
     expect(cached.charged).toBe(20_503);
-    expect(cached.row).toMatchObject({ inputUnits: 10_000, outputUnits: 200, tokens: { input: 10_000, cachedInput: 9_000, cacheWrite: 500, output: 200, reasoning: 80 } });
+    expect(cached.row).toMatchObject({
+      inputUnits: 10_000,
+      outputUnits: 200,
+      tokens: { input: 10_000, cachedInput: 9_000, cacheWrite: 500, output: 200, reasoning: 80 },
+    });
 
     // The same prompt without the cache: 10,000 fresh input tokens. Reads cost less, and no class is ever free.
     decideAnthropic = () => ok(10_000, 200);
@@ -113,7 +129,7 @@ describe.each([false, true])('charged per token class (stream: %s)', (stream) =>
     expect((await call(who, HAIKU, stream)).charged).toBeGreaterThan(uncached.charged);
   });
 
-  it("DeepSeek: its own cache-hit field is read, and a model without a cached price charges the fresh price", async () => {
+  it('DeepSeek: its own cache-hit field is read, and a model without a cached price charges the fresh price', async () => {
     const who = await customer();
     decideOpenAi = () => ok(10_000, 300, { cached: 9_000, dialect: 'deepseek' });
     const hit = await call(who, DEEPSEEK, stream);

@@ -97,7 +97,8 @@ function extrasTokens(message: ChatMessage, imageTokens: ImageTokenRule): number
 
 export function countMessageTokens(messages: readonly ChatMessage[], imageTokens: ImageTokenRule = openAiImageTokens): number {
   let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countContentTokens(messageText(message)) + extrasTokens(message, imageTokens);
+  for (const message of messages)
+    total += TOKENS_PER_MESSAGE + tokensOfRole(message.role) + countContentTokens(messageText(message)) + extrasTokens(message, imageTokens);
   return total;
 }
 

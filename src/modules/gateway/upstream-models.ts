@@ -58,9 +58,17 @@ export function createUpstreamModels(deps: { db: Db; registry: Map<string, Provi
       if (!registry.has(slug)) return { status: 'NOT_CONFIGURED', reason: `This service has no adapter for "${slug}".` };
       // Without an account the provider's models are not sold, so whether it could be checked does not matter yet.
       const credentials = await credentialsOf(slug);
-      if (credentials.length === 0) return { status: 'NOT_CONFIGURED', reason: `No enabled account: set ${envPrefixOf(slug)}_API_KEY or add one with POST /v1/admin/providers/${slug}/accounts.` };
+      if (credentials.length === 0)
+        return {
+          status: 'NOT_CONFIGURED',
+          reason: `No enabled account: set ${envPrefixOf(slug)}_API_KEY or add one with POST /v1/admin/providers/${slug}/accounts.`,
+        };
       const lister = listerOf(slug);
-      if (!lister) return { status: 'NOT_CHECKABLE', reason: `The ${slug} API has no endpoint that lists its models: compare the catalog with the provider's changelog by hand.` };
+      if (!lister)
+        return {
+          status: 'NOT_CHECKABLE',
+          reason: `The ${slug} API has no endpoint that lists its models: compare the catalog with the provider's changelog by hand.`,
+        };
       let last: UpstreamError | null = null;
       for (const credential of credentials) {
         try {

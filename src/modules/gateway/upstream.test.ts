@@ -51,7 +51,7 @@ async function priceOf(slug: string, inputTokens: number, outputTokens: number) 
 }
 
 describe('OpenAI-compatible provider through the gateway', () => {
-  it('sends the server instruction first, then the caller\'s system message, then the conversation; default maxTokens 2048', async () => {
+  it("sends the server instruction first, then the caller's system message, then the conversation; default maxTokens 2048", async () => {
     decideOpenAi = () => ({ kind: 'ok', text: 'Arr, lighthouses guide ships.', usage: { inputTokens: 120, outputTokens: 9 } });
     const response = await ask({ model: 'openai/gpt-4o-mini', messages: conversation, temperature: 0.3 });
     expect(response.statusCode).toBe(200);
@@ -87,7 +87,7 @@ describe('OpenAI-compatible provider through the gateway', () => {
     expect(usage!.metadata).toMatchObject({ usageSource: 'counted' });
   });
 
-  it('streams, asks upstream for the final usage and bills the provider\'s own numbers', async () => {
+  it("streams, asks upstream for the final usage and bills the provider's own numbers", async () => {
     decideOpenAi = () => ({ kind: 'ok', text: 'one two three four', usage: { inputTokens: 300, outputTokens: 77 } });
     const before = await walletState(t, userId);
     const response = await ask({ model: 'openai/gpt-4o-mini', messages: conversation, stream: true });
@@ -121,9 +121,17 @@ describe('OpenAI-compatible provider through the gateway', () => {
     const response = await ask({ model: 'openai/gpt-4o-mini', messages: conversation, stream: true });
     expect(response.statusCode).toBe(200);
     const events = parseSse(response.body);
-    expect(events.filter((e) => e.type === 'text').map((e) => e.delta).join('')).toBe('alpha beta gamma ');
+    expect(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('alpha beta gamma ');
     const errorEvent = events.at(-1)!;
-    expect(errorEvent).toEqual({ type: 'error', error: { code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('middle of the answer'), chargedTokens: expect.any(Number) } });
+    expect(errorEvent).toEqual({
+      type: 'error',
+      error: { code: 'PROVIDER_UNAVAILABLE', message: expect.stringContaining('middle of the answer'), chargedTokens: expect.any(Number) },
+    });
     expect(events.some((e) => e.type === 'finish')).toBe(false);
 
     const after = await walletState(t, userId);
@@ -174,7 +182,10 @@ describe('Anthropic provider through the gateway', () => {
     const response = await ask({ model: 'anthropic/claude-haiku-4-5', messages: conversation, maxTokens: 300 });
     expect(response.statusCode).toBe(200);
     const body = json(response);
-    expect(body).toMatchObject({ text: 'Lighthouses warn sailors.', usage: { inputTokens: 55, outputTokens: 6, creditsConsumed: await priceOf('anthropic/claude-haiku-4-5', 55, 6) } });
+    expect(body).toMatchObject({
+      text: 'Lighthouses warn sailors.',
+      usage: { inputTokens: 55, outputTokens: 6, creditsConsumed: await priceOf('anthropic/claude-haiku-4-5', 55, 6) },
+    });
     const sent = anthropic.calls().at(-1)!;
     expect(sent.apiKey).toBe('sk-ant-test-1');
     expect(sent.body.model).toBe('claude-haiku-4-5-20251001');
@@ -190,7 +201,12 @@ describe('Anthropic provider through the gateway', () => {
   it('streams Anthropic events as text, usage and finish', async () => {
     decideAnthropic = () => ({ kind: 'ok', text: 'red green blue', usage: { inputTokens: 40, outputTokens: 3 }, finishReason: 'max_tokens' });
     const events = parseSse((await ask({ model: 'anthropic/claude-haiku-4-5', messages: conversation, stream: true })).body);
-    expect(events.filter((e) => e.type === 'text').map((e) => e.delta).join('')).toBe('red green blue');
+    expect(
+      events
+        .filter((e) => e.type === 'text')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('red green blue');
     expect(events.slice(-2)).toEqual([
       { type: 'usage', usage: { inputTokens: 40, outputTokens: 3 } },
       { type: 'finish', finishReason: 'length' },

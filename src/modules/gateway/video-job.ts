@@ -23,10 +23,23 @@ const pollDelaySeconds = (estimatedSeconds: number | null) => Math.min(15, Math.
 const schedulePoll = (deps: Pick<MediaGatewayDeps, 'queue'>, job: { id: string; estimatedSeconds: number | null }) =>
   deps.queue.send(MEDIA_POLL_QUEUE, { jobId: job.id }, { startAfterSeconds: pollDelaySeconds(job.estimatedSeconds) });
 
-async function submitUpstream(deps: MediaGatewayDeps, input: VideoInput, model: GatewayModel, adapter: MediaAdapter, credential: UpstreamCredential): Promise<VideoSubmission> {
+async function submitUpstream(
+  deps: MediaGatewayDeps,
+  input: VideoInput,
+  model: GatewayModel,
+  adapter: MediaAdapter,
+  credential: UpstreamCredential,
+): Promise<VideoSubmission> {
   const readOwn = (url: string, accept: 'image' | 'audio' | 'video') => readStoredMedia(deps, url, accept);
   const submit = requireCapability(adapter, 'submitVideo', model, 'make videos');
-  const base = { model: model.upstreamModel, durationSeconds: input.durationSeconds, aspectRatio: input.aspectRatio, extra: {} as Record<string, unknown>, negativePrompt: null, seed: null };
+  const base = {
+    model: model.upstreamModel,
+    durationSeconds: input.durationSeconds,
+    aspectRatio: input.aspectRatio,
+    extra: {} as Record<string, unknown>,
+    negativePrompt: null,
+    seed: null,
+  };
   switch (input.op) {
     case 'generate':
       return submit(credential, {
@@ -130,7 +143,11 @@ export async function pollVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise
     return;
   }
   if (job.startedAt && clock.now().getTime() - job.startedAt.getTime() > MAX_VIDEO_JOB_MS) {
-    await fail(deps, job, new AppError(504, 'TIMEOUT', `The provider did not finish the video within ${MAX_VIDEO_JOB_MS / 60_000} minutes; the reserved credits were refunded.`));
+    await fail(
+      deps,
+      job,
+      new AppError(504, 'TIMEOUT', `The provider did not finish the video within ${MAX_VIDEO_JOB_MS / 60_000} minutes; the reserved credits were refunded.`),
+    );
     await stopVideoUpstream(deps, job);
     return;
   }
@@ -148,7 +165,8 @@ export async function pollVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise
       return;
     }
     const updated = await jobs.update(job.id, { pollFailures: failures });
-    if (updated) await queue.send(MEDIA_POLL_QUEUE, { jobId: job.id }, { startAfterSeconds: pollDelaySeconds(job.estimatedSeconds) * 2 ** Math.min(failures, 4) });
+    if (updated)
+      await queue.send(MEDIA_POLL_QUEUE, { jobId: job.id }, { startAfterSeconds: pollDelaySeconds(job.estimatedSeconds) * 2 ** Math.min(failures, 4) });
     return;
   }
   if (status.status === 'QUEUED' || status.status === 'RUNNING') {
@@ -190,8 +208,20 @@ export async function pollVideoJob(deps: MediaGatewayDeps, job: JobRow): Promise
       outputUnits: Math.round(seconds),
       latencyMs: job.startedAt ? clock.now().getTime() - job.startedAt.getTime() : 0,
       accountId: job.providerAccountId,
-      metadata: { op: input.op, durationSeconds: input.durationSeconds, aspectRatio: input.aspectRatio, externalId: job.externalId, ...(input.apiKeyId ? { apiKeyId: input.apiKeyId } : {}) },
-      generation: { kind: 'VIDEO', prompt: input.prompt, output: { videos }, thumbnailUrl: null, tags: input.op === 'generate' ? [] : [input.op === 'lipSync' ? 'lip-sync' : 'extended'] },
+      metadata: {
+        op: input.op,
+        durationSeconds: input.durationSeconds,
+        aspectRatio: input.aspectRatio,
+        externalId: job.externalId,
+        ...(input.apiKeyId ? { apiKeyId: input.apiKeyId } : {}),
+      },
+      generation: {
+        kind: 'VIDEO',
+        prompt: input.prompt,
+        output: { videos },
+        thumbnailUrl: null,
+        tags: input.op === 'generate' ? [] : [input.op === 'lipSync' ? 'lip-sync' : 'extended'],
+      },
     });
     return { output: { videos, usage: { durationSeconds: seconds, creditsConsumed: settled.chargedTokens } }, tokensConsumed: settled.chargedTokens };
   });

@@ -65,7 +65,13 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     const source = await files.readSource(url, { accept: [accept], what, ...(accept === 'video' ? { maxBytes: 200 * 1024 * 1024, timeoutMs: 60_000 } : {}) });
     if (source.origin === 'file') return url;
     const kind = accept === 'image' ? 'INIT_IMAGE' : accept === 'audio' ? 'AUDIO' : 'VIDEO';
-    const saved = await files.saveBytes({ ownerId, kind, contentType: source.contentType, body: source.bytes, sourceUrl: source.origin === 'remote' ? url : null });
+    const saved = await files.saveBytes({
+      ownerId,
+      kind,
+      contentType: source.contentType,
+      body: source.bytes,
+      sourceUrl: source.origin === 'remote' ? url : null,
+    });
     return saved.url;
   }
 
@@ -76,7 +82,8 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
     const job = /^[0-9a-f-]{36}$/i.test(jobId) ? await jobs.get(jobId) : undefined;
     if (!job || job.userId !== userId) throw notFound(`No job ${jobId} of yours. Give the id of one of your finished video jobs, or a videoUrl.`);
     const url = (job.output as { videos?: Array<{ url?: string }> } | null)?.videos?.[0]?.url;
-    if (job.status !== 'SUCCEEDED' || !url) throw badRequest(`The job ${jobId} has no finished video (it is ${job.status}). Wait until it SUCCEEDED, or give a videoUrl.`);
+    if (job.status !== 'SUCCEEDED' || !url)
+      throw badRequest(`The job ${jobId} has no finished video (it is ${job.status}). Wait until it SUCCEEDED, or give a videoUrl.`);
     const input = job.input as { aspectRatio?: VideoAspectRatio; prompt?: string };
     return { url, aspectRatio: input.aspectRatio ?? null, prompt: input.prompt ?? null };
   }
@@ -84,7 +91,10 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
   function requireOperation(model: GatewayModel, adapter: MediaAdapter, op: 'lipSync' | 'extend') {
     requireCapability(adapter, 'submitVideo', model, 'make videos');
     if (!VIDEO_OPERATIONS[adapter.kind]?.has(op)) {
-      throw badRequest(`The model "${model.slug}" does not offer ${op === 'lipSync' ? 'lip-sync' : 'video extension'}. Choose a video model that does (e.g. local/video).`, { model: model.slug });
+      throw badRequest(
+        `The model "${model.slug}" does not offer ${op === 'lipSync' ? 'lip-sync' : 'video extension'}. Choose a video model that does (e.g. local/video).`,
+        { model: model.slug },
+      );
     }
   }
 
@@ -92,7 +102,14 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
    * Reserves the fixed price (with the priced options of `extra`), stores the job, queues it and answers its
    * Idempotency-Key in one transaction; 429 QUOTA_EXCEEDED (the wallet, or the plan's concurrent jobs) leaves nothing behind.
    */
-  async function queueJob(principal: Principal, model: GatewayModel, kind: JobKind, access: Access, input: VideoOp, options: MediaCallOptions & { started: number }): Promise<VideoHandle> {
+  async function queueJob(
+    principal: Principal,
+    model: GatewayModel,
+    kind: JobKind,
+    access: Access,
+    input: VideoOp,
+    options: MediaCallOptions & { started: number },
+  ): Promise<VideoHandle> {
     const request = options.request ?? unkeyedRequest();
     const { subscriptionId, owner } = access;
     const tokens = await catalog.estimateTokens(model, { kind: 'video', seconds: input.durationSeconds }, priceOptionsOf(input));
@@ -144,25 +161,35 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
       const access = await checkAccess(deps, principal, model);
       const seedImageUrl = body.seedImageUrl ? await keepSource(body.seedImageUrl, principal.userId, 'image', 'the start frame (seedImageUrl)') : null;
       const endImageUrl = body.endImageUrl ? await keepSource(body.endImageUrl, principal.userId, 'image', 'the end frame (endImageUrl)') : null;
-      return queueJob(principal, model, 'VIDEO', access, {
-        op: 'generate',
-        prompt: body.prompt,
-        durationSeconds: durationOf(model, body.durationSeconds),
-        aspectRatio: aspectOf(model, body.aspectRatio),
-        negativePrompt: negativePromptOf(body.negativePrompt),
-        seed: body.seed ?? null,
-        seedImageUrl,
-        endImageUrl,
-        extra: body.extra ?? {},
-        priceOptions,
-      }, { ...options, started });
+      return queueJob(
+        principal,
+        model,
+        'VIDEO',
+        access,
+        {
+          op: 'generate',
+          prompt: body.prompt,
+          durationSeconds: durationOf(model, body.durationSeconds),
+          aspectRatio: aspectOf(model, body.aspectRatio),
+          negativePrompt: negativePromptOf(body.negativePrompt),
+          seed: body.seed ?? null,
+          seedImageUrl,
+          endImageUrl,
+          extra: body.extra ?? {},
+          priceOptions,
+        },
+        { ...options, started },
+      );
     },
 
     async lipSync(principal: Principal, body: LipSyncBody, options: MediaCallOptions = {}): Promise<VideoHandle> {
       const started = performance.now();
-      if ((body.videoUrl === undefined) === (body.jobId === undefined)) throw badRequest('Give exactly one of videoUrl and jobId: the video to lip-sync.', [{ field: 'videoUrl', message: 'or jobId, exactly one' }]);
-      if ((body.audioUrl === undefined) === (body.text === undefined)) throw badRequest('Give exactly one of audioUrl and text: what the person should say.', [{ field: 'audioUrl', message: 'or text, exactly one' }]);
-      if (body.voice !== undefined && body.text === undefined) throw badRequest('voice applies only with text (the audio of audioUrl already has its voice).', [{ field: 'voice', message: 'needs text' }]);
+      if ((body.videoUrl === undefined) === (body.jobId === undefined))
+        throw badRequest('Give exactly one of videoUrl and jobId: the video to lip-sync.', [{ field: 'videoUrl', message: 'or jobId, exactly one' }]);
+      if ((body.audioUrl === undefined) === (body.text === undefined))
+        throw badRequest('Give exactly one of audioUrl and text: what the person should say.', [{ field: 'audioUrl', message: 'or text, exactly one' }]);
+      if (body.voice !== undefined && body.text === undefined)
+        throw badRequest('voice applies only with text (the audio of audioUrl already has its voice).', [{ field: 'voice', message: 'needs text' }]);
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'VIDEO', 'POST /v1/ai/video/lip-sync');
       requireOperation(model, adapter, 'lipSync');
       if (body.text !== undefined) requireCapability(adapter, 'generateSpeech', model, 'speak text for lip-sync');
@@ -178,35 +205,53 @@ export function createVideoGateway(deps: MediaGatewayDeps) {
         // About 15 characters a second of speech.
         seconds = [...body.text!].length / 15;
       }
-      const max = typeof (model.capabilities.controls.durationSeconds as { max?: unknown } | undefined)?.max === 'number' ? ((model.capabilities.controls.durationSeconds as { max: number }).max) : 10;
-      return queueJob(principal, model, 'LIP_SYNC', access, {
-        op: 'lipSync',
-        prompt: body.text ? `Lip-sync: ${body.text}` : 'Lip-sync to the supplied audio',
-        durationSeconds: Math.min(max, Math.max(1, Math.ceil(seconds))),
-        aspectRatio: aspectOf(model, fromJob?.aspectRatio),
-        videoUrl,
-        audioUrl,
-        text: body.text ?? null,
-        voice: body.voice ?? null,
-      }, { ...options, started });
+      const max =
+        typeof (model.capabilities.controls.durationSeconds as { max?: unknown } | undefined)?.max === 'number'
+          ? (model.capabilities.controls.durationSeconds as { max: number }).max
+          : 10;
+      return queueJob(
+        principal,
+        model,
+        'LIP_SYNC',
+        access,
+        {
+          op: 'lipSync',
+          prompt: body.text ? `Lip-sync: ${body.text}` : 'Lip-sync to the supplied audio',
+          durationSeconds: Math.min(max, Math.max(1, Math.ceil(seconds))),
+          aspectRatio: aspectOf(model, fromJob?.aspectRatio),
+          videoUrl,
+          audioUrl,
+          text: body.text ?? null,
+          voice: body.voice ?? null,
+        },
+        { ...options, started },
+      );
     },
 
     async extend(principal: Principal, body: ExtendBody, options: MediaCallOptions = {}): Promise<VideoHandle> {
       const started = performance.now();
-      if ((body.videoUrl === undefined) === (body.jobId === undefined)) throw badRequest('Give exactly one of jobId and videoUrl: the video to extend.', [{ field: 'jobId', message: 'or videoUrl, exactly one' }]);
+      if ((body.videoUrl === undefined) === (body.jobId === undefined))
+        throw badRequest('Give exactly one of jobId and videoUrl: the video to extend.', [{ field: 'jobId', message: 'or videoUrl, exactly one' }]);
       const { model, adapter } = await resolveMediaModel(deps, body.model, 'VIDEO', 'POST /v1/ai/video/extend');
       requireOperation(model, adapter, 'extend');
       if (body.durationSeconds !== undefined) checkControl(model, 'durationSeconds', body.durationSeconds);
       const access = await checkAccess(deps, principal, model);
       const fromJob = body.jobId ? await videoOfJob(principal.userId, body.jobId) : null;
       const videoUrl = fromJob ? fromJob.url : await keepSource(body.videoUrl!, principal.userId, 'video', 'the video (videoUrl)');
-      return queueJob(principal, model, 'VIDEO_EXTEND', access, {
-        op: 'extend',
-        prompt: body.prompt ?? (fromJob?.prompt ? `Continue: ${fromJob.prompt}` : 'Continue the scene'),
-        durationSeconds: durationOf(model, body.durationSeconds),
-        aspectRatio: aspectOf(model, fromJob?.aspectRatio),
-        videoUrl,
-      }, { ...options, started });
+      return queueJob(
+        principal,
+        model,
+        'VIDEO_EXTEND',
+        access,
+        {
+          op: 'extend',
+          prompt: body.prompt ?? (fromJob?.prompt ? `Continue: ${fromJob.prompt}` : 'Continue the scene'),
+          durationSeconds: durationOf(model, body.durationSeconds),
+          aspectRatio: aspectOf(model, fromJob?.aspectRatio),
+          videoUrl,
+        },
+        { ...options, started },
+      );
     },
 
     /** The run queue: submits the task upstream once (an external id already stored means it was), then schedules polls. */

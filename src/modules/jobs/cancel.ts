@@ -60,7 +60,14 @@ export async function cancelJob(deps: CancelDeps, canceller: JobCanceller | null
     const now = deps.clock.now();
     const [updated] = await tx
       .update(jobs)
-      .set({ status: 'CANCELED', errorCode: 'CANCELED', errorMessage: settled.message, tokensConsumed: settled.tokensConsumed, updatedAt: now, finishedAt: now })
+      .set({
+        status: 'CANCELED',
+        errorCode: 'CANCELED',
+        errorMessage: settled.message,
+        tokensConsumed: settled.tokensConsumed,
+        updatedAt: now,
+        finishedAt: now,
+      })
       .where(eq(jobs.id, job.id))
       .returning();
     return { row: updated!, canceled: true };

@@ -79,7 +79,11 @@ export function createJobLeases(deps: JobLeaseDeps) {
         .limit(limit)
         .for('update', { skipLocked: true });
       const ids = abandoned.map((job) => job.id);
-      if (ids.length > 0) await tx.update(jobs).set({ leaseUntil: leaseEnd(QUEUED_GRACE_SECONDS) }).where(inArray(jobs.id, ids));
+      if (ids.length > 0)
+        await tx
+          .update(jobs)
+          .set({ leaseUntil: leaseEnd(QUEUED_GRACE_SECONDS) })
+          .where(inArray(jobs.id, ids));
       for (const job of abandoned) {
         for (const handler of resumeHandlers) await handler(job, tx);
       }
@@ -106,7 +110,10 @@ export function createJobLeases(deps: JobLeaseDeps) {
     /** The step ended (done, failed, or its next step queued): nobody holds the job until a step starts again. */
     release: async (jobId: string): Promise<void> => {
       keeper.letGo(jobId);
-      await db.update(jobs).set({ leaseUntil: null }).where(and(eq(jobs.id, jobId), isNotNull(jobs.leaseUntil)));
+      await db
+        .update(jobs)
+        .set({ leaseUntil: null })
+        .where(and(eq(jobs.id, jobId), isNotNull(jobs.leaseUntil)));
     },
 
     /** Registers how a job's step is queued again (the job's runner knows its queues). */

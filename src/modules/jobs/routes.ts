@@ -39,7 +39,8 @@ export const jobsRoutes: FastifyPluginAsyncTypebox<{ jobs: JobsService }> = asyn
       config: { ...read, openapi: { stream: 'always' } },
       schema: {
         tags,
-        summary: 'Server-sent events of a job: `data: {type: "job", job}` with the current state at once, then every change; the stream ends after the final state',
+        summary:
+          'Server-sent events of a job: `data: {type: "job", job}` with the current state at once, then every change; the stream ends after the final state',
         params: JobIdParams,
         response: { 200: Type.String({ description: 'text/event-stream' }), ...errorResponses(401, 403, 404) },
       },

@@ -117,7 +117,10 @@ export function createJobsService(deps: JobsServiceDeps) {
 
   async function ownJob(userId: string, id: string): Promise<JobRow> {
     if (!UUID.test(id)) throw notFound('No such job.');
-    const [row] = await db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.userId, userId)));
+    const [row] = await db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.id, id), eq(jobs.userId, userId)));
     if (!row) throw notFound('No such job.');
     return row;
   }
@@ -158,7 +161,11 @@ export function createJobsService(deps: JobsServiceDeps) {
     },
 
     async list(userId: string, query: JobListQuery): Promise<{ items: JobView[]; nextCursor: string | null }> {
-      const filters = and(eq(jobs.userId, userId), query.status ? eq(jobs.status, query.status) : undefined, query.kind ? eq(jobs.kind, query.kind) : undefined);
+      const filters = and(
+        eq(jobs.userId, userId),
+        query.status ? eq(jobs.status, query.status) : undefined,
+        query.kind ? eq(jobs.kind, query.kind) : undefined,
+      );
       const page = await newestFirstPage(db, jobs, 'createdAt', filters, query);
       return { items: page.items.map(toJobView), nextCursor: page.nextCursor };
     },

@@ -94,7 +94,12 @@ describe('GET /v1/library/generations', () => {
     const percent = await save(user.id, 'IMAGE', '100% pure_water', { tags: ['water'] });
     await save(user.id, 'TEXT', 'a fox in text', { tags: ['animals'] });
 
-    const favourite = await t.app.inject({ method: 'PATCH', url: `/v1/library/generations/${fox.id}`, headers: bearer(accessToken), payload: { favorite: true } });
+    const favourite = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/library/generations/${fox.id}`,
+      headers: bearer(accessToken),
+      payload: { favorite: true },
+    });
     expect(favourite.statusCode).toBe(200);
     expect(json(favourite)).toMatchObject({ id: fox.id, favorite: true });
 
@@ -179,12 +184,22 @@ describe('GET and PATCH /v1/library/generations/:id', () => {
     expect(read.statusCode).toBe(200);
     expect(json(read)).toMatchObject({ id: item.id, prompt: 'A lighthouse', tags: ['sea'], favorite: false });
 
-    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/library/generations/${item.id}`, headers: bearer(accessToken), payload: { favorite: true, tags: ['coast', ' Night ', 'coast'] } });
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/library/generations/${item.id}`,
+      headers: bearer(accessToken),
+      payload: { favorite: true, tags: ['coast', ' Night ', 'coast'] },
+    });
     expect(patched.statusCode).toBe(200);
     expect(json(patched)).toMatchObject({ favorite: true, tags: ['coast', 'Night'] });
     const unchanged = await t.app.inject({ method: 'PATCH', url: `/v1/library/generations/${item.id}`, headers: bearer(accessToken), payload: {} });
     expect(json(unchanged)).toMatchObject({ favorite: true, tags: ['coast', 'Night'] });
-    const unfavourite = await t.app.inject({ method: 'PATCH', url: `/v1/library/generations/${item.id}`, headers: bearer(accessToken), payload: { favorite: false } });
+    const unfavourite = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/library/generations/${item.id}`,
+      headers: bearer(accessToken),
+      payload: { favorite: false },
+    });
     expect(json(unfavourite)).toMatchObject({ favorite: false, tags: ['coast', 'Night'] });
   });
 
@@ -212,7 +227,12 @@ describe('GET and PATCH /v1/library/generations/:id', () => {
       const read = await t.app.inject({ url: `/v1/library/generations/${id}`, headers: bearer(other.accessToken) });
       expect(read.statusCode).toBe(404);
       expect(json(read).error.code).toBe('NOT_FOUND');
-      const patch = await t.app.inject({ method: 'PATCH', url: `/v1/library/generations/${id}`, headers: bearer(other.accessToken), payload: { favorite: true } });
+      const patch = await t.app.inject({
+        method: 'PATCH',
+        url: `/v1/library/generations/${id}`,
+        headers: bearer(other.accessToken),
+        payload: { favorite: true },
+      });
       expect(patch.statusCode).toBe(404);
     }
     const [row] = await t.platform.db.select().from(generations).where(eq(generations.id, item.id));

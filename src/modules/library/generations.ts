@@ -93,7 +93,9 @@ interface ViewColumns {
 export function createGenerations(deps: GenerationsDeps) {
   const { db, clock, catalog, preferences } = deps;
 
-  async function toView(row: Pick<Generation, 'id' | 'kind' | 'prompt' | 'thumbnailUrl' | 'output' | 'modelId' | 'visibility' | 'tags' | 'favorite' | 'createdAt'>): Promise<GenerationView> {
+  async function toView(
+    row: Pick<Generation, 'id' | 'kind' | 'prompt' | 'thumbnailUrl' | 'output' | 'modelId' | 'visibility' | 'tags' | 'favorite' | 'createdAt'>,
+  ): Promise<GenerationView> {
     const model = row.modelId ? (await catalog.getById(row.modelId))?.row : undefined;
     return {
       id: row.id,
@@ -140,7 +142,11 @@ export function createGenerations(deps: GenerationsDeps) {
     };
   }
 
-  const persistedData = (row: { id: string; kind: GenerationKind }, input: SaveGenerationInput) => ({ generationId: row.id, kind: row.kind, jobId: input.jobId ?? null });
+  const persistedData = (row: { id: string; kind: GenerationKind }, input: SaveGenerationInput) => ({
+    generationId: row.id,
+    kind: row.kind,
+    jobId: input.jobId ?? null,
+  });
   const persistedEvent = (row: { id: string; kind: GenerationKind; userId: string; createdAt: Date }, input: SaveGenerationInput, tx: DbOrTx) =>
     domainEventInsert(tx, 'generation.persisted', persistedData(row, input), { userId: row.userId, at: row.createdAt });
 
@@ -153,12 +159,27 @@ export function createGenerations(deps: GenerationsDeps) {
      */
     async saveGenerationParts(input: SaveGenerationInput, tx: DbOrTx = db): Promise<{ id: string; parts: StatementPart[] }> {
       const values = await newItem(input, tx);
-      const row = [values.id, values.userId, values.kind, values.prompt, JSON.stringify(values.output), values.modelId, values.thumbnailUrl, values.visibility, values.tags, values.requestId, values.createdAt.toISOString()];
+      const row = [
+        values.id,
+        values.userId,
+        values.kind,
+        values.prompt,
+        JSON.stringify(values.output),
+        values.modelId,
+        values.thumbnailUrl,
+        values.visibility,
+        values.tags,
+        values.requestId,
+        values.createdAt.toISOString(),
+      ];
       return {
         id: values.id,
         parts: [
           { name: 'library_generation', query: bound(INSERT_GENERATION, row) },
-          { name: 'library_persisted', query: domainEventPart('generation.persisted', persistedData(values, input), { userId: values.userId, at: values.createdAt }) },
+          {
+            name: 'library_persisted',
+            query: domainEventPart('generation.persisted', persistedData(values, input), { userId: values.userId, at: values.createdAt }),
+          },
         ],
       };
     },
@@ -202,7 +223,21 @@ export function createGenerations(deps: GenerationsDeps) {
         await Promise.all(
           rows.map(async (row) => {
             const { id, kind, prompt, output, visibility, tags, favorite } = row;
-            return [id, await toView({ id, kind, prompt, output, visibility, tags, favorite, thumbnailUrl: row.thumbnail_url, modelId: row.model_id, createdAt: row.created_at })] as const;
+            return [
+              id,
+              await toView({
+                id,
+                kind,
+                prompt,
+                output,
+                visibility,
+                tags,
+                favorite,
+                thumbnailUrl: row.thumbnail_url,
+                modelId: row.model_id,
+                createdAt: row.created_at,
+              }),
+            ] as const;
           }),
         ),
       );

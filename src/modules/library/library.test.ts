@@ -10,7 +10,12 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 const setDefaultVisibility = async (accessToken: string, visibility: 'PRIVATE' | 'UNLISTED' | 'PUBLIC') => {
-  const response = await t.app.inject({ method: 'PATCH', url: '/v1/account/preferences', headers: bearer(accessToken), payload: { defaultGenerationVisibility: visibility } });
+  const response = await t.app.inject({
+    method: 'PATCH',
+    url: '/v1/account/preferences',
+    headers: bearer(accessToken),
+    payload: { defaultGenerationVisibility: visibility },
+  });
   expect(response.statusCode).toBe(200);
 };
 
@@ -27,8 +32,25 @@ describe('library.saveGeneration', () => {
   it('stores a private, untagged text item with the clock time', async () => {
     const { user } = await signUp(t.app);
     const model = await t.services.catalog.resolveForGateway('local/text');
-    const saved = await t.services.library.saveGeneration({ userId: user.id, kind: 'TEXT', prompt: 'A haiku', output: { text: 'Waves fold into foam' }, modelId: model.id });
-    expect(saved).toMatchObject({ userId: user.id, kind: 'TEXT', prompt: 'A haiku', output: { text: 'Waves fold into foam' }, modelId: model.id, visibility: 'PRIVATE', tags: [], favorite: false, thumbnailUrl: null, requestId: null });
+    const saved = await t.services.library.saveGeneration({
+      userId: user.id,
+      kind: 'TEXT',
+      prompt: 'A haiku',
+      output: { text: 'Waves fold into foam' },
+      modelId: model.id,
+    });
+    expect(saved).toMatchObject({
+      userId: user.id,
+      kind: 'TEXT',
+      prompt: 'A haiku',
+      output: { text: 'Waves fold into foam' },
+      modelId: model.id,
+      visibility: 'PRIVATE',
+      tags: [],
+      favorite: false,
+      thumbnailUrl: null,
+      requestId: null,
+    });
     expect(saved.createdAt.toISOString()).toBe(t.clock.now().toISOString());
   });
 
@@ -90,8 +112,31 @@ describe('library.saveGeneration', () => {
 describe('usage.record', () => {
   it('writes a usage record with whole, non-negative units', async () => {
     const { user } = await signUp(t.app);
-    const row = await t.services.usage.record({ userId: user.id, requestId: 'req-usage-1', operation: 'text.generate', status: 'PARTIAL', inputUnits: 12.6, outputUnits: -3, tokensConsumed: 40, latencyMs: 9.2, metadata: { note: 'x' } });
-    expect(row).toMatchObject({ userId: user.id, requestId: 'req-usage-1', operation: 'text.generate', status: 'PARTIAL', inputUnits: 13, outputUnits: 0, tokensConsumed: 40, latencyMs: 9, providerCostCents: 0, metadata: { note: 'x' }, jobId: null, subscriptionId: null });
+    const row = await t.services.usage.record({
+      userId: user.id,
+      requestId: 'req-usage-1',
+      operation: 'text.generate',
+      status: 'PARTIAL',
+      inputUnits: 12.6,
+      outputUnits: -3,
+      tokensConsumed: 40,
+      latencyMs: 9.2,
+      metadata: { note: 'x' },
+    });
+    expect(row).toMatchObject({
+      userId: user.id,
+      requestId: 'req-usage-1',
+      operation: 'text.generate',
+      status: 'PARTIAL',
+      inputUnits: 13,
+      outputUnits: 0,
+      tokensConsumed: 40,
+      latencyMs: 9,
+      providerCostCents: 0,
+      metadata: { note: 'x' },
+      jobId: null,
+      subscriptionId: null,
+    });
   });
 });
 

@@ -96,7 +96,7 @@ export const SYSTEM_PROMPT_TEMPLATES: SystemPromptTemplate[] = [
     systemKey: 'audio.podcast-intro',
     kind: 'AUDIO',
     title: 'Podcast intro (speech)',
-    body: 'Welcome to {{show}}, the show about {{topic}}. I am your host, and in today\'s episode we dive into {{episode}}. Let\'s get started.',
+    body: "Welcome to {{show}}, the show about {{topic}}. I am your host, and in today's episode we dive into {{episode}}. Let's get started.",
     variables: [text('show', 'Show name'), text('topic', 'What the show is about'), text('episode', "Today's episode")],
     tags: ['speech', 'podcast'],
   },

@@ -10,8 +10,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const create = (token: string, payload: unknown) => t.app.inject({ method: 'POST', url: '/v1/library/prompts', headers: bearer(token), payload: payload as object });
-const patch = (token: string, id: string, payload: unknown) => t.app.inject({ method: 'PATCH', url: `/v1/library/prompts/${id}`, headers: bearer(token), payload: payload as object });
+const create = (token: string, payload: unknown) =>
+  t.app.inject({ method: 'POST', url: '/v1/library/prompts', headers: bearer(token), payload: payload as object });
+const patch = (token: string, id: string, payload: unknown) =>
+  t.app.inject({ method: 'PATCH', url: `/v1/library/prompts/${id}`, headers: bearer(token), payload: payload as object });
 const use = (token: string, id: string) => t.app.inject({ method: 'POST', url: `/v1/library/prompts/${id}/use`, headers: bearer(token) });
 const list = async (token: string, query = '') => {
   const response = await t.app.inject({ url: `/v1/library/prompts${query}`, headers: bearer(token) });
@@ -111,7 +113,17 @@ describe('POST /v1/library/prompts', () => {
     ['a select without options', { ...VALID, variables: [{ name: 'a', label: 'A', type: 'select' }] }, 'variables[0].options'],
     ['a select with only blank options', { ...VALID, variables: [{ name: 'a', label: 'A', type: 'select', options: [' '] }] }, 'variables[0].options'],
     ['options on a string variable', { ...VALID, variables: [{ name: 'a', label: 'A', type: 'string', options: ['x'] }] }, 'variables[0].options'],
-    ['two variables with one name', { ...VALID, variables: [{ name: 'a', label: 'A', type: 'string' }, { name: 'a', label: 'B', type: 'number' }] }, 'variables[1].name'],
+    [
+      'two variables with one name',
+      {
+        ...VALID,
+        variables: [
+          { name: 'a', label: 'A', type: 'string' },
+          { name: 'a', label: 'B', type: 'number' },
+        ],
+      },
+      'variables[1].name',
+    ],
     ['a blank variable label', { ...VALID, variables: [{ name: 'a', label: '  ', type: 'string' }] }, 'variables[0].label'],
     ['tags that are not a list', { ...VALID, tags: 'home' }, 'tags'],
     ['a tag over 40 characters', { ...VALID, tags: ['x'.repeat(41)] }, 'tags.0'],
@@ -177,7 +189,9 @@ describe('PATCH /v1/library/prompts/:id', () => {
     const response = await patch(accessToken, created.id, { title: 'Renamed', tags: [] });
     expect(response.statusCode).toBe(200);
     expect(json(response)).toEqual({ ...created, title: 'Renamed', tags: [], updatedAt: t.clock.now().toISOString() });
-    const changed = json(await patch(accessToken, created.id, { kind: 'VIDEO', variables: [{ name: 'room', label: 'Room', type: 'string' }], body: 'A {{room}} tour' }));
+    const changed = json(
+      await patch(accessToken, created.id, { kind: 'VIDEO', variables: [{ name: 'room', label: 'Room', type: 'string' }], body: 'A {{room}} tour' }),
+    );
     expect(changed).toMatchObject({ kind: 'VIDEO', body: 'A {{room}} tour', variables: [{ name: 'room', label: 'Room', type: 'string' }], title: 'Renamed' });
     const same = await patch(accessToken, created.id, {});
     expect(same.statusCode).toBe(200);

@@ -93,7 +93,8 @@ export function createPromptTemplates(deps: { db: Db; clock: Clock }) {
   return {
     /** Newest-updated first; system templates included unless `includeTemplates` is false. */
     async list(userId: string, query: { kind?: GenerationKind; includeTemplates?: boolean }): Promise<PromptTemplateView[]> {
-      const owner: SQL = query.includeTemplates === false ? eq(promptTemplates.userId, userId) : or(eq(promptTemplates.userId, userId), isNull(promptTemplates.userId))!;
+      const owner: SQL =
+        query.includeTemplates === false ? eq(promptTemplates.userId, userId) : or(eq(promptTemplates.userId, userId), isNull(promptTemplates.userId))!;
       const rows = await db
         .select()
         .from(promptTemplates)

@@ -42,7 +42,14 @@ export const libraryRoutes: FastifyPluginAsyncTypebox<{
     async (request) => {
       const { kind, favoritesOnly = false, search, tag, limit = LIBRARY_LIMITS.generationsDefault, cursor } = request.query;
       const text = search?.trim();
-      return library.generations.list(principalOf(request).userId, { kind, favoritesOnly, search: text || undefined, tag: tag?.trim() || undefined, limit, cursor });
+      return library.generations.list(principalOf(request).userId, {
+        kind,
+        favoritesOnly,
+        search: text || undefined,
+        tag: tag?.trim() || undefined,
+        limit,
+        cursor,
+      });
     },
   );
 
@@ -109,7 +116,12 @@ export const libraryRoutes: FastifyPluginAsyncTypebox<{
     '/v1/library/prompts/:id/use',
     {
       config,
-      schema: { tags, summary: 'Count one use of a template (yours or a system one)', params: LibraryIdParams, response: { 200: Ok, ...errorResponses(401, 404) } },
+      schema: {
+        tags,
+        summary: 'Count one use of a template (yours or a system one)',
+        params: LibraryIdParams,
+        response: { 200: Ok, ...errorResponses(401, 404) },
+      },
     },
     async (request) => {
       await library.prompts.use(principalOf(request).userId, request.params.id);

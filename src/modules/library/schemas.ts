@@ -29,7 +29,13 @@ export const GenerationSchema = Type.Object({
   kind: GenerationKindSchema,
   prompt: Type.String(),
   thumbnailUrl: Nullable(Type.String()),
-  output: Type.Object({}, { additionalProperties: true, description: 'TEXT { text }; IMAGE { images: [{ url, mimeType }] }; VIDEO { videos: [{ url, durationSeconds }] }; AUDIO { audio: { url } }' }),
+  output: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description: 'TEXT { text }; IMAGE { images: [{ url, mimeType }] }; VIDEO { videos: [{ url, durationSeconds }] }; AUDIO { audio: { url } }',
+    },
+  ),
   model: Nullable(Type.Object({ slug: Type.String(), displayName: Type.String(), type: Type.Enum([...MODEL_TYPES]) })),
   visibility: Type.Enum([...GENERATION_VISIBILITIES]),
   tags: Type.Array(Type.String()),
@@ -38,7 +44,9 @@ export const GenerationSchema = Type.Object({
 });
 
 export const GenerationsQuery = StrictObject({
-  kind: Type.Optional(Type.Enum([...GENERATION_KINDS], { description: 'TEXT lists the text history; without kind every media kind is listed and TEXT is left out' })),
+  kind: Type.Optional(
+    Type.Enum([...GENERATION_KINDS], { description: 'TEXT lists the text history; without kind every media kind is listed and TEXT is left out' }),
+  ),
   favoritesOnly: Type.Optional(Type.Boolean({ default: false })),
   search: Type.Optional(Type.String({ maxLength: LIBRARY_LIMITS.searchMax, description: 'Text the prompt contains (case-insensitive)' })),
   tag: Type.Optional(Type.String({ maxLength: LIBRARY_LIMITS.tagMax, description: 'Only items carrying this tag (exact match)' })),
@@ -53,11 +61,19 @@ export const GenerationPatch = StrictObject({
 });
 
 const VariableSchema = StrictObject({
-  name: Type.String({ minLength: 1, maxLength: LIBRARY_LIMITS.variableNameMax, pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Written {{name}} in the body' }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: LIBRARY_LIMITS.variableNameMax,
+    pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+    description: 'Written {{name}} in the body',
+  }),
   label: Type.String({ minLength: 1, maxLength: LIBRARY_LIMITS.variableLabelMax }),
   type: Type.Enum([...PROMPT_VARIABLE_TYPES]),
   options: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: LIBRARY_LIMITS.optionMax }), { maxItems: LIBRARY_LIMITS.optionsMax, description: 'The choices of a select variable (required for select, refused otherwise)' }),
+    Type.Array(Type.String({ minLength: 1, maxLength: LIBRARY_LIMITS.optionMax }), {
+      maxItems: LIBRARY_LIMITS.optionsMax,
+      description: 'The choices of a select variable (required for select, refused otherwise)',
+    }),
   ),
 });
 

@@ -16,13 +16,21 @@ async function notify(userId: string, count: number, overrides: Partial<NewNotif
   const rows = [];
   for (let i = 0; i < count; i++) {
     t.clock.advance(1);
-    rows.push(await t.services.notifications.notify(t.platform.db, { userId, type: 'JOB_SUCCEEDED', title: `Job ${i} finished`, payload: { jobId: `job-${i}` }, ...overrides }));
+    rows.push(
+      await t.services.notifications.notify(t.platform.db, {
+        userId,
+        type: 'JOB_SUCCEEDED',
+        title: `Job ${i} finished`,
+        payload: { jobId: `job-${i}` },
+        ...overrides,
+      }),
+    );
   }
   return rows;
 }
 
 describe('GET /v1/notifications', () => {
-  it('lists the caller\'s notifications newest first with the Notification fields and the unread count', async () => {
+  it("lists the caller's notifications newest first with the Notification fields and the unread count", async () => {
     const { accessToken, user } = await signUp(t.app);
     await notify(user.id, 3);
     const response = await get('/v1/notifications', accessToken);
@@ -80,7 +88,7 @@ describe('GET /v1/notifications', () => {
     expect((await get('/v1/notifications', null)).statusCode).toBe(401);
   });
 
-  it('never shows another user\'s notifications', async () => {
+  it("never shows another user's notifications", async () => {
     const a = await signUp(t.app);
     const b = await signUp(t.app);
     await notify(b.user.id, 2);
@@ -128,7 +136,12 @@ describe('marking notifications read', () => {
 describe('notify() and the in-app preferences', () => {
   it('skips community activity and quota warnings the user switched off, but never system notices', async () => {
     const { accessToken, user } = await signUp(t.app);
-    await t.app.inject({ method: 'PATCH', url: '/v1/account/notification-prefs', headers: bearer(accessToken), payload: { inAppCommunityActivity: false, inAppQuotaWarnings: false } });
+    await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/account/notification-prefs',
+      headers: bearer(accessToken),
+      payload: { inAppCommunityActivity: false, inAppQuotaWarnings: false },
+    });
     expect(await notify(user.id, 1, { type: 'POST_LIKED', title: 'Someone liked your post' })).toEqual([null]);
     expect(await notify(user.id, 1, { type: 'NEW_FOLLOWER', title: 'New follower' })).toEqual([null]);
     expect(await notify(user.id, 1, { type: 'QUOTA_WARNING', title: 'Low balance' })).toEqual([null]);

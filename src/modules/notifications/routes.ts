@@ -19,7 +19,12 @@ export const notificationRoutes: FastifyPluginAsyncTypebox<{
     '/v1/notifications',
     {
       config,
-      schema: { tags, summary: 'Your notifications, newest first', querystring: NotificationsQuery, response: { 200: NotificationsPage, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'Your notifications, newest first',
+        querystring: NotificationsQuery,
+        response: { 200: NotificationsPage, ...errorResponses(400, 401) },
+      },
     },
     async (request) => {
       const { limit = 30, cursor, unreadOnly = false } = request.query;

@@ -110,7 +110,9 @@ export function createNotificationsService(deps: { db: Db; clock: Clock }) {
       const createdAt = clock.now();
       await tx
         .insert(notifications)
-        .values(recipients.map((userId) => ({ userId, type: input.type, title: input.title, body: input.body ?? null, payload: input.payload ?? {}, createdAt })));
+        .values(
+          recipients.map((userId) => ({ userId, type: input.type, title: input.title, body: input.body ?? null, payload: input.payload ?? {}, createdAt })),
+        );
       return recipients.length;
     },
 

@@ -27,13 +27,24 @@ export const adminPaymentRoutes: FastifyPluginAsyncTypebox<{ payments: PaymentsS
 
   app.get(
     '/v1/admin/payments',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Payments of every customer, newest first', querystring: AdminPaymentsQuery, response: { 200: Page(AdminPayment), ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Payments of every customer, newest first',
+        querystring: AdminPaymentsQuery,
+        response: { 200: Page(AdminPayment), ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => payments.adminList({ ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(
     '/v1/admin/payments/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One payment of any customer', params: PaymentParams, response: { 200: AdminPayment, ...errorResponses(401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One payment of any customer', params: PaymentParams, response: { 200: AdminPayment, ...errorResponses(401, 403, 404) } },
+    },
     async (request) => payments.adminGet(request.params.id),
   );
 

@@ -37,13 +37,28 @@ async function revoke(ctx: PaymentsContext, row: typeof paymentAgreements.$infer
 
 export async function listAgreements(ctx: PaymentsContext, userId: string) {
   const rows = await ctx.db.select().from(paymentAgreements).where(eq(paymentAgreements.userId, userId)).orderBy(desc(paymentAgreements.createdAt));
-  return { items: rows.map((a) => ({ id: a.id, channel: a.channel, label: a.label, status: a.status, subscriptionId: a.subscriptionId, createdAt: a.createdAt.toISOString(), cancelledAt: a.cancelledAt?.toISOString() ?? null })) };
+  return {
+    items: rows.map((a) => ({
+      id: a.id,
+      channel: a.channel,
+      label: a.label,
+      status: a.status,
+      subscriptionId: a.subscriptionId,
+      createdAt: a.createdAt.toISOString(),
+      cancelledAt: a.cancelledAt?.toISOString() ?? null,
+    })),
+  };
 }
 
 /** Stops charging a saved account: renewals on it stop (the running cycle is untouched). */
 export async function cancelAgreement(ctx: PaymentsContext, userId: string, agreementId: string) {
   const { db, clock } = ctx;
-  const [row] = isUuid(agreementId) ? await db.select().from(paymentAgreements).where(and(eq(paymentAgreements.id, agreementId), eq(paymentAgreements.userId, userId))) : [];
+  const [row] = isUuid(agreementId)
+    ? await db
+        .select()
+        .from(paymentAgreements)
+        .where(and(eq(paymentAgreements.id, agreementId), eq(paymentAgreements.userId, userId)))
+    : [];
   if (!row) throw notFound(`No saved payment agreement of yours has the id "${agreementId}".`);
   if (row.status === 'ACTIVE') {
     await db.update(paymentAgreements).set({ status: 'CANCELLED', cancelledAt: clock.now() }).where(eq(paymentAgreements.id, row.id));

@@ -11,18 +11,29 @@ import type { CallbackInput, PaymentRow } from './types.js';
 
 async function findPayment(db: Db, channel: string, by: { paymentId?: string | undefined; gatewayRef?: string | undefined }): Promise<PaymentRow | null> {
   if (by.paymentId && isUuid(by.paymentId)) {
-    const [row] = await db.select().from(payments).where(and(eq(payments.id, by.paymentId), eq(payments.channel, channel)));
+    const [row] = await db
+      .select()
+      .from(payments)
+      .where(and(eq(payments.id, by.paymentId), eq(payments.channel, channel)));
     if (row) return row;
   }
   if (by.gatewayRef) {
-    const [row] = await db.select().from(payments).where(and(eq(payments.gatewayRef, by.gatewayRef), eq(payments.channel, channel)));
+    const [row] = await db
+      .select()
+      .from(payments)
+      .where(and(eq(payments.gatewayRef, by.gatewayRef), eq(payments.channel, channel)));
     if (row) return row;
   }
   return null;
 }
 
 /** `POST|GET /v1/payments/webhook/:provider`: verify by the channel's method, record, then apply. */
-export async function handleCallback(ctx: Pick<PaymentsContext, 'db' | 'channels'>, confirmation: Pick<Confirmation, 'confirm'>, slug: string, input: CallbackInput) {
+export async function handleCallback(
+  ctx: Pick<PaymentsContext, 'db' | 'channels'>,
+  confirmation: Pick<Confirmation, 'confirm'>,
+  slug: string,
+  input: CallbackInput,
+) {
   const runtime = ctx.channels.get(slug);
   if (!runtime) throw notFound(`No payment channel "${slug}" runs here.`);
   // A gateway that does not answer our verification call: 503, so it sends the message again later.

@@ -32,14 +32,30 @@ export async function carrierAmounts(ctx: Pick<PaymentsContext, 'db'>): Promise<
  * `PUT /v1/admin/topup/payment-rules/dcb`: the amounts the carrier aggregator has registered (positive, unique,
  * ascending: checked by the caller's schema and again here), written with its audit row in one transaction.
  */
-export async function setCarrierAmounts(ctx: Pick<PaymentsContext, 'db' | 'clock'>, amountsCents: number[], audit: AuditWriter): Promise<{ amountsCents: number[] }> {
+export async function setCarrierAmounts(
+  ctx: Pick<PaymentsContext, 'db' | 'clock'>,
+  amountsCents: number[],
+  audit: AuditWriter,
+): Promise<{ amountsCents: number[] }> {
   const bad = amountsCents.findIndex((a, i) => !Number.isSafeInteger(a) || a <= 0 || (i > 0 && a <= amountsCents[i - 1]!));
-  if (bad >= 0) throw badRequest(`amountsCents must be positive whole minor units, each larger than the one before (no repeats); item ${bad} is ${amountsCents[bad]}.`, { index: bad });
+  if (bad >= 0)
+    throw badRequest(`amountsCents must be positive whole minor units, each larger than the one before (no repeats); item ${bad} is ${amountsCents[bad]}.`, {
+      index: bad,
+    });
   return ctx.db.transaction(async (tx) => {
     const [row] = await tx.select({ amountsCents: paymentChannels.amountsCents }).from(paymentChannels).where(eq(paymentChannels.slug, 'dcb')).for('update');
     if (!row) throw notFound('The carrier billing channel is not set up.');
     await tx.update(paymentChannels).set({ amountsCents, updatedAt: ctx.clock.now() }).where(eq(paymentChannels.slug, 'dcb'));
-    await audit({ action: 'topup.payment-rules.dcb.update', targetType: 'payment_channel', targetId: 'dcb', before: { amountsCents: row.amountsCents }, after: { amountsCents } }, tx);
+    await audit(
+      {
+        action: 'topup.payment-rules.dcb.update',
+        targetType: 'payment_channel',
+        targetId: 'dcb',
+        before: { amountsCents: row.amountsCents },
+        after: { amountsCents },
+      },
+      tx,
+    );
     return { amountsCents: [...amountsCents] };
   });
 }

@@ -72,4 +72,3 @@ export function validateAmount(row: ChannelRow, amountCents: number, currency: s
     });
   }
 }
-

@@ -62,7 +62,10 @@ export function createCheckoutFlow(
       if (value === undefined) continue;
       const origin = URL.canParse(value) ? new URL(value).origin : null;
       if (!origin || !ctx.returnOrigins.includes(origin)) {
-        throw badRequest(`${field}: return to one of ${ctx.returnOrigins.join(', ')} (other sites are not allowed).`, { field, allowedOrigins: ctx.returnOrigins });
+        throw badRequest(`${field}: return to one of ${ctx.returnOrigins.join(', ')} (other sites are not allowed).`, {
+          field,
+          allowedOrigins: ctx.returnOrigins,
+        });
       }
     }
   }
@@ -99,11 +102,16 @@ export function createCheckoutFlow(
     try {
       const context = { callbackUrl: ctx.callbackUrl(input.channel), returnUrl: (result: 'success' | 'cancel' | 'fail') => ctx.returnUrl(payment!.id, result) };
       const opened =
-        agreementId && runtime.adapter.chargeAgreement ? await runtime.adapter.chargeAgreement(payment!, agreementId, context) : await runtime.adapter.createCheckout(payment!, context);
+        agreementId && runtime.adapter.chargeAgreement
+          ? await runtime.adapter.chargeAgreement(payment!, agreementId, context)
+          : await runtime.adapter.createCheckout(payment!, context);
       await db.update(payments).set({ gatewayRef: opened.gatewayRef }).where(eq(payments.id, payment!.id));
       return { paymentId: payment!.id, redirectUrl: opened.redirectUrl };
     } catch (err) {
-      ctx.logger.warn({ err: err instanceof GatewayError ? err.message : err, channel: input.channel, paymentId: payment!.id }, 'the gateway refused a checkout session');
+      ctx.logger.warn(
+        { err: err instanceof GatewayError ? err.message : err, channel: input.channel, paymentId: payment!.id },
+        'the gateway refused a checkout session',
+      );
       await db.update(payments).set({ status: 'FAILED', updatedAt: clock.now() }).where(eq(payments.id, payment!.id));
       throw providerUnavailable(input.channel);
     }
@@ -151,7 +159,10 @@ export function createCheckoutFlow(
       const quote = await deps.billing.quote(userId, input.planId); // 404 for an unknown, archived or internal plan
       const plan = (await deps.plans.getById(input.planId))!;
       if (plan.allowedChannels.length > 0 && !plan.allowedChannels.includes(input.provider)) {
-        throw badRequest(`The ${plan.name} plan can be paid with ${plan.allowedChannels.join(', ')} only.`, { requested: input.provider, allowedChannels: plan.allowedChannels });
+        throw badRequest(`The ${plan.name} plan can be paid with ${plan.allowedChannels.join(', ')} only.`, {
+          requested: input.provider,
+          allowedChannels: plan.allowedChannels,
+        });
       }
       const row = await available(input.provider);
       validateExtra(row, input.extra);

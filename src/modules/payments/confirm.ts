@@ -68,7 +68,10 @@ export function createConfirmation(deps: ConfirmationDeps) {
       .onConflictDoNothing({ target: [paymentEvents.channel, paymentEvents.eventKey] })
       .returning();
     if (inserted) return inserted;
-    const [existing] = await db.select().from(paymentEvents).where(and(eq(paymentEvents.channel, channel), eq(paymentEvents.eventKey, verified.eventKey)));
+    const [existing] = await db
+      .select()
+      .from(paymentEvents)
+      .where(and(eq(paymentEvents.channel, channel), eq(paymentEvents.eventKey, verified.eventKey)));
     return existing!;
   }
 

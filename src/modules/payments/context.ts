@@ -28,7 +28,8 @@ export interface PaymentsContext {
 }
 
 export function pageTokens(serverSecret: string) {
-  const sign = (paymentId: string) => createHmac('sha256', serverSecret).update(`storefront/payments-sandbox-page/${paymentId}`).digest('base64url').slice(0, 32);
+  const sign = (paymentId: string) =>
+    createHmac('sha256', serverSecret).update(`storefront/payments-sandbox-page/${paymentId}`).digest('base64url').slice(0, 32);
   return {
     sign,
     valid(paymentId: string, token: string) {

@@ -12,11 +12,18 @@ import { isUuid } from './sandbox.js';
  * once (tokens taken back as far as the balance allows; the rest recorded). The gateway's refund callback later
  * finds it already refunded and changes nothing.
  */
-export async function refundPayment(ctx: Pick<PaymentsContext, 'db' | 'clock' | 'channels'>, confirmation: Pick<Confirmation, 'refundBooks'>, paymentId: string, reason: string, audit?: AuditWriter) {
+export async function refundPayment(
+  ctx: Pick<PaymentsContext, 'db' | 'clock' | 'channels'>,
+  confirmation: Pick<Confirmation, 'refundBooks'>,
+  paymentId: string,
+  reason: string,
+  audit?: AuditWriter,
+) {
   const { db, clock } = ctx;
   const [before] = isUuid(paymentId) ? await db.select().from(payments).where(eq(payments.id, paymentId)) : [];
   if (!before) throw notFound('No such payment.');
-  if (before.status !== 'SUCCEEDED') throw badRequest(`Only a paid payment can be refunded; this one is ${before.status.toLowerCase()}.`, { status: before.status });
+  if (before.status !== 'SUCCEEDED')
+    throw badRequest(`Only a paid payment can be refunded; this one is ${before.status.toLowerCase()}.`, { status: before.status });
   // Claimed first, so two refunds of one payment never both ask the gateway. The gateway is asked outside any
   // transaction: its refund callback may arrive while we wait, and it must find the row unlocked.
   const [claimed] = await db

@@ -32,7 +32,10 @@ export function view(p: PaymentRow) {
 }
 
 /** Operators' listing of payments, newest first, filtered by status, channel and customer. */
-export async function adminList(db: Db, query: { limit: number; cursor?: string | undefined; status?: PaymentStatus | undefined; channel?: string | undefined; userId?: string | undefined }) {
+export async function adminList(
+  db: Db,
+  query: { limit: number; cursor?: string | undefined; status?: PaymentStatus | undefined; channel?: string | undefined; userId?: string | undefined },
+) {
   const filters: SQL[] = [];
   if (query.status) filters.push(eq(payments.status, query.status));
   if (query.channel) filters.push(eq(payments.channel, query.channel));

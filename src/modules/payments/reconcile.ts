@@ -28,11 +28,20 @@ interface RenewalDue {
  * 3. checkouts open for a day become EXPIRED (money that arrives later still grants);
  * 4. `subscription.renewal_due` events become a charge on the saved agreement.
  */
-export function createReconciler(ctx: PaymentsContext, confirmation: Confirmation, deps: { openPayment(input: NewPayment, agreementId?: string): Promise<CheckoutSession> }) {
+export function createReconciler(
+  ctx: PaymentsContext,
+  confirmation: Confirmation,
+  deps: { openPayment(input: NewPayment, agreementId?: string): Promise<CheckoutSession> },
+) {
   const { db, clock, logger } = ctx;
 
   async function applyRecorded(limit: number): Promise<number> {
-    const events = await db.select({ id: paymentEvents.id }).from(paymentEvents).where(isNull(paymentEvents.processedAt)).orderBy(asc(paymentEvents.createdAt)).limit(limit);
+    const events = await db
+      .select({ id: paymentEvents.id })
+      .from(paymentEvents)
+      .where(isNull(paymentEvents.processedAt))
+      .orderBy(asc(paymentEvents.createdAt))
+      .limit(limit);
     let applied = 0;
     for (const event of events) {
       try {
@@ -101,7 +110,11 @@ export function createReconciler(ctx: PaymentsContext, confirmation: Confirmatio
       .limit(limit);
     let charged = 0;
     for (const event of due) {
-      const [claimed] = await db.insert(paymentRenewals).values({ eventId: event.id, outcome: 'CLAIMED', createdAt: clock.now() }).onConflictDoNothing().returning();
+      const [claimed] = await db
+        .insert(paymentRenewals)
+        .values({ eventId: event.id, outcome: 'CLAIMED', createdAt: clock.now() })
+        .onConflictDoNothing()
+        .returning();
       if (!claimed || !event.userId) continue;
       const data = event.data as unknown as RenewalDue;
       const [agreement] = data.channel

@@ -8,7 +8,12 @@ import type { PaymentRow } from './types.js';
 import { publicKind } from './wording.js';
 
 /** The books of a refund: tokens taken back as far as the balance allows, the rest recorded; the plan is untouched. */
-export async function refundBooks(deps: { clock: Clock; wallet: Pick<WalletService, 'reversePayment'> }, tx: Tx, payment: PaymentRow, why: string): Promise<boolean> {
+export async function refundBooks(
+  deps: { clock: Clock; wallet: Pick<WalletService, 'reversePayment'> },
+  tx: Tx,
+  payment: PaymentRow,
+  why: string,
+): Promise<boolean> {
   if (payment.status !== 'SUCCEEDED') return false;
   const now = deps.clock.now();
   const { takenTokens, unrecoveredTokens } = await deps.wallet.reversePayment(
@@ -22,7 +27,14 @@ export async function refundBooks(deps: { clock: Clock; wallet: Pick<WalletServi
   await emitDomainEvent(
     tx,
     'payment.refunded',
-    { paymentId: payment.id, kind: publicKind(payment.purposeKind), amountCents: payment.paidAmountCents, currency: payment.currency, tokensTakenBack: takenTokens, tokensUnrecovered: unrecoveredTokens },
+    {
+      paymentId: payment.id,
+      kind: publicKind(payment.purposeKind),
+      amountCents: payment.paidAmountCents,
+      currency: payment.currency,
+      tokensTakenBack: takenTokens,
+      tokensUnrecovered: unrecoveredTokens,
+    },
     { userId: payment.userId, at: now },
   );
   return true;

@@ -39,5 +39,12 @@ export async function revenueByDay(db: Db, range: RevenueRange) {
     )
     .groupBy(day, payments.channel, payments.currency, payments.purposeKind)
     .orderBy(day, payments.channel, payments.currency, payments.purposeKind);
-  return rows.map((r) => ({ day: r.day, channel: r.channel, currency: r.currency, kind: kindOf(r.purposeKind), payments: r.payments, amountCents: Number(r.amountCents) }));
+  return rows.map((r) => ({
+    day: r.day,
+    channel: r.channel,
+    currency: r.currency,
+    kind: kindOf(r.purposeKind),
+    payments: r.payments,
+    amountCents: Number(r.amountCents),
+  }));
 }

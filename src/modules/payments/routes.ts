@@ -64,7 +64,14 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
 
   app.get(
     '/v1/payments/channels',
-    { schema: { tags, summary: 'Payment channels that can take payments now, with the fields checkout needs', querystring: EmptyQuery, response: { 200: ChannelList } } },
+    {
+      schema: {
+        tags,
+        summary: 'Payment channels that can take payments now, with the fields checkout needs',
+        querystring: EmptyQuery,
+        response: { 200: ChannelList },
+      },
+    },
     async () => payments.listChannels(),
   );
 
@@ -89,13 +96,29 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
 
   app.get(
     '/v1/payments/agreements',
-    { config: auth, schema: { tags, summary: 'Your saved recurring payment authorisations', querystring: EmptyQuery, response: { 200: AgreementList, ...errorResponses(401) } } },
+    {
+      config: auth,
+      schema: {
+        tags,
+        summary: 'Your saved recurring payment authorisations',
+        querystring: EmptyQuery,
+        response: { 200: AgreementList, ...errorResponses(401) },
+      },
+    },
     async (request) => payments.listAgreements(principalOf(request).userId),
   );
 
   app.delete(
     '/v1/payments/agreements/:id',
-    { config: auth, schema: { tags, summary: 'Stop charging a saved account (renewals on it stop)', params: PaymentParams, response: { 200: AgreementCancelled, ...errorResponses(401, 404) } } },
+    {
+      config: auth,
+      schema: {
+        tags,
+        summary: 'Stop charging a saved account (renewals on it stop)',
+        params: PaymentParams,
+        response: { 200: AgreementCancelled, ...errorResponses(401, 404) },
+      },
+    },
     async (request) => payments.cancelAgreement(principalOf(request).userId, request.params.id),
   );
 
@@ -103,7 +126,12 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     '/v1/payments/recurring/:id',
     {
       config: auth,
-      schema: { tags, summary: 'Cancel an auto-renewing subscription: future cycles stop, the paid cycle runs to its end', params: PaymentParams, response: { 200: RecurringCancelled, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'Cancel an auto-renewing subscription: future cycles stop, the paid cycle runs to its end',
+        params: PaymentParams,
+        response: { 200: RecurringCancelled, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => payments.cancelRecurring(principalOf(request).userId, request.params.id),
   );
@@ -112,14 +140,28 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     '/v1/payments/dcb/verify-pin',
     {
       config: auth,
-      schema: { tags, summary: 'Send the carrier\'s 5-digit PIN for a carrier billing payment', body: VerifyPinBody, response: { 200: VerifyPinResponse, ...errorResponses(400, 401, 404, 503) } },
+      schema: {
+        tags,
+        summary: "Send the carrier's 5-digit PIN for a carrier billing payment",
+        body: VerifyPinBody,
+        response: { 200: VerifyPinResponse, ...errorResponses(400, 401, 404, 503) },
+      },
     },
     async (request) => payments.verifyPin(principalOf(request).userId, request.body),
   );
 
   app.get(
     '/v1/payments/:id',
-    { config: auth, schema: { tags, summary: 'One of your payments', params: PaymentParams, querystring: EmptyQuery, response: { 200: Payment, ...errorResponses(401, 404) } } },
+    {
+      config: auth,
+      schema: {
+        tags,
+        summary: 'One of your payments',
+        params: PaymentParams,
+        querystring: EmptyQuery,
+        response: { 200: Payment, ...errorResponses(401, 404) },
+      },
+    },
     async (request) => payments.get(principalOf(request).userId, request.params.id),
   );
 
@@ -147,8 +189,20 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
 
   app.get(
     '/v1/payments/sandbox/:id',
-    { schema: { tags, summary: 'Sandbox checkout page (channels without credentials)', params: PaymentParams, querystring: SandboxQuery, response: { 200: Html, ...errorResponses(404) } } },
-    async (request, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(await payments.sandbox.page(request.params.id, request.query.t)),
+    {
+      schema: {
+        tags,
+        summary: 'Sandbox checkout page (channels without credentials)',
+        params: PaymentParams,
+        querystring: SandboxQuery,
+        response: { 200: Html, ...errorResponses(404) },
+      },
+    },
+    async (request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(await payments.sandbox.page(request.params.id, request.query.t)),
   );
 
   app.post(
@@ -170,7 +224,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       schema: {
         tags,
-        summary: 'Gateway callback (card, wallet and bank-style gateways), verified by the channel\'s own method',
+        summary: "Gateway callback (card, wallet and bank-style gateways), verified by the channel's own method",
         params: ProviderParams,
         querystring: WebhookQuery,
         body: GatewayBody,
@@ -185,7 +239,8 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       schema: {
         tags,
-        summary: 'Carrier billing callback (unsigned GET): whatever it reports is believed only when the carrier\'s status query for its order_tracking_id says the same',
+        summary:
+          "Carrier billing callback (unsigned GET): whatever it reports is believed only when the carrier's status query for its order_tracking_id says the same",
         params: ProviderParams,
         querystring: WebhookQuery,
         response: { 200: WebhookAck, ...errorResponses(400, 404) },

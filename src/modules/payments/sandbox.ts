@@ -21,7 +21,10 @@ export function databaseSimStore(db: Db): SimStore {
       await db.update(payments).set({ sandbox: state }).where(eq(payments.id, paymentId));
     },
     async findByRef(ref) {
-      const [row] = await db.select({ sandbox: payments.sandbox }).from(payments).where(sql`${payments.sandbox}->>'ref' = ${ref}`);
+      const [row] = await db
+        .select({ sandbox: payments.sandbox })
+        .from(payments)
+        .where(sql`${payments.sandbox}->>'ref' = ${ref}`);
       return (row?.sandbox as SimState | null | undefined) ?? null;
     },
   };
@@ -34,7 +37,10 @@ const amount = (p: PaymentRow) => `${(BigInt(p.amountCents) / 100n).toString()}.
  * The sandbox checkout page: what the customer would see on the gateway, as a plain HTML form. Its buttons make the
  * simulated gateway send its real-format, signed callback to our webhook code, then go back through our return route.
  */
-export function createSandboxPages(ctx: PaymentsContext, deps: { deliver(slug: string, input: import('./types.js').CallbackInput): Promise<void>; verifyPin(payment: PaymentRow, pin: string): Promise<void> }) {
+export function createSandboxPages(
+  ctx: PaymentsContext,
+  deps: { deliver(slug: string, input: import('./types.js').CallbackInput): Promise<void>; verifyPin(payment: PaymentRow, pin: string): Promise<void> },
+) {
   /**
    * The payment behind a page link, while its channel still runs in sandbox here: a checkout opened in sandbox before
    * the channel went live (or before sandbox was switched off) must not be payable with the simulated gateway's button.
@@ -54,7 +60,9 @@ export function createSandboxPages(ctx: PaymentsContext, deps: { deliver(slug: s
       const state = payment.sandbox as SimState | null;
       const notes = state && simulator.pageNotes ? simulator.pageNotes(state) : [];
       const open = payment.status === 'PENDING' && state?.status === 'open' && !state.approved;
-      const pinField = state?.pin ? '<p><label>PIN from the text message <input name="pin" inputmode="numeric" pattern="[0-9]{5}" maxlength="5" autocomplete="one-time-code"></label></p>' : '';
+      const pinField = state?.pin
+        ? '<p><label>PIN from the text message <input name="pin" inputmode="numeric" pattern="[0-9]{5}" maxlength="5" autocomplete="one-time-code"></label></p>'
+        : '';
       const body = open
         ? `<form method="post" action="/v1/payments/sandbox/${payment.id}">
   <input type="hidden" name="t" value="${escapeHtml(token)}">

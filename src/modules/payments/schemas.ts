@@ -34,7 +34,12 @@ export const CheckoutBody = StrictObject({
   provider: Type.String({ minLength: 1, maxLength: 64, description: 'A channel slug from GET /v1/payments/channels' }),
   successUrl: ReturnUrl('Where the customer lands after paying (not proof of payment: poll afterwards)'),
   cancelUrl: ReturnUrl('Where the customer lands after backing out or a failure'),
-  extra: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 256 }), Type.Number()]), { description: "The channel's requiredFields", maxProperties: 20 })),
+  extra: Type.Optional(
+    Type.Record(Type.String({ maxLength: 64 }), Type.Union([Type.String({ maxLength: 256 }), Type.Number()]), {
+      description: "The channel's requiredFields",
+      maxProperties: 20,
+    }),
+  ),
   recurring: Type.Optional(Recurring),
   couponCode: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 });
@@ -56,7 +61,10 @@ export const CheckoutResponse = Type.Object(
     discountCents: Money('Taken off by the coupon'),
     currency: Type.String(),
   },
-  { description: 'Branch on the response: redirectUrl → pay there; switched → done; scheduled without redirectUrl → starts at effectiveAt; settled → coupon covered it' },
+  {
+    description:
+      'Branch on the response: redirectUrl → pay there; switched → done; scheduled without redirectUrl → starts at effectiveAt; settled → coupon covered it',
+  },
 );
 
 export const Payment = Type.Object({
@@ -110,13 +118,18 @@ export const AgreementList = Type.Object({
 });
 
 export const AgreementCancelled = Type.Object({ ok: Type.Literal(true), id: Type.String(), status: Type.Literal('CANCELLED') });
-export const RecurringCancelled = Type.Object({ ok: Type.Literal(true), subscriptionId: Type.String(), status: Type.String(), endsAt: Nullable(Type.String()) });
+export const RecurringCancelled = Type.Object({
+  ok: Type.Literal(true),
+  subscriptionId: Type.String(),
+  status: Type.String(),
+  endsAt: Nullable(Type.String()),
+});
 
 export const WebhookAck = Type.Object({ received: Type.Literal(true), applied: Type.String() });
 const QueryField = Type.Optional(Type.String({ maxLength: 256 }));
 export const WebhookQuery = Type.Object(
   { order_tracking_id: QueryField, status: QueryField, amount: QueryField, msisdn: QueryField, transaction_id: QueryField },
-  { additionalProperties: true, description: 'The carrier\'s callback fields (gateways may add their own)' },
+  { additionalProperties: true, description: "The carrier's callback fields (gateways may add their own)" },
 );
 
 export const ReturnQuery = Type.Object(

@@ -114,7 +114,12 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
   }
 
   async function own(userId: string, paymentId: string): Promise<PaymentRow> {
-    const [row] = isUuid(paymentId) ? await db.select().from(payments).where(and(eq(payments.id, paymentId), eq(payments.userId, userId))) : [];
+    const [row] = isUuid(paymentId)
+      ? await db
+          .select()
+          .from(payments)
+          .where(and(eq(payments.id, paymentId), eq(payments.userId, userId)))
+      : [];
     if (!row) throw notFound(`No payment of yours has the id "${paymentId}".`);
     return row;
   }
@@ -162,7 +167,8 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     adminSetCarrierAmounts: (amountsCents: number[], audit: AuditWriter): Promise<{ amountsCents: number[] }> => setCarrierAmounts(ctx, amountsCents, audit),
 
     /** Status, provider and paid time of payments by id (the top-up admin's order list). */
-    summaries: (paymentIds: string[]): Promise<Map<string, { id: string; status: string; provider: string; paidAt: string | null }>> => summaries(db, paymentIds),
+    summaries: (paymentIds: string[]): Promise<Map<string, { id: string; status: string; provider: string; paidAt: string | null }>> =>
+      summaries(db, paymentIds),
 
     checkout: (userId: string, input: CheckoutInput) => flow.checkout(userId, input),
 
@@ -215,7 +221,13 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     refund: (paymentId: string, reason = 'refunded by an operator', audit?: AuditWriter) => refundPayment(ctx, confirmation, paymentId, reason, audit),
 
     /** Operators' listing of payments, newest first, filtered by status, channel and customer. */
-    adminList: (query: { limit: number; cursor?: string | undefined; status?: PaymentStatus | undefined; channel?: string | undefined; userId?: string | undefined }) => adminList(db, query),
+    adminList: (query: {
+      limit: number;
+      cursor?: string | undefined;
+      status?: PaymentStatus | undefined;
+      channel?: string | undefined;
+      userId?: string | undefined;
+    }) => adminList(db, query),
 
     /** One payment as operators see it (any customer's), or 404. */
     adminGet: (paymentId: string) => adminGet(db, paymentId),

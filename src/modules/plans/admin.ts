@@ -73,7 +73,10 @@ export function createPlansAdmin(deps: {
     const [row] = await dbOrTx.select().from(plans).where(eq(plans.id, id));
     if (!row) throw notFound(`No plan with id "${id}". See GET /v1/admin/plans.`);
     const ids = await dbOrTx.select({ modelId: planModels.modelId }).from(planModels).where(eq(planModels.planId, id));
-    return adminPlanView(row, ids.map((r) => r.modelId));
+    return adminPlanView(
+      row,
+      ids.map((r) => r.modelId),
+    );
   }
 
   /** 400 naming what is wrong: unknown models or channels, models given to a plan that grants every model. */
@@ -108,7 +111,14 @@ export function createPlansAdmin(deps: {
         db.select().from(plans).orderBy(asc(plans.sortOrder), asc(plans.priceCents), asc(plans.slug)),
         db.select({ planId: planModels.planId, modelId: planModels.modelId }).from(planModels),
       ]);
-      return { items: rows.map((row) => adminPlanView(row, lists.filter((l) => l.planId === row.id).map((l) => l.modelId))) };
+      return {
+        items: rows.map((row) =>
+          adminPlanView(
+            row,
+            lists.filter((l) => l.planId === row.id).map((l) => l.modelId),
+          ),
+        ),
+      };
     },
 
     get: (id: string) => load(db, id),
@@ -157,7 +167,8 @@ export function createPlansAdmin(deps: {
       const current = await load(db, id);
       const allModels = patch.allModels ?? current.allModels;
       await check(patch, allModels);
-      if (patch.status === 'ARCHIVED' && current.internal) throw badRequest('The internal playground plan cannot be archived: the admin playground runs on it.', { field: 'status' });
+      if (patch.status === 'ARCHIVED' && current.internal)
+        throw badRequest('The internal playground plan cannot be archived: the admin playground runs on it.', { field: 'status' });
       const now = clock.now();
       const updated = await db.transaction(async (tx) => {
         const before = await load(tx, id);

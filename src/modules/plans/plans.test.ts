@@ -39,7 +39,9 @@ describe('GET /v1/plans', () => {
       allowedChannels: [],
       payableWith: [],
     });
-    expect(items.slice(1).every((p: { features: { apiAccess: boolean; signupDefault: boolean } }) => p.features.apiAccess && !p.features.signupDefault)).toBe(true);
+    expect(items.slice(1).every((p: { features: { apiAccess: boolean; signupDefault: boolean } }) => p.features.apiAccess && !p.features.signupDefault)).toBe(
+      true,
+    );
   });
 
   it('computes modelAccess per request from the servable models, grouped by kind with token cost per unit', async () => {
@@ -65,7 +67,9 @@ describe('GET /v1/plans', () => {
     try {
       const after = json(await get('/v1/plans/free'));
       expect(after.servableModelIds.length).toBeGreaterThan(7);
-      expect(after.features.modelAccess.find((g: { kind: string }) => g.kind === 'TEXT').models.map((m: { slug: string }) => m.slug)).toContain('groq/llama-3.1-8b-instant');
+      expect(after.features.modelAccess.find((g: { kind: string }) => g.kind === 'TEXT').models.map((m: { slug: string }) => m.slug)).toContain(
+        'groq/llama-3.1-8b-instant',
+      );
     } finally {
       await t.services.catalog.setProviderStatus('groq', 'INACTIVE');
     }

@@ -19,7 +19,13 @@ export const plansRoutes: FastifyPluginAsyncTypebox<PlansRoutesOptions> = async 
   app.get(
     '/v1/plans/:slug',
     {
-      schema: { tags, summary: 'One plan on sale (404 for unknown, archived and internal plans)', params: SlugParams, querystring: EmptyQuery, response: { 200: Plan, ...errorResponses(400, 404) } },
+      schema: {
+        tags,
+        summary: 'One plan on sale (404 for unknown, archived and internal plans)',
+        params: SlugParams,
+        querystring: EmptyQuery,
+        response: { 200: Plan, ...errorResponses(400, 404) },
+      },
     },
     async (request) => plans.getPublic(request.params.slug),
   );

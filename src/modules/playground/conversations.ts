@@ -23,7 +23,12 @@ export const toConversationView = (row: ConversationRow) => ({
 export type ConversationView = ReturnType<typeof toConversationView>;
 
 /** A title from the first user message when none is given. */
-const titleOf = (messages: PlaygroundMessage[]) => (messages.find((m) => m.role === 'user')?.content.trim().replace(/\s+/g, ' ').slice(0, 80) || 'New conversation');
+const titleOf = (messages: PlaygroundMessage[]) =>
+  messages
+    .find((m) => m.role === 'user')
+    ?.content.trim()
+    .replace(/\s+/g, ' ')
+    .slice(0, 80) || 'New conversation';
 
 const tooLong = () =>
   badRequest(`A conversation holds at most ${MAX_CONVERSATION_MESSAGES} messages. Start a new conversation to go on.`, [

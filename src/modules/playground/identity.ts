@@ -66,7 +66,13 @@ export function createPlaygroundIdentity(deps: PlaygroundIdentityDeps) {
   }
 
   const grant = (id: string, tokens: number) =>
-    wallet.credit({ userId: id, kind: 'GRANT', amount: tokens, idempotencyKey: `playground-float:${deps.newId()}`, note: 'Admin playground float (internal unlimited plan)' });
+    wallet.credit({
+      userId: id,
+      kind: 'GRANT',
+      amount: tokens,
+      idempotencyKey: `playground-float:${deps.newId()}`,
+      note: 'Admin playground float (internal unlimited plan)',
+    });
 
   return {
     identityId,
@@ -106,7 +112,8 @@ export function createPlaygroundIdentity(deps: PlaygroundIdentityDeps) {
       try {
         return await call();
       } catch (err) {
-        const shortfall = err instanceof AppError && err.code === 'QUOTA_EXCEEDED' ? (err.details as { shortfallTokens?: unknown } | null)?.shortfallTokens : undefined;
+        const shortfall =
+          err instanceof AppError && err.code === 'QUOTA_EXCEEDED' ? (err.details as { shortfallTokens?: unknown } | null)?.shortfallTokens : undefined;
         if (typeof shortfall !== 'number' || shortfall <= 0) throw err;
         await grant(principal.userId, shortfall);
         return call();

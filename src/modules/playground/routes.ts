@@ -62,7 +62,12 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
     '/v1/admin/playground/models',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: 'Playground model picker: the servable models (not DISABLED, provider neither INACTIVE nor DISABLED)', querystring: ModelsQuery, response: { 200: ModelsResponse, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: 'Playground model picker: the servable models (not DISABLED, provider neither INACTIVE nor DISABLED)',
+        querystring: ModelsQuery,
+        response: { 200: ModelsResponse, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => playground.models(request.query),
   );
@@ -71,7 +76,12 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
     '/v1/admin/playground/text',
     {
       config: { ...ADMIN_ROUTE, openapi: { stream: 'optional' } },
-      schema: { tags, summary: 'Generate text as the playground identity (body of POST /v1/ai/text; stream: true answers with server-sent events)', body: TextBodySchema, response: { 200: TextResponse, ...generation } },
+      schema: {
+        tags,
+        summary: 'Generate text as the playground identity (body of POST /v1/ai/text; stream: true answers with server-sent events)',
+        body: TextBodySchema,
+        response: { 200: TextResponse, ...generation },
+      },
     },
     async (request, reply) => {
       const body = fromTextRoute(request.body);
@@ -106,7 +116,12 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
     '/v1/admin/playground/image',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: 'Generate images as the playground identity (body of POST /v1/ai/image; async: true answers with a job)', body: ImageBody, response: { 200: ImageOrJobResponse, ...generation } },
+      schema: {
+        tags,
+        summary: 'Generate images as the playground identity (body of POST /v1/ai/image; async: true answers with a job)',
+        body: ImageBody,
+        response: { 200: ImageOrJobResponse, ...generation },
+      },
     },
     async (request, reply) => {
       const { answer, runId } = await playground.image(adminOf(request), request.body);
@@ -117,7 +132,15 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
 
   app.post(
     '/v1/admin/playground/audio',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Speech or music as the playground identity (body of POST /v1/ai/audio)', body: AudioBody, response: { 200: AudioResponse, ...generation } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Speech or music as the playground identity (body of POST /v1/ai/audio)',
+        body: AudioBody,
+        response: { 200: AudioResponse, ...generation },
+      },
+    },
     async (request, reply) => {
       const { answer, runId } = await playground.audio(adminOf(request), request.body);
       runHeaders(reply, runId, answer);
@@ -129,7 +152,12 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
     '/v1/admin/playground/video',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: 'Start a video job as the playground identity (body of POST /v1/ai/video); poll GET /v1/admin/playground/video/:jobId', body: VideoBody, response: { 200: VideoJobResponse, ...generation } },
+      schema: {
+        tags,
+        summary: 'Start a video job as the playground identity (body of POST /v1/ai/video); poll GET /v1/admin/playground/video/:jobId',
+        body: VideoBody,
+        response: { 200: VideoJobResponse, ...generation },
+      },
     },
     async (request, reply) => {
       const { answer, runId } = await playground.video(adminOf(request), request.body);
@@ -140,19 +168,43 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
 
   app.get(
     '/v1/admin/playground/video/:jobId',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Poll a playground job (the Job resource of GET /v1/jobs/:id)', params: JobIdParams, response: { 200: JobSchema, ...errorResponses(401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Poll a playground job (the Job resource of GET /v1/jobs/:id)',
+        params: JobIdParams,
+        response: { 200: JobSchema, ...errorResponses(401, 403, 404) },
+      },
+    },
     async (request) => playground.job(request.params.jobId),
   );
 
   app.post(
     '/v1/admin/playground/upload',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Store a source image (PNG, JPEG or WebP, base64) for image-to-image or enhance-image', body: UploadBody, response: { 201: UploadResponse, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Store a source image (PNG, JPEG or WebP, base64) for image-to-image or enhance-image',
+        body: UploadBody,
+        response: { 201: UploadResponse, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await playground.upload(request.body)),
   );
 
   app.post(
     '/v1/admin/playground/enhance-prompt',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Rewrite a prompt with a multimodal model (body of POST /v1/ai/enhance/prompt)', body: EnhanceBodySchema, response: { 200: EnhanceResponse, ...generation } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Rewrite a prompt with a multimodal model (body of POST /v1/ai/enhance/prompt)',
+        body: EnhanceBodySchema,
+        response: { 200: EnhanceResponse, ...generation },
+      },
+    },
     async (request, reply) => {
       const { answer, runId } = await playground.enhancePrompt(adminOf(request), request.body);
       runHeaders(reply, runId, answer);
@@ -162,7 +214,15 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
 
   app.post(
     '/v1/admin/playground/enhance-image',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Enhance an image with an image model (body of POST /v1/ai/enhance/image)', body: EnhanceImageBody, response: { 200: ImageResponse, ...generation } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Enhance an image with an image model (body of POST /v1/ai/enhance/image)',
+        body: EnhanceImageBody,
+        response: { 200: ImageResponse, ...generation },
+      },
+    },
     async (request, reply) => {
       const { answer, runId } = await playground.enhanceImage(adminOf(request), request.body);
       runHeaders(reply, runId, answer);
@@ -172,7 +232,15 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
 
   app.get(
     '/v1/admin/playground/history',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Playground runs of every operator (who, what, model, outcome), newest first', querystring: HistoryQuery, response: { 200: HistoryPage, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Playground runs of every operator (who, what, model, outcome), newest first',
+        querystring: HistoryQuery,
+        response: { 200: HistoryPage, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => playground.history({ ...request.query, limit: request.query.limit ?? 50 }),
   );
 
@@ -180,7 +248,12 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
     '/v1/admin/playground/generations',
     {
       config: ADMIN_ROUTE,
-      schema: { tags, summary: "The playground identity's generations (library items), newest first; TEXT only with kind=TEXT", querystring: GenerationsQuery, response: { 200: GenerationsPage, ...errorResponses(400, 401, 403) } },
+      schema: {
+        tags,
+        summary: "The playground identity's generations (library items), newest first; TEXT only with kind=TEXT",
+        querystring: GenerationsQuery,
+        response: { 200: GenerationsPage, ...errorResponses(400, 401, 403) },
+      },
     },
     async (request) => {
       const { kind, favoritesOnly = false, search, tag, limit = LIBRARY_LIMITS.generationsDefault, cursor } = request.query;
@@ -190,25 +263,52 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
 
   app.get(
     '/v1/admin/playground/analytics',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Playground runs per UTC day (failed runs and tokens charged beside them)', querystring: AnalyticsQuery, response: { 200: AnalyticsResponse, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Playground runs per UTC day (failed runs and tokens charged beside them)',
+        querystring: AnalyticsQuery,
+        response: { 200: AnalyticsResponse, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => playground.analytics(request.query.days ?? 30),
   );
 
   app.post(
     '/v1/admin/playground/conversations',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Save a multi-turn conversation (yours alone); POST .../:id/turns continues it', body: ConversationCreate, response: { 201: Conversation, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Save a multi-turn conversation (yours alone); POST .../:id/turns continues it',
+        body: ConversationCreate,
+        response: { 201: Conversation, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await playground.conversations.create(adminOf(request), request.body)),
   );
 
   app.get(
     '/v1/admin/playground/conversations',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Your saved conversations, most recently changed first', querystring: ConversationsQuery, response: { 200: ConversationsPage, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Your saved conversations, most recently changed first',
+        querystring: ConversationsQuery,
+        response: { 200: ConversationsPage, ...errorResponses(400, 401, 403) },
+      },
+    },
     async (request) => playground.conversations.list(adminOf(request), { limit: request.query.limit ?? 20, cursor: request.query.cursor }),
   );
 
   app.get(
     '/v1/admin/playground/conversations/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'One of your saved conversations', params: IdParams, response: { 200: Conversation, ...errorResponses(401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'One of your saved conversations', params: IdParams, response: { 200: Conversation, ...errorResponses(401, 403, 404) } },
+    },
     async (request) => playground.conversations.get(adminOf(request), request.params.id),
   );
 
@@ -233,7 +333,10 @@ export const playgroundRoutes: FastifyPluginAsyncTypebox<{ playground: Playgroun
 
   app.delete(
     '/v1/admin/playground/conversations/:id',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Delete one of your saved conversations', params: IdParams, response: { 200: Ok, ...errorResponses(401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: { tags, summary: 'Delete one of your saved conversations', params: IdParams, response: { 200: Ok, ...errorResponses(401, 403, 404) } },
+    },
     async (request) => {
       await playground.conversations.remove(adminOf(request), request.params.id);
       return { ok: true as const };

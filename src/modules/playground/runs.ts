@@ -91,7 +91,10 @@ export function createPlaygroundRuns(deps: { db: Db; clock: Clock }) {
     },
 
     /** A started job (video, or an image with `async`) ended: its run takes the job's outcome. */
-    async jobEnded(jobId: string, outcome: { status: 'SUCCEEDED' | 'FAILED'; tokensCharged: number | null; errorCode: string | null; errorMessage: string | null }): Promise<void> {
+    async jobEnded(
+      jobId: string,
+      outcome: { status: 'SUCCEEDED' | 'FAILED'; tokensCharged: number | null; errorCode: string | null; errorMessage: string | null },
+    ): Promise<void> {
       await db
         .update(playgroundRuns)
         .set({ status: outcome.status, tokensCharged: outcome.tokensCharged, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage })

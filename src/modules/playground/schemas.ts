@@ -25,11 +25,18 @@ export const PlaygroundModel = Type.Object({
 
 export const ModelsResponse = Type.Object({ items: Type.Array(PlaygroundModel) });
 
-export const JobIdParams = StrictObject({ jobId: Type.String({ minLength: 1, maxLength: 64, description: 'The jobId a playground video (or async image) run answered' }) });
+export const JobIdParams = StrictObject({
+  jobId: Type.String({ minLength: 1, maxLength: 64, description: 'The jobId a playground video (or async image) run answered' }),
+});
 
 export const UploadBody = StrictObject({
   contentType: Type.Enum([...UPLOAD_CONTENT_TYPES]),
-  data: Type.String({ minLength: 1, maxLength: MAX_UPLOAD_BASE64_CHARS, pattern: '^[A-Za-z0-9+/]+={0,2}$', description: 'The image bytes, base64 (about 730 KB of image at most)' }),
+  data: Type.String({
+    minLength: 1,
+    maxLength: MAX_UPLOAD_BASE64_CHARS,
+    pattern: '^[A-Za-z0-9+/]+={0,2}$',
+    description: 'The image bytes, base64 (about 730 KB of image at most)',
+  }),
   filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
 });
 
@@ -90,7 +97,12 @@ const Message = StrictObject({
 export const ConversationCreate = StrictObject({
   model: Type.String({ minLength: 1, maxLength: 200, description: 'The TEXT or MULTIMODAL model the turns run on' }),
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Default: the start of the first user message' })),
-  messages: Type.Optional(Type.Array(Message, { maxItems: MAX_CONVERSATION_MESSAGES, description: 'Turns to save as they are (e.g. a system prompt, or an exchange run through /text)' })),
+  messages: Type.Optional(
+    Type.Array(Message, {
+      maxItems: MAX_CONVERSATION_MESSAGES,
+      description: 'Turns to save as they are (e.g. a system prompt, or an exchange run through /text)',
+    }),
+  ),
 });
 
 export const ConversationTurn = StrictObject({

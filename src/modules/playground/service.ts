@@ -32,7 +32,12 @@ export interface PlaygroundServiceDeps {
   wallet: Pick<WalletService, 'ensure' | 'credit'>;
   catalog: Pick<CatalogService, 'getBySlug' | 'list'>;
   gateway: Pick<GatewayService, 'text' | 'streamText' | 'enhancePrompt'>;
-  media: { image: Pick<MediaGateway['image'], 'generateSync' | 'submit'>; audio: Pick<MediaGateway['audio'], 'generate'>; video: Pick<MediaGateway['video'], 'submit'>; enhance: Pick<MediaGateway['enhance'], 'enhance'> };
+  media: {
+    image: Pick<MediaGateway['image'], 'generateSync' | 'submit'>;
+    audio: Pick<MediaGateway['audio'], 'generate'>;
+    video: Pick<MediaGateway['video'], 'submit'>;
+    enhance: Pick<MediaGateway['enhance'], 'enhance'>;
+  };
   jobs: Pick<JobsService, 'getOwn'>;
   files: Pick<FilesService, 'saveBytes'>;
   library: { generations: Pick<LibraryService['generations'], 'list'> };
@@ -66,7 +71,15 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
   const conversations = createPlaygroundConversations(deps);
 
   /** Prepares the identity for the model, runs the call as it (never blocked by its wallet) and records the run. */
-  async function run<T>(adminId: string, kind: PlaygroundRunKind, model: string, prompt: string, call: (principal: Awaited<ReturnType<typeof identity.prepare>>) => Promise<T>, describe: (answer: T) => RunOutcome, conversationId: string | null = null) {
+  async function run<T>(
+    adminId: string,
+    kind: PlaygroundRunKind,
+    model: string,
+    prompt: string,
+    call: (principal: Awaited<ReturnType<typeof identity.prepare>>) => Promise<T>,
+    describe: (answer: T) => RunOutcome,
+    conversationId: string | null = null,
+  ) {
     return runs.track(
       { adminId, kind, modelSlug: model, prompt, conversationId },
       async () => {
@@ -106,7 +119,14 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
 
     async text(adminId: string, body: TextBody) {
       needsUserMessage(body);
-      return run(adminId, 'TEXT', body.model, lastUserMessage(body), (p) => gateway.text(p, { ...body, stream: false }).then((r) => r.body), (a) => charged(a.requestId, a.usage.creditsConsumed));
+      return run(
+        adminId,
+        'TEXT',
+        body.model,
+        lastUserMessage(body),
+        (p) => gateway.text(p, { ...body, stream: false }).then((r) => r.body),
+        (a) => charged(a.requestId, a.usage.creditsConsumed),
+      );
     },
 
     /** Streams the answer through `open` (SSE, like POST /v1/ai/text with stream: true); a stream broken midway is a FAILED run. */
@@ -136,11 +156,25 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
     },
 
     async audio(adminId: string, body: Static<typeof AudioBody>) {
-      return run(adminId, 'AUDIO', body.model, body.text ?? body.description ?? '', (p) => media.audio.generate(p, body), (a) => charged(a.requestId, a.usage.creditsConsumed));
+      return run(
+        adminId,
+        'AUDIO',
+        body.model,
+        body.text ?? body.description ?? '',
+        (p) => media.audio.generate(p, body),
+        (a) => charged(a.requestId, a.usage.creditsConsumed),
+      );
     },
 
     async video(adminId: string, body: Static<typeof VideoBody>) {
-      return run(adminId, 'VIDEO', body.model, body.prompt, (p) => media.video.submit(p, body), (a) => queued(a.jobId, a.creditsReserved));
+      return run(
+        adminId,
+        'VIDEO',
+        body.model,
+        body.prompt,
+        (p) => media.video.submit(p, body),
+        (a) => queued(a.jobId, a.creditsReserved),
+      );
     },
 
     /** A playground job (video, or an image with `async`); its run takes the outcome once it ended. */
@@ -162,20 +196,41 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
       const bytes = Buffer.from(input.data, 'base64');
       const format = bytes.length > 0 ? sniffFormat(bytes) : null;
       if (format !== UPLOAD_FORMATS[input.contentType]) {
-        throw badRequest(`The data is not a ${input.contentType} image. Send the file's bytes base64-encoded, with the content type that matches them (PNG, JPEG or WebP).`, [
-          { field: 'data', message: `must be a base64-encoded ${input.contentType} image` },
-        ]);
+        throw badRequest(
+          `The data is not a ${input.contentType} image. Send the file's bytes base64-encoded, with the content type that matches them (PNG, JPEG or WebP).`,
+          [{ field: 'data', message: `must be a base64-encoded ${input.contentType} image` }],
+        );
       }
-      const saved = await deps.files.saveBytes({ ownerId: await identity.identityId(), kind: 'INIT_IMAGE', contentType: input.contentType, body: bytes, filename: input.filename ?? null });
+      const saved = await deps.files.saveBytes({
+        ownerId: await identity.identityId(),
+        kind: 'INIT_IMAGE',
+        contentType: input.contentType,
+        body: bytes,
+        filename: input.filename ?? null,
+      });
       return { fileId: saved.id, url: saved.url, contentType: saved.contentType, size: saved.size };
     },
 
     async enhancePrompt(adminId: string, body: Parameters<GatewayService['enhancePrompt']>[1]) {
-      return run(adminId, 'ENHANCE_PROMPT', body.model, body.prompt, (p) => gateway.enhancePrompt(p, body).then((r) => r.body), () => ({ status: 'SUCCEEDED' }));
+      return run(
+        adminId,
+        'ENHANCE_PROMPT',
+        body.model,
+        body.prompt,
+        (p) => gateway.enhancePrompt(p, body).then((r) => r.body),
+        () => ({ status: 'SUCCEEDED' }),
+      );
     },
 
     async enhanceImage(adminId: string, body: Static<typeof EnhanceImageBody>) {
-      return run(adminId, 'ENHANCE_IMAGE', body.model, body.instruction ?? '', (p) => media.enhance.enhance(p, body), (a) => charged(a.requestId, a.usage.creditsConsumed));
+      return run(
+        adminId,
+        'ENHANCE_IMAGE',
+        body.model,
+        body.instruction ?? '',
+        (p) => media.enhance.enhance(p, body),
+        (a) => charged(a.requestId, a.usage.creditsConsumed),
+      );
     },
 
     history: (query: HistoryQuery) => runs.history(query),
@@ -193,7 +248,11 @@ export function createPlaygroundService(deps: PlaygroundServiceDeps) {
       remove: (...args: Parameters<PlaygroundConversations['remove']>) => conversations.remove(...args),
 
       /** Sends a user message with the saved ones through the gateway and saves both it and the reply. */
-      async turn(adminId: string, id: string, input: { content: string; maxTokens?: number; temperature?: number }): Promise<{ conversation: ConversationView; reply: TextAnswerBody }> {
+      async turn(
+        adminId: string,
+        id: string,
+        input: { content: string; maxTokens?: number; temperature?: number },
+      ): Promise<{ conversation: ConversationView; reply: TextAnswerBody }> {
         const row = await conversations.own(adminId, id);
         const messages = conversations.nextMessages(row, input.content);
         const body: TextBody = { model: row.modelSlug, messages, maxTokens: input.maxTokens, temperature: input.temperature };

@@ -124,7 +124,13 @@ export function createChangeApplier(ctx: BillingContext, coupons: CouponsService
       await emitDomainEvent(
         tx,
         'subscription.canceled',
-        { subscriptionId: sub.id, planId: sub.planId, endsAt: sub.endsAt?.toISOString() ?? null, reason, ...(sub.workspaceId ? { workspaceId: sub.workspaceId } : {}) },
+        {
+          subscriptionId: sub.id,
+          planId: sub.planId,
+          endsAt: sub.endsAt?.toISOString() ?? null,
+          reason,
+          ...(sub.workspaceId ? { workspaceId: sub.workspaceId } : {}),
+        },
         { userId: sub.userId, at: clock.now() },
       );
     },

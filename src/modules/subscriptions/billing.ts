@@ -42,7 +42,11 @@ export function createSubscriptionBillingService(deps: SubscriptionBillingDeps) 
 
     async cancel(userId: string, subscriptionId: string) {
       const { subscription, voidPaymentId } = await trialAndCancel.cancel(userId, subscriptionId);
-      if (voidPaymentId) await ctx.payments()?.cancelCheckout(voidPaymentId).catch(() => undefined);
+      if (voidPaymentId)
+        await ctx
+          .payments()
+          ?.cancelCheckout(voidPaymentId)
+          .catch(() => undefined);
       return views.one(subscription);
     },
 
@@ -57,7 +61,14 @@ export function createSubscriptionBillingService(deps: SubscriptionBillingDeps) 
         currency: target.currency,
         recurring: false,
       });
-      return { couponId: coupon.id, code: coupon.code, originalCents: quote.amountDueCents, discountCents, finalCents: quote.amountDueCents - discountCents, currency: target.currency };
+      return {
+        couponId: coupon.id,
+        code: coupon.code,
+        originalCents: quote.amountDueCents,
+        discountCents,
+        finalCents: quote.amountDueCents - discountCents,
+        currency: target.currency,
+      };
     },
 
     /** For the payments module: fulfils a confirmed payment for a subscription change, once per payment id. */

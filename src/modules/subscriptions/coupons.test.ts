@@ -65,18 +65,30 @@ describe('coupon refusals: 400 with a message a person can act on, nothing chang
     const used = await coupon();
     const other = await f.customer();
     // this customer already used `used`
-    await t.platform.db.transaction((tx) => t.services.subscriptionBilling.coupons.reserve(tx, { coupon: used, userId: user.id, changeId: crypto.randomUUID(), discountCents: 1 }));
+    await t.platform.db.transaction((tx) =>
+      t.services.subscriptionBilling.coupons.reserve(tx, { coupon: used, userId: user.id, changeId: crypto.randomUUID(), discountCents: 1 }),
+    );
     const redeemed = await coupon({ maxRedemptions: 1 });
-    await t.platform.db.transaction((tx) => t.services.subscriptionBilling.coupons.reserve(tx, { coupon: redeemed, userId: other.user.id, changeId: crypto.randomUUID(), discountCents: 1 }));
+    await t.platform.db.transaction((tx) =>
+      t.services.subscriptionBilling.coupons.reserve(tx, { coupon: redeemed, userId: other.user.id, changeId: crypto.randomUUID(), discountCents: 1 }),
+    );
     const cases: Array<[string, string, RegExp]> = [
       [(await coupon({ endsAt: new Date(now.getTime() - DAY_MS) })).code, 'EXPIRED', /^The code CODE-\d+ expired on \d{4}-\d{2}-\d{2}\.$/],
       [(await coupon({ startsAt: new Date(now.getTime() + DAY_MS) })).code, 'NOT_STARTED', /^The code CODE-\d+ can be used from \d{4}-\d{2}-\d{2}\.$/],
       [redeemed.code, 'FULLY_REDEEMED', /^The code CODE-\d+ has been fully redeemed\.$/],
       [used.code, 'ALREADY_USED', /^You have already used the code CODE-\d+\.$/],
-      [(await coupon({ minOrderCents: 200_000 })).code, 'BELOW_MINIMUM', /^The code CODE-\d+ needs an order of at least 2,000\.00 BDT; this one is 1,499\.00 BDT\.$/],
+      [
+        (await coupon({ minOrderCents: 200_000 })).code,
+        'BELOW_MINIMUM',
+        /^The code CODE-\d+ needs an order of at least 2,000\.00 BDT; this one is 1,499\.00 BDT\.$/,
+      ],
       [(await coupon({ appliesTo: 'TOPUP' })).code, 'OTHER_PURCHASE_KIND', /^The code CODE-\d+ is for top-ups, not plans; top-ups take no code\.$/],
       [(await coupon({ planIds: [ids.starter] })).code, 'OTHER_PLAN', /^The code CODE-\d+ does not apply to the Pro plan\.$/],
-      [(await coupon({ discountType: 'FIXED', amountOffCents: 500, currency: 'USD' })).code, 'CURRENCY', /^The code CODE-\d+ is in USD and cannot be used on a BDT price\.$/],
+      [
+        (await coupon({ discountType: 'FIXED', amountOffCents: 500, currency: 'USD' })).code,
+        'CURRENCY',
+        /^The code CODE-\d+ is in USD and cannot be used on a BDT price\.$/,
+      ],
       ['NO-SUCH-CODE', 'UNKNOWN', /^The code "NO-SUCH-CODE" does not exist\. Check the spelling\.$/],
     ];
     for (const [code, reason, message] of cases) {
@@ -96,14 +108,23 @@ describe('coupon refusals: 400 with a message a person can act on, nothing chang
     const { user, accessToken } = await f.customer();
     const c = await coupon();
     const asked = await f.switchTo(accessToken, { planId: ids.pro, provider: 'wallet_global', recurring: 'true', couponCode: c.code });
-    expect(json(asked).error).toMatchObject({ message: `Codes cannot be used with automatic renewal. Send recurring: false (or choose a channel that does not renew by itself) to use ${c.code}.`, details: { reason: 'RECURRING' } });
+    expect(json(asked).error).toMatchObject({
+      message: `Codes cannot be used with automatic renewal. Send recurring: false (or choose a channel that does not renew by itself) to use ${c.code}.`,
+      details: { reason: 'RECURRING' },
+    });
     const imposed = await f.switchTo(accessToken, { planId: ids.pro, provider: 'dcb', couponCode: c.code });
     expect(imposed.statusCode).toBe(400);
-    expect(json(imposed).error).toMatchObject({ message: `Codes cannot be used with automatic renewal, and dcb renews by itself. Remove the code or choose another provider.`, details: { reason: 'RECURRING' } });
+    expect(json(imposed).error).toMatchObject({
+      message: `Codes cannot be used with automatic renewal, and dcb renews by itself. Remove the code or choose another provider.`,
+      details: { reason: 'RECURRING' },
+    });
     const bought = json(await f.switchTo(accessToken, { planId: ids.starter, provider: 'card_global' }));
     await pay.pay(bought.paymentId);
     const free = await f.switchTo(accessToken, { planId: ids.free, couponCode: c.code });
-    expect(json(free).error).toMatchObject({ message: 'There is nothing to pay for this change, so no code is needed.', details: { reason: 'NOTHING_TO_PAY' } });
+    expect(json(free).error).toMatchObject({
+      message: 'There is nothing to pay for this change, so no code is needed.',
+      details: { reason: 'NOTHING_TO_PAY' },
+    });
     expect(await countOf(c.id)).toBe(0);
     expect(checkoutsOf(user.id).map((r) => r.amountCents)).toEqual([49_900]); // only the plan bought without a code
   });

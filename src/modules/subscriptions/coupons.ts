@@ -118,7 +118,11 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
     if (coupon.startsAt && coupon.startsAt > now) throw refuse(code, 'NOT_STARTED', `The code ${code} can be used from ${day(coupon.startsAt)}.`);
     if (coupon.endsAt && coupon.endsAt <= now) throw refuse(code, 'EXPIRED', `The code ${code} expired on ${day(coupon.endsAt)}.`);
     if (order.recurring) {
-      throw refuse(code, 'RECURRING', `Codes cannot be used with automatic renewal. Send recurring: false (or choose a channel that does not renew by itself) to use ${code}.`);
+      throw refuse(
+        code,
+        'RECURRING',
+        `Codes cannot be used with automatic renewal. Send recurring: false (or choose a channel that does not renew by itself) to use ${code}.`,
+      );
     }
     if (order.amountCents === 0) throw refuse(code, 'NOTHING_TO_PAY', `There is nothing to pay for this change, so no code is needed.`);
     if (coupon.maxRedemptions !== null && coupon.redeemedCount >= coupon.maxRedemptions) {
@@ -161,29 +165,29 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
       if (input.startsAt && input.endsAt && input.endsAt <= input.startsAt) throw badRequest('endsAt must be after startsAt.', { field: 'endsAt' });
       const now = clock.now();
       const row = await db.transaction(async (tx) => {
-      const [inserted] = await tx
-        .insert(coupons)
-        .values({
-          code,
-          description: input.description ?? '',
-          appliesTo: input.appliesTo ?? 'PLAN',
-          planIds: input.planIds ?? [],
-          discountType: input.discountType,
-          percentOff: input.discountType === 'PERCENT' ? input.percentOff! : null,
-          amountOffCents: input.discountType === 'FIXED' ? input.amountOffCents! : null,
-          currency: input.discountType === 'FIXED' ? input.currency!.toUpperCase() : null,
-          minOrderCents: input.minOrderCents ?? 0,
-          startsAt: input.startsAt ?? null,
-          endsAt: input.endsAt ?? null,
-          maxRedemptions: input.maxRedemptions ?? null,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .onConflictDoNothing({ target: coupons.code })
-        .returning();
-      if (!inserted) throw conflict(`A coupon with the code ${code} already exists.`, { field: 'code' });
-      await audit?.({ action: 'coupon.create', targetType: 'coupon', targetId: inserted.id, before: null, after: couponView(inserted, now) }, tx);
-      return inserted;
+        const [inserted] = await tx
+          .insert(coupons)
+          .values({
+            code,
+            description: input.description ?? '',
+            appliesTo: input.appliesTo ?? 'PLAN',
+            planIds: input.planIds ?? [],
+            discountType: input.discountType,
+            percentOff: input.discountType === 'PERCENT' ? input.percentOff! : null,
+            amountOffCents: input.discountType === 'FIXED' ? input.amountOffCents! : null,
+            currency: input.discountType === 'FIXED' ? input.currency!.toUpperCase() : null,
+            minOrderCents: input.minOrderCents ?? 0,
+            startsAt: input.startsAt ?? null,
+            endsAt: input.endsAt ?? null,
+            maxRedemptions: input.maxRedemptions ?? null,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .onConflictDoNothing({ target: coupons.code })
+          .returning();
+        if (!inserted) throw conflict(`A coupon with the code ${code} already exists.`, { field: 'code' });
+        await audit?.({ action: 'coupon.create', targetType: 'coupon', targetId: inserted.id, before: null, after: couponView(inserted, now) }, tx);
+        return inserted;
       });
       return row;
     },
@@ -274,7 +278,10 @@ export function createCouponsService(deps: { db: Db; clock: Clock }) {
         .where(and(eq(couponRedemptions.changeId, changeId), eq(couponRedemptions.status, 'RESERVED')))
         .returning({ couponId: couponRedemptions.couponId });
       if (released) {
-        await tx.update(coupons).set({ redeemedCount: sql`${coupons.redeemedCount} - 1`, updatedAt: now }).where(eq(coupons.id, released.couponId));
+        await tx
+          .update(coupons)
+          .set({ redeemedCount: sql`${coupons.redeemedCount} - 1`, updatedAt: now })
+          .where(eq(coupons.id, released.couponId));
       }
     },
   };

@@ -26,7 +26,10 @@ export function createFulfilment(ctx: BillingContext, coupons: CouponsService, a
     }
     if (change.paymentId && change.paymentId !== payment.id) return { status: 'unfulfillable', reason: 'This plan change belongs to another checkout.' };
     if (payment.amountCents !== change.amountDueCents || payment.currency !== change.currency) {
-      return { status: 'unfulfillable', reason: `Paid ${payment.amountCents} ${payment.currency}, but the change costs ${change.amountDueCents} ${change.currency}.` };
+      return {
+        status: 'unfulfillable',
+        reason: `Paid ${payment.amountCents} ${payment.currency}, but the change costs ${change.amountDueCents} ${change.currency}.`,
+      };
     }
     if (change.status !== 'AWAITING_PAYMENT') {
       const late = change.status === 'EXPIRED' && (await lateMoneyStillApplies(tx, change));

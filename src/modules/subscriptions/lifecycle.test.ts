@@ -49,7 +49,13 @@ describe('subscription status table', () => {
     const response = await f.inject(c.accessToken, 'POST', '/v1/subscriptions/trial', { planId: ids.pro });
     expect(response.statusCode).toBe(201);
     const trial = json(response);
-    expect(trial).toMatchObject({ status: 'TRIALING', plan: { slug: 'pro' }, startsAt: '2027-03-01T00:00:00.000Z', endsAt: '2027-03-04T00:00:00.000Z', autoRenew: false });
+    expect(trial).toMatchObject({
+      status: 'TRIALING',
+      plan: { slug: 'pro' },
+      startsAt: '2027-03-01T00:00:00.000Z',
+      endsAt: '2027-03-04T00:00:00.000Z',
+      autoRenew: false,
+    });
     expect((await f.grants({ userId: c.user.id })).map((g) => [g.amount, g.note])).toEqual([
       [1_000_000, 'Free plan allowance'],
       [35_000_000, 'Pro trial plan allowance'],
@@ -127,7 +133,9 @@ describe('subscription status table', () => {
     const c = await f.customer();
     const { subscriptionId } = await buy(c, ids.pro);
     at('2027-03-11T00:00:00Z');
-    const answer = json(await f.inject(await c.token(), 'POST', `/v1/subscriptions/${subscriptionId}/downgrade`, { planId: ids.starter, provider: 'card_global' }));
+    const answer = json(
+      await f.inject(await c.token(), 'POST', `/v1/subscriptions/${subscriptionId}/downgrade`, { planId: ids.starter, provider: 'card_global' }),
+    );
     expect(answer).toMatchObject({ kind: 'downgrade', scheduled: true, amountDueCents: 49_900, effectiveAt: '2027-04-01T00:00:00.000Z' });
     expect(await pay.pay(answer.paymentId)).toMatchObject({ status: 'fulfilled', applied: false });
     expect(await me(c)).toMatchObject({ plan: { slug: 'pro' }, nextPlanId: ids.starter });
@@ -138,7 +146,14 @@ describe('subscription status table', () => {
     at('2027-04-01T00:00:00Z');
     await Promise.all([runDue(), runDue()]);
     await runDue();
-    expect(await me(c)).toMatchObject({ id: subscriptionId, status: 'ACTIVE', plan: { slug: 'starter' }, startsAt: '2027-04-01T00:00:00.000Z', endsAt: '2027-05-01T00:00:00.000Z', nextPlanId: null });
+    expect(await me(c)).toMatchObject({
+      id: subscriptionId,
+      status: 'ACTIVE',
+      plan: { slug: 'starter' },
+      startsAt: '2027-04-01T00:00:00.000Z',
+      endsAt: '2027-05-01T00:00:00.000Z',
+      nextPlanId: null,
+    });
     expect((await f.grants({ userId: c.user.id })).map((g) => [g.amount, g.paymentId])).toEqual([
       [1_000_000, null],
       [35_000_000, expect.any(String)],
@@ -222,7 +237,10 @@ describe('subscription status table', () => {
     await Promise.all([pay.payRenewal(request!, request!.id), pay.payRenewal(request!, request!.id)]);
     await Promise.all([job!.handler({}, { id: 'c', retryCount: 0 }), job!.handler({}, { id: 'd', retryCount: 0 })]);
     expect((await f.grants({ userId: c.user.id })).filter((g) => g.idempotencyKey.startsWith(`plan-grant:${subscriptionId}`))).toHaveLength(2);
-    const opened = await t.platform.db.select().from(subscriptionChanges).where(and(eq(subscriptionChanges.subscriptionId, subscriptionId), eq(subscriptionChanges.kind, 'RENEWAL')));
+    const opened = await t.platform.db
+      .select()
+      .from(subscriptionChanges)
+      .where(and(eq(subscriptionChanges.subscriptionId, subscriptionId), eq(subscriptionChanges.kind, 'RENEWAL')));
     expect(opened.map((r) => r.status)).toEqual(['APPLIED']);
   });
 });
@@ -235,7 +253,11 @@ describe('reminders', () => {
     await buy(c, ids.starter);
     await buy(quiet, ids.starter, 'dcb');
     expect((await f.inject(quiet.accessToken, 'PATCH', '/v1/account/notification-prefs', { emailBillingAlerts: false })).statusCode).toBe(200);
-    const inbox = (userId: string) => t.platform.db.select().from(notifications).where(and(eq(notifications.userId, userId), eq(notifications.type, 'SUBSCRIPTION_EXPIRING')));
+    const inbox = (userId: string) =>
+      t.platform.db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.userId, userId), eq(notifications.type, 'SUBSCRIPTION_EXPIRING')));
 
     at('2027-05-28T23:59:00Z');
     await runDue();
@@ -264,7 +286,10 @@ describe('reminders', () => {
     await runDue();
     at('2027-07-03T00:00:00Z');
     await runDue();
-    const inbox = await t.platform.db.select().from(notifications).where(and(eq(notifications.userId, c.user.id), eq(notifications.type, 'SUBSCRIPTION_EXPIRING')));
+    const inbox = await t.platform.db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.userId, c.user.id), eq(notifications.type, 'SUBSCRIPTION_EXPIRING')));
     expect(inbox.map((n) => [n.title, n.payload.reminder])).toEqual([['Your Pro trial ends tomorrow', '1d']]);
   });
 });

@@ -207,7 +207,6 @@ export function createLifecycle(ctx: BillingContext, applier: ChangeApplier) {
       const expired = await expireGrace(limit);
       return { abandoned, applied, toGrace, renewalsDue, trialsEnded, expired };
     },
-
   };
 }
 

@@ -37,7 +37,13 @@ describe('the worked example', () => {
   });
 
   it('downgrade Pro → Starter on 11 March: the full 49,900 now, starting 1 April', () => {
-    expect(quoteSwitch(onPro, starter, march11)).toMatchObject({ kind: 'downgrade', timing: 'scheduled', unusedCreditCents: 0, amountDueCents: 49_900, effectiveAt: april1 });
+    expect(quoteSwitch(onPro, starter, march11)).toMatchObject({
+      kind: 'downgrade',
+      timing: 'scheduled',
+      unusedCreditCents: 0,
+      amountDueCents: 49_900,
+      effectiveAt: april1,
+    });
   });
 
   it('switch to Free on 11 March: nothing to pay, scheduled for 1 April', () => {

@@ -62,7 +62,9 @@ const paidCycleRunning = (c: CurrentCycle, now: Date) =>
  */
 export function quoteSwitch(current: CurrentCycle | null, target: TargetPlan, now: Date): SwitchQuote {
   if (current && current.currency !== target.currency && target.priceCents > 0) {
-    throw badRequest(`The ${target.name} plan is priced in ${target.currency} and your plan in ${current.currency}; a switch between currencies is not possible. Contact support.`);
+    throw badRequest(
+      `The ${target.name} plan is priced in ${target.currency} and your plan in ${current.currency}; a switch between currencies is not possible. Contact support.`,
+    );
   }
   const samePlan = current?.planId === target.id;
   if (samePlan && current.status !== 'TRIALING' && current.status !== 'GRACE') {

@@ -17,13 +17,19 @@ const dateOf = (d: Date) => d.toISOString().slice(0, 10);
 function wording(sub: SubscriptionRow, plan: PlanRow | undefined, nextPlan: PlanRow | undefined, when: string) {
   const name = plan?.name ?? 'Your';
   if (sub.status === 'TRIALING') {
-    return { title: `Your ${name} trial ends ${when}`, line: `Your free trial of the ${name} plan ends on ${dateOf(sub.endsAt!)}. Buy the plan to keep its allowance and limits.` };
+    return {
+      title: `Your ${name} trial ends ${when}`,
+      line: `Your free trial of the ${name} plan ends on ${dateOf(sub.endsAt!)}. Buy the plan to keep its allowance and limits.`,
+    };
   }
   if (nextPlan) {
     return { title: `Your plan changes to ${nextPlan.name} ${when}`, line: `Your ${name} plan switches to ${nextPlan.name} on ${dateOf(sub.endsAt!)}.` };
   }
   if (sub.autoRenew) {
-    return { title: `Your ${name} plan renews ${when}`, line: `Your ${name} plan renews on ${dateOf(sub.endsAt!)}; the payment is taken from your saved payment method.` };
+    return {
+      title: `Your ${name} plan renews ${when}`,
+      line: `Your ${name} plan renews on ${dateOf(sub.endsAt!)}; the payment is taken from your saved payment method.`,
+    };
   }
   return {
     title: `Your ${name} plan ends ${when}`,
@@ -46,7 +52,13 @@ export function createReminders(ctx: BillingContext) {
     const due = await db
       .select()
       .from(subscriptions)
-      .where(and(inArray(subscriptions.status, ['ACTIVE', 'TRIALING']), gt(subscriptions.endsAt, now), lte(subscriptions.endsAt, new Date(now.getTime() + 3 * DAY_MS))))
+      .where(
+        and(
+          inArray(subscriptions.status, ['ACTIVE', 'TRIALING']),
+          gt(subscriptions.endsAt, now),
+          lte(subscriptions.endsAt, new Date(now.getTime() + 3 * DAY_MS)),
+        ),
+      )
       .orderBy(asc(subscriptions.endsAt))
       .limit(limit);
     let sent = 0;

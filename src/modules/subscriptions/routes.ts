@@ -30,7 +30,10 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
 
   app.get(
     '/v1/subscriptions',
-    { config: auth, schema: { tags, summary: 'Your subscriptions, newest first', querystring: EmptyQuery, response: { 200: SubscriptionList, ...errorResponses(400, 401) } } },
+    {
+      config: auth,
+      schema: { tags, summary: 'Your subscriptions, newest first', querystring: EmptyQuery, response: { 200: SubscriptionList, ...errorResponses(400, 401) } },
+    },
     async (request) => billing.list(principalOf(request).userId),
   );
 
@@ -38,7 +41,12 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     '/v1/subscriptions/trial',
     {
       config: auth,
-      schema: { tags, summary: 'Start the free trial of a plan (once per account)', body: TrialBody, response: { 201: Subscription, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'Start the free trial of a plan (once per account)',
+        body: TrialBody,
+        response: { 201: Subscription, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request, reply) => reply.code(201).send(await billing.startTrial(principalOf(request).userId, request.body.planId)),
   );
@@ -47,7 +55,12 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     '/v1/subscriptions/:id/cancel',
     {
       config: auth,
-      schema: { tags, summary: 'Cancel: future cycles stop, access continues until endsAt', params: IdParams, response: { 200: Subscription, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'Cancel: future cycles stop, access continues until endsAt',
+        params: IdParams,
+        response: { 200: Subscription, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => billing.cancel(principalOf(request).userId, request.params.id),
   );
@@ -73,7 +86,12 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     '/v1/subscriptions/switch/quote',
     {
       config: auth,
-      schema: { tags, summary: 'What a switch to the plan costs now and when it takes effect', querystring: SwitchQuoteQuery, response: { 200: SwitchQuote, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'What a switch to the plan costs now and when it takes effect',
+        querystring: SwitchQuoteQuery,
+        response: { 200: SwitchQuote, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => billing.quote(principalOf(request).userId, request.query.planId),
   );
@@ -82,7 +100,12 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     '/v1/subscriptions/switch',
     {
       config: auth,
-      schema: { tags, summary: 'Switch plans (upgrade or downgrade); branch on the response', body: SwitchBody, response: { 200: SwitchResponse, ...errorResponses(400, 401, 404, 409, 503) } },
+      schema: {
+        tags,
+        summary: 'Switch plans (upgrade or downgrade); branch on the response',
+        body: SwitchBody,
+        response: { 200: SwitchResponse, ...errorResponses(400, 401, 404, 409, 503) },
+      },
     },
     async (request) => billing.switchPlan(principalOf(request).userId, switchInput(request.body)),
   );
@@ -91,7 +114,12 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     '/v1/subscriptions/:id/scheduled-switch',
     {
       config: auth,
-      schema: { tags, summary: 'Cancel an unpaid pending plan change', params: IdParams, response: { 200: ScheduledSwitchCanceled, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'Cancel an unpaid pending plan change',
+        params: IdParams,
+        response: { 200: ScheduledSwitchCanceled, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => billing.cancelScheduledSwitch(principalOf(request).userId, request.params.id),
   );
@@ -100,7 +128,12 @@ export const subscriptionRoutes: FastifyPluginAsyncTypebox<SubscriptionRoutesOpt
     '/v1/subscriptions/coupons/preview',
     {
       config: auth,
-      schema: { tags, summary: 'The discount a code gives on a plan, without redeeming it', body: CouponPreviewBody, response: { 200: CouponPreview, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'The discount a code gives on a plan, without redeeming it',
+        body: CouponPreviewBody,
+        response: { 200: CouponPreview, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => billing.previewCoupon(principalOf(request).userId, request.body),
   );

@@ -87,7 +87,10 @@ export const SwitchResponse = Type.Object(
     discountCents: Money('Taken off by the coupon'),
     currency: Type.String(),
   },
-  { description: 'Branch on the response: redirectUrl → pay there; switched → done; scheduled without redirectUrl → starts at effectiveAt; settled → coupon covered it' },
+  {
+    description:
+      'Branch on the response: redirectUrl → pay there; switched → done; scheduled without redirectUrl → starts at effectiveAt; settled → coupon covered it',
+  },
 );
 
 export const ScheduledSwitchCanceled = Type.Object({ ok: Type.Literal(true), subscriptionId: Type.String() });

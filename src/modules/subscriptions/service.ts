@@ -30,7 +30,6 @@ export interface SubscriptionsServiceDeps {
   storageMbUsed?: (owner: { userId: string; workspaceId: string | null }) => Promise<number>;
 }
 
-
 export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
   const { db, clock, plans, wallet } = deps;
   // The gateway asks on every call; the row changes rarely, and stops counting by itself at a cancellation's end.

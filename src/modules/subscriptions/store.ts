@@ -28,7 +28,10 @@ export async function currentSubscription(db: DbOrTx, userId: string, now: Date,
 export async function ownSubscription(db: DbOrTx, userId: string, id: string, lock = false): Promise<SubscriptionRow> {
   let row: SubscriptionRow | undefined;
   if (isUuid(id)) {
-    const query = db.select().from(subscriptions).where(and(eq(subscriptions.id, id), eq(subscriptions.userId, userId)));
+    const query = db
+      .select()
+      .from(subscriptions)
+      .where(and(eq(subscriptions.id, id), eq(subscriptions.userId, userId)));
     [row] = lock ? await query.for('update') : await query;
   }
   if (!row) throw notFound('No subscription with this id. See GET /v1/subscriptions for yours.');

@@ -91,7 +91,10 @@ describe('activeFor', () => {
     expect((await t.services.subscriptions.activeFor(user.id))!.plan.slug).toBe('free');
 
     let trial = { id: '' };
-    await writtenBehindTheService(user.id, async () => (trial = await f.subscribe(user.id, pro.id, 'TRIALING', new Date(t.clock.now().getTime() + 3 * DAY_MS))));
+    await writtenBehindTheService(
+      user.id,
+      async () => (trial = await f.subscribe(user.id, pro.id, 'TRIALING', new Date(t.clock.now().getTime() + 3 * DAY_MS))),
+    );
     expect(await t.services.subscriptions.activeFor(user.id)).toMatchObject({ subscription: { id: trial.id, status: 'TRIALING' }, plan: { slug: 'pro' } });
     expect(await t.services.subscriptions.activePlanId(user.id)).toBe(pro.id);
 

@@ -13,7 +13,11 @@ export function createSwitchCheckout(ctx: BillingContext, applier: ChangeApplier
   const { db, clock } = ctx;
 
   async function voidCheckouts(paymentIds: string[]) {
-    for (const paymentId of paymentIds) await ctx.payments()?.cancelCheckout(paymentId).catch(() => undefined);
+    for (const paymentId of paymentIds)
+      await ctx
+        .payments()
+        ?.cancelCheckout(paymentId)
+        .catch(() => undefined);
   }
 
   async function openCheckout(

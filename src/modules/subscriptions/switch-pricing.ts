@@ -13,7 +13,8 @@ export function createSwitchPricing(ctx: BillingContext) {
 
   async function planOnSale(planId: string): Promise<PlanRow> {
     const plan = isUuid(planId) ? await plans.getById(planId) : undefined;
-    if (!plan || plan.status !== 'ACTIVE' || plan.internal) throw notFound(`No plan on sale has the id "${planId}". See GET /v1/plans (use a plan's id, not its slug).`);
+    if (!plan || plan.status !== 'ACTIVE' || plan.internal)
+      throw notFound(`No plan on sale has the id "${planId}". See GET /v1/plans (use a plan's id, not its slug).`);
     return plan;
   }
 
@@ -39,7 +40,9 @@ export function createSwitchPricing(ctx: BillingContext) {
     if (scope.subscriptionId) {
       await ownSubscription(db, userId, scope.subscriptionId); // 404 for another user's id
       if (current?.id !== scope.subscriptionId) {
-        throw badRequest(`This subscription is not the one in effect${current ? ` (that is ${current.id})` : ''}; change plans from the subscription in effect.`);
+        throw badRequest(
+          `This subscription is not the one in effect${current ? ` (that is ${current.id})` : ''}; change plans from the subscription in effect.`,
+        );
       }
     }
     const quote = quoteSwitch(await cycleOf(current), target, now);
@@ -58,10 +61,16 @@ export function createSwitchPricing(ctx: BillingContext) {
   async function resolveChannel(target: PlanRow, input: SwitchInput, amountCents: number): Promise<boolean> {
     const amount = formatMoney(amountCents, target.currency);
     if (!input.provider) {
-      throw badRequest(`This change costs ${amount}. Choose a payment provider (provider) to pay it.`, { amountDueCents: amountCents, currency: target.currency });
+      throw badRequest(`This change costs ${amount}. Choose a payment provider (provider) to pay it.`, {
+        amountDueCents: amountCents,
+        currency: target.currency,
+      });
     }
     if (target.allowedChannels.length > 0 && !target.allowedChannels.includes(input.provider)) {
-      throw badRequest(`The ${target.name} plan can be paid with ${target.allowedChannels.join(', ')} only.`, { requested: input.provider, allowedChannels: target.allowedChannels });
+      throw badRequest(`The ${target.name} plan can be paid with ${target.allowedChannels.join(', ')} only.`, {
+        requested: input.provider,
+        allowedChannels: target.allowedChannels,
+      });
     }
     const payments = ctx.payments();
     if (!payments) {

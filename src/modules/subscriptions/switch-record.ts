@@ -29,7 +29,18 @@ export function createSwitchRecorder(ctx: BillingContext, coupons: CouponsServic
     const now = clock.now();
     const [created] = await tx
       .insert(subscriptions)
-      .values({ userId, workspaceId: current?.workspaceId ?? null, planId: target.id, status: 'PENDING', origin: 'PURCHASE', startsAt: now, endsAt: null, cycle: 0, createdAt: now, updatedAt: now })
+      .values({
+        userId,
+        workspaceId: current?.workspaceId ?? null,
+        planId: target.id,
+        status: 'PENDING',
+        origin: 'PURCHASE',
+        startsAt: now,
+        endsAt: null,
+        cycle: 0,
+        createdAt: now,
+        updatedAt: now,
+      })
       .returning();
     return created!;
   }
@@ -37,7 +48,15 @@ export function createSwitchRecorder(ctx: BillingContext, coupons: CouponsServic
   async function record(
     tx: Tx,
     log: ChangeLog,
-    args: { userId: string; current: SubscriptionRow | undefined; target: PlanRow; quote: SwitchQuote; discount: CouponDiscount | null; recurring: boolean; channel: string | null },
+    args: {
+      userId: string;
+      current: SubscriptionRow | undefined;
+      target: PlanRow;
+      quote: SwitchQuote;
+      discount: CouponDiscount | null;
+      recurring: boolean;
+      channel: string | null;
+    },
   ) {
     const { userId, target, quote, discount } = args;
     const now = clock.now();

@@ -107,7 +107,14 @@ describe('proration: the worked example of docs/subscription-billing.md', () => 
     t.clock.set(new Date('2027-03-11T00:00:00Z'));
     accessToken = await customer.token();
     const quote = json(await f.quote(accessToken, ids.pro));
-    expect(quote).toMatchObject({ kind: 'upgrade', planPriceCents: 149_900, unusedCreditCents: 33_803, amountDueCents: 116_097, requiresPayment: true, effectiveAt: '2027-03-11T00:00:00.000Z' });
+    expect(quote).toMatchObject({
+      kind: 'upgrade',
+      planPriceCents: 149_900,
+      unusedCreditCents: 33_803,
+      amountDueCents: 116_097,
+      requiresPayment: true,
+      effectiveAt: '2027-03-11T00:00:00.000Z',
+    });
 
     const before = (await t.services.wallet.balance({ userId: user.id })).tokens;
     const answer = await buy(accessToken, ids.pro);
@@ -125,12 +132,28 @@ describe('POST /v1/subscriptions/switch: the four response branches', () => {
     const response = await f.switchTo(accessToken, { planId: ids.pro, provider: 'card_global', successUrl: 'https://app.example/ok' });
     expect(response.statusCode).toBe(200);
     const answer = json(response);
-    expect(answer).toMatchObject({ kind: 'upgrade', planId: ids.pro, recurring: false, scheduled: false, switched: false, settled: false, effectiveAt: null, amountDueCents: 149_900 });
+    expect(answer).toMatchObject({
+      kind: 'upgrade',
+      planId: ids.pro,
+      recurring: false,
+      scheduled: false,
+      switched: false,
+      settled: false,
+      effectiveAt: null,
+      amountDueCents: 149_900,
+    });
     expect(answer.redirectUrl).toBe(`https://pay.example.test/checkout/${answer.paymentId}`);
-    expect(pay.checkouts.get(answer.paymentId)).toMatchObject({ successUrl: 'https://app.example/ok', purpose: { kind: 'subscription', subscriptionId: answer.subscriptionId, planId: ids.pro } });
+    expect(pay.checkouts.get(answer.paymentId)).toMatchObject({
+      successUrl: 'https://app.example/ok',
+      purpose: { kind: 'subscription', subscriptionId: answer.subscriptionId, planId: ids.pro },
+    });
 
     const pending = (await f.list(accessToken))[0]!;
-    expect(pending).toMatchObject({ id: answer.subscriptionId, status: 'PENDING', pendingChange: { kind: 'upgrade', paid: false, paymentId: answer.paymentId } });
+    expect(pending).toMatchObject({
+      id: answer.subscriptionId,
+      status: 'PENDING',
+      pendingChange: { kind: 'upgrade', paid: false, paymentId: answer.paymentId },
+    });
     expect((await f.me(accessToken))!.plan.slug).toBe('free'); // nothing changes before the gateway confirms
 
     expect(await pay.pay(answer.paymentId)).toEqual({ status: 'fulfilled', changeId: answer.changeId, subscriptionId: answer.subscriptionId, applied: true });
@@ -149,7 +172,15 @@ describe('POST /v1/subscriptions/switch: the four response branches', () => {
   it('switched: true: done at once, nothing to pay (free plan to another free plan)', async () => {
     const { accessToken } = await f.customer();
     const response = await f.switchTo(accessToken, { planId: ids.freePlus });
-    expect(json(response)).toMatchObject({ kind: 'downgrade', switched: true, scheduled: false, settled: false, paymentId: null, amountDueCents: 0, effectiveAt: t.clock.now().toISOString() });
+    expect(json(response)).toMatchObject({
+      kind: 'downgrade',
+      switched: true,
+      scheduled: false,
+      settled: false,
+      paymentId: null,
+      amountDueCents: 0,
+      effectiveAt: t.clock.now().toISOString(),
+    });
     expect(json(response).redirectUrl).toBeUndefined();
     expect((await f.me(accessToken))!.plan.slug).toBe('free-plus');
     expect((await f.list(accessToken)).map((s) => [s.plan.slug, s.status])).toEqual([
@@ -163,7 +194,15 @@ describe('POST /v1/subscriptions/switch: the four response branches', () => {
     await buy(accessToken, ids.starter);
     const endsAt = (await f.me(accessToken))!.endsAt;
     const answer = json(await f.switchTo(accessToken, { planId: ids.free }));
-    expect(answer).toMatchObject({ kind: 'downgrade', scheduled: true, switched: false, settled: false, paymentId: null, amountDueCents: 0, effectiveAt: endsAt });
+    expect(answer).toMatchObject({
+      kind: 'downgrade',
+      scheduled: true,
+      switched: false,
+      settled: false,
+      paymentId: null,
+      amountDueCents: 0,
+      effectiveAt: endsAt,
+    });
     expect(answer.redirectUrl).toBeUndefined();
     expect(await f.me(accessToken)).toMatchObject({ plan: { slug: 'starter' }, nextPlanId: ids.free });
   });
@@ -222,7 +261,8 @@ describe('POST /v1/subscriptions/switch: refusals', () => {
       expect(response.statusCode, `${String(recurring)} ${provider}`).toBe(200);
       expect(json(response).recurring, `${String(recurring)} ${provider}`).toBe(expected);
     }
-    for (const recurring of ['yes', 2, null]) expect((await f.switchTo(accessToken, { planId: ids.pro, provider: 'wallet_global', recurring })).statusCode).toBe(400);
+    for (const recurring of ['yes', 2, null])
+      expect((await f.switchTo(accessToken, { planId: ids.pro, provider: 'wallet_global', recurring })).statusCode).toBe(400);
     const cannot = await f.switchTo(accessToken, { planId: ids.pro, provider: 'card_global', recurring: true });
     expect(json(cannot).error.message).toBe('card_global cannot renew automatically; send recurring: false or choose another provider.');
     expect(json(await f.switchTo(accessToken, { planId: ids.pro, provider: 'nope' })).error.message).toBe('nope is not available right now.');
@@ -230,12 +270,18 @@ describe('POST /v1/subscriptions/switch: refusals', () => {
 
   it('a plan limited to some channels refuses the others, naming them', async () => {
     const { accessToken } = await f.customer();
-    await t.platform.db.update(plans).set({ allowedChannels: ['dcb'] }).where(eq(plans.id, ids.studio));
+    await t.platform.db
+      .update(plans)
+      .set({ allowedChannels: ['dcb'] })
+      .where(eq(plans.id, ids.studio));
     t.services.plans.invalidate();
     try {
       const response = await f.switchTo(accessToken, { planId: ids.studio, provider: 'card_global' });
       expect(response.statusCode).toBe(400);
-      expect(json(response).error).toMatchObject({ message: 'The Studio plan can be paid with dcb only.', details: { requested: 'card_global', allowedChannels: ['dcb'] } });
+      expect(json(response).error).toMatchObject({
+        message: 'The Studio plan can be paid with dcb only.',
+        details: { requested: 'card_global', allowedChannels: ['dcb'] },
+      });
     } finally {
       await t.platform.db.update(plans).set({ allowedChannels: [] }).where(eq(plans.id, ids.studio));
       t.services.plans.invalidate();
@@ -280,7 +326,9 @@ describe('concurrency', () => {
     const responses = await Promise.all([ids.pro, ids.studio].map((planId) => f.switchTo(accessToken, { planId, provider: 'card_global' })));
     for (const r of responses) expect([200, 409], r.body).toContain(r.statusCode);
     expect(responses.some((r) => r.statusCode === 200)).toBe(true);
-    const open = (await t.platform.db.select().from(subscriptionChanges).where(eq(subscriptionChanges.userId, user.id))).filter((c) => c.status === 'AWAITING_PAYMENT');
+    const open = (await t.platform.db.select().from(subscriptionChanges).where(eq(subscriptionChanges.userId, user.id))).filter(
+      (c) => c.status === 'AWAITING_PAYMENT',
+    );
     expect(open).toHaveLength(1);
     expect((await f.list(accessToken)).filter((s) => s.status === 'PENDING')).toHaveLength(1);
   });

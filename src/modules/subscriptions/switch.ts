@@ -75,7 +75,8 @@ export function createSwitchService(ctx: BillingContext, coupons: CouponsService
         .transaction((tx, log) => record(tx, log, { userId, current, target, quote, discount, recurring, channel }))
         .catch((err: unknown) => {
           // Two switches of one customer at once: the unique open-change index lets one through.
-          if (isUniqueViolation(err, 'subscription_changes_open_key')) throw conflict('Another plan change of yours is being made right now. Check GET /v1/subscriptions and try again.');
+          if (isUniqueViolation(err, 'subscription_changes_open_key'))
+            throw conflict('Another plan change of yours is being made right now. Check GET /v1/subscriptions and try again.');
           throw err;
         });
       await voidCheckouts(superseded);
@@ -115,7 +116,9 @@ export function createSwitchService(ctx: BillingContext, coupons: CouponsService
         await ownSubscription(tx, userId, subscriptionId, true);
         if (!open || open.subscriptionId !== subscriptionId) throw notFound('This subscription has no pending plan change.');
         if (open.paidAt) {
-          throw badRequest(`The change to ${open.toPlanName} is already paid, so it cannot be cancelled here. Contact support to reverse it.`, { changeId: open.id });
+          throw badRequest(`The change to ${open.toPlanName} is already paid, so it cannot be cancelled here. Contact support to reverse it.`, {
+            changeId: open.id,
+          });
         }
         await applier.close(tx, log, open, 'CANCELED');
         return open.paymentId;

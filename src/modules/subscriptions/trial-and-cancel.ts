@@ -17,7 +17,8 @@ export function createTrialAndCancel(ctx: BillingContext, applier: ChangeApplier
      */
     async startTrial(userId: string, planId: string): Promise<SubscriptionRow> {
       const plan = isUuid(planId) ? await plans.getById(planId) : undefined;
-      if (!plan || plan.status !== 'ACTIVE' || plan.internal) throw notFound(`No plan on sale has the id "${planId}". See GET /v1/plans (use a plan's id, not its slug).`);
+      if (!plan || plan.status !== 'ACTIVE' || plan.internal)
+        throw notFound(`No plan on sale has the id "${planId}". See GET /v1/plans (use a plan's id, not its slug).`);
       if (plan.trialDays <= 0) throw badRequest(`The ${plan.name} plan has no free trial.`, { planId });
       const refusedTrial = () => badRequest('You have already used your free trial; a trial is once per account. Buy a plan to continue.');
       return ctx.transaction(async (tx, log) => {
@@ -30,7 +31,18 @@ export function createTrialAndCancel(ctx: BillingContext, applier: ChangeApplier
         const endsAt = new Date(now.getTime() + plan.trialDays * DAY_MS);
         const [trial] = await tx
           .insert(subscriptions)
-          .values({ userId, planId: plan.id, status: 'TRIALING', origin: 'TRIAL', startsAt: now, endsAt, cycle: 1, cycleValueCents: 0, createdAt: now, updatedAt: now })
+          .values({
+            userId,
+            planId: plan.id,
+            status: 'TRIALING',
+            origin: 'TRIAL',
+            startsAt: now,
+            endsAt,
+            cycle: 1,
+            cycleValueCents: 0,
+            createdAt: now,
+            updatedAt: now,
+          })
           .onConflictDoNothing()
           .returning();
         if (!trial) throw refusedTrial();
@@ -48,13 +60,17 @@ export function createTrialAndCancel(ctx: BillingContext, applier: ChangeApplier
       return ctx.transaction(async (tx, log) => {
         const open = await openChangeForUpdate(tx, userId);
         const sub = await ownSubscription(tx, userId, subscriptionId, true);
-        if (sub.status === 'CANCELED') throw badRequest(`This subscription is already cancelled${sub.endsAt ? `; it stays usable until ${sub.endsAt.toISOString()}` : ''}.`);
-        if (!['ACTIVE', 'TRIALING', 'GRACE'].includes(sub.status)) throw badRequest(`This subscription is ${sub.status.toLowerCase()}, so there is nothing to cancel.`);
+        if (sub.status === 'CANCELED')
+          throw badRequest(`This subscription is already cancelled${sub.endsAt ? `; it stays usable until ${sub.endsAt.toISOString()}` : ''}.`);
+        if (!['ACTIVE', 'TRIALING', 'GRACE'].includes(sub.status))
+          throw badRequest(`This subscription is ${sub.status.toLowerCase()}, so there is nothing to cancel.`);
         if (isFreeSubscription(sub)) throw badRequest('The free plan has no billing to cancel. Switch plans with POST /v1/subscriptions/switch.');
         let voidPaymentId: string | null = null;
         if (open?.subscriptionId === sub.id) {
           if (open.paidAt) {
-            throw badRequest(`A plan change you already paid for (to ${open.toPlanName}) is pending on this subscription; contact support to cancel it.`, { changeId: open.id });
+            throw badRequest(`A plan change you already paid for (to ${open.toPlanName}) is pending on this subscription; contact support to cancel it.`, {
+              changeId: open.id,
+            });
           }
           await applier.close(tx, log, open, 'CANCELED');
           voidPaymentId = open.paymentId;

@@ -56,7 +56,12 @@ export function createSubscriptionViews(ctx: BillingContext) {
      */
     async list(userId: string): Promise<SubscriptionView[]> {
       const [rows, pending, active] = await Promise.all([
-        db.select().from(subscriptions).where(eq(subscriptions.userId, userId)).orderBy(desc(subscriptions.createdAt), desc(subscriptions.id)).limit(LIST_LIMIT),
+        db
+          .select()
+          .from(subscriptions)
+          .where(eq(subscriptions.userId, userId))
+          .orderBy(desc(subscriptions.createdAt), desc(subscriptions.id))
+          .limit(LIST_LIMIT),
         pendingOf(userId),
         ctx.subscriptions.activeSubscriptionView(userId),
       ]);

@@ -47,7 +47,15 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
 
   app.get(
     '/v1/admin/topup/rules',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Top-up rules (bonuses and promotions), switched on or off', querystring: NoQuery, response: { 200: AdminRuleList, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Top-up rules (bonuses and promotions), switched on or off',
+        querystring: NoQuery,
+        response: { 200: AdminRuleList, ...errorResponses(400, 401, 403) },
+      },
+    },
     async () => admin.listRules(),
   );
 
@@ -58,7 +66,8 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
       schema: {
         tags,
         summary: 'Create a top-up rule; it starts switched off',
-        description: 'Switch it on with PATCH /v1/admin/topup/rules/{id} once it reads right. 400 for an unknown component, an empty date range or NEW_ACCOUNT without newAccountDays.',
+        description:
+          'Switch it on with PATCH /v1/admin/topup/rules/{id} once it reads right. 400 for an unknown component, an empty date range or NEW_ACCOUNT without newAccountDays.',
         body: RuleInput,
         response: { 201: AdminRule, ...errorResponses(400, 401, 403) },
       },
@@ -85,14 +94,28 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
     '/v1/admin/topup/rules/:id',
     {
       config: SUPER_ADMIN_ROUTE,
-      schema: { tags, summary: 'Switch a top-up rule on or off (the next quote applies it)', params: RuleParams, body: RuleActiveBody, response: { 200: AdminRule, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Switch a top-up rule on or off (the next quote applies it)',
+        params: RuleParams,
+        body: RuleActiveBody,
+        response: { 200: AdminRule, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => admin.setRuleActive(request.params.id, request.body.active, writer(request)),
   );
 
   app.get(
     '/v1/admin/topup/components',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Top-up components: on sale, unit limits and pricing mode', querystring: NoQuery, response: { 200: AdminComponentList, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Top-up components: on sale, unit limits and pricing mode',
+        querystring: NoQuery,
+        response: { 200: AdminComponentList, ...errorResponses(400, 401, 403) },
+      },
+    },
     async () => admin.listComponents(),
   );
 
@@ -103,7 +126,8 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
       schema: {
         tags,
         summary: 'Change a top-up component: on sale, min/max/step/default units, tokens per unit, pricing (AI cost, fixed, volume tiers)',
-        description: '400 when minUnits > maxUnits, minUnits or defaultUnits is not a valid choice for the step, tiers are not ascending or tokensPerUnit is set on credits.',
+        description:
+          '400 when minUnits > maxUnits, minUnits or defaultUnits is not a valid choice for the step, tiers are not ascending or tokensPerUnit is set on credits.',
         params: ComponentParams,
         body: ComponentPatch,
         response: { 200: AdminComponent, ...errorResponses(400, 401, 403, 404) },
@@ -114,7 +138,15 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
 
   app.get(
     '/v1/admin/topup/settings',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Top-up settings (spec B Limits) and the low-balance threshold', querystring: NoQuery, response: { 200: TopUpSettings, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Top-up settings (spec B Limits) and the low-balance threshold',
+        querystring: NoQuery,
+        response: { 200: TopUpSettings, ...errorResponses(400, 401, 403) },
+      },
+    },
     async () => admin.settings(),
   );
 
@@ -125,7 +157,8 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
       schema: {
         tags,
         summary: 'Change top-up settings; new quotes use them at once, placed orders keep what they were sold with',
-        description: 'Keys left out keep their value. 400 when gateway + VAT + profit reach 100%, the profit floor exceeds the profit share, minOrderCents > maxOrderCents or the limits are off the rounding step.',
+        description:
+          'Keys left out keep their value. 400 when gateway + VAT + profit reach 100%, the profit floor exceeds the profit share, minOrderCents > maxOrderCents or the limits are off the rounding step.',
         body: TopUpSettingsBody,
         response: { 200: TopUpSettings, ...errorResponses(400, 401, 403) },
       },
@@ -135,7 +168,15 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
 
   app.get(
     '/v1/admin/topup/payment-rules/dcb',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'The amounts carrier billing may take', querystring: NoQuery, response: { 200: CarrierAmounts, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'The amounts carrier billing may take',
+        querystring: NoQuery,
+        response: { 200: CarrierAmounts, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async () => payments.carrierAmounts(),
   );
 
@@ -171,7 +212,15 @@ export const topUpAdminRoutes: FastifyPluginAsyncTypebox<TopUpAdminRoutesOptions
 
   app.get(
     '/v1/admin/credits/pricing',
-    { config: ADMIN_ROUTE, schema: { tags, summary: 'Credit pricing: token value, tokens per credit and the top-up master switch', querystring: NoQuery, response: { 200: CreditPricing, ...errorResponses(400, 401, 403) } } },
+    {
+      config: ADMIN_ROUTE,
+      schema: {
+        tags,
+        summary: 'Credit pricing: token value, tokens per credit and the top-up master switch',
+        querystring: NoQuery,
+        response: { 200: CreditPricing, ...errorResponses(400, 401, 403) },
+      },
+    },
     async () => creditPricingOf(await catalog.pricingSettings()),
   );
 

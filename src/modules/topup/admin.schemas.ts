@@ -24,16 +24,25 @@ export const RuleEffectInput = StrictObject(
     maxDiscountCents: Type.Optional(Nullable(PositiveCents)),
     amountCents: Type.Optional(PositiveCents),
   },
-  { description: 'BONUS_UNITS (component, units), EXTRA_TOKENS_PERCENT (percent of the bought tokens), PERCENT_OFF (percent, optional maxDiscountCents) or FIXED_OFF (amountCents).' },
+  {
+    description:
+      'BONUS_UNITS (component, units), EXTRA_TOKENS_PERCENT (percent of the bought tokens), PERCENT_OFF (percent, optional maxDiscountCents) or FIXED_OFF (amountCents).',
+  },
 );
 
 export const RuleConditionsInput = StrictObject(
   {
     minUnits: Type.Optional(Nullable(StrictObject({ component: Key, units: PositiveCount }))),
     minSpendCents: Type.Optional(Nullable(PositiveCents)),
-    daysOfWeek: Type.Optional(Nullable(Type.Array(Type.Integer({ minimum: 0, maximum: 6 }), { minItems: 1, maxItems: 7, uniqueItems: true, description: 'Bangladesh time, 0 = Sunday' }))),
+    daysOfWeek: Type.Optional(
+      Nullable(
+        Type.Array(Type.Integer({ minimum: 0, maximum: 6 }), { minItems: 1, maxItems: 7, uniqueItems: true, description: 'Bangladesh time, 0 = Sunday' }),
+      ),
+    ),
     audience: Type.Optional(Nullable(Type.Union([Type.Literal('EVERYONE'), Type.Literal('FIRST_TOPUP'), Type.Literal('NEW_ACCOUNT')]))),
-    newAccountDays: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'With audience NEW_ACCOUNT: accounts younger than this many days' }))),
+    newAccountDays: Type.Optional(
+      Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'With audience NEW_ACCOUNT: accounts younger than this many days' })),
+    ),
     channels: Type.Optional(Nullable(Type.Array(Key, { minItems: 1, maxItems: 20, uniqueItems: true, description: 'Paying channel slugs' }))),
     startsAt: Type.Optional(Nullable(DateTime)),
     endsAt: Type.Optional(Nullable(DateTime)),
@@ -48,7 +57,9 @@ export const RuleInput = StrictObject(
     name: Type.String({ minLength: 1, maxLength: 120 }),
     description: Type.Optional(Type.String({ maxLength: 500 })),
     type: RuleType,
-    priority: Type.Optional(Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, description: 'Higher wins in its group and is dropped last for the profit floor; default 0' })),
+    priority: Type.Optional(
+      Type.Integer({ minimum: -1_000_000, maximum: 1_000_000, description: 'Higher wins in its group and is dropped last for the profit floor; default 0' }),
+    ),
     group: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'Rules of one group do not stack; null stacks' }))),
     effect: RuleEffectInput,
     conditions: Type.Optional(RuleConditionsInput),
@@ -80,7 +91,10 @@ export const ComponentPricingInput = Type.Union(
   [
     StrictObject({ mode: Type.Literal('AI_COST') }),
     StrictObject({ mode: Type.Literal('FIXED'), unitPriceCents: PositiveCents }),
-    StrictObject({ mode: Type.Literal('TIERS'), tiers: Type.Array(Tier, { minItems: 1, maxItems: 20, description: 'Ascending by minUnits; every unit costs the highest tier reached' }) }),
+    StrictObject({
+      mode: Type.Literal('TIERS'),
+      tiers: Type.Array(Tier, { minItems: 1, maxItems: 20, description: 'Ascending by minUnits; every unit costs the highest tier reached' }),
+    }),
   ],
   { description: 'From AI cost (the settings’ price basis), a fixed price per unit, or volume tiers.' },
 );
@@ -94,7 +108,9 @@ export const ComponentPatch = StrictObject(
     maxUnits: Type.Optional(PositiveCount),
     step: Type.Optional(PositiveCount),
     defaultUnits: Type.Optional(PositiveCount),
-    tokensPerUnit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: 'Model-usage bundles only (credits use tokensPerCredit)' })),
+    tokensPerUnit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000_000_000, description: 'Model-usage bundles only (credits use tokensPerCredit)' }),
+    ),
     pricing: Type.Optional(ComponentPricingInput),
   },
   { minProperties: 1 },
@@ -128,14 +144,26 @@ const settingsFields = {
   vatBp: Bp('Sell price basis: the VAT share'),
   profitBp: Bp('Sell price basis: the profit share'),
   charsPer300Tokens: PositiveCount,
-  lowBalanceThresholdTokens: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'QUOTA_WARNING when a charge takes a wallet under this; 0 switches the warning off' }),
+  lowBalanceThresholdTokens: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'QUOTA_WARNING when a charge takes a wallet under this; 0 switches the warning off',
+  }),
 };
 export const TopUpSettings = Type.Object({ ...settingsFields, updatedAt: DateTime });
-export const TopUpSettingsBody = Type.Partial(StrictObject(settingsFields), { additionalProperties: false, minProperties: 1, description: 'The settings to change; keys left out keep their value.' });
+export const TopUpSettingsBody = Type.Partial(StrictObject(settingsFields), {
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'The settings to change; keys left out keep their value.',
+});
 
 export const CarrierAmounts = Type.Object({ amountsCents: Type.Array(Cents) });
 export const CarrierAmountsBody = StrictObject({
-  amountsCents: Type.Array(PositiveCents, { maxItems: 50, uniqueItems: true, description: 'Positive minor units, ascending, no repeats; empty: carrier billing is not offered for top-ups' }),
+  amountsCents: Type.Array(PositiveCents, {
+    maxItems: 50,
+    uniqueItems: true,
+    description: 'Positive minor units, ascending, no repeats; empty: carrier billing is not offered for top-ups',
+  }),
 });
 
 export const CreditPricing = Type.Object({
@@ -147,7 +175,9 @@ export const CreditPricing = Type.Object({
 });
 export const CreditPricingBody = StrictObject(
   {
-    tokenValueCents: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Minor units of provider cost that tokenValueTokens tokens stand for' })),
+    tokenValueCents: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Minor units of provider cost that tokenValueTokens tokens stand for' }),
+    ),
     tokenValueTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000_000 })),
     tokensPerCredit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
     topUpEnabled: Type.Optional(Type.Boolean({ description: 'The top-up builder’s master switch' })),

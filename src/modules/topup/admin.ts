@@ -101,10 +101,16 @@ const EFFECT_FIELDS: Record<RuleEffect['type'], { required: (keyof EffectInput)[
 function effectOf(input: EffectInput): RuleEffect {
   const fields = EFFECT_FIELDS[input.type];
   for (const name of fields.required) {
-    if (input[name] === undefined || input[name] === null) throw badRequest(`effect.${name} is required for a ${input.type} effect.`, { field: `effect.${name}` });
+    if (input[name] === undefined || input[name] === null)
+      throw badRequest(`effect.${name} is required for a ${input.type} effect.`, { field: `effect.${name}` });
   }
-  const foreign = (Object.keys(input) as (keyof EffectInput)[]).find((k) => k !== 'type' && !fields.required.includes(k) && !fields.optional.includes(k) && input[k] !== undefined);
-  if (foreign) throw badRequest(`effect.${foreign} does not apply to a ${input.type} effect (it takes ${[...fields.required, ...fields.optional].join(', ')}).`, { field: `effect.${foreign}` });
+  const foreign = (Object.keys(input) as (keyof EffectInput)[]).find(
+    (k) => k !== 'type' && !fields.required.includes(k) && !fields.optional.includes(k) && input[k] !== undefined,
+  );
+  if (foreign)
+    throw badRequest(`effect.${foreign} does not apply to a ${input.type} effect (it takes ${[...fields.required, ...fields.optional].join(', ')}).`, {
+      field: `effect.${foreign}`,
+    });
   return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as unknown as RuleEffect;
 }
 
@@ -120,7 +126,9 @@ function checkRule(input: RuleInput, componentKeys: Set<string>): void {
     throw badRequest('conditions.endsAt must be later than conditions.startsAt.', { field: 'conditions.endsAt' });
   }
   if (c.audience === 'NEW_ACCOUNT' && !c.newAccountDays) {
-    throw badRequest('conditions.newAccountDays is required with audience NEW_ACCOUNT (accounts younger than that many days).', { field: 'conditions.newAccountDays' });
+    throw badRequest('conditions.newAccountDays is required with audience NEW_ACCOUNT (accounts younger than that many days).', {
+      field: 'conditions.newAccountDays',
+    });
   }
   if (c.newAccountDays && c.audience !== 'NEW_ACCOUNT') {
     throw badRequest('conditions.newAccountDays applies only with audience NEW_ACCOUNT.', { field: 'conditions.newAccountDays' });
@@ -141,9 +149,14 @@ function checkComponent(next: ComponentRow, patch: ComponentPatch): void {
   if (next.pricing.mode === 'TIERS') {
     const tiers = next.pricing.tiers;
     for (let i = 1; i < tiers.length; i++) {
-      if (tiers[i]!.minUnits <= tiers[i - 1]!.minUnits) throw field(`pricing.tiers[${i}].minUnits`, 'tiers must be in ascending order of minUnits, without repeats.');
+      if (tiers[i]!.minUnits <= tiers[i - 1]!.minUnits)
+        throw field(`pricing.tiers[${i}].minUnits`, 'tiers must be in ascending order of minUnits, without repeats.');
     }
-    if (tiers[0]!.minUnits > next.minUnits) throw field('pricing.tiers[0].minUnits', `the first tier must start at or below the component's minUnits (${next.minUnits}), so every choice has a price.`);
+    if (tiers[0]!.minUnits > next.minUnits)
+      throw field(
+        'pricing.tiers[0].minUnits',
+        `the first tier must start at or below the component's minUnits (${next.minUnits}), so every choice has a price.`,
+      );
   }
 }
 
@@ -151,11 +164,16 @@ function checkComponent(next: ComponentRow, patch: ComponentPatch): void {
 function checkSettings(next: SettingsRow): void {
   const bad = (name: string, message: string) => badRequest(`${name}: ${message}`, { field: name });
   const basis = next.gatewayFeeBp + next.vatBp + next.profitBp;
-  if (basis >= 10_000) throw bad('profitBp', `gateway fee, VAT and profit must add up to less than 10,000 bp (100%) so part of the price pays for AI; they add up to ${basis}.`);
-  if (next.profitFloorBp > next.profitBp) throw bad('profitFloorBp', `must not exceed profitBp (${next.profitBp}): a price from AI cost must itself meet the profit floor.`);
+  if (basis >= 10_000)
+    throw bad('profitBp', `gateway fee, VAT and profit must add up to less than 10,000 bp (100%) so part of the price pays for AI; they add up to ${basis}.`);
+  if (next.profitFloorBp > next.profitBp)
+    throw bad('profitFloorBp', `must not exceed profitBp (${next.profitBp}): a price from AI cost must itself meet the profit floor.`);
   if (next.minOrderCents > next.maxOrderCents) throw bad('minOrderCents', `must not exceed maxOrderCents (${next.minOrderCents} > ${next.maxOrderCents}).`);
   if (next.minOrderCents % next.roundToCents !== 0 || next.maxOrderCents % next.roundToCents !== 0) {
-    throw bad('roundToCents', `the order limits (${next.minOrderCents}, ${next.maxOrderCents}) must be multiples of the rounding step ${next.roundToCents}, as every amount is.`);
+    throw bad(
+      'roundToCents',
+      `the order limits (${next.minOrderCents}, ${next.maxOrderCents}) must be multiples of the rounding step ${next.roundToCents}, as every amount is.`,
+    );
   }
 }
 
@@ -168,7 +186,12 @@ const changedOnly = <T extends Record<string, unknown>>(before: T, after: T) => 
  * The operators' side of top-ups: rules, components, settings and the order list. Every change is written with its
  * audit row (who, when, before, after) in one transaction; `onChanged` runs after it commits (cached terms refresh).
  */
-export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => Promise<void>; paymentSummaries: (ids: string[]) => Promise<Map<string, PaymentSummary>> }) {
+export function createTopUpAdmin(deps: {
+  db: Db;
+  clock: Clock;
+  onChanged: () => Promise<void>;
+  paymentSummaries: (ids: string[]) => Promise<Map<string, PaymentSummary>>;
+}) {
   const { db, clock } = deps;
 
   async function change<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
@@ -205,7 +228,10 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
       change(async (tx) => {
         checkRule(input, await componentKeys(tx));
         const now = clock.now();
-        const [row] = await tx.insert(topUpRules).values({ ...ruleValues(input), active: false, createdAt: now, updatedAt: now }).returning();
+        const [row] = await tx
+          .insert(topUpRules)
+          .values({ ...ruleValues(input), active: false, createdAt: now, updatedAt: now })
+          .returning();
         const view = ruleView(row!);
         await audit({ action: 'topup.rule.create', targetType: 'topup_rule', targetId: row!.id, before: null, after: view }, tx);
         return view;
@@ -216,7 +242,11 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
       change(async (tx) => {
         const before = await lockedRule(tx, id);
         checkRule(input, await componentKeys(tx));
-        const [row] = await tx.update(topUpRules).set({ ...ruleValues(input), updatedAt: clock.now() }).where(eq(topUpRules.id, id)).returning();
+        const [row] = await tx
+          .update(topUpRules)
+          .set({ ...ruleValues(input), updatedAt: clock.now() })
+          .where(eq(topUpRules.id, id))
+          .returning();
         const view = ruleView(row!);
         await audit({ action: 'topup.rule.update', targetType: 'topup_rule', targetId: id, before: ruleView(before), after: view }, tx);
         return view;
@@ -226,7 +256,16 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
       change(async (tx) => {
         const before = await lockedRule(tx, id);
         const [row] = await tx.update(topUpRules).set({ active, updatedAt: clock.now() }).where(eq(topUpRules.id, id)).returning();
-        await audit({ action: active ? 'topup.rule.activate' : 'topup.rule.deactivate', targetType: 'topup_rule', targetId: id, before: { active: before.active }, after: { active } }, tx);
+        await audit(
+          {
+            action: active ? 'topup.rule.activate' : 'topup.rule.deactivate',
+            targetType: 'topup_rule',
+            targetId: id,
+            before: { active: before.active },
+            after: { active },
+          },
+          tx,
+        );
         return ruleView(row!);
       }),
 
@@ -241,7 +280,11 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
         const set = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<ComponentRow>;
         const next: ComponentRow = { ...before, ...set };
         checkComponent(next, patch);
-        const [row] = await tx.update(topUpComponents).set({ ...set, updatedAt: clock.now() }).where(eq(topUpComponents.key, key)).returning();
+        const [row] = await tx
+          .update(topUpComponents)
+          .set({ ...set, updatedAt: clock.now() })
+          .where(eq(topUpComponents.key, key))
+          .returning();
         const diff = changedOnly(componentView(before), componentView(row!));
         await audit({ action: 'topup.component.update', targetType: 'topup_component', targetId: key, ...diff }, tx);
         return componentView(row!);
@@ -258,7 +301,11 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
         const set = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as SettingsPatch;
         const next: SettingsRow = { ...before, ...set };
         checkSettings(next);
-        const [row] = await tx.update(topUpSettings).set({ ...set, updatedAt: clock.now() }).where(eq(topUpSettings.id, before.id)).returning();
+        const [row] = await tx
+          .update(topUpSettings)
+          .set({ ...set, updatedAt: clock.now() })
+          .where(eq(topUpSettings.id, before.id))
+          .returning();
         const diff = changedOnly(settingsView(before), settingsView(row!));
         await audit({ action: 'topup.settings.update', targetType: 'topup_settings', targetId: before.id, ...diff }, tx);
         return settingsView(row!);
@@ -297,7 +344,12 @@ export function createTopUpAdmin(deps: { db: Db; clock: Clock; onChanged: () => 
 
     /** The credits component's unit terms (the suggested top-up rounds to them). */
     async creditsTerms(): Promise<{ minUnits: number; step: number } | null> {
-      const [row] = await db.select({ minUnits: topUpComponents.minUnits, step: topUpComponents.step }).from(topUpComponents).where(eq(topUpComponents.kind, 'CREDITS')).orderBy(asc(topUpComponents.sortOrder)).limit(1);
+      const [row] = await db
+        .select({ minUnits: topUpComponents.minUnits, step: topUpComponents.step })
+        .from(topUpComponents)
+        .where(eq(topUpComponents.kind, 'CREDITS'))
+        .orderBy(asc(topUpComponents.sortOrder))
+        .limit(1);
       return row ?? null;
     },
   };

@@ -29,7 +29,10 @@ export interface OrderPorts {
     description: string;
   }): Promise<{ paymentId: string; redirectUrl: string }>;
   paymentOf(userId: string, paymentId: string): Promise<PaymentSummary>;
-  creditWallet(tx: Tx, input: { userId: string; kind: 'PURCHASE' | 'PROMO'; amount: number; idempotencyKey: string; paymentId: string; note: string }): Promise<void>;
+  creditWallet(
+    tx: Tx,
+    input: { userId: string; kind: 'PURCHASE' | 'PROMO'; amount: number; idempotencyKey: string; paymentId: string; note: string },
+  ): Promise<void>;
 }
 
 export interface PlaceOrderInput {
@@ -72,7 +75,12 @@ export function orderViewOf(row: OrderRow, payment: PaymentSummary | null) {
   };
 }
 
-export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; quote: (userId: string, selection: Record<string, number>, channel: string) => Promise<Quote> }) {
+export function createOrders(deps: {
+  db: Db;
+  clock: Clock;
+  ports: OrderPorts;
+  quote: (userId: string, selection: Record<string, number>, channel: string) => Promise<Quote>;
+}) {
   const { db, clock, ports } = deps;
 
   async function view(row: OrderRow) {
@@ -93,7 +101,10 @@ export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; qu
     },
 
     async paidOrders(userId: string): Promise<number> {
-      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(topUpOrders).where(and(eq(topUpOrders.userId, userId), isNotNull(topUpOrders.grantedAt)));
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(topUpOrders)
+        .where(and(eq(topUpOrders.userId, userId), isNotNull(topUpOrders.grantedAt)));
       return Number(row?.n ?? 0);
     },
 
@@ -103,12 +114,18 @@ export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; qu
       const quote = await deps.quote(userId, input.selection, input.provider);
       const off = quote.issues.find((issue) => issue.field === 'enabled');
       if (off) throw badRequest(off.message);
-      if (!quote.valid) throw badRequest(`This top-up cannot be ordered: ${quote.issues[0]?.message ?? 'the selection is not valid.'}`, { issues: quote.issues });
+      if (!quote.valid)
+        throw badRequest(`This top-up cannot be ordered: ${quote.issues[0]?.message ?? 'the selection is not valid.'}`, { issues: quote.issues });
       if (input.expectedAmountCents !== undefined && input.expectedAmountCents !== quote.amountCents) {
-        throw new AppError(409, 'PRICE_CHANGED', `The price of this top-up is now ${formatMoney(quote.amountCents, quote.currency)}. Check the new total and place the order again.`, {
-          amountCents: quote.amountCents,
-          totalTokens: quote.totalTokens,
-        });
+        throw new AppError(
+          409,
+          'PRICE_CHANGED',
+          `The price of this top-up is now ${formatMoney(quote.amountCents, quote.currency)}. Check the new total and place the order again.`,
+          {
+            amountCents: quote.amountCents,
+            totalTokens: quote.totalTokens,
+          },
+        );
       }
       if (!quote.payableWith.includes(input.provider)) {
         const reason = quote.unavailableChannels.find((c) => c.slug === input.provider)?.reason ?? `${input.provider} is not available right now.`;
@@ -151,11 +168,22 @@ export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; qu
         throw err;
       }
       await db.update(topUpOrders).set({ paymentId: opened.paymentId }).where(eq(topUpOrders.id, orderId));
-      return { orderId, paymentId: opened.paymentId, redirectUrl: opened.redirectUrl, amountCents: quote.amountCents, tokens: quote.tokens, bonusTokens: quote.bonusTokens, totalTokens: quote.totalTokens };
+      return {
+        orderId,
+        paymentId: opened.paymentId,
+        redirectUrl: opened.redirectUrl,
+        amountCents: quote.amountCents,
+        tokens: quote.tokens,
+        bonusTokens: quote.bonusTokens,
+        totalTokens: quote.totalTokens,
+      };
     },
 
     async get(userId: string, orderId: string) {
-      const [row] = await db.select().from(topUpOrders).where(and(eq(topUpOrders.id, orderId), eq(topUpOrders.userId, userId)));
+      const [row] = await db
+        .select()
+        .from(topUpOrders)
+        .where(and(eq(topUpOrders.id, orderId), eq(topUpOrders.userId, userId)));
       if (!row) throw notFound('No top-up order with this id on your account.');
       return view(row);
     },
@@ -175,9 +203,21 @@ export function createOrders(deps: { db: Db; clock: Clock; ports: OrderPorts; qu
       if (!order || order.userId !== payment.userId) return { status: 'unfulfillable', reason: 'no top-up order for this payment' };
       if (order.grantedAt) return { status: 'already_fulfilled' };
       const base = { userId: order.userId, paymentId: payment.id };
-      await ports.creditWallet(tx, { ...base, kind: 'PURCHASE', amount: order.tokens, idempotencyKey: `topup:${order.id}:purchase`, note: `Top-up ${order.id}` });
+      await ports.creditWallet(tx, {
+        ...base,
+        kind: 'PURCHASE',
+        amount: order.tokens,
+        idempotencyKey: `topup:${order.id}:purchase`,
+        note: `Top-up ${order.id}`,
+      });
       if (order.bonusTokens > 0) {
-        await ports.creditWallet(tx, { ...base, kind: 'PROMO', amount: order.bonusTokens, idempotencyKey: `topup:${order.id}:bonus`, note: `Top-up ${order.id} bonus` });
+        await ports.creditWallet(tx, {
+          ...base,
+          kind: 'PROMO',
+          amount: order.bonusTokens,
+          idempotencyKey: `topup:${order.id}:bonus`,
+          note: `Top-up ${order.id} bonus`,
+        });
       }
       await tx.update(topUpOrders).set({ grantedAt: clock.now(), tokensGranted: order.totalTokens }).where(eq(topUpOrders.id, order.id));
       return { status: 'fulfilled' };

@@ -12,7 +12,14 @@ export const topUpRoutes: FastifyPluginAsyncTypebox<TopUpRoutesOptions> = async 
 
   app.get(
     '/v1/topup/options',
-    { schema: { tags, summary: 'What the top-up builder offers: components, offers, channels and order limits', querystring: StrictObject({}), response: { 200: TopUpOptions, ...errorResponses(400) } } },
+    {
+      schema: {
+        tags,
+        summary: 'What the top-up builder offers: components, offers, channels and order limits',
+        querystring: StrictObject({}),
+        response: { 200: TopUpOptions, ...errorResponses(400) },
+      },
+    },
     async () => topup.options(),
   );
 
@@ -49,13 +56,30 @@ export const topUpRoutes: FastifyPluginAsyncTypebox<TopUpRoutesOptions> = async 
 
   app.get(
     '/v1/topup/orders/:id',
-    { config: { auth: 'required' }, schema: { tags, summary: 'One of your top-up orders (another user’s is 404)', params: OrderParams, querystring: StrictObject({}), response: { 200: TopUpOrder, ...errorResponses(400, 401, 404) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'One of your top-up orders (another user’s is 404)',
+        params: OrderParams,
+        querystring: StrictObject({}),
+        response: { 200: TopUpOrder, ...errorResponses(400, 401, 404) },
+      },
+    },
     async (request) => topup.getOrder(request.principal!.userId, request.params.id),
   );
 
   app.get(
     '/v1/topup/orders',
-    { config: { auth: 'required' }, schema: { tags, summary: 'Your top-up orders, newest first (cursor-paged)', querystring: OrdersQuery, response: { 200: OrdersPage, ...errorResponses(400, 401) } } },
+    {
+      config: { auth: 'required' },
+      schema: {
+        tags,
+        summary: 'Your top-up orders, newest first (cursor-paged)',
+        querystring: OrdersQuery,
+        response: { 200: OrdersPage, ...errorResponses(400, 401) },
+      },
+    },
     async (request) => topup.listOrders(request.principal!.userId, { limit: request.query.limit ?? 20, cursor: request.query.cursor }),
   );
 };

@@ -50,7 +50,10 @@ export const TopUpOptions = Type.Object({
       name: Type.String(),
       description: Type.String(),
       type: RuleType,
-      conditions: Type.Record(Type.String(), Type.Unknown(), { description: 'minUnits, minSpendCents, daysOfWeek (Bangladesh time, 0 = Sunday), audience, newAccountDays, channels, startsAt, endsAt, maxUses, oncePerCustomer' }),
+      conditions: Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'minUnits, minSpendCents, daysOfWeek (Bangladesh time, 0 = Sunday), audience, newAccountDays, channels, startsAt, endsAt, maxUses, oncePerCustomer',
+      }),
       effect: RuleEffect,
       endsAt: Nullable(Type.String({ format: 'date-time' })),
     }),
@@ -125,7 +128,12 @@ export const TopUpQuote = Type.Object({
 export const OrderBody = StrictObject({
   selection: Selection,
   provider: Type.String({ minLength: 1, maxLength: 64, description: 'The payment channel slug (GET /v1/payments/channels).' }),
-  extra: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), { maxProperties: 10, description: 'The channel’s required fields; carrier billing: msisdn and paymentProvider.' })),
+  extra: Type.Optional(
+    Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 256 }), {
+      maxProperties: 10,
+      description: 'The channel’s required fields; carrier billing: msisdn and paymentProvider.',
+    }),
+  ),
   expectedAmountCents: Type.Optional(Cents),
   couponCode: Type.Optional(Type.String({ maxLength: 64, description: 'Not accepted: top-ups take no coupon (400).' })),
   successUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),

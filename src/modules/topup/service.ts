@@ -87,7 +87,13 @@ export function createTopUpService(deps: TopUpServiceDeps) {
   const { db, clock } = deps;
 
   async function pricingContext() {
-    const [settingsRow, componentRows, ruleRows, tokens, channels] = await Promise.all([loadSettings(db), loadComponents(db), loadRules(db), deps.tokenSettings(), deps.channels()]);
+    const [settingsRow, componentRows, ruleRows, tokens, channels] = await Promise.all([
+      loadSettings(db),
+      loadComponents(db),
+      loadRules(db),
+      deps.tokenSettings(),
+      deps.channels(),
+    ]);
     const settings: EngineSettings = {
       enabled: tokens.topUpEnabled,
       currency: tokens.currency,
@@ -218,12 +224,22 @@ export function createTopUpService(deps: TopUpServiceDeps) {
             pricing:
               c.pricing.mode === 'TIERS'
                 ? { mode: 'tiers' as const, tiers: [...c.pricing.tiers].sort((a, b) => a.minUnits - b.minUnits) }
-                : { mode: 'formula' as const, unitPriceCents: c.pricing.mode === 'FIXED' ? c.pricing.unitPriceCents : Number(aiCostPrice(1, c.tokensPerUnit, ctx.settings)) },
+                : {
+                    mode: 'formula' as const,
+                    unitPriceCents: c.pricing.mode === 'FIXED' ? c.pricing.unitPriceCents : Number(aiCostPrice(1, c.tokensPerUnit, ctx.settings)),
+                  },
           })),
         offers: ctx.ruleRows.filter((r) => r.active).map(offerView),
         channels: ctx.channels
           .filter((c) => !(c.registeredAmountsOnly && c.amountsCents.length === 0))
-          .map((c) => ({ slug: c.slug, name: c.name, enabled: c.enabled, minAmountCents: c.minAmountCents, maxAmountCents: c.maxAmountCents, amountsCents: c.amountsCents })),
+          .map((c) => ({
+            slug: c.slug,
+            name: c.name,
+            enabled: c.enabled,
+            minAmountCents: c.minAmountCents,
+            maxAmountCents: c.maxAmountCents,
+            amountsCents: c.amountsCents,
+          })),
       };
     },
 

@@ -19,11 +19,29 @@ export const DEFAULT_TOKENS_PER_UNIT: Record<string, number> = { images: 135_600
 export async function seedTopUp(db: DbOrTx, now: Date): Promise<void> {
   await db
     .insert(topUpComponents)
-    .values(DEFAULT_COMPONENTS.map((c, i) => ({ ...c, tokensPerUnit: c.kind === 'CREDITS' ? null : (DEFAULT_TOKENS_PER_UNIT[c.key] ?? null), sortOrder: i, createdAt: now, updatedAt: now })))
+    .values(
+      DEFAULT_COMPONENTS.map((c, i) => ({
+        ...c,
+        tokensPerUnit: c.kind === 'CREDITS' ? null : (DEFAULT_TOKENS_PER_UNIT[c.key] ?? null),
+        sortOrder: i,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
     .onConflictDoNothing();
   await db
     .insert(topUpRules)
-    .values(RULE_TEMPLATES.map(({ key, group, ...rule }) => ({ ...rule, conditions: { ...rule.conditions }, template: key, ruleGroup: group, active: false, createdAt: now, updatedAt: now })))
+    .values(
+      RULE_TEMPLATES.map(({ key, group, ...rule }) => ({
+        ...rule,
+        conditions: { ...rule.conditions },
+        template: key,
+        ruleGroup: group,
+        active: false,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    )
     .onConflictDoNothing();
   await db.insert(topUpSettings).values({ id: 'default', updatedAt: now }).onConflictDoNothing();
 }
@@ -48,5 +66,15 @@ const dateOrNull = (value: unknown): Date | null => (typeof value === 'string' ?
 export function toEngineRule(row: RuleRow): EngineRule {
   const { startsAt, endsAt, ...rest } = row.conditions;
   const conditions: RuleConditions = { ...(rest as RuleConditions), startsAt: dateOrNull(startsAt), endsAt: dateOrNull(endsAt) };
-  return { id: row.id, name: row.name, description: row.description, type: row.type, active: row.active, priority: row.priority, group: row.ruleGroup, effect: row.effect, conditions };
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    type: row.type,
+    active: row.active,
+    priority: row.priority,
+    group: row.ruleGroup,
+    effect: row.effect,
+    conditions,
+  };
 }

@@ -33,7 +33,7 @@ async function allPages(token: string, query: string) {
 }
 
 describe('GET /v1/usage', () => {
-  it('lists the caller\'s records newest first with the spec\'s fields and the model, never another user\'s', async () => {
+  it("lists the caller's records newest first with the spec's fields and the model, never another user's", async () => {
     const me = await signUp(t.app);
     const other = await signUp(t.app);
     await record(other.user.id);
@@ -120,7 +120,10 @@ describe('GET /v1/usage', () => {
     for (;;) {
       // writers race the reader: new rows land while the pages are read
       for (let k = 0; k < 3; k++) inserted.push(record(me.user.id));
-      const [response]: [Awaited<ReturnType<typeof get>>, unknown] = await Promise.all([get(me.accessToken, `/v1/usage?limit=7${cursor ? `&cursor=${cursor}` : ''}`), record(me.user.id)]);
+      const [response]: [Awaited<ReturnType<typeof get>>, unknown] = await Promise.all([
+        get(me.accessToken, `/v1/usage?limit=7${cursor ? `&cursor=${cursor}` : ''}`),
+        record(me.user.id),
+      ]);
       const page: { items: Array<{ id: string }>; nextCursor: string | null } = json(response);
       seen.push(...page.items.map((i) => i.id));
       if (!page.nextCursor) break;
@@ -143,7 +146,17 @@ describe('GET /v1/usage/summary', () => {
       [40 * DAY_MS, { tokensConsumed: 1000 }],
       [20 * DAY_MS, { modelId, inputUnits: 5, outputUnits: 7, tokensConsumed: 11, latencyMs: 13 }],
       [3 * DAY_MS, { modelId, inputUnits: 1, outputUnits: 2, tokensConsumed: 3, latencyMs: 4, status: 'FAILED' }],
-      [2 * HOUR_MS, { modelId, inputUnits: 100, outputUnits: 200, tokensConsumed: 300, latencyMs: 400, metadata: { tokens: { input: 100, cachedInput: 60, cacheWrite: 30, output: 200, reasoning: 50 } } }],
+      [
+        2 * HOUR_MS,
+        {
+          modelId,
+          inputUnits: 100,
+          outputUnits: 200,
+          tokensConsumed: 300,
+          latencyMs: 400,
+          metadata: { tokens: { input: 100, cachedInput: 60, cacheWrite: 30, output: 200, reasoning: 50 } },
+        },
+      ],
       [0, { operation: 'image.generate', inputUnits: 1, outputUnits: 4, tokensConsumed: 50, latencyMs: 900 }],
     ] as Array<[number, Partial<UsageRecordInput>]>) {
       t.clock.set(new Date(start - ageMs));
@@ -157,8 +170,18 @@ describe('GET /v1/usage/summary', () => {
     expect(month.since).toBe(new Date(start - 30 * DAY_MS).toISOString());
     const noClasses = { cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
     expect(month.byOperation).toEqual([
-      { operation: 'image.generate', status: 'SUCCESS', _count: { _all: 1 }, _sum: { inputUnits: 1, outputUnits: 4, creditsConsumed: 50, latencyMs: 900, ...noClasses } },
-      { operation: 'text.generate', status: 'FAILED', _count: { _all: 1 }, _sum: { inputUnits: 1, outputUnits: 2, creditsConsumed: 3, latencyMs: 4, ...noClasses } },
+      {
+        operation: 'image.generate',
+        status: 'SUCCESS',
+        _count: { _all: 1 },
+        _sum: { inputUnits: 1, outputUnits: 4, creditsConsumed: 50, latencyMs: 900, ...noClasses },
+      },
+      {
+        operation: 'text.generate',
+        status: 'FAILED',
+        _count: { _all: 1 },
+        _sum: { inputUnits: 1, outputUnits: 2, creditsConsumed: 3, latencyMs: 4, ...noClasses },
+      },
       // the token classes come from the records that keep them (metadata.tokens); older records count none
       {
         operation: 'text.generate',
@@ -195,7 +218,12 @@ describe('GET /v1/usage/summary', () => {
     }
     const empty = json(await get(other.accessToken, '/v1/usage/summary?window=day'));
     expect(empty.byOperation).toEqual([
-      { operation: 'text.generate', status: 'SUCCESS', _count: { _all: 1 }, _sum: { inputUnits: 0, outputUnits: 0, creditsConsumed: 77, latencyMs: 0, cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } },
+      {
+        operation: 'text.generate',
+        status: 'SUCCESS',
+        _count: { _all: 1 },
+        _sum: { inputUnits: 0, outputUnits: 0, creditsConsumed: 77, latencyMs: 0, cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+      },
     ]);
   });
 

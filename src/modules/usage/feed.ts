@@ -22,7 +22,16 @@ export interface OperationTotals {
   operation: string;
   status: UsageStatus;
   _count: { _all: number };
-  _sum: { inputUnits: number; outputUnits: number; creditsConsumed: number; latencyMs: number; cachedInputTokens: number; cacheWriteTokens: number; cacheWrite1hTokens?: number; reasoningTokens: number };
+  _sum: {
+    inputUnits: number;
+    outputUnits: number;
+    creditsConsumed: number;
+    latencyMs: number;
+    cachedInputTokens: number;
+    cacheWriteTokens: number;
+    cacheWrite1hTokens?: number;
+    reasoningTokens: number;
+  };
 }
 
 export interface ApiKeyTotals {
@@ -73,7 +82,12 @@ export async function usagePage(db: DbOrTx, userId: string, query: UsageFeedQuer
 }
 
 /** The token classes a record's metadata holds (`tokens`, written by the text gateway); rows without them count 0. */
-const TOKEN_CLASSES = { cachedInputTokens: 'cachedInput', cacheWriteTokens: 'cacheWrite', cacheWrite1hTokens: 'cacheWrite1h', reasoningTokens: 'reasoning' } as const;
+const TOKEN_CLASSES = {
+  cachedInputTokens: 'cachedInput',
+  cacheWriteTokens: 'cacheWrite',
+  cacheWrite1hTokens: 'cacheWrite1h',
+  reasoningTokens: 'reasoning',
+} as const;
 const classSum = (key: string) =>
   sql.raw(`coalesce(sum(case when jsonb_typeof(metadata->'tokens'->'${key}') = 'number' then (metadata->'tokens'->>'${key}')::numeric end), 0)::bigint`);
 
@@ -82,7 +96,11 @@ const classSum = (key: string) =>
  * one pass over the user's window of the index (GROUPING SETS). The index carries every column grouped and summed but
  * the metadata, which the token classes' sums (cached input, cache writes, reasoning) read from the rows.
  */
-export async function usageTotals(db: DbOrTx, userId: string, since: Date): Promise<{ byOperation: OperationTotals[]; byModel: ModelTotals[]; byApiKey: ApiKeyTotals[] }> {
+export async function usageTotals(
+  db: DbOrTx,
+  userId: string,
+  since: Date,
+): Promise<{ byOperation: OperationTotals[]; byModel: ModelTotals[]; byApiKey: ApiKeyTotals[] }> {
   const result = await db.execute(sql`
     select grouping(operation, status) = 0 as by_operation, grouping(api_key_id) = 0 as by_key, operation, status, model_id, api_key_id,
       count(*)::int as count,

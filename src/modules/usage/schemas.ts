@@ -18,7 +18,11 @@ export const TokenBreakdown = Type.Object(
     input: Type.Integer({ description: 'Every input token' }),
     cachedInput: Type.Integer({ description: "Of input: read from the provider's prompt cache (billed at the cached price)" }),
     cacheWrite: Type.Integer({ description: "Of input: written to the provider's prompt cache (billed at the cache-write price)" }),
-    cacheWrite1h: Type.Optional(Type.Integer({ description: 'Of cacheWrite: written to a 1-hour cache entry (Anthropic ttl 1h, billed at the 1-hour write price); present when there were some' })),
+    cacheWrite1h: Type.Optional(
+      Type.Integer({
+        description: 'Of cacheWrite: written to a 1-hour cache entry (Anthropic ttl 1h, billed at the 1-hour write price); present when there were some',
+      }),
+    ),
     output: Type.Integer({ description: 'Every output token' }),
     reasoning: Type.Integer({ description: 'Of output: spent on reasoning' }),
   },
@@ -69,15 +73,25 @@ export const UsageSummary = Type.Object({
         outputUnits: Type.Integer(),
         creditsConsumed: Type.Integer(),
         latencyMs: Type.Integer(),
-        cachedInputTokens: Type.Optional(Type.Integer({ description: "Of inputUnits: text input read from the provider's prompt cache, billed at the cached price" })),
+        cachedInputTokens: Type.Optional(
+          Type.Integer({ description: "Of inputUnits: text input read from the provider's prompt cache, billed at the cached price" }),
+        ),
         cacheWriteTokens: Type.Optional(Type.Integer({ description: "Of inputUnits: text input written to the provider's prompt cache" })),
-        cacheWrite1hTokens: Type.Optional(Type.Integer({ description: 'Of cacheWriteTokens: written to a 1-hour cache entry, billed at the 1-hour write price (present when there were some)' })),
+        cacheWrite1hTokens: Type.Optional(
+          Type.Integer({
+            description: 'Of cacheWriteTokens: written to a 1-hour cache entry, billed at the 1-hour write price (present when there were some)',
+          }),
+        ),
         reasoningTokens: Type.Optional(Type.Integer({ description: 'Of outputUnits: text output spent on reasoning' })),
       }),
     }),
   ),
   byModel: Type.Array(Type.Object({ modelId: Nullable(Type.String()), _count: Count })),
   byApiKey: Type.Array(
-    Type.Object({ apiKeyId: Nullable(Type.String({ description: 'null: calls made with an access token' })), _count: Count, _sum: Type.Object({ creditsConsumed: Type.Integer() }) }),
+    Type.Object({
+      apiKeyId: Nullable(Type.String({ description: 'null: calls made with an access token' })),
+      _count: Count,
+      _sum: Type.Object({ creditsConsumed: Type.Integer() }),
+    }),
   ),
 });

@@ -48,10 +48,21 @@ export async function chargeLate(tx: Tx, res: Reservation, actualTokens: number,
     const note = 'Generation delivered after its reservation was closed';
     await applyMovement(tx, res.walletId, { kind: 'USAGE', amount: -take, idempotencyKey: `late:${res.requestId}`, requestId: res.requestId, note }, now);
   }
-  if (shortfall > 0) await tx.update(wallets).set({ debt: sql`${wallets.debt} + ${shortfall}`, updatedAt: now }).where(eq(wallets.id, res.walletId));
+  if (shortfall > 0)
+    await tx
+      .update(wallets)
+      .set({ debt: sql`${wallets.debt} + ${shortfall}`, updatedAt: now })
+      .where(eq(wallets.id, res.walletId));
   await tx
     .update(walletReservations)
-    .set({ status: 'SETTLED', usedTokens: actualTokens, chargedTokens: already + take, shortfallTokens: alreadyShort + shortfall, reason: LATE_CHARGE_REASON, closedAt: now })
+    .set({
+      status: 'SETTLED',
+      usedTokens: actualTokens,
+      chargedTokens: already + take,
+      shortfallTokens: alreadyShort + shortfall,
+      reason: LATE_CHARGE_REASON,
+      closedAt: now,
+    })
     .where(eq(walletReservations.id, res.id));
   return { chargedTokens: already + take, shortfallTokens: alreadyShort + shortfall, changed: true as const, take };
 }

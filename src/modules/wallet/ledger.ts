@@ -20,7 +20,11 @@ export async function ensureWallet(db: DbOrTx, owner: WalletOwner, now: Date): P
   const where = and(eq(wallets.ownerType, key.ownerType), eq(wallets.ownerId, key.ownerId));
   const [existing] = await db.select().from(wallets).where(where);
   if (existing) return existing;
-  const [created] = await db.insert(wallets).values({ ...key, createdAt: now, updatedAt: now }).onConflictDoNothing().returning();
+  const [created] = await db
+    .insert(wallets)
+    .values({ ...key, createdAt: now, updatedAt: now })
+    .onConflictDoNothing()
+    .returning();
   if (created) return created;
   const [raced] = await db.select().from(wallets).where(where);
   return raced!;
@@ -77,16 +81,14 @@ export async function creditWithDebtCollection(tx: DbOrTx, walletId: string, mov
   const result = await applyMovement(tx, walletId, movement, now);
   if (!result.applied || result.debt === 0 || result.balance === 0) return { ...result, collected: 0 };
   const collected = Math.min(result.debt, result.balance);
-  await tx
-    .insert(walletLedger)
-    .values({
-      walletId,
-      kind: 'USAGE',
-      amount: -collected,
-      note: 'Unpaid overrun of an earlier generation',
-      idempotencyKey: `debt:${movement.idempotencyKey}`,
-      createdAt: now,
-    });
+  await tx.insert(walletLedger).values({
+    walletId,
+    kind: 'USAGE',
+    amount: -collected,
+    note: 'Unpaid overrun of an earlier generation',
+    idempotencyKey: `debt:${movement.idempotencyKey}`,
+    createdAt: now,
+  });
   const [updated] = await tx
     .update(wallets)
     .set({ balance: sql`${wallets.balance} - ${collected}`, debt: sql`${wallets.debt} - ${collected}`, updatedAt: now })

@@ -37,7 +37,10 @@ export function createLowBalanceWarnings(deps: Pick<WalletServiceDeps, 'db' | 't
   async function rearm(t: Tx, walletId: string, balance: number): Promise<void> {
     const threshold = deps.topUp?.lowBalanceThresholdTokens();
     if (threshold === null || threshold === undefined || balance < threshold) return;
-    await t.update(wallets).set({ lowBalanceWarned: false }).where(and(eq(wallets.id, walletId), eq(wallets.lowBalanceWarned, true)));
+    await t
+      .update(wallets)
+      .set({ lowBalanceWarned: false })
+      .where(and(eq(wallets.id, walletId), eq(wallets.lowBalanceWarned, true)));
   }
 
   return {

@@ -40,9 +40,18 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
     const late = await chargeLate(tx, res, wanted.actualTokens, wanted.delivered ?? false, now);
     if (!late.changed) return { chargedTokens: late.chargedTokens, shortfallTokens: late.shortfallTokens, changed: false, walletId: null, owner: null };
     tokenMovements.inc({ movement: 'charged' }, late.take);
-    return { chargedTokens: late.chargedTokens, shortfallTokens: late.shortfallTokens, changed: true, settled: true, walletId: res.walletId, owner, lateTokens: late.take };
+    return {
+      chargedTokens: late.chargedTokens,
+      shortfallTokens: late.shortfallTokens,
+      changed: true,
+      settled: true,
+      walletId: res.walletId,
+      owner,
+      lateTokens: late.take,
+    };
   }
-  if (res.status === 'SETTLED') return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null, owner: null };
+  if (res.status === 'SETTLED')
+    return { chargedTokens: res.chargedTokens ?? 0, shortfallTokens: res.shortfallTokens, changed: false, walletId: null, owner: null };
   if (res.status === 'RELEASED') return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null, owner: null };
   // The sweeper picked it without a lock: a heartbeat may have renewed the lease since, or progress been recorded.
   if (sweeping && res.leaseUntil >= now) return { chargedTokens: 0, shortfallTokens: 0, changed: false, walletId: null, owner: null };
@@ -61,9 +70,17 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
 
   if ('release' in outcome) {
     if (res.tokens > 0) {
-      await creditWithDebtCollection(tx, res.walletId, { kind: 'REFUND', amount: res.tokens, idempotencyKey: `release:${requestId}`, requestId, note: outcome.release }, now);
+      await creditWithDebtCollection(
+        tx,
+        res.walletId,
+        { kind: 'REFUND', amount: res.tokens, idempotencyKey: `release:${requestId}`, requestId, note: outcome.release },
+        now,
+      );
     }
-    await tx.update(walletReservations).set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now }).where(eq(walletReservations.id, res.id));
+    await tx
+      .update(walletReservations)
+      .set({ status: 'RELEASED', chargedTokens: 0, reason: outcome.release, closedAt: now })
+      .where(eq(walletReservations.id, res.id));
     await swept(0);
     tokenMovements.inc({ movement: 'refunded' }, res.tokens);
     return { chargedTokens: 0, shortfallTokens: 0, changed: true, settled: false, walletId: null, owner };
@@ -86,15 +103,30 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
     shortfall = extra - take;
     charged = res.tokens + take;
     if (take > 0) {
-      await applyMovement(tx, res.walletId, { kind: 'USAGE', amount: -take, idempotencyKey: `settle:${requestId}`, requestId, note: 'Generation ran over its reservation' }, now);
+      await applyMovement(
+        tx,
+        res.walletId,
+        { kind: 'USAGE', amount: -take, idempotencyKey: `settle:${requestId}`, requestId, note: 'Generation ran over its reservation' },
+        now,
+      );
     }
     if (shortfall > 0) {
-      await tx.update(wallets).set({ debt: sql`${wallets.debt} + ${shortfall}`, updatedAt: now }).where(eq(wallets.id, res.walletId));
+      await tx
+        .update(wallets)
+        .set({ debt: sql`${wallets.debt} + ${shortfall}`, updatedAt: now })
+        .where(eq(wallets.id, res.walletId));
     }
   }
   await tx
     .update(walletReservations)
-    .set({ status: 'SETTLED', usedTokens: actual, chargedTokens: charged, shortfallTokens: shortfall, closedAt: now, ...(sweeping ? { reason: SWEPT_SETTLE_REASON } : {}) })
+    .set({
+      status: 'SETTLED',
+      usedTokens: actual,
+      chargedTokens: charged,
+      shortfallTokens: shortfall,
+      closedAt: now,
+      ...(sweeping ? { reason: SWEPT_SETTLE_REASON } : {}),
+    })
     .where(eq(walletReservations.id, res.id));
   await swept(charged);
   tokenMovements.inc({ movement: 'charged' }, charged);

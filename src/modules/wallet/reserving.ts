@@ -54,7 +54,9 @@ export async function reserve(ctx: WalletContext, input: ReserveInput, tx?: DbOr
   if (outcome.kind === 'exists') {
     if (outcome.walletId !== outcome.ownWalletId) throw conflict('This request id is already in use by another wallet.');
     if (outcome.status === 'SETTLED' || outcome.status === 'RELEASED') {
-      throw conflict(`This request was already ${outcome.status === 'SETTLED' ? 'charged' : 'refunded'}; a new generation needs a new request.`, { requestId: input.requestId });
+      throw conflict(`This request was already ${outcome.status === 'SETTLED' ? 'charged' : 'refunded'}; a new generation needs a new request.`, {
+        requestId: input.requestId,
+      });
     }
     return;
   }

@@ -88,7 +88,15 @@ describe('GET /v1/credits/transactions', () => {
       expect(page.items.length).toBeLessThanOrEqual(5);
       seen.push(...page.items.map((e: { id: string }) => e.id));
       if (pages === 0) {
-        expect(page.items[0]).toEqual({ id: expect.any(String), kind: 'GRANT', amount: 12, note: null, paymentId: null, requestId: null, createdAt: expect.any(String) });
+        expect(page.items[0]).toEqual({
+          id: expect.any(String),
+          kind: 'GRANT',
+          amount: 12,
+          note: null,
+          paymentId: null,
+          requestId: null,
+          createdAt: expect.any(String),
+        });
         // A row added after the first page is newer than the cursor: it does not shift later pages.
         t.clock.advance(1000);
         await t.services.wallet.credit({ userId: user.id, kind: 'PROMO', amount: 99, idempotencyKey: `late:${user.id}` });

@@ -41,7 +41,12 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRoutesOptions> = asyn
     '/v1/subscriptions/credits/balance',
     {
       config: { auth: 'required' },
-      schema: { tags, summary: 'Token balance (without totals)', querystring: EmptyQuery, response: { 200: BalanceWithoutTotals, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'Token balance (without totals)',
+        querystring: EmptyQuery,
+        response: { 200: BalanceWithoutTotals, ...errorResponses(400, 401) },
+      },
     },
     async (request) => {
       const { tokens, credits, tokensPerCredit, updatedAt, unpaidOverrunTokens } = await wallet.balance({ userId: principalOf(request).userId });
@@ -53,7 +58,12 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRoutesOptions> = asyn
     '/v1/credits/transactions',
     {
       config: { auth: 'required' },
-      schema: { tags, summary: 'Ledger entries, newest first (cursor-paged)', querystring: TransactionsQuery, response: { 200: TransactionsPage, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'Ledger entries, newest first (cursor-paged)',
+        querystring: TransactionsQuery,
+        response: { 200: TransactionsPage, ...errorResponses(400, 401) },
+      },
     },
     async (request) => {
       const page = await wallet.transactions({ userId: principalOf(request).userId }, { limit: request.query.limit ?? 20, cursor: request.query.cursor });
@@ -65,7 +75,12 @@ export const walletRoutes: FastifyPluginAsyncTypebox<WalletRoutesOptions> = asyn
     '/v1/subscriptions/credits/transactions',
     {
       config: { auth: 'required' },
-      schema: { tags, summary: 'The last 50 ledger entries, newest first', querystring: EmptyQuery, response: { 200: RecentTransactions, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'The last 50 ledger entries, newest first',
+        querystring: EmptyQuery,
+        response: { 200: RecentTransactions, ...errorResponses(400, 401) },
+      },
     },
     async (request) => {
       const page = await wallet.transactions({ userId: principalOf(request).userId }, { limit: RECENT_LIMIT });

@@ -111,7 +111,11 @@ export function createWalletService(deps: WalletServiceDeps) {
      * `group`: the statement's place in a shared commit (`runBound`'s `group`) when the reservation's wallet is known to
      * be `owner`'s.
      */
-    settlementParts: (input: { requestId: string; actualTokens: number; owner?: WalletOwner }): QuickSettlement & {
+    settlementParts: (input: {
+      requestId: string;
+      actualTokens: number;
+      owner?: WalletOwner;
+    }): QuickSettlement & {
       group: string | undefined;
       committed(row: Record<string, unknown>): void;
     } => settlementParts(ctx, input),
@@ -184,7 +188,8 @@ export function createWalletService(deps: WalletServiceDeps) {
     balance: (owner: WalletOwner) => balanceOf(db, owner, clock.now(), ctx.tokensPerCredit),
 
     /** Ledger entries newest first, cursor-paged. */
-    transactions: (owner: WalletOwner, page: { limit: number; cursor?: string }): Promise<{ items: LedgerRow[]; nextCursor: string | null }> => ledgerPage(db, owner, page),
+    transactions: (owner: WalletOwner, page: { limit: number; cursor?: string }): Promise<{ items: LedgerRow[]; nextCursor: string | null }> =>
+      ledgerPage(db, owner, page),
 
     /** Wallets whose balance differs from the sum of their ledger rows (must always be empty; an audit check). */
     findImbalances: (): Promise<Array<{ walletId: string; balance: number; ledgerSum: number }>> => findImbalances(db),
@@ -193,7 +198,8 @@ export function createWalletService(deps: WalletServiceDeps) {
      * Tokens spent (net of refunds) and generations started since each of the given moments (see usage-windows.ts),
      * from the usage cache: fresh after this instance's writes, at most 2 s old after another instance's.
      */
-    usageSince: <K extends string>(owner: WalletOwner, windows: Record<K, Date>) => usageCache.get(ownerKey(owner), windows, () => usageSince(db, owner, windows)),
+    usageSince: <K extends string>(owner: WalletOwner, windows: Record<K, Date>) =>
+      usageCache.get(ownerKey(owner), windows, () => usageSince(db, owner, windows)),
   };
   return service;
 }

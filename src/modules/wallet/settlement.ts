@@ -18,7 +18,13 @@ export interface SettleOutcome {
 
 async function walletAfterOf(t: Tx, walletId: string): Promise<WalletAfter | null> {
   const [w] = await t
-    .select({ walletId: wallets.id, ownerType: wallets.ownerType, ownerId: wallets.ownerId, balance: wallets.balance, lowBalanceWarned: wallets.lowBalanceWarned })
+    .select({
+      walletId: wallets.id,
+      ownerType: wallets.ownerType,
+      ownerId: wallets.ownerId,
+      balance: wallets.balance,
+      lowBalanceWarned: wallets.lowBalanceWarned,
+    })
     .from(wallets)
     .where(eq(wallets.id, walletId));
   return w ?? null;

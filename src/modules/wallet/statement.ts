@@ -8,7 +8,10 @@ import { ensureWallet, ownerKey, type LedgerRow, type WalletOwner } from './ledg
 
 async function findWallet(dbOrTx: DbOrTx, owner: WalletOwner) {
   const key = ownerKey(owner);
-  const [row] = await dbOrTx.select().from(wallets).where(and(eq(wallets.ownerType, key.ownerType), eq(wallets.ownerId, key.ownerId)));
+  const [row] = await dbOrTx
+    .select()
+    .from(wallets)
+    .where(and(eq(wallets.ownerType, key.ownerType), eq(wallets.ownerId, key.ownerId)));
   return row;
 }
 
@@ -41,7 +44,11 @@ export async function balanceOf(db: Db, owner: WalletOwner, now: Date, tokensPer
 }
 
 /** Ledger entries newest first, cursor-paged. */
-export async function ledgerPage(db: Db, owner: WalletOwner, page: { limit: number; cursor?: string }): Promise<{ items: LedgerRow[]; nextCursor: string | null }> {
+export async function ledgerPage(
+  db: Db,
+  owner: WalletOwner,
+  page: { limit: number; cursor?: string },
+): Promise<{ items: LedgerRow[]; nextCursor: string | null }> {
   const wallet = await findWallet(db, owner);
   if (!wallet) {
     if (page.cursor) afterCursor(walletLedger.createdAt, walletLedger.id, page.cursor); // still validates the cursor

@@ -171,7 +171,10 @@ describe('usage figures on one instance', () => {
     expect((await dropped('credit collecting the debt')).today.tokensSpent).toBe(190_000 + balance + 10_000);
     await wallet.debit({ ...owner, kind: 'USAGE', amount: 5_000, idempotencyKey: `usage-cache:${randomUUID()}` });
     await dropped('debit');
-    await wallet.supportGrant({ userId: user.id, tokens: 1_000, reason: 'goodwill', idempotencyKey: randomUUID() }, auditWriterFor(t.services.audit, CLI_ACTOR));
+    await wallet.supportGrant(
+      { userId: user.id, tokens: 1_000, reason: 'goodwill', idempotencyKey: randomUUID() },
+      auditWriterFor(t.services.audit, CLI_ACTOR),
+    );
     await dropped('support grant');
     const paymentId = randomUUID();
     await wallet.credit({ ...owner, kind: 'PURCHASE', amount: 2_000, idempotencyKey: `usage-cache:${paymentId}`, paymentId });
@@ -208,7 +211,12 @@ describe('usage figures on one instance', () => {
     expect((await me()).statusCode).toBe(200);
     expect(statements() - count).toBe(0);
 
-    const text = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hello' }], maxTokens: 16 } });
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: 'local/text', messages: [{ role: 'user', content: 'hello' }], maxTokens: 16 },
+    });
     expect(text.statusCode, text.body).toBe(200);
     const after = await usage();
     expect(after.dailyRequestsUsed).toBe(before.dailyRequestsUsed + 1);
@@ -226,7 +234,12 @@ describe('usage figures on one instance', () => {
       await gate;
       return answer === 'ok' ? { kind: 'ok', text: 'Short.' } : { kind: 'error', status: 400 };
     });
-    const response = t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], maxTokens: 64 } });
+    const response = t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], maxTokens: 64 },
+    });
     while (fake.calls().length === calls) await new Promise((resolve) => setTimeout(resolve, 2));
     return { response, open };
   }
@@ -260,7 +273,12 @@ describe('usage figures on one instance', () => {
     t.clock.set(new Date(startOfUtcDay(t.clock.now()).getTime() + DAY_MS - 1_000));
     const { accessToken } = await signUp(t.app);
     const usage = async () => json(await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) })).activeSubscription.usage;
-    const text = await t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'local/text', messages: [{ role: 'user', content: 'late' }], maxTokens: 8 } });
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: 'local/text', messages: [{ role: 'user', content: 'late' }], maxTokens: 8 },
+    });
     expect(text.statusCode, text.body).toBe(200);
     const lastDay = await usage();
     expect(lastDay.dailyRequestsUsed).toBe(1);
@@ -282,9 +300,15 @@ describe('usage figures across instances', () => {
   it('a generation on A shows on B once the 2 s TTL has passed (no notification per metered call)', async () => {
     const { a, b, shared } = instances;
     const { accessToken } = await signUp(a.app);
-    const usage = async (on: BuiltApp) => json(await on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) })).activeSubscription.usage;
+    const usage = async (on: BuiltApp) =>
+      json(await on.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(accessToken) })).activeSubscription.usage;
     const before = await usage(b);
-    const text = await a.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(accessToken), payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 } });
+    const text = await a.app.inject({
+      method: 'POST',
+      url: '/v1/ai/text',
+      headers: bearer(accessToken),
+      payload: { model: 'local/text', messages: [{ role: 'user', content: 'hi' }], maxTokens: 8 },
+    });
     expect(text.statusCode, text.body).toBe(200);
     expect((await usage(a)).dailyRequestsUsed).toBe(before.dailyRequestsUsed + 1);
     // B answers from its cache until the TTL passes: the bound on how stale another instance's view is.

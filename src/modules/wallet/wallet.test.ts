@@ -26,7 +26,10 @@ async function newUser(): Promise<string> {
 }
 
 async function ledgerOf(userId: string) {
-  const [w] = await t.platform.db.select().from(wallets).where(and(eq(wallets.ownerType, 'USER'), eq(wallets.ownerId, userId)));
+  const [w] = await t.platform.db
+    .select()
+    .from(wallets)
+    .where(and(eq(wallets.ownerType, 'USER'), eq(wallets.ownerId, userId)));
   const rows = await t.platform.db.select().from(walletLedger).where(eq(walletLedger.walletId, w!.id)).orderBy(walletLedger.createdAt, walletLedger.id);
   return { wallet: w!, rows, sum: rows.reduce((acc, r) => acc + r.amount, 0) };
 }
@@ -75,8 +78,14 @@ describe('reserve', () => {
     await wallet().settle({ requestId: settled, actualTokens: 60_000 });
     await wallet().reserve({ userId, tokens: 100_000, requestId: released });
     await wallet().release({ requestId: released });
-    await expect(wallet().reserve({ userId, tokens: 100_000, requestId: settled })).rejects.toMatchObject({ statusCode: 409, message: expect.stringContaining('already charged') });
-    await expect(wallet().reserve({ userId, tokens: 100_000, requestId: released })).rejects.toMatchObject({ statusCode: 409, message: expect.stringContaining('already refunded') });
+    await expect(wallet().reserve({ userId, tokens: 100_000, requestId: settled })).rejects.toMatchObject({
+      statusCode: 409,
+      message: expect.stringContaining('already charged'),
+    });
+    await expect(wallet().reserve({ userId, tokens: 100_000, requestId: released })).rejects.toMatchObject({
+      statusCode: 409,
+      message: expect.stringContaining('already refunded'),
+    });
     expect((await ledgerOf(userId)).wallet.balance).toBe(SIGNUP_GRANT - 60_000);
   });
 
@@ -218,7 +227,10 @@ describe('credit and debit', () => {
   it('adds tokens once per idempotency key', async () => {
     const userId = await newUser();
     const key = `grant:${randomUUID()}`;
-    expect(await wallet().credit({ userId, kind: 'GRANT', amount: 5000, idempotencyKey: key, note: 'Support grant' })).toEqual({ applied: true, balance: SIGNUP_GRANT + 5000 });
+    expect(await wallet().credit({ userId, kind: 'GRANT', amount: 5000, idempotencyKey: key, note: 'Support grant' })).toEqual({
+      applied: true,
+      balance: SIGNUP_GRANT + 5000,
+    });
     expect(await wallet().credit({ userId, kind: 'GRANT', amount: 5000, idempotencyKey: key })).toEqual({ applied: false, balance: SIGNUP_GRANT + 5000 });
     await expect(wallet().credit({ userId, kind: 'USAGE', amount: 1, idempotencyKey: `x:${randomUUID()}` })).rejects.toMatchObject({ statusCode: 500 });
   });

@@ -76,7 +76,8 @@ export function toDeliveryView(delivery: DeliveryRow, attempts: AttemptRow[]) {
 /** The newest deliveries of a webhook (keyset on created_at, id) with their attempts. */
 export async function recentDeliveries(tx: DbOrTx, webhookId: string, page: { limit: number; before?: { createdAt: Date; id: string } }) {
   const conditions = [eq(webhookDeliveries.webhookId, webhookId)];
-  if (page.before) conditions.push(sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (${page.before.createdAt.toISOString()}::timestamptz, ${page.before.id})`);
+  if (page.before)
+    conditions.push(sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (${page.before.createdAt.toISOString()}::timestamptz, ${page.before.id})`);
   const deliveries = await tx
     .select()
     .from(webhookDeliveries)
@@ -85,10 +86,24 @@ export async function recentDeliveries(tx: DbOrTx, webhookId: string, page: { li
     .limit(page.limit + 1);
   const shown = deliveries.slice(0, page.limit);
   const attempts = shown.length
-    ? await tx.select().from(webhookAttempts).where(inArray(webhookAttempts.deliveryId, shown.map((d) => d.id))).orderBy(webhookAttempts.attempt)
+    ? await tx
+        .select()
+        .from(webhookAttempts)
+        .where(
+          inArray(
+            webhookAttempts.deliveryId,
+            shown.map((d) => d.id),
+          ),
+        )
+        .orderBy(webhookAttempts.attempt)
     : [];
   return {
-    items: shown.map((d) => toDeliveryView(d, attempts.filter((a) => a.deliveryId === d.id))),
+    items: shown.map((d) =>
+      toDeliveryView(
+        d,
+        attempts.filter((a) => a.deliveryId === d.id),
+      ),
+    ),
     last: deliveries.length > page.limit ? shown[shown.length - 1]! : null,
   };
 }

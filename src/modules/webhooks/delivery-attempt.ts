@@ -52,7 +52,10 @@ export function createDeliveryAttempts(deps: AttemptDeps) {
     if (!delivery) return null;
     const [endpoint] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, delivery.webhookId));
     if (!endpoint || endpoint.status !== 'ACTIVE') {
-      await db.update(webhookDeliveries).set({ status: 'FAILED', claim: null, dueAt: null, updatedAt: clock.now() }).where(eq(webhookDeliveries.id, deliveryId));
+      await db
+        .update(webhookDeliveries)
+        .set({ status: 'FAILED', claim: null, dueAt: null, updatedAt: clock.now() })
+        .where(eq(webhookDeliveries.id, deliveryId));
       return null;
     }
     const number = delivery.attemptCount + 1;
@@ -117,7 +120,16 @@ export function createDeliveryAttempts(deps: AttemptDeps) {
       if (!updated) return false;
       await tx
         .insert(webhookAttempts)
-        .values({ deliveryId, attempt: outcome.attempt, signedAt: outcome.signedAt, statusCode: outcome.statusCode, succeeded: succeeded ? 'SUCCEEDED' : 'FAILED', error: outcome.error, durationMs: outcome.durationMs, createdAt: now })
+        .values({
+          deliveryId,
+          attempt: outcome.attempt,
+          signedAt: outcome.signedAt,
+          statusCode: outcome.statusCode,
+          succeeded: succeeded ? 'SUCCEEDED' : 'FAILED',
+          error: outcome.error,
+          durationMs: outcome.durationMs,
+          createdAt: now,
+        })
         .onConflictDoNothing();
       if (succeeded) {
         await tx.update(webhookEndpoints).set({ failureCount: 0 }).where(eq(webhookEndpoints.id, webhookId));
@@ -128,7 +140,12 @@ export function createDeliveryAttempts(deps: AttemptDeps) {
         .set({
           failureCount: sql`${webhookEndpoints.failureCount} + 1`,
           ...(exhausted
-            ? { status: 'DISABLED' as const, disabledAt: now, disabledReason: `Disabled after ${MAX_ATTEMPTS} failed attempts to deliver ${deliveryId}: ${outcome.error}`, updatedAt: now }
+            ? {
+                status: 'DISABLED' as const,
+                disabledAt: now,
+                disabledReason: `Disabled after ${MAX_ATTEMPTS} failed attempts to deliver ${deliveryId}: ${outcome.error}`,
+                updatedAt: now,
+              }
             : {}),
         })
         .where(eq(webhookEndpoints.id, webhookId));
@@ -136,7 +153,8 @@ export function createDeliveryAttempts(deps: AttemptDeps) {
       return true;
     });
     if (recorded) attempts.inc({ outcome: succeeded ? 'delivered' : exhausted ? 'exhausted' : 'failed' });
-    if (!succeeded) logger.info({ deliveryId, webhookId, attempt: outcome.attempt, statusCode: outcome.statusCode, error: outcome.error }, 'webhook delivery attempt failed');
+    if (!succeeded)
+      logger.info({ deliveryId, webhookId, attempt: outcome.attempt, statusCode: outcome.statusCode, error: outcome.error }, 'webhook delivery attempt failed');
   }
 
   return { attempt };

@@ -27,7 +27,12 @@ const firstAttemptOf = (hookId: string) =>
 describe('delivery-time check with private networking allowed', () => {
   it('does not deliver over http to a registered host that is now a public address, and still delivers to a loopback one', async () => {
     const { accessToken, user } = await signUp(t.app);
-    const inside = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(accessToken), payload: { url: receiver.url('/inside'), events: ['*'] } });
+    const inside = await t.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: bearer(accessToken),
+      payload: { url: receiver.url('/inside'), events: ['*'] },
+    });
     expect(inside.statusCode).toBe(201);
     // Written as a fixture: registration refuses this URL now; it stands for a name that resolved inside the network when
     // it was registered and resolves to a public address today.

@@ -25,10 +25,15 @@ export async function checkWebhookUrl(input: string, options: { allowPrivateNetw
   }
   const protocol = url.protocol.replace(/:$/, '');
   if (protocol !== 'https' && !(protocol === 'http' && options.allowPrivateNetwork)) {
-    throw badRequest(`The webhook URL must use https (got "${protocol}"): deliveries carry your data and are only sent over https.`, { field: 'url', protocol });
+    throw badRequest(`The webhook URL must use https (got "${protocol}"): deliveries carry your data and are only sent over https.`, {
+      field: 'url',
+      protocol,
+    });
   }
   if (url.username || url.password) {
-    throw badRequest('The webhook URL must not contain a user name or password; check the signature header to authenticate deliveries instead.', { field: 'url' });
+    throw badRequest('The webhook URL must not contain a user name or password; check the signature header to authenticate deliveries instead.', {
+      field: 'url',
+    });
   }
   url.hash = '';
   const policy = createOutboundPolicy({ allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve && addressesOf(options.resolve) });
@@ -47,7 +52,11 @@ function refusal(url: URL, err: FetchError) {
   }
   if (err.reason === 'ADDRESS_NOT_ALLOWED' && err.address) {
     const { address, kind } = err.address;
-    return badRequest(`The webhook URL points to ${address}, a ${kind} address: webhooks are delivered to public internet addresses only.`, { field: 'url', address, kind });
+    return badRequest(`The webhook URL points to ${address}, a ${kind} address: webhooks are delivered to public internet addresses only.`, {
+      field: 'url',
+      address,
+      kind,
+    });
   }
   if (err.reason === 'PROTOCOL_NOT_ALLOWED' && err.address) {
     const { address } = err.address;

@@ -3,7 +3,14 @@
  * names is delivered to the webhooks of its user that subscribed to it (or to `*`); other outbox events (internal
  * ones such as `subscription.renewal_due`) are never delivered.
  */
-export const WEBHOOK_EVENTS = ['job.succeeded', 'job.failed', 'generation.persisted', 'payment.succeeded', 'payment.refunded', 'subscription.canceled'] as const;
+export const WEBHOOK_EVENTS = [
+  'job.succeeded',
+  'job.failed',
+  'generation.persisted',
+  'payment.succeeded',
+  'payment.refunded',
+  'subscription.canceled',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Subscribes a webhook to every published event. */
@@ -15,4 +22,5 @@ const published = new Set<string>(WEBHOOK_EVENTS);
 export const isPublishedEvent = (name: string): name is WebhookEvent => published.has(name);
 
 /** Whether a webhook subscribed to `events` receives `name`. */
-export const subscribesTo = (events: readonly string[], name: string): boolean => isPublishedEvent(name) && (events.includes(ALL_EVENTS) || events.includes(name));
+export const subscribesTo = (events: readonly string[], name: string): boolean =>
+  isPublishedEvent(name) && (events.includes(ALL_EVENTS) || events.includes(name));

@@ -80,9 +80,13 @@ describe('plain http with private networking allowed: private and loopback hosts
     expect(refused).toMatchObject({ statusCode: 400, message: expect.stringMatching(publicHttp) });
     // The same name over https is fine, and a name inside the network may use http.
     expect(await checkWebhookUrl('https://example.com/hook', { allowPrivateNetwork: true, resolve })).toBe('https://example.com/hook');
-    expect(await checkWebhookUrl('http://hooks.internal/in', { allowPrivateNetwork: true, resolve: async () => ['10.0.0.5'] })).toBe('http://hooks.internal/in');
+    expect(await checkWebhookUrl('http://hooks.internal/in', { allowPrivateNetwork: true, resolve: async () => ['10.0.0.5'] })).toBe(
+      'http://hooks.internal/in',
+    );
     // One public answer among private ones makes the host public.
-    const mixed = await checkWebhookUrl('http://mixed.example/in', { allowPrivateNetwork: true, resolve: async () => ['10.0.0.5', '93.184.216.34'] }).catch((err: unknown) => err);
+    const mixed = await checkWebhookUrl('http://mixed.example/in', { allowPrivateNetwork: true, resolve: async () => ['10.0.0.5', '93.184.216.34'] }).catch(
+      (err: unknown) => err,
+    );
     expect(mixed).toMatchObject({ statusCode: 400, message: expect.stringMatching(publicHttp) });
   });
 
@@ -110,7 +114,11 @@ describe('plain http with private networking allowed: private and loopback hosts
     const response = await call(open, accessToken, 'PATCH', `/v1/webhooks/${hook.id}`, { url: 'http://93.184.216.34/steal', events: ['job.failed'] });
     expect(response.statusCode).toBe(400);
     expect(json(response).error.message).toMatch(publicHttp);
-    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({ url: 'http://127.0.0.1:9/mine', events: ['*'], updatedAt: hook.updatedAt });
+    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({
+      url: 'http://127.0.0.1:9/mine',
+      events: ['*'],
+      updatedAt: hook.updatedAt,
+    });
   });
 });
 
@@ -120,7 +128,11 @@ describe('registration, listing, changes and rotation', () => {
     const events = json(await call(open, accessToken, 'GET', '/v1/webhooks/events'));
     expect(events.items).toEqual(['job.succeeded', 'job.failed', 'generation.persisted', 'payment.succeeded', 'payment.refunded', 'subscription.canceled']);
 
-    const response = await call(open, accessToken, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/in#frag', events: ['job.succeeded', 'job.failed'], description: 'build bot' });
+    const response = await call(open, accessToken, 'POST', '/v1/webhooks', {
+      url: 'http://127.0.0.1:9/in#frag',
+      events: ['job.succeeded', 'job.failed'],
+      description: 'build bot',
+    });
     expect(response.statusCode).toBe(201);
     const created = json(response);
     expect(created).toEqual({
@@ -149,7 +161,9 @@ describe('registration, listing, changes and rotation', () => {
   it('PATCH changes url, events and status; re-enabling resets the failure count; rotation replaces the secret at once', async () => {
     const { accessToken } = await signUp(open.app);
     const created = json(await call(open, accessToken, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/a', events: ['job.succeeded'] }));
-    const changed = json(await call(open, accessToken, 'PATCH', `/v1/webhooks/${created.id}`, { url: 'http://127.0.0.1:9/b', events: ['generation.persisted'] }));
+    const changed = json(
+      await call(open, accessToken, 'PATCH', `/v1/webhooks/${created.id}`, { url: 'http://127.0.0.1:9/b', events: ['generation.persisted'] }),
+    );
     expect(changed).toMatchObject({ url: 'http://127.0.0.1:9/b', events: ['generation.persisted'], status: 'ACTIVE' });
     expect(changed.secret).not.toBe(created.secret);
     expect(changed.secret.slice(-4)).toBe(created.secret.slice(-4));
@@ -163,7 +177,11 @@ describe('registration, listing, changes and rotation', () => {
       const response = await call(open, accessToken, 'PATCH', `/v1/webhooks/${created.id}`, bad);
       expect({ bad, status: response.statusCode }).toEqual({ bad, status: 400 });
     }
-    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({ url: 'http://127.0.0.1:9/b', events: ['generation.persisted'], status: 'ACTIVE' });
+    expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({
+      url: 'http://127.0.0.1:9/b',
+      events: ['generation.persisted'],
+      status: 'ACTIVE',
+    });
 
     const rotated = await call(open, accessToken, 'POST', `/v1/webhooks/${created.id}/rotate-secret`);
     expect(rotated.statusCode).toBe(200);
@@ -172,7 +190,7 @@ describe('registration, listing, changes and rotation', () => {
     expect(json(await call(open, accessToken, 'GET', '/v1/webhooks')).items[0].secret.slice(-4)).toBe(json(rotated).secret.slice(-4));
   });
 
-  it('another user\'s webhook id is 404 on every route, and changes nothing', async () => {
+  it("another user's webhook id is 404 on every route, and changes nothing", async () => {
     const owner = await signUp(open.app);
     const stranger = await signUp(open.app);
     const hook = json(await call(open, owner.accessToken, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/mine', events: ['*'] }));
@@ -188,7 +206,10 @@ describe('registration, listing, changes and rotation', () => {
       expect({ url, status: response.statusCode, code: json(response).error.code }).toEqual({ url, status: 404, code: 'NOT_FOUND' });
     }
     expect(json(await call(open, stranger.accessToken, 'GET', '/v1/webhooks')).items).toEqual([]);
-    expect(json(await call(open, owner.accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({ status: 'ACTIVE', secret: expect.stringMatching(hook.secret.slice(-4)) });
+    expect(json(await call(open, owner.accessToken, 'GET', '/v1/webhooks')).items[0]).toMatchObject({
+      status: 'ACTIVE',
+      secret: expect.stringMatching(hook.secret.slice(-4)),
+    });
     expect((await call(open, owner.accessToken, 'GET', `/v1/webhooks/${hook.id}/deliveries?unknown=1`)).statusCode).toBe(400);
     expect((await call(open, owner.accessToken, 'PATCH', '/v1/webhooks/not-a-uuid', { status: 'ACTIVE' })).statusCode).toBe(400);
   });
@@ -203,14 +224,19 @@ describe('registration, listing, changes and rotation', () => {
 
   it('caps an account at 20 webhooks', async () => {
     const { accessToken } = await signUp(open.app);
-    for (let i = 0; i < 20; i++) expect((await call(open, accessToken, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:9/${i}`, events: ['*'] })).statusCode).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect((await call(open, accessToken, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:9/${i}`, events: ['*'] })).statusCode).toBe(201);
     const refused = await call(open, accessToken, 'POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/21', events: ['*'] });
     expect(refused.statusCode).toBe(400);
     expect(json(refused).error.message).toMatch(/already have 20 webhooks/);
   });
 
   it('every route needs a token', async () => {
-    for (const [method, url] of [['GET', '/v1/webhooks/events'], ['GET', '/v1/webhooks'], ['POST', '/v1/webhooks']] as const) {
+    for (const [method, url] of [
+      ['GET', '/v1/webhooks/events'],
+      ['GET', '/v1/webhooks'],
+      ['POST', '/v1/webhooks'],
+    ] as const) {
       expect((await open.app.inject({ method, url })).statusCode).toBe(401);
     }
   });

@@ -75,21 +75,36 @@ export function createRegistrations(deps: RegistrationDeps) {
         await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`webhooks:${userId}`}))`);
         const [{ total }] = (await tx.select({ total: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.userId, userId))) as [{ total: number }];
         if (total >= MAX_WEBHOOKS_PER_USER) {
-          throw badRequest(`You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most an account can register. Change an existing one with PATCH /v1/webhooks/:id instead.`, {
-            limit: MAX_WEBHOOKS_PER_USER,
-          });
+          throw badRequest(
+            `You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most an account can register. Change an existing one with PATCH /v1/webhooks/:id instead.`,
+            {
+              limit: MAX_WEBHOOKS_PER_USER,
+            },
+          );
         }
         const now = clock.now();
         const [row] = await tx
           .insert(webhookEndpoints)
-          .values({ userId, url, events: normaliseEvents(input.events), description: input.description ?? null, secret: newSecret(), createdAt: now, updatedAt: now })
+          .values({
+            userId,
+            url,
+            events: normaliseEvents(input.events),
+            description: input.description ?? null,
+            secret: newSecret(),
+            createdAt: now,
+            updatedAt: now,
+          })
           .returning();
         return toWebhookView(row!, { revealSecret: true });
       });
     },
 
     async list(userId: string) {
-      const rows = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.userId, userId)).orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
+      const rows = await db
+        .select()
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.userId, userId))
+        .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
       return { items: rows.map((row) => toWebhookView(row)) };
     },
 

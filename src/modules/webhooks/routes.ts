@@ -28,7 +28,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/v1/webhooks/events',
-    { config, schema: { tags, summary: 'The event names a webhook can subscribe to ("*" subscribes to all)', response: { 200: WebhookEventList, ...errorResponses(401) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'The event names a webhook can subscribe to ("*" subscribes to all)',
+        response: { 200: WebhookEventList, ...errorResponses(401) },
+      },
+    },
     async () => webhooks.events(),
   );
 
@@ -36,7 +43,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{
     '/v1/webhooks',
     {
       config,
-      schema: { tags, summary: 'Register a webhook; the signing secret is returned in clear only in this answer', body: CreateWebhookBody, response: { 201: Webhook, ...errorResponses(400, 401) } },
+      schema: {
+        tags,
+        summary: 'Register a webhook; the signing secret is returned in clear only in this answer',
+        body: CreateWebhookBody,
+        response: { 201: Webhook, ...errorResponses(400, 401) },
+      },
     },
     async (request, reply) => reply.code(201).send(await webhooks.create(principalOf(request).userId, request.body)),
   );
@@ -66,7 +78,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{
     '/v1/webhooks/:id/rotate-secret',
     {
       config,
-      schema: { tags, summary: 'A new signing secret, returned in clear once; the old one stops at once', params: WebhookIdParams, response: { 200: Webhook, ...errorResponses(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'A new signing secret, returned in clear once; the old one stops at once',
+        params: WebhookIdParams,
+        response: { 200: Webhook, ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => webhooks.rotateSecret(principalOf(request).userId, request.params.id),
   );

@@ -2,7 +2,11 @@ import { Type } from 'typebox';
 import { DateTime, Nullable, Page, StrictObject, pageQuery } from '../../platform/http/schemas.js';
 import { WEBHOOK_EVENT_CHOICES, WEBHOOK_EVENTS } from './events.js';
 
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'An https URL (http and private addresses only when the server allows private networking)' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'An https URL (http and private addresses only when the server allows private networking)',
+});
 const Events = Type.Array(Type.Enum(WEBHOOK_EVENT_CHOICES), {
   minItems: 1,
   maxItems: WEBHOOK_EVENT_CHOICES.length,
@@ -29,7 +33,9 @@ export const Webhook = Type.Object({
   events: Type.Array(Type.String()),
   description: Nullable(Type.String()),
   status: Type.Enum(['ACTIVE', 'DISABLED']),
-  secret: Type.String({ description: 'The signing secret in clear only in the answer to creation and rotation; elsewhere whsec_, bullets and its last 4 characters' }),
+  secret: Type.String({
+    description: 'The signing secret in clear only in the answer to creation and rotation; elsewhere whsec_, bullets and its last 4 characters',
+  }),
   failureCount: Type.Integer({ description: 'Failed attempts since the last successful one' }),
   disabledAt: Nullable(DateTime),
   disabledReason: Nullable(Type.String()),

@@ -52,7 +52,8 @@ export function createWebhooksService(deps: WebhooksServiceDeps) {
       await ownWebhook(db, userId, webhookId);
       const position = page.cursor ? decodeCursor(page.cursor) : null;
       const before = position ? { createdAt: new Date(String(position.sort)), id: position.id } : undefined;
-      if (before && Number.isNaN(before.createdAt.getTime())) throw badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.');
+      if (before && Number.isNaN(before.createdAt.getTime()))
+        throw badRequest('The cursor is not valid. Use the nextCursor value from the previous page, or omit it to start over.');
       const result = await recentDeliveries(db, webhookId, { limit: page.limit, before });
       return { items: result.items, nextCursor: result.last ? encodeCursor({ sort: result.last.createdAt.toISOString(), id: result.last.id }) : null };
     },

@@ -14,7 +14,12 @@ export const workspaceNotFound = () => notFound('No workspace with this id exist
  * The workspace and the caller's membership, or 404 for a workspace the caller does not belong to (indistinguishable
  * from a missing one). `lock` takes the workspace row, which serialises every membership change of the workspace.
  */
-export async function membershipOf(tx: DbOrTx, workspaceId: string, userId: string, options: { lock?: boolean } = {}): Promise<{ workspace: WorkspaceRow; member: MemberRow }> {
+export async function membershipOf(
+  tx: DbOrTx,
+  workspaceId: string,
+  userId: string,
+  options: { lock?: boolean } = {},
+): Promise<{ workspace: WorkspaceRow; member: MemberRow }> {
   const query = tx.select().from(workspaces).where(eq(workspaces.id, workspaceId));
   const [workspace] = options.lock ? await query.for('update') : await query;
   if (!workspace) throw workspaceNotFound();

@@ -44,7 +44,11 @@ export function createInvitations(deps: InvitationDeps) {
    */
   async function usableInvitation(tx: DbOrTx, token: string, userId: string): Promise<InvitationRow> {
     const [row] = token.startsWith(INVITATION_PREFIX)
-      ? await tx.select().from(workspaceInvitations).where(eq(workspaceInvitations.tokenHash, hashToken(token))).for('update')
+      ? await tx
+          .select()
+          .from(workspaceInvitations)
+          .where(eq(workspaceInvitations.tokenHash, hashToken(token)))
+          .for('update')
       : [];
     if (!row) throw badRequest('This invitation token is not valid. Check that you copied the whole link, or ask for a new invitation.');
     const status = statusOf(row, clock.now());
@@ -57,7 +61,11 @@ export function createInvitations(deps: InvitationDeps) {
       throw forbidden('This invitation was sent to another email address. Sign in with the invited address to accept it.');
     }
     if (!user.emailVerified) {
-      throw new AppError(403, 'EMAIL_NOT_VERIFIED', `Verify your email address ${user.email} before answering this invitation: request a link with POST /v1/account/verify-email/send, open it, then try again.`);
+      throw new AppError(
+        403,
+        'EMAIL_NOT_VERIFIED',
+        `Verify your email address ${user.email} before answering this invitation: request a link with POST /v1/account/verify-email/send, open it, then try again.`,
+      );
     }
     return row;
   }
@@ -93,7 +101,15 @@ export function createInvitations(deps: InvitationDeps) {
         const token = `${INVITATION_PREFIX}${randomToken()}`;
         const [row] = await tx
           .insert(workspaceInvitations)
-          .values({ workspaceId, email, role: input.role ?? 'MEMBER', tokenHash: hashToken(token), invitedBy: userId, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS), createdAt: now })
+          .values({
+            workspaceId,
+            email,
+            role: input.role ?? 'MEMBER',
+            tokenHash: hashToken(token),
+            invitedBy: userId,
+            expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+            createdAt: now,
+          })
           .returning();
         return { token, invitation: toInvitationView(row!, now) };
       });
@@ -103,7 +119,12 @@ export function createInvitations(deps: InvitationDeps) {
     async list(userId: string, workspaceId: string) {
       const { member } = await membershipOf(db, workspaceId, userId);
       requireRole(member, 'ADMIN', 'see invitations');
-      const rows = await db.select().from(workspaceInvitations).where(eq(workspaceInvitations.workspaceId, workspaceId)).orderBy(desc(workspaceInvitations.createdAt), desc(workspaceInvitations.id)).limit(100);
+      const rows = await db
+        .select()
+        .from(workspaceInvitations)
+        .where(eq(workspaceInvitations.workspaceId, workspaceId))
+        .orderBy(desc(workspaceInvitations.createdAt), desc(workspaceInvitations.id))
+        .limit(100);
       const now = clock.now();
       return { items: rows.map((row) => toInvitationView(row, now)) };
     },
@@ -130,7 +151,11 @@ export function createInvitations(deps: InvitationDeps) {
       return db.transaction(async (tx) => {
         const invitation = await usableInvitation(tx, token, userId);
         const now = clock.now();
-        const [joined] = await tx.insert(workspaceMembers).values({ workspaceId: invitation.workspaceId, userId, role: invitation.role, createdAt: now }).onConflictDoNothing().returning();
+        const [joined] = await tx
+          .insert(workspaceMembers)
+          .values({ workspaceId: invitation.workspaceId, userId, role: invitation.role, createdAt: now })
+          .onConflictDoNothing()
+          .returning();
         if (!joined) throw conflict('You are already a member of this workspace.');
         await tx.update(workspaceInvitations).set({ acceptedAt: now, acceptedBy: userId }).where(eq(workspaceInvitations.id, invitation.id));
         await deps.membershipChanged(userId, tx);

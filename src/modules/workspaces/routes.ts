@@ -31,19 +31,32 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{
   const config = { auth: 'required' as const };
   const me = (request: Parameters<typeof principalOf>[0]) => principalOf(request).userId;
 
-  app.get('/v1/workspaces', { config, schema: { tags, summary: 'Your workspaces with your role and the member count', response: { 200: WorkspaceList, ...errorResponses(401) } } }, async (request) =>
-    workspaces.list(me(request)),
+  app.get(
+    '/v1/workspaces',
+    { config, schema: { tags, summary: 'Your workspaces with your role and the member count', response: { 200: WorkspaceList, ...errorResponses(401) } } },
+    async (request) => workspaces.list(me(request)),
   );
 
   app.post(
     '/v1/workspaces',
-    { config, schema: { tags, summary: 'Create a workspace; you become its OWNER', body: CreateWorkspaceBody, response: { 201: Workspace, ...errorResponses(400, 401, 409) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Create a workspace; you become its OWNER',
+        body: CreateWorkspaceBody,
+        response: { 201: Workspace, ...errorResponses(400, 401, 409) },
+      },
+    },
     async (request, reply) => reply.code(201).send(await workspaces.create(me(request), request.body)),
   );
 
   app.get(
     '/v1/workspaces/:id',
-    { config, schema: { tags, summary: 'A workspace you belong to', params: WorkspaceIdParams, response: { 200: Workspace, ...errorResponses(400, 401, 404) } } },
+    {
+      config,
+      schema: { tags, summary: 'A workspace you belong to', params: WorkspaceIdParams, response: { 200: Workspace, ...errorResponses(400, 401, 404) } },
+    },
     async (request) => workspaces.get(me(request), request.params.id),
   );
 
@@ -51,20 +64,37 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{
     '/v1/workspaces/:id',
     {
       config,
-      schema: { tags, summary: 'Rename a workspace or change its slug (admin or owner)', params: WorkspaceIdParams, body: UpdateWorkspaceBody, response: { 200: Workspace, ...errorResponses(400, 401, 403, 404, 409) } },
+      schema: {
+        tags,
+        summary: 'Rename a workspace or change its slug (admin or owner)',
+        params: WorkspaceIdParams,
+        body: UpdateWorkspaceBody,
+        response: { 200: Workspace, ...errorResponses(400, 401, 403, 404, 409) },
+      },
     },
     async (request) => workspaces.update(me(request), request.params.id, request.body),
   );
 
   app.delete(
     '/v1/workspaces/:id',
-    { config, schema: { tags, summary: 'Delete a workspace (owner)', params: WorkspaceIdParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config,
+      schema: { tags, summary: 'Delete a workspace (owner)', params: WorkspaceIdParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } },
+    },
     async (request) => workspaces.remove(me(request), request.params.id),
   );
 
   app.get(
     '/v1/workspaces/:id/members',
-    { config, schema: { tags, summary: 'The members of a workspace you belong to', params: WorkspaceIdParams, response: { 200: MemberList, ...errorResponses(400, 401, 404) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'The members of a workspace you belong to',
+        params: WorkspaceIdParams,
+        response: { 200: MemberList, ...errorResponses(400, 401, 404) },
+      },
+    },
     async (request) => workspaces.members(me(request), request.params.id),
   );
 
@@ -87,7 +117,12 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{
     '/v1/workspaces/:id/members/:memberId',
     {
       config,
-      schema: { tags, summary: 'Remove a member (admin or owner) or leave (yourself); the owner transfers ownership first', params: MemberParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Remove a member (admin or owner) or leave (yourself); the owner transfers ownership first',
+        params: MemberParams,
+        response: { 200: Ok, ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (request) => workspaces.removeMember(me(request), request.params.id, request.params.memberId),
   );
@@ -109,13 +144,29 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/v1/workspaces/:id/invitations',
-    { config, schema: { tags, summary: "The workspace's invitations, newest first (admin or owner)", params: WorkspaceIdParams, response: { 200: InvitationList, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: "The workspace's invitations, newest first (admin or owner)",
+        params: WorkspaceIdParams,
+        response: { 200: InvitationList, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => workspaces.invitations.list(me(request), request.params.id),
   );
 
   app.delete(
     '/v1/workspaces/:id/invitations/:inviteId',
-    { config, schema: { tags, summary: 'Withdraw an invitation (admin or owner)', params: InvitationParams, response: { 200: Ok, ...errorResponses(400, 401, 403, 404) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Withdraw an invitation (admin or owner)',
+        params: InvitationParams,
+        response: { 200: Ok, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
     async (request) => workspaces.invitations.revoke(me(request), request.params.id, request.params.inviteId),
   );
 
@@ -123,14 +174,22 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox<{
     '/v1/workspaces/invitations/accept',
     {
       config,
-      schema: { tags, summary: 'Accept an invitation sent to your email; you join the workspace', body: InvitationTokenBody, response: { 200: Workspace, ...errorResponses(400, 401, 403, 409) } },
+      schema: {
+        tags,
+        summary: 'Accept an invitation sent to your email; you join the workspace',
+        body: InvitationTokenBody,
+        response: { 200: Workspace, ...errorResponses(400, 401, 403, 409) },
+      },
     },
     async (request) => workspaces.invitations.accept(me(request), request.body.token),
   );
 
   app.post(
     '/v1/workspaces/invitations/decline',
-    { config, schema: { tags, summary: 'Decline an invitation sent to your email', body: InvitationTokenBody, response: { 200: Ok, ...errorResponses(400, 401, 403) } } },
+    {
+      config,
+      schema: { tags, summary: 'Decline an invitation sent to your email', body: InvitationTokenBody, response: { 200: Ok, ...errorResponses(400, 401, 403) } },
+    },
     async (request) => workspaces.invitations.decline(me(request), request.body.token),
   );
 };

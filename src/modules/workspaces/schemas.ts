@@ -3,7 +3,12 @@ import { DateTime, Nullable, StrictObject } from '../../platform/http/schemas.js
 
 const Role = Type.Enum(['OWNER', 'ADMIN', 'MEMBER']);
 const Name = Type.String({ minLength: 1, maxLength: 80, pattern: '\\S', description: '1-80 characters' });
-const Slug = Type.String({ minLength: 3, maxLength: 48, pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$', description: '3-48 lowercase letters, digits and inner hyphens' });
+const Slug = Type.String({
+  minLength: 3,
+  maxLength: 48,
+  pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$',
+  description: '3-48 lowercase letters, digits and inner hyphens',
+});
 
 export const Workspace = Type.Object({
   id: Type.String(),

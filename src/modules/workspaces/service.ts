@@ -49,7 +49,12 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
         ? await db
             .select({ workspaceId: workspaceMembers.workspaceId, n: count() })
             .from(workspaceMembers)
-            .where(inArray(workspaceMembers.workspaceId, rows.map((r) => r.workspace.id)))
+            .where(
+              inArray(
+                workspaceMembers.workspaceId,
+                rows.map((r) => r.workspace.id),
+              ),
+            )
             .groupBy(workspaceMembers.workspaceId)
         : [];
       const countOf = new Map(counts.map((c) => [c.workspaceId, c.n]));
@@ -101,7 +106,11 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
           requireRole(member, 'ADMIN', 'change the workspace');
           const [workspace] = await tx
             .update(workspaces)
-            .set({ ...(changes.name !== undefined ? { name: changes.name.trim() } : {}), ...(changes.slug !== undefined ? { slug: changes.slug } : {}), updatedAt: clock.now() })
+            .set({
+              ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+              ...(changes.slug !== undefined ? { slug: changes.slug } : {}),
+              updatedAt: clock.now(),
+            })
             .where(eq(workspaces.id, workspaceId))
             .returning();
           return toWorkspaceView(workspace!, member.role, await memberCount(tx, workspaceId));
@@ -163,22 +172,39 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
         if (role === 'OWNER') {
           requireRole(caller, 'OWNER', 'transfer ownership');
           if (target.userId !== caller.userId) {
-            await tx.update(workspaceMembers).set({ role: 'ADMIN' }).where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, caller.userId)));
-            await tx.update(workspaceMembers).set({ role: 'OWNER' }).where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, target.userId)));
+            await tx
+              .update(workspaceMembers)
+              .set({ role: 'ADMIN' })
+              .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, caller.userId)));
+            await tx
+              .update(workspaceMembers)
+              .set({ role: 'OWNER' })
+              .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, target.userId)));
           }
         } else {
           requireRole(caller, 'ADMIN', "change members' roles");
           if (target.role === 'OWNER') {
             throw badRequest("The owner's role changes only by a transfer: set another member's role to OWNER, and the owner becomes ADMIN.");
           }
-          await tx.update(workspaceMembers).set({ role }).where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, target.userId)));
+          await tx
+            .update(workspaceMembers)
+            .set({ role })
+            .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, target.userId)));
         }
         const [updated] = await tx
           .select()
           .from(workspaceMembers)
           .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, target.userId)));
         const contact = (await users.contactsOf([target.userId], tx)).get(target.userId);
-        return { id: target.userId, userId: target.userId, email: contact?.email ?? null, name: contact?.name ?? null, handle: contact?.handle ?? null, role: updated!.role, joinedAt: updated!.createdAt.toISOString() };
+        return {
+          id: target.userId,
+          userId: target.userId,
+          email: contact?.email ?? null,
+          name: contact?.name ?? null,
+          handle: contact?.handle ?? null,
+          role: updated!.role,
+          joinedAt: updated!.createdAt.toISOString(),
+        };
       });
     },
 
@@ -201,7 +227,9 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
           );
         }
         if (await subscriptions.activeForWorkspace(workspace.id, tx)) {
-          throw badRequest(`Your workspace "${workspace.name}" has an active subscription; it must end before you can delete your account.`, { workspaceId: workspace.id });
+          throw badRequest(`Your workspace "${workspace.name}" has an active subscription; it must end before you can delete your account.`, {
+            workspaceId: workspace.id,
+          });
         }
         await tx.delete(workspaces).where(eq(workspaces.id, workspace.id));
       }
@@ -219,7 +247,7 @@ export function createWorkspacesService(deps: WorkspacesServiceDeps) {
           .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, memberId)));
         if (!target) throw notFound('No member with this id belongs to this workspace.');
         if (target.role === 'OWNER') {
-          throw badRequest('The owner cannot leave or be removed: first transfer ownership by setting another member\'s role to OWNER.');
+          throw badRequest("The owner cannot leave or be removed: first transfer ownership by setting another member's role to OWNER.");
         }
         await tx.delete(workspaceMembers).where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, memberId)));
         await membershipChanged(memberId, tx);

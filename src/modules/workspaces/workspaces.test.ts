@@ -11,7 +11,8 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-const call = (token: string, method: Method, url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+const call = (token: string, method: Method, url: string, payload?: object) =>
+  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
 
 async function workspaceWith(name = 'Acme Studio') {
   const owner = await signUp(t.app);
@@ -38,9 +39,16 @@ async function join(inviterToken: string, workspaceId: string, role?: 'ADMIN' | 
 }
 
 describe('workspaces', () => {
-  it('creates with the caller as OWNER, lists the caller\'s workspaces with role and member count, 404 for outsiders', async () => {
+  it("creates with the caller as OWNER, lists the caller's workspaces with role and member count, 404 for outsiders", async () => {
     const { owner, workspace } = await workspaceWith('Acme Studio');
-    expect(workspace).toEqual({ id: expect.any(String), name: 'Acme Studio', slug: 'acme-studio', role: 'OWNER', memberCount: 1, createdAt: expect.any(String) });
+    expect(workspace).toEqual({
+      id: expect.any(String),
+      name: 'Acme Studio',
+      slug: 'acme-studio',
+      role: 'OWNER',
+      memberCount: 1,
+      createdAt: expect.any(String),
+    });
     // the same name again gets a free slug
     expect(json(await call(owner.accessToken, 'POST', '/v1/workspaces', { name: 'Acme Studio' })).slug).toMatch(/^acme-studio-[0-9a-f]{6}$/);
     const taken = await call(owner.accessToken, 'POST', '/v1/workspaces', { name: 'Other', slug: 'acme-studio' });
@@ -100,11 +108,20 @@ describe('workspaces', () => {
       const response = await call(member.accessToken, method, path, payload);
       expect({ path, method, status: response.statusCode, code: json(response).error.code }).toEqual({ path, method, status: 403, code: 'FORBIDDEN' });
     }
-    expect(json(await call(member.accessToken, 'PATCH', url, { name: 'Nope' })).error.message).toMatch(/Only a workspace admin or the owner can change the workspace; your role in this workspace is MEMBER/);
+    expect(json(await call(member.accessToken, 'PATCH', url, { name: 'Nope' })).error.message).toMatch(
+      /Only a workspace admin or the owner can change the workspace; your role in this workspace is MEMBER/,
+    );
 
     // an ADMIN renames, sets ADMIN/MEMBER roles, removes members; cannot delete, transfer or touch the owner
-    expect(json(await call(admin.accessToken, 'PATCH', url, { name: 'Roles Ltd', slug: 'roles-ltd' }))).toMatchObject({ name: 'Roles Ltd', slug: 'roles-ltd', role: 'ADMIN' });
-    expect(json(await call(admin.accessToken, 'PATCH', `${url}/members/${member.user.id}`, { role: 'ADMIN' }))).toMatchObject({ userId: member.user.id, role: 'ADMIN' });
+    expect(json(await call(admin.accessToken, 'PATCH', url, { name: 'Roles Ltd', slug: 'roles-ltd' }))).toMatchObject({
+      name: 'Roles Ltd',
+      slug: 'roles-ltd',
+      role: 'ADMIN',
+    });
+    expect(json(await call(admin.accessToken, 'PATCH', `${url}/members/${member.user.id}`, { role: 'ADMIN' }))).toMatchObject({
+      userId: member.user.id,
+      role: 'ADMIN',
+    });
     expect(json(await call(admin.accessToken, 'PATCH', `${url}/members/${member.user.id}`, { role: 'MEMBER' }))).toMatchObject({ role: 'MEMBER' });
     expect((await call(admin.accessToken, 'DELETE', url)).statusCode).toBe(403);
     expect((await call(admin.accessToken, 'PATCH', `${url}/members/${member.user.id}`, { role: 'OWNER' })).statusCode).toBe(403);
@@ -127,7 +144,10 @@ describe('workspaces', () => {
     expect(json(stay).error.message).toMatch(/first transfer ownership/);
 
     // transfer: the member becomes OWNER, the previous owner ADMIN, in one step; exactly one owner remains
-    expect(json(await call(owner.accessToken, 'PATCH', `${url}/members/${member.user.id}`, { role: 'OWNER' }))).toMatchObject({ userId: member.user.id, role: 'OWNER' });
+    expect(json(await call(owner.accessToken, 'PATCH', `${url}/members/${member.user.id}`, { role: 'OWNER' }))).toMatchObject({
+      userId: member.user.id,
+      role: 'OWNER',
+    });
     const roles = await t.platform.db.select().from(workspaceMembers).where(eq(workspaceMembers.workspaceId, workspace.id));
     expect(Object.fromEntries(roles.map((r) => [r.userId, r.role]))).toEqual({ [owner.user.id]: 'ADMIN', [admin.user.id]: 'ADMIN', [member.user.id]: 'OWNER' });
     expect((await call(owner.accessToken, 'DELETE', url)).statusCode).toBe(403);
@@ -208,7 +228,9 @@ describe('invitations', () => {
     const expired = await call(relogin, 'POST', '/v1/workspaces/invitations/accept', { token: lateInvite.token });
     expect(expired.statusCode).toBe(400);
     expect(json(expired).error.message).toMatch(/expired on .* \(invitations are valid 7 days\)/);
-    const ownerToken = json(await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: owner.email, password: owner.password } })).accessToken;
+    const ownerToken = json(
+      await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: owner.email, password: owner.password } }),
+    ).accessToken;
 
     const declining = json(await call(ownerToken, 'POST', `/v1/workspaces/${workspace.id}/invitations`, { email: fresh.email }));
     expect(json(await call(fresh.accessToken, 'POST', '/v1/workspaces/invitations/decline', { token: declining.token }))).toEqual({ ok: true });
@@ -241,11 +263,17 @@ describe('invitations', () => {
     }
     expect(json(await call(claimant.accessToken, 'GET', '/v1/workspaces')).items).toEqual([]);
     expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}`)).memberCount).toBe(1);
-    expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}/invitations`)).items.map((i: { status: string }) => i.status)).toEqual(['PENDING']);
+    expect(json(await call(owner.accessToken, 'GET', `/v1/workspaces/${workspace.id}/invitations`)).items.map((i: { status: string }) => i.status)).toEqual([
+      'PENDING',
+    ]);
 
     // Once the address is verified, the same link works.
     await verifyEmail(t, claimant);
-    expect(json(await call(claimant.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token }))).toMatchObject({ id: workspace.id, role: 'ADMIN', memberCount: 2 });
+    expect(json(await call(claimant.accessToken, 'POST', '/v1/workspaces/invitations/accept', { token }))).toMatchObject({
+      id: workspace.id,
+      role: 'ADMIN',
+      memberCount: 2,
+    });
   });
 
   it('two concurrent accepts of one token create one membership', async () => {

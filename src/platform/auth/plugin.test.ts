@@ -48,7 +48,12 @@ describe('auth plugin', () => {
 
   it('decodes a token on optional routes and treats a bad one as anonymous', async () => {
     expect((await get('/optional')).json()).toEqual({ principal: null });
-    expect((await get('/optional', `Bearer ${await token()}`)).json().principal).toMatchObject({ userId: 'u1', role: 'USER', sessionId: 's1', via: 'access_token' });
+    expect((await get('/optional', `Bearer ${await token()}`)).json().principal).toMatchObject({
+      userId: 'u1',
+      role: 'USER',
+      sessionId: 's1',
+      via: 'access_token',
+    });
     expect((await get('/optional', 'Bearer expired.or.bad')).json()).toEqual({ principal: null });
   });
 

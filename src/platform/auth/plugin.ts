@@ -73,7 +73,10 @@ export const authPlugin = fp<AuthPluginOptions>(
       if (config.auth === 'required' || config.auth === 'optional') {
         route.schema ??= {};
         // A route with a scope also takes API keys; optional auth lists the anonymous alternative `{}`.
-        const keyElsewhere = [...(config.apiKeyHeader ? [{ [headerScheme(config.apiKeyHeader)]: [] }] : []), ...(config.apiKeyQuery ? [{ apiKeyQueryAuth: [] }] : [])];
+        const keyElsewhere = [
+          ...(config.apiKeyHeader ? [{ [headerScheme(config.apiKeyHeader)]: [] }] : []),
+          ...(config.apiKeyQuery ? [{ apiKeyQueryAuth: [] }] : []),
+        ];
         const schemes = config.scope ? [{ bearerAuth: [] }, { apiKeyAuth: [] }, ...keyElsewhere] : [{ bearerAuth: [] }];
         (route.schema as Record<string, unknown>).security = config.auth === 'required' ? schemes : [...schemes, {}];
         // The roles a route needs, machine-readable for clients and for the generated admin role matrix test.

@@ -40,7 +40,10 @@ describe('runBound', () => {
     const lookup = 'select id from users where id = $1::uuid';
     const plans = await database.db.transaction(async (tx) => {
       for (let run = 0; run < 7; run++) await runBound(tx, bound(lookup, ['00000000-0000-7000-8000-000000000000']));
-      return runBound<{ generic: string; custom: string }>(tx, bound('select generic_plans as generic, custom_plans as custom from pg_prepared_statements where statement = $1', [lookup]));
+      return runBound<{ generic: string; custom: string }>(
+        tx,
+        bound('select generic_plans as generic, custom_plans as custom from pg_prepared_statements where statement = $1', [lookup]),
+      );
     });
     expect(plans.rows).toEqual([{ generic: '2', custom: '5' }]);
   });
@@ -83,7 +86,8 @@ describe('runBound as a prepared statement (pg per connection, PGlite per databa
   });
 
   it('keeps answering past 500 different texts, and PGlite keeps at most 500 of them prepared', async () => {
-    for (let n = 0; n < 520; n++) expect((await runBound<{ n: number }>(database.db, bound(`select $1::int as n /* distinct ${n} */`, [n]))).rows[0]!.n).toBe(n);
+    for (let n = 0; n < 520; n++)
+      expect((await runBound<{ n: number }>(database.db, bound(`select $1::int as n /* distinct ${n} */`, [n]))).rows[0]!.n).toBe(n);
     const prepared = await database.query<{ count: number }>("select count(*)::int as count from pg_prepared_statements where statement like '%/* distinct %'");
     if (database.kind === 'pglite') expect(prepared.rows[0]!.count).toBeLessThanOrEqual(500);
     expect((await runBound<{ n: number }>(database.db, bound('select $1::int as n /* distinct 0 */', [7]))).rows[0]!.n).toBe(7);

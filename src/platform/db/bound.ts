@@ -125,5 +125,12 @@ export function namedStatement(build: (param: (name: string, cast?: string) => s
     if (index < 0) index = names.push(name) - 1;
     return `$${index + 1}${cast}`;
   });
-  return { text, bind: (values) => bound(text, names.map((name) => values[name] ?? null)) };
+  return {
+    text,
+    bind: (values) =>
+      bound(
+        text,
+        names.map((name) => values[name] ?? null),
+      ),
+  };
 }

@@ -81,9 +81,7 @@ export async function queryInTransaction(tx: DbOrTx, text: string, values: unkno
   return { rows: result.rows as Record<string, unknown>[] };
 }
 
-export type DatabaseOptions =
-  | { url: string; poolSize?: number; onError?: (err: Error) => void }
-  | { dataDir?: string; loadDataDir?: Blob | File };
+export type DatabaseOptions = { url: string; poolSize?: number; onError?: (err: Error) => void } | { dataDir?: string; loadDataDir?: Blob | File };
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return 'url' in options ? openPostgres(options.url, options.poolSize ?? 10, options.onError) : openPglite(options);

@@ -32,7 +32,9 @@ export function snapshotKey(): string {
   const root = projectRoot();
   const folder = migrationsFolder();
   const sources = [
-    ...readdirSync(folder).filter((f) => f.endsWith('.sql')).map((f) => path.join(folder, f)),
+    ...readdirSync(folder)
+      .filter((f) => f.endsWith('.sql'))
+      .map((f) => path.join(folder, f)),
     ...readdirSync(path.join(root, 'src', 'modules'), { recursive: true, encoding: 'utf8' })
       .filter((f) => /(^|[/-])seed[^/]*\.ts$/.test(f) && !f.endsWith('.test.ts'))
       .map((f) => path.join(root, 'src', 'modules', f)),
@@ -84,7 +86,7 @@ function extractTarball(tarball: string, into: string): void {
   const input = openSync(tarball, 'r');
   try {
     // The archive ends with zeroed blocks (or simply ends).
-    for (let offset = 0; readSync(input, header, 0, 512, offset) === 512 && header[0] !== 0; ) {
+    for (let offset = 0; readSync(input, header, 0, 512, offset) === 512 && header[0] !== 0;) {
       offset += 512;
       const field = (start: number, length: number) => header.toString('latin1', start, start + length).split('\0')[0]!;
       const name = path.join(field(345, 131), field(0, 100)); // ustar's prefix, then the name
@@ -97,7 +99,7 @@ function extractTarball(tarball: string, into: string): void {
         mkdirSync(path.dirname(target), { recursive: true });
         const output = openSync(target, 'w');
         try {
-          for (let copied = 0; copied < size; ) {
+          for (let copied = 0; copied < size;) {
             const read = readSync(input, chunk, 0, Math.min(chunk.length, size - copied), offset + copied);
             if (read === 0) throw new Error(`the embedded snapshot ends inside ${name}`);
             writeSync(output, chunk, 0, read);

@@ -10,9 +10,17 @@ import type { Db } from './database.js';
 export function registerGroupMetrics(metrics: Metrics, db: Db): void {
   const series = [
     { name: 'storefront_db_groups_total', help: 'Groups of statements sent to PostgreSQL in one round trip and one commit (group commit)', key: 'groups' },
-    { name: 'storefront_db_grouped_statements_total', help: 'Statements sent in groups (divided by storefront_db_groups_total: the mean group)', key: 'statements' },
+    {
+      name: 'storefront_db_grouped_statements_total',
+      help: 'Statements sent in groups (divided by storefront_db_groups_total: the mean group)',
+      key: 'statements',
+    },
     { name: 'storefront_db_groups_pipelined_total', help: 'Groups written behind another one still in flight on the same connection', key: 'pipelined' },
-    { name: 'storefront_db_groups_aside_total', help: 'Groups sent on another connection because every group in flight was stalled (waiting for a lock)', key: 'aside' },
+    {
+      name: 'storefront_db_groups_aside_total',
+      help: 'Groups sent on another connection because every group in flight was stalled (waiting for a lock)',
+      key: 'aside',
+    },
   ] as const;
   for (const { name, help, key } of series) {
     metrics.counter({

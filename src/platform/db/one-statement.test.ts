@@ -35,7 +35,10 @@ describe('writeAsOneStatement', () => {
   });
 
   it('writes nothing when its condition does not hold', async () => {
-    const attempt = writeAsOneStatement(database.db, parts(2), { condition: { holds: sql`not exists (select 1 from item)`, message: 'the item was written' }, select: sql`1 as done` });
+    const attempt = writeAsOneStatement(database.db, parts(2), {
+      condition: { holds: sql`not exists (select 1 from item)`, message: 'the item was written' },
+      select: sql`1 as done`,
+    });
     await expect(attempt).rejects.toBeInstanceOf(StatementConditionFailed);
     await expect(attempt).rejects.toThrow('the item was written');
     expect([await count('one_statement_items'), await count('one_statement_log')]).toEqual([1, 1]);
@@ -51,7 +54,10 @@ describe('writeAsOneStatement', () => {
       { name: 'item', query: bound('insert into one_statement_items (id, note) values ($1, $2) returning id, note', [id, note]) },
       { name: 'log', query: sql`insert into one_statement_log (item) select id + ${0} from item where note = ${note}` },
     ];
-    for (const [id, note] of [[10, 'ten'], [11, 'eleven']] as const) {
+    for (const [id, note] of [
+      [10, 'ten'],
+      [11, 'eleven'],
+    ] as const) {
       const row = await writeAsOneStatement<{ id: number; note: string }>(database.db, mixed(id, note), {
         condition: { holds: bound('exists (select 1 from item where id = $1)', [id]), message: 'no item' },
         select: bound('(select id from item) as id, $1::text as note', [note]),

@@ -58,7 +58,8 @@ function rowShape(fields: ProtocolField[]): RowShape {
   };
 }
 
-const sameFields = (a: ProtocolField[], b: ProtocolField[]) => a.length === b.length && a.every((field, i) => field.name === b[i]!.name && field.dataTypeID === b[i]!.dataTypeID);
+const sameFields = (a: ProtocolField[], b: ProtocolField[]) =>
+  a.length === b.length && a.every((field, i) => field.name === b[i]!.name && field.dataTypeID === b[i]!.dataTypeID);
 
 /**
  * A prepared statement describes the same columns every time: its shape is built once (by statement name), and once it
@@ -161,4 +162,3 @@ export class GroupQuery {
   handleCopyInResponse(): void {}
   handleCopyData(): void {}
 }
-

@@ -27,7 +27,8 @@ afterAll(async () => {
 
 const INSERT = 'insert into grouped_probe (id, note) values ($1, $2) returning id, note';
 const insert = (db: Database, id: number, note: string) => runBound<{ id: number; note: string }>(db.db, bound(INSERT, [id, note]), { group: `w${id % 3}` });
-const addToCounter = (id: number) => runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
+const addToCounter = (id: number) =>
+  runBound(database.db, bound('update grouped_counter set n = n + 1 where id = $1 returning id', [id]), { group: `counter-${id}` });
 
 /** Runs `body` while another session's open transaction holds counter row `id` locked (PostgreSQL only). */
 async function withRowLocked(id: number, body: (holder: pg.Client) => Promise<void>): Promise<void> {
@@ -65,7 +66,8 @@ describe('grouped statements', () => {
 
   it('read the same values once their columns are known and no longer described', async () => {
     const text = 'insert into grouped_probe (id, doc, at, n, flag) values ($1, $2::text::jsonb, $3::timestamptz, $4, $5) returning id, doc, at, n, flag, note';
-    const run = (id: number) => runBound(single.db, bound(text, [id, JSON.stringify({ id }), '2026-11-27T10:00:00.000Z', String(2 ** 53 + id), id % 2 === 0]), { group: `s${id}` });
+    const run = (id: number) =>
+      runBound(single.db, bound(text, [id, JSON.stringify({ id }), '2026-11-27T10:00:00.000Z', String(2 ** 53 + id), id % 2 === 0]), { group: `s${id}` });
     // First round described (the shape is learnt), the later ones not: every round reads the same kinds of values.
     for (const round of [0, 1, 2]) {
       const ids = [111, 112, 113].map((id) => id + round * 10);
@@ -98,7 +100,11 @@ describe('grouped statements', () => {
     const failsAfterMarked = bound("select 1 / (case when current_setting('grouped.fail', true) = 'yes' then 0 else 1 end) as one", []);
     await runBound(single.db, failsAfterMarked, { group: 'b' });
     // On one connection: the group fails at a text prepared before, so the new text after it was never prepared.
-    const first = await Promise.allSettled([runBound(single.db, marked, { group: 'a' }), runBound(single.db, failsAfterMarked, { group: 'b' }), runBound(single.db, fresh(1), { group: 'c' })]);
+    const first = await Promise.allSettled([
+      runBound(single.db, marked, { group: 'a' }),
+      runBound(single.db, failsAfterMarked, { group: 'b' }),
+      runBound(single.db, fresh(1), { group: 'c' }),
+    ]);
     expect(first.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     // Then a new text fails at its own preparation.
     const second = await Promise.allSettled([
@@ -163,7 +169,9 @@ describe('grouped statements', () => {
 
   it('commit a group of statements that need no flush of their own without waiting for it, and any other group with it', async () => {
     const mode = (asyncCommit: boolean) =>
-      runBound<{ mode: string }>(database.db, bound("select current_setting('synchronous_commit') as mode", []), { group: 'mode', asyncCommit }).then((r) => r.rows[0]!.mode);
+      runBound<{ mode: string }>(database.db, bound("select current_setting('synchronous_commit') as mode", []), { group: 'mode', asyncCommit }).then(
+        (r) => r.rows[0]!.mode,
+      );
     const quick = await Promise.all([mode(true), mode(true), mode(true)]);
     const mixed = await Promise.all([mode(true), mode(false), mode(true)]);
     // PGlite has no WAL flush to wait for: each statement runs by itself with the database's setting.

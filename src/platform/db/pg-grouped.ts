@@ -68,7 +68,15 @@ const PIPELINED_GROUP = 16;
 /** The first statement of a group of `asyncCommit` statements: its commit does not wait for the WAL flush. */
 const ASYNC_COMMIT = 'sf_group_async_commit';
 knownToAnswerNoRows(ASYNC_COMMIT);
-const asyncCommitStatement: Waiting = { text: 'set local synchronous_commit to off', name: ASYNC_COMMIT, values: [], order: '', asyncCommit: true, resolve: () => {}, reject: () => {} };
+const asyncCommitStatement: Waiting = {
+  text: 'set local synchronous_commit to off',
+  name: ASYNC_COMMIT,
+  values: [],
+  order: '',
+  asyncCommit: true,
+  resolve: () => {},
+  reject: () => {},
+};
 
 /** The connection groups are written on, held while groups are in flight on it. */
 interface Lane {

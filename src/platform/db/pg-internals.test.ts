@@ -48,7 +48,7 @@ describe("node-postgres' internals the group-commit runner relies on", () => {
     expect(source('_pulseQueryQueue'), `pg.Client#_pulseQueryQueue no longer submits the next query in order: ${REASON}`).toContain('.submit(');
   });
 
-  it("pg/lib/utils.js prepares values as query() does (text, or bytes for a Buffer)", () => {
+  it('pg/lib/utils.js prepares values as query() does (text, or bytes for a Buffer)', () => {
     expect(typeof utils.prepareValue, `pg/lib/utils.js#prepareValue is gone: ${REASON}`).toBe('function');
     expect(utils.prepareValue(['a', 'b "c"']), REASON).toBe('{"a","b \\"c\\""}');
     expect(utils.prepareValue(42), REASON).toBe('42');

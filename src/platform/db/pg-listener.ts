@@ -62,7 +62,9 @@ export function createPgListener(options: PgListenerOptions): PgListener {
 
   async function open(): Promise<pg.Client> {
     // TCP keepalive: a peer gone without a word (a failover's dead host) ends the socket in time, and so fires 'end'.
-    const client = new pg.Client(Object.assign({}, options.client, { application_name: LISTENER_APPLICATION_NAME, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }));
+    const client = new pg.Client(
+      Object.assign({}, options.client, { application_name: LISTENER_APPLICATION_NAME, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }),
+    );
     client.on('notification', dispatch);
     client.on('error', (err) => lost(client, err));
     client.on('end', () => lost(client));

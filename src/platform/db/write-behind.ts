@@ -10,7 +10,11 @@ export interface WriteBehind<V> {
   flush(): Promise<void>;
 }
 
-export function writeBehind<V>(options: { delayMs: number; merge: (pending: V, value: V) => V; write: (batch: [string, V][]) => Promise<void> }): WriteBehind<V> {
+export function writeBehind<V>(options: {
+  delayMs: number;
+  merge: (pending: V, value: V) => V;
+  write: (batch: [string, V][]) => Promise<void>;
+}): WriteBehind<V> {
   const pending = new Map<string, V>();
   let timer: NodeJS.Timeout | null = null;
   let writing: Promise<void> = Promise.resolve();

@@ -107,16 +107,28 @@ describe('invalidating cache', () => {
 
   it('getMany: hits from the cache, the misses in one load, unknown keys neither returned nor kept', async () => {
     const batches: string[][] = [];
-    const values = new Map([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    const values = new Map([
+      ['a', 'A'],
+      ['b', 'B'],
+      ['c', 'C'],
+    ]);
     const loadMany = async (missing: string[]) => {
       batches.push(missing);
       return new Map(missing.filter((k) => values.has(k)).map((k) => [k, values.get(k)!]));
     };
     const cache = createInvalidatingCache<string>({ name: 'unit_many', load: async (k) => values.get(k) ?? 'missing' });
     expect(await cache.get('a')).toBe('A');
-    expect([...(await cache.getMany(['a', 'b', 'b', 'x', 'c'], loadMany))].sort()).toEqual([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    expect([...(await cache.getMany(['a', 'b', 'b', 'x', 'c'], loadMany))].sort()).toEqual([
+      ['a', 'A'],
+      ['b', 'B'],
+      ['c', 'C'],
+    ]);
     expect(batches).toEqual([['b', 'x', 'c']]);
-    expect([...(await cache.getMany(['c', 'a', 'b'], loadMany))].sort()).toEqual([['a', 'A'], ['b', 'B'], ['c', 'C']]);
+    expect([...(await cache.getMany(['c', 'a', 'b'], loadMany))].sort()).toEqual([
+      ['a', 'A'],
+      ['b', 'B'],
+      ['c', 'C'],
+    ]);
     expect(batches).toHaveLength(1);
     expect(cache.size).toBe(3);
     // A change while a batch is read: the batch answers its callers but keeps nothing.
@@ -197,7 +209,12 @@ describe('invalidating cache', () => {
 
   it('expires entries after the TTL and at a value-given moment, and changedAll drops everything', async () => {
     let clock = 0;
-    const source = counting(new Map([['a', 'A'], ['b', 'B']]));
+    const source = counting(
+      new Map([
+        ['a', 'A'],
+        ['b', 'B'],
+      ]),
+    );
     const cache = createInvalidatingCache({ name: 'ttl', load: source.load, ttlMs: 1000, now: () => clock, expiresAt: (v) => (v === 'B' ? 100 : null) });
     await cache.get('a');
     await cache.get('b');

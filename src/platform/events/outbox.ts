@@ -51,7 +51,10 @@ const CLAIM_EVENTS = `
  * dispatched exactly when that commits. Returns their headers, oldest first.
  */
 export async function claimUndispatchedEvents(tx: DbOrTx, limit: number, at: Date): Promise<EventHeader[]> {
-  const { rows } = await runBound<{ id: string; name: string; user_id: string | null; created_at: Date | string }>(tx, bound(CLAIM_EVENTS, [limit, at.toISOString()]));
+  const { rows } = await runBound<{ id: string; name: string; user_id: string | null; created_at: Date | string }>(
+    tx,
+    bound(CLAIM_EVENTS, [limit, at.toISOString()]),
+  );
   return rows
     .map((row) => ({ id: row.id, name: row.name, userId: row.user_id, createdAt: new Date(row.created_at) }))
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -85,15 +85,24 @@ const spec = (e: DescribedError): unknown => envelope(e.code, e.message, e.detai
  * another shape, like the OpenAI-compatible surface); `render` turns a described error into the body, and `statusOf`
  * may answer it with the status that surface's vendor uses for the same condition.
  */
-export function registerErrorHandling(app: FastifyInstance, render: (error: DescribedError) => unknown = spec, statusOf: (error: DescribedError) => number = (e) => e.status): void {
+export function registerErrorHandling(
+  app: FastifyInstance,
+  render: (error: DescribedError) => unknown = spec,
+  statusOf: (error: DescribedError) => number = (e) => e.status,
+): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     if ('code' in error && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainOversizedBody(request, reply);
     const described = describeError(error, request);
     const status = statusOf(described);
-    return reply.code(status).headers(described.headers).send(render({ ...described, status }));
+    return reply
+      .code(status)
+      .headers(described.headers)
+      .send(render({ ...described, status }));
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send(render({ status: 404, code: 'NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}.`, details: null, headers: {} }));
+    reply
+      .code(404)
+      .send(render({ status: 404, code: 'NOT_FOUND', message: `No route for ${request.method} ${request.url.split('?')[0]}.`, details: null, headers: {} }));
   });
 }

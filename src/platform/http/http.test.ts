@@ -20,15 +20,26 @@ beforeAll(async () => {
   database = testDb.database;
   const base = new Date('2026-01-01T00:00:00Z').getTime();
   for (let i = 0; i < 25; i++) {
-    await database.db.insert(mailOutbox).values({ to: `r${i}@example.com`, from: 'x@example.com', subject: `s${i}`, text: 't', status: 'STORED', createdAt: new Date(base + Math.floor(i / 2) * 1000) });
+    await database.db.insert(mailOutbox).values({
+      to: `r${i}@example.com`,
+      from: 'x@example.com',
+      subject: `s${i}`,
+      text: 't',
+      status: 'STORED',
+      createdAt: new Date(base + Math.floor(i / 2) * 1000),
+    });
   }
   app = Fastify();
   registerValidation(app);
   registerErrorHandling(app);
-  app.get('/items', { schema: { querystring: StrictObject({ ...pageQuery(10, 20), subject: Type.Optional(Type.String({ maxLength: 5 })) }) } }, async (request) => {
-    const { limit = 10, cursor } = request.query as { limit?: number; cursor?: string };
-    return newestFirstPage(database.db, mailOutbox, 'createdAt', undefined, { limit, cursor });
-  });
+  app.get(
+    '/items',
+    { schema: { querystring: StrictObject({ ...pageQuery(10, 20), subject: Type.Optional(Type.String({ maxLength: 5 })) }) } },
+    async (request) => {
+      const { limit = 10, cursor } = request.query as { limit?: number; cursor?: string };
+      return newestFirstPage(database.db, mailOutbox, 'createdAt', undefined, { limit, cursor });
+    },
+  );
   app.get('/boom', async () => {
     throw new Error('secret internal detail: password=hunter2');
   });
@@ -58,7 +69,10 @@ describe('strict query parameters', () => {
     expect((await app.inject({ url: '/items?limit=0' })).statusCode).toBe(400);
     expect((await app.inject({ url: '/items?limit=21' })).statusCode).toBe(400);
     expect((await app.inject({ url: '/items?limit=abc' })).json().error.details[0]).toEqual({ field: 'query.limit', message: 'must be an integer' });
-    expect((await app.inject({ url: '/items?subject=toolong' })).json().error.details[0]).toEqual({ field: 'query.subject', message: 'must be at most 5 characters long' });
+    expect((await app.inject({ url: '/items?subject=toolong' })).json().error.details[0]).toEqual({
+      field: 'query.subject',
+      message: 'must be at most 5 characters long',
+    });
     expect((await app.inject({ url: '/items?limit=3' })).json().items).toHaveLength(3);
   });
 });
@@ -83,7 +97,9 @@ describe('keyset cursor pagination', () => {
 
   it('keeps its place while new rows are inserted ahead of the cursor', async () => {
     const first = (await app.inject({ url: '/items?limit=5' })).json();
-    await database.db.insert(mailOutbox).values({ to: 'new@example.com', from: 'x@example.com', subject: 'new', text: 't', status: 'STORED', createdAt: new Date('2030-01-01T00:00:00Z') });
+    await database.db
+      .insert(mailOutbox)
+      .values({ to: 'new@example.com', from: 'x@example.com', subject: 'new', text: 't', status: 'STORED', createdAt: new Date('2030-01-01T00:00:00Z') });
     const second = (await app.inject({ url: `/items?limit=5&cursor=${first.nextCursor}` })).json();
     const firstIds = new Set(first.items.map((i: { id: string }) => i.id));
     expect(second.items.some((i: { id: string }) => firstIds.has(i.id))).toBe(false);
@@ -91,7 +107,11 @@ describe('keyset cursor pagination', () => {
   });
 
   it('refuses a tampered cursor with a clear 400', async () => {
-    for (const cursor of ['garbage', encodeURIComponent(Buffer.from('{"a":1}').toString('base64url')), Buffer.from(JSON.stringify(['not-a-date', 'x'])).toString('base64url')]) {
+    for (const cursor of [
+      'garbage',
+      encodeURIComponent(Buffer.from('{"a":1}').toString('base64url')),
+      Buffer.from(JSON.stringify(['not-a-date', 'x'])).toString('base64url'),
+    ]) {
       const response = await app.inject({ url: `/items?cursor=${cursor}` });
       expect(response.statusCode).toBe(400);
       expect(response.json().error.message).toMatch(/cursor is not valid/);

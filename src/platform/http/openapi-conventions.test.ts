@@ -14,7 +14,9 @@ interface Operation {
   requestBody?: { content: Record<string, unknown> };
   responses: Record<string, { description: string; content?: Record<string, unknown> }>;
 }
-const operations = Object.entries(document.paths).flatMap(([p, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${p}`, op })));
+const operations = Object.entries(document.paths).flatMap(([p, ops]) =>
+  Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${p}`, op })),
+);
 const find = (key: string) => operations.find((o) => o.key === key)!.op;
 
 describe('OpenAPI conventions', () => {

@@ -25,7 +25,12 @@ interface RouteLike {
 }
 
 const pascal = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
-const words = (segment: string) => segment.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
+const words = (segment: string) =>
+  segment
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map(pascal)
+    .join('');
 
 /** `GET /v1/jobs/{id}/stream` → `getJobsByIdStream`: stable, readable, unique per method and path. */
 export function operationIdFor(method: string, url: string): string {
@@ -39,7 +44,7 @@ export function operationIdFor(method: string, url: string): string {
   return method.toLowerCase() + (parts.join('') || 'Root');
 }
 
-const hintsOf = (route: RouteLike): RouteOpenApiHints => ((route.config as { openapi?: RouteOpenApiHints } | undefined)?.openapi ?? {});
+const hintsOf = (route: RouteLike): RouteOpenApiHints => (route.config as { openapi?: RouteOpenApiHints } | undefined)?.openapi ?? {};
 
 /**
  * Per-route part (@fastify/swagger `transform`): names the wildcard parameter, defaults `security` to `[]` (public),
@@ -54,7 +59,11 @@ export function transformRoute({ schema, url, route }: { schema: unknown; url: s
     const params = out.params as { properties?: Json; required?: string[] } | undefined;
     if (params?.properties?.['*']) {
       const { '*': wildcard, ...rest } = params.properties;
-      out.params = { ...params, properties: { ...rest, [WILDCARD_PARAM]: wildcard }, required: (params.required ?? []).map((n) => (n === '*' ? WILDCARD_PARAM : n)) };
+      out.params = {
+        ...params,
+        properties: { ...rest, [WILDCARD_PARAM]: wildcard },
+        required: (params.required ?? []).map((n) => (n === '*' ? WILDCARD_PARAM : n)),
+      };
     }
   }
   out.security ??= [];
@@ -103,7 +112,7 @@ export function applyDocumentConventions(document: Json, servers: Array<{ url: s
     for (const [method, shared] of Object.entries(operations)) {
       // Per method, not per route: a route serving GET and HEAD shares one operation object between them.
       const { [OPERATION_ID_HINT]: hinted, ...operation } = shared;
-      operation.operationId = (hinted) ?? operationIdFor(method, path);
+      operation.operationId = hinted ?? operationIdFor(method, path);
       completeOperation(operation);
       operations[method] = operation;
     }

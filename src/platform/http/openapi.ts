@@ -19,10 +19,30 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from sign-up, sign-in or refresh (15 minutes)' },
-          apiKeyAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_sf_…', description: 'An API key, sent as a Bearer token; accepted on the routes that name it, within its scopes' },
-          apiKeyHeaderAuth: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key in x-api-key, as Anthropic\'s clients send it (on /anthropic/v1 routes)' },
-          googApiKeyHeaderAuth: { type: 'apiKey', in: 'header', name: 'x-goog-api-key', description: 'An API key in x-goog-api-key, as Google\'s clients send it (on /gemini/v1beta routes)' },
-          apiKeyQueryAuth: { type: 'apiKey', in: 'query', name: 'key', description: 'An API key in the key query parameter, as Google\'s API also takes it (on /gemini/v1beta routes)' },
+          apiKeyAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'sk_sf_…',
+            description: 'An API key, sent as a Bearer token; accepted on the routes that name it, within its scopes',
+          },
+          apiKeyHeaderAuth: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description: "An API key in x-api-key, as Anthropic's clients send it (on /anthropic/v1 routes)",
+          },
+          googApiKeyHeaderAuth: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-goog-api-key',
+            description: "An API key in x-goog-api-key, as Google's clients send it (on /gemini/v1beta routes)",
+          },
+          apiKeyQueryAuth: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'key',
+            description: "An API key in the key query parameter, as Google's API also takes it (on /gemini/v1beta routes)",
+          },
         },
       },
     },

@@ -51,8 +51,14 @@ export function redisWithLocalFallback(redis: Redis, options: { nameSpace: strin
   const commandName = 'storefrontRateLimitIncrement';
   if (!(commandName in redis)) redis.defineCommand(commandName, { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
   const increment = (redis as unknown as Record<string, (key: string, windowMs: number) => Promise<[number, number]>>)[commandName]!.bind(redis);
-  const up = options.metrics.gauge({ name: 'storefront_rate_limit_redis_up', help: 'Whether the rate-limit counters are shared in Redis (1) or counted per instance because Redis does not answer (0)' });
-  const localCounts = options.metrics.counter({ name: 'storefront_rate_limit_local_counts_total', help: 'Requests counted by this instance alone because Redis did not answer' });
+  const up = options.metrics.gauge({
+    name: 'storefront_rate_limit_redis_up',
+    help: 'Whether the rate-limit counters are shared in Redis (1) or counted per instance because Redis does not answer (0)',
+  });
+  const localCounts = options.metrics.counter({
+    name: 'storefront_rate_limit_local_counts_total',
+    help: 'Requests counted by this instance alone because Redis did not answer',
+  });
   up.set(1);
   let away = false;
 
@@ -61,7 +67,10 @@ export function redisWithLocalFallback(redis: Redis, options: { nameSpace: strin
     if (away) return;
     away = true;
     up.set(0);
-    options.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'Redis does not answer: rate limits are counted by each instance alone until it does');
+    options.logger.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      'Redis does not answer: rate limits are counted by each instance alone until it does',
+    );
   };
   const redisBack = () => {
     if (!away) return;

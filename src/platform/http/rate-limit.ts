@@ -18,7 +18,9 @@ export async function registerRateLimit(app: FastifyInstance, options: { perMinu
     timeWindow: 60_000,
     keyGenerator: (request) => request.ip,
     allowList: (request) => UNLIMITED_PATHS.has(request.url.split('?')[0] ?? ''),
-    ...(options.redis ? { store: redisWithLocalFallback(options.redis, { nameSpace: 'storefront:ratelimit:', logger: app.log, metrics: options.metrics }) } : {}),
+    ...(options.redis
+      ? { store: redisWithLocalFallback(options.redis, { nameSpace: 'storefront:ratelimit:', logger: app.log, metrics: options.metrics }) }
+      : {}),
     errorResponseBuilder: (_request, context) => {
       const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
       return new AppError(429, 'RATE_LIMITED', `Too many requests from your address. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, {
@@ -50,9 +52,14 @@ export function registerCredentialRateLimit(app: FastifyInstance, limitOf: (requ
     if (result.isAllowed || !result.isExceeded) return;
     const seconds = Math.max(1, result.ttlInSeconds);
     void reply.header('retry-after', String(seconds));
-    throw new AppError(429, 'RATE_LIMITED', `This API key is limited to ${limit.perMinute} requests a minute. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, {
-      limit: limit.perMinute,
-      retryAfterSeconds: seconds,
-    });
+    throw new AppError(
+      429,
+      'RATE_LIMITED',
+      `This API key is limited to ${limit.perMinute} requests a minute. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+      {
+        limit: limit.perMinute,
+        retryAfterSeconds: seconds,
+      },
+    );
   });
 }

@@ -31,5 +31,4 @@ export const pageQuery = (defaultLimit: number, maxLimit: number) => ({
 export const Page = <T extends TSchema>(item: T) => Type.Object({ items: Type.Array(item), nextCursor: Nullable(Type.String()) });
 
 /** The error responses every route may give, for the OpenAPI document. */
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]));
+export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]));

@@ -8,10 +8,7 @@ export interface ValidationIssue {
 const PART_LABEL: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 /** Turns ajv's errors into `{ field, message }` issues and one sentence for the user. */
-export function describeValidationErrors(
-  errors: FastifySchemaValidationError[],
-  context: string | undefined,
-): { message: string; details: ValidationIssue[] } {
+export function describeValidationErrors(errors: FastifySchemaValidationError[], context: string | undefined): { message: string; details: ValidationIssue[] } {
   const part = PART_LABEL[context ?? 'body'] ?? context ?? 'body';
   const issues: ValidationIssue[] = [];
   for (const err of errors) {

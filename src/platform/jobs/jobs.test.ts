@@ -69,7 +69,7 @@ describe(`pg-boss on the service database`, () => {
     expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1900);
   });
 
-  it('queues inside a caller\'s transaction: the message exists exactly when the transaction commits', async () => {
+  it("queues inside a caller's transaction: the message exists exactly when the transaction commits", async () => {
     await expect(
       database.db.transaction(async (tx) => {
         await jobs.send('test.echo', { value: 1001 }, { tx });
@@ -80,12 +80,14 @@ describe(`pg-boss on the service database`, () => {
       await jobs.send('test.echo', { value: 1002 }, { tx, startAfterSeconds: 1 });
     });
     await waitFor(() => seen.includes(1002));
-    const stored = await database.query<{ value: number }>(`select (data->>'value')::int as value from pgboss.job where name = 'test.echo' and (data->>'value')::int in (1001, 1002)`);
+    const stored = await database.query<{ value: number }>(
+      `select (data->>'value')::int as value from pgboss.job where name = 'test.echo' and (data->>'value')::int in (1001, 1002)`,
+    );
     expect(stored.rows.map((row) => row.value)).toEqual([1002]);
     expect(seen).not.toContain(1001);
   });
 
-  it('starts a job committed by another transaction or instance within the queue watch, not the workers\' own slow poll', async () => {
+  it("starts a job committed by another transaction or instance within the queue watch, not the workers' own slow poll", async () => {
     // Sent in a transaction, like a job another instance commits: nothing wakes the worker but the one statement that
     // watches every queue (the worker itself polls only every 30 s).
     await database.db.transaction(async (tx) => {
@@ -98,7 +100,9 @@ describe(`pg-boss on the service database`, () => {
   it('refuses a queue without a handler and a queue registered twice', async () => {
     await expect(jobs.send('nope' as never, {} as never)).rejects.toThrow(/No handler/);
     const other = createJobs({ database, databaseUrl: testDb.url, logger: pino({ level: 'silent' }) });
-    expect(() => other.register([defineJob({ name: 'test.echo', handler: async () => {} }), defineJob({ name: 'test.echo', handler: async () => {} })])).toThrow(/two handlers/);
+    expect(() =>
+      other.register([defineJob({ name: 'test.echo', handler: async () => {} }), defineJob({ name: 'test.echo', handler: async () => {} })]),
+    ).toThrow(/two handlers/);
   });
 
   it('names every queue that has no handler when asked to check a list of queues', () => {

@@ -87,7 +87,9 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
     assertHandled(queues) {
       const missing = queues.filter((name) => !byName.has(name));
       if (missing.length > 0) {
-        throw new Error(`No handler is registered for job queue ${missing.map((name) => `"${name}"`).join(', ')}: every queue code can send to needs one at start`);
+        throw new Error(
+          `No handler is registered for job queue ${missing.map((name) => `"${name}"`).join(', ')}: every queue code can send to needs one at start`,
+        );
       }
     },
     async send(name, payload, sendOptions = {}) {
@@ -114,11 +116,15 @@ export function createJobs(options: { database: Database; databaseUrl: string | 
         if (!workers) continue;
         const concurrency = definition.options?.concurrency ?? 1;
         for (let i = 0; i < concurrency; i++) {
-          const id = await boss.work(definition.name, { pollingIntervalSeconds: WORKER_FALLBACK_POLL_SECONDS, batchSize: 1, includeMetadata: true }, async (jobs) => {
-            for (const job of jobs) {
-              await (definition.handler as JobDefinition['handler'])(job.data as never, { id: job.id, retryCount: job.retryCount });
-            }
-          });
+          const id = await boss.work(
+            definition.name,
+            { pollingIntervalSeconds: WORKER_FALLBACK_POLL_SECONDS, batchSize: 1, includeMetadata: true },
+            async (jobs) => {
+              for (const job of jobs) {
+                await (definition.handler as JobDefinition['handler'])(job.data as never, { id: job.id, retryCount: job.retryCount });
+              }
+            },
+          );
           workerIds.set(definition.name, [...(workerIds.get(definition.name) ?? []), id]);
         }
         if (definition.options?.cron) await boss.schedule(definition.name, definition.options.cron, {});
@@ -171,8 +177,16 @@ function registerQueueMetrics(metrics: Metrics, database: Database, queues: () =
       )
       .finally(() => setTimeout(() => (backlog = null), 0)));
   const gauges: { name: string; help: string; value: (row: QueueBacklog | undefined) => number }[] = [
-    { name: 'storefront_jobs_waiting', help: 'Jobs ready to run and not yet started, by queue (read from pg-boss when scraped)', value: (row) => row?.waiting ?? 0 },
-    { name: 'storefront_jobs_oldest_waiting_seconds', help: 'Age of the oldest job ready to run and not yet started, by queue (0 when none waits)', value: (row) => row?.oldestSeconds ?? 0 },
+    {
+      name: 'storefront_jobs_waiting',
+      help: 'Jobs ready to run and not yet started, by queue (read from pg-boss when scraped)',
+      value: (row) => row?.waiting ?? 0,
+    },
+    {
+      name: 'storefront_jobs_oldest_waiting_seconds',
+      help: 'Age of the oldest job ready to run and not yet started, by queue (0 when none waits)',
+      value: (row) => row?.oldestSeconds ?? 0,
+    },
   ];
   for (const { name, help, value } of gauges) {
     metrics.gauge({

@@ -11,7 +11,9 @@ export const WORKER_FALLBACK_POLL_SECONDS = 30;
  * was ~60 statements a second on an idle instance, and on the embedded database ~4 MB/s of garbage that kept V8 from
  * ever shrinking its young generation. `onWaiting` gets the queues holding a job ready to run now.
  */
-export function watchQueues(options: { database: Database; logger: FastifyBaseLogger; onWaiting: (queues: string[]) => void; intervalMs?: number }): { stop(): Promise<void> } {
+export function watchQueues(options: { database: Database; logger: FastifyBaseLogger; onWaiting: (queues: string[]) => void; intervalMs?: number }): {
+  stop(): Promise<void>;
+} {
   const { database, logger, onWaiting, intervalMs = QUEUE_WATCH_INTERVAL_MS } = options;
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;

@@ -1,7 +1,6 @@
 import type { MailMessage } from './mailer.js';
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 export interface MailContent {
   subject: string;
@@ -33,9 +32,7 @@ export function composeMail(to: string, content: MailContent): MailMessage {
     '<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#111">',
     `<p>${escapeHtml(greeting)}</p>`,
     ...content.lines.map((line) => `<p>${escapeHtml(line)}</p>`),
-    content.code
-      ? `<p style="font-size:28px;font-weight:bold;letter-spacing:6px;font-family:monospace">${escapeHtml(content.code)}</p>`
-      : '',
+    content.code ? `<p style="font-size:28px;font-weight:bold;letter-spacing:6px;font-family:monospace">${escapeHtml(content.code)}</p>` : '',
     content.action
       ? `<p><a href="${escapeHtml(content.action.url)}" style="display:inline-block;padding:10px 18px;background:#111;color:#fff;border-radius:6px;text-decoration:none">${escapeHtml(content.action.label)}</a></p>` +
         `<p style="font-size:12px;color:#555">Or open this link: ${escapeHtml(content.action.url)}</p>`

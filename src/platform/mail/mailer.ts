@@ -74,11 +74,19 @@ export function mailDeliveryJob(deps: { db: Db; smtpUrl: string | null; logger: 
         return;
       }
       try {
-        await (await transportOf(deps.smtpUrl)).sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? undefined });
-        await deps.db.update(mailOutbox).set({ status: 'SENT', sentAt: new Date(), attempts: sql`${mailOutbox.attempts} + 1` }).where(eq(mailOutbox.id, mailId));
+        await (
+          await transportOf(deps.smtpUrl)
+        ).sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html ?? undefined });
+        await deps.db
+          .update(mailOutbox)
+          .set({ status: 'SENT', sentAt: new Date(), attempts: sql`${mailOutbox.attempts} + 1` })
+          .where(eq(mailOutbox.id, mailId));
       } catch (err) {
         const lastError = err instanceof Error ? err.message : String(err);
-        await deps.db.update(mailOutbox).set({ status: 'FAILED', lastError, attempts: sql`${mailOutbox.attempts} + 1` }).where(eq(mailOutbox.id, mailId));
+        await deps.db
+          .update(mailOutbox)
+          .set({ status: 'FAILED', lastError, attempts: sql`${mailOutbox.attempts} + 1` })
+          .where(eq(mailOutbox.id, mailId));
         deps.logger.warn({ mailId, err: lastError }, 'mail delivery failed; will retry');
         throw err;
       }

@@ -240,7 +240,16 @@ describe('generated video', () => {
       try {
         const file = path.join(dir, 'v.mp4');
         await writeFile(file, video);
-        const { stdout } = await run('ffprobe', ['-v', 'error', '-count_frames', '-show_entries', 'stream=codec_name,profile,width,height,pix_fmt,nb_read_frames', '-of', 'json', file]);
+        const { stdout } = await run('ffprobe', [
+          '-v',
+          'error',
+          '-count_frames',
+          '-show_entries',
+          'stream=codec_name,profile,width,height,pix_fmt,nb_read_frames',
+          '-of',
+          'json',
+          file,
+        ]);
         expect(JSON.parse(stdout).streams[0]).toEqual({
           codec_name: 'h264',
           profile: 'Baseline',
@@ -268,16 +277,12 @@ describe('generated video', () => {
     expect(readMp4Info(await generateMp4({ ...input, width: 97, height: 65 }))).toMatchObject({ width: 96, height: 64 });
   });
 
-  it.each([
-    [{ width: 8, height: 64 }],
-    [{ width: 4000, height: 64 }],
-    [{ durationSeconds: 0 }],
-    [{ durationSeconds: 60 }],
-    [{ fps: 0 }],
-    [{ fps: 2.5 }],
-  ])('refuses out-of-range input %j', async (override) => {
-    await expect(generateMp4({ prompt: 'x', seed: 1, width: 64, height: 64, durationSeconds: 1, fps: 8, ...override })).rejects.toThrow(RangeError);
-  });
+  it.each([[{ width: 8, height: 64 }], [{ width: 4000, height: 64 }], [{ durationSeconds: 0 }], [{ durationSeconds: 60 }], [{ fps: 0 }], [{ fps: 2.5 }]])(
+    'refuses out-of-range input %j',
+    async (override) => {
+      await expect(generateMp4({ prompt: 'x', seed: 1, width: 64, height: 64, durationSeconds: 1, fps: 8, ...override })).rejects.toThrow(RangeError);
+    },
+  );
 });
 
 describe('media sniffing', () => {

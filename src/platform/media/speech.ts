@@ -63,7 +63,7 @@ function plan(text: string, random: SeededRandom, basePitch: number, speed: numb
       continue;
     }
     const letters = [...token].map(baseLetter).join('');
-    const groups = /\p{N}/u.test(letters) ? letters.split('').map(() => 'a') : letters.match(/[aeiouy]+/g) ?? ['a'];
+    const groups = /\p{N}/u.test(letters) ? letters.split('').map(() => 'a') : (letters.match(/[aeiouy]+/g) ?? ['a']);
     const onsets = letters.split(/[aeiouy]+/);
     groups.slice(0, 8).forEach((group, i) => {
       const before = onsets[i]?.slice(-1) ?? '';

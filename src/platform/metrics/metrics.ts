@@ -2,7 +2,16 @@ import { createServer, type Server } from 'node:http';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unauthorized } from '../http/errors.js';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+} from 'prom-client';
 
 /**
  * The Prometheus registry of one service instance. Each module declares the series it owns through `counter`,
@@ -94,7 +103,9 @@ function createMetricsServer(metrics: Metrics, token: string | null): Server {
   return createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'GET' || path !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Only GET /metrics is served on this port.', details: null } }));
+      response
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Only GET /metrics is served on this port.', details: null } }));
       return;
     }
     if (!authorized(request.headers.authorization, token)) {

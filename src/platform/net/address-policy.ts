@@ -59,8 +59,7 @@ const METADATA_V6 = new Set(['fd00:ec2::254', 'fd00:ec2::23'].map((address) => i
 
 const ipv4FromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 
-const classifyIPv4 = (address: ipaddr.IPv4): AddressClass =>
-  METADATA_V4.has(address.toString()) ? 'metadata' : (IPV4_CLASSES[address.range()] ?? 'reserved');
+const classifyIPv4 = (address: ipaddr.IPv4): AddressClass => (METADATA_V4.has(address.toString()) ? 'metadata' : (IPV4_CLASSES[address.range()] ?? 'reserved'));
 
 function classifyIPv6(address: ipaddr.IPv6): AddressClass {
   if (METADATA_V6.has(address.parts.join(':'))) return 'metadata'; // the parts leave out a zone id

@@ -103,9 +103,15 @@ describe('outbound policy: connectGuard (checked again when a connection is made
     answer = ['127.0.0.1'];
     const loopback = await connectThrough(lookup, 'provider.test');
     expect(loopback).toBeInstanceOf(FetchError);
-    expect(loopback).toMatchObject({ reason: 'ADDRESS_NOT_ALLOWED', message: expect.stringContaining('127.0.0.1 (loopback) of "provider.test" is not allowed') });
+    expect(loopback).toMatchObject({
+      reason: 'ADDRESS_NOT_ALLOWED',
+      message: expect.stringContaining('127.0.0.1 (loopback) of "provider.test" is not allowed'),
+    });
     answer = ['93.184.216.34', '169.254.169.254'];
-    expect(await connectThrough(lookup, 'provider.test', { autoSelectFamily: true })).toMatchObject({ reason: 'ADDRESS_NOT_ALLOWED', address: { kind: 'metadata' } });
+    expect(await connectThrough(lookup, 'provider.test', { autoSelectFamily: true })).toMatchObject({
+      reason: 'ADDRESS_NOT_ALLOWED',
+      address: { kind: 'metadata' },
+    });
     expect(connections).toBe(before);
   });
 

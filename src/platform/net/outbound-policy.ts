@@ -99,7 +99,10 @@ export function createOutboundPolicy(settings: OutboundPolicySettings): Outbound
       const kind = classify(address);
       if (!reachable(kind)) {
         const why = kind === 'metadata' ? 'a cloud metadata service is never reachable' : 'only public internet addresses can be reached';
-        throw new FetchError('ADDRESS_NOT_ALLOWED', `The address ${address} (${kind}) of "${url.hostname}" is not allowed: ${why}.`, null, url.href, { address, kind });
+        throw new FetchError('ADDRESS_NOT_ALLOWED', `The address ${address} (${kind}) of "${url.hostname}" is not allowed: ${why}.`, null, url.href, {
+          address,
+          kind,
+        });
       }
     }
     if (url.protocol !== 'http:' || options.allowHttp) return;
@@ -107,10 +110,16 @@ export function createOutboundPolicy(settings: OutboundPolicySettings): Outbound
       const kind = classify(address);
       if (kind === 'public') {
         const host = ipLiteral(url.hostname) ? address : `"${url.hostname}" (${address})`;
-        throw new FetchError('PROTOCOL_NOT_ALLOWED', `Plain http reaches private and loopback hosts only, and ${host} is a public address: use https.`, null, url.href, {
-          address,
-          kind,
-        });
+        throw new FetchError(
+          'PROTOCOL_NOT_ALLOWED',
+          `Plain http reaches private and loopback hosts only, and ${host} is a public address: use https.`,
+          null,
+          url.href,
+          {
+            address,
+            kind,
+          },
+        );
       }
     }
   }
@@ -119,7 +128,12 @@ export function createOutboundPolicy(settings: OutboundPolicySettings): Outbound
     try {
       return await resolve(hostname);
     } catch (err) {
-      throw new FetchError('DNS_FAILED', `The host "${hostname}" could not be found (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}).`, null, url.href);
+      throw new FetchError(
+        'DNS_FAILED',
+        `The host "${hostname}" could not be found (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}).`,
+        null,
+        url.href,
+      );
     }
   }
 
@@ -139,7 +153,8 @@ export function createOutboundPolicy(settings: OutboundPolicySettings): Outbound
       const literal = ipLiteral(url.hostname);
       if (literal) judge(url, [{ address: literal, family: familyOf(literal) }], options);
       const lookup = ((hostname: string, lookupOptions: { all?: boolean; family?: number | string }, callback: LookupCallback) => {
-        const wanted = lookupOptions.family === 6 || lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family === 4 || lookupOptions.family === 'IPv4' ? 4 : 0;
+        const wanted =
+          lookupOptions.family === 6 || lookupOptions.family === 'IPv6' ? 6 : lookupOptions.family === 4 || lookupOptions.family === 'IPv4' ? 4 : 0;
         resolveName(url, hostname).then(
           (candidates) => {
             let usable: ResolvedAddress[];
@@ -150,7 +165,11 @@ export function createOutboundPolicy(settings: OutboundPolicySettings): Outbound
             } catch (err) {
               return callback(err as NodeJS.ErrnoException, '');
             }
-            if (lookupOptions.all) callback(null, usable.map(({ address, family }): LookupAddress => ({ address, family })));
+            if (lookupOptions.all)
+              callback(
+                null,
+                usable.map(({ address, family }): LookupAddress => ({ address, family })),
+              );
             else callback(null, usable[0]!.address, usable[0]!.family);
           },
           (err: unknown) => callback(err as NodeJS.ErrnoException, ''),

@@ -26,7 +26,9 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
         return;
       case '/echo':
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, authorization: req.headers.authorization ?? null }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ method: req.method, authorization: req.headers.authorization ?? null }));
         return;
       default:
         res.writeHead(500).end();
@@ -178,7 +180,12 @@ describe('safe fetch: SSRF protection', () => {
 
   it('refuses a cloud metadata service even with private networking allowed, by address and by name', async () => {
     const before = target.requests.length;
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/latest/', 'http://[::ffff:169.254.169.254]/', 'http://100.100.100.200/']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/latest/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://100.100.100.200/',
+    ]) {
       const err = await failure(open(url, { timeoutMs: 1000 }));
       expect({ url, reason: err.reason, kind: err.address?.kind }).toEqual({ url, reason: 'ADDRESS_NOT_ALLOWED', kind: 'metadata' });
       expect(err.message).toContain('a cloud metadata service is never reachable');

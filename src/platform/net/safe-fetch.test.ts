@@ -60,7 +60,9 @@ beforeAll(async () => {
         res.writeHead(303, { location: '/echo' }).end();
         return;
       case '/echo':
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, authorization: req.headers.authorization ?? null }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ method: req.method, authorization: req.headers.authorization ?? null }));
         return;
       default:
         res.writeHead(500).end();

@@ -5,7 +5,6 @@ import { AppError } from '../http/errors.js';
 import { ipLiteral } from './address-policy.js';
 import { createOutboundPolicy, FetchError, type OutboundPolicySettings, type ResolvedAddress } from './outbound-policy.js';
 
-
 export interface SafeFetchOptions {
   method?: 'GET' | 'HEAD' | 'POST' | 'PUT';
   headers?: Record<string, string>;
@@ -103,8 +102,7 @@ export function createSafeFetcher(settings: SafeFetcherOptions): SafeFetcher {
     let method: string = options.method ?? 'GET';
     let body = options.body;
     let headers = { ...options.headers };
-    const timedOut = () =>
-      new FetchError('TIMEOUT', `The remote server did not answer in time (limit ${Math.round(timeoutMs / 100) / 10} s).`, null, url.href);
+    const timedOut = () => new FetchError('TIMEOUT', `The remote server did not answer in time (limit ${Math.round(timeoutMs / 100) / 10} s).`, null, url.href);
     try {
       for (let hop = 0; ; hop++) {
         const target = await untilAborted(checkedTarget(url, options.allowHttp ?? false), controller.signal);
@@ -135,7 +133,12 @@ export function createSafeFetcher(settings: SafeFetcherOptions): SafeFetcher {
         }
         if ((status < 200 || status > 299) && options.throwOnHttpError !== false) {
           response.destroy();
-          throw new FetchError('HTTP_STATUS', `The remote server answered ${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}.`, status, url.href);
+          throw new FetchError(
+            'HTTP_STATUS',
+            `The remote server answered ${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}.`,
+            status,
+            url.href,
+          );
         }
         const declared = Number(response.headers['content-length']);
         if (Number.isFinite(declared) && declared > maxBytes) {

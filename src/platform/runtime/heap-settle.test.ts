@@ -82,7 +82,14 @@ describe('settleHeapWhenQuiet', () => {
     const timer = manualTimer();
     let compactions = 0;
     let marks = 0;
-    settleHeapWhenQuiet({ attempts: 3, busyAbove: 0.2, utilization: loopBusy(0.9, 0.5, 0.7), schedule: timer.schedule, compact: () => (compactions++, settled), markWindow: () => marks++ });
+    settleHeapWhenQuiet({
+      attempts: 3,
+      busyAbove: 0.2,
+      utilization: loopBusy(0.9, 0.5, 0.7),
+      schedule: timer.schedule,
+      compact: () => (compactions++, settled),
+      markWindow: () => marks++,
+    });
     for (let i = 0; i < 3; i++) timer.fire();
     expect(compactions).toBe(0);
     expect(marks).toBe(3); // the start and each window retried

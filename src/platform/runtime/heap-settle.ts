@@ -83,7 +83,16 @@ const unrefTimer = (run: () => void, ms: number) => {
  * cancel for shutdown.
  */
 export function settleHeapWhenQuiet(options: HeapSettleOptions = {}): { cancel(): void } {
-  const { quietMs = 6_000, busyAbove = 0.2, attempts = 6, onSettled, utilization = performance.eventLoopUtilization, schedule = unrefTimer, compact = compactHeap, markWindow = markAllocationWindow } = options;
+  const {
+    quietMs = 6_000,
+    busyAbove = 0.2,
+    attempts = 6,
+    onSettled,
+    utilization = performance.eventLoopUtilization,
+    schedule = unrefTimer,
+    compact = compactHeap,
+    markWindow = markAllocationWindow,
+  } = options;
   markWindow();
   let window = utilization();
   let left = attempts;

@@ -75,7 +75,10 @@ export function createDatabaseStorage(database: Pick<Database, 'query'>, options
 
     async stat(key) {
       assertSafeKey(key);
-      const { rows } = await database.query<{ size: string | number; modified_at: Date | string }>('SELECT size, modified_at FROM storage_objects WHERE key = $1', [key]);
+      const { rows } = await database.query<{ size: string | number; modified_at: Date | string }>(
+        'SELECT size, modified_at FROM storage_objects WHERE key = $1',
+        [key],
+      );
       const row = rows[0];
       return row ? { size: Number(row.size), modifiedAt: new Date(row.modified_at) } : null;
     },

@@ -143,7 +143,14 @@ describe('S3 configuration', () => {
   it('is off without S3_BUCKET and on with it', () => {
     expect(loadConfig(base).s3).toBeNull();
     expect(
-      loadConfig({ ...base, S3_BUCKET: 'media-bucket', S3_ENDPOINT: 'http://127.0.0.1:9000', S3_ACCESS_KEY_ID: 'a', S3_SECRET_ACCESS_KEY: 'b', S3_FORCE_PATH_STYLE: 'true' }).s3,
+      loadConfig({
+        ...base,
+        S3_BUCKET: 'media-bucket',
+        S3_ENDPOINT: 'http://127.0.0.1:9000',
+        S3_ACCESS_KEY_ID: 'a',
+        S3_SECRET_ACCESS_KEY: 'b',
+        S3_FORCE_PATH_STYLE: 'true',
+      }).s3,
     ).toEqual({ bucket: 'media-bucket', region: 'us-east-1', endpoint: 'http://127.0.0.1:9000', accessKeyId: 'a', secretAccessKey: 'b', forcePathStyle: true });
     expect(loadConfig({ ...base, S3_BUCKET: 'media-bucket', S3_REGION: 'eu-west-3' }).s3).toMatchObject({
       region: 'eu-west-3',

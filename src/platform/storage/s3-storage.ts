@@ -30,7 +30,8 @@ interface LoadedSdk {
   upload: typeof S3UploadSdk;
 }
 let sdk: Promise<LoadedSdk> | undefined;
-const loadSdk = (): Promise<LoadedSdk> => (sdk ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, upload]) => ({ s3, upload })));
+const loadSdk = (): Promise<LoadedSdk> =>
+  (sdk ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, upload]) => ({ s3, upload })));
 
 const isNotFound = ({ S3ServiceException }: typeof S3Sdk, err: unknown): boolean =>
   err instanceof S3ServiceException
@@ -66,7 +67,13 @@ export function createS3Storage(settings: S3Settings, client?: S3Client): Storag
       });
       body.on('error', (err) => counted.destroy(err));
       body.pipe(counted);
-      await new sdk.upload.Upload({ client: s3, params: { Bucket, Key, Body: counted, ContentType }, partSize: PART_SIZE, queueSize: 2, leavePartsOnError: false }).done();
+      await new sdk.upload.Upload({
+        client: s3,
+        params: { Bucket, Key, Body: counted, ContentType },
+        partSize: PART_SIZE,
+        queueSize: 2,
+        leavePartsOnError: false,
+      }).done();
       return { key, size };
     },
     async stat(key) {

@@ -8,8 +8,14 @@ describe('tracing settings from the standard OTEL_* variables', () => {
   });
 
   it('sends to <endpoint>/v1/traces, or to the traces endpoint as it is', () => {
-    expect(tracingSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toMatchObject({ enabled: true, endpoint: 'http://collector:4318/v1/traces' });
-    expect(tracingSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tempo.example/otlp/v1/traces' }).endpoint).toBe('https://tempo.example/otlp/v1/traces');
+    expect(tracingSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toMatchObject({
+      enabled: true,
+      endpoint: 'http://collector:4318/v1/traces',
+    });
+    expect(
+      tracingSettingsFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://tempo.example/otlp/v1/traces' })
+        .endpoint,
+    ).toBe('https://tempo.example/otlp/v1/traces');
   });
 
   it('is switched off by OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none, whatever the endpoint', () => {
@@ -18,7 +24,10 @@ describe('tracing settings from the standard OTEL_* variables', () => {
   });
 
   it('takes the service name and the content opt-in', () => {
-    expect(tracingSettingsFrom({ OTEL_SERVICE_NAME: 'gateway-eu', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'True' })).toMatchObject({ serviceName: 'gateway-eu', captureMessageContent: true });
+    expect(tracingSettingsFrom({ OTEL_SERVICE_NAME: 'gateway-eu', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'True' })).toMatchObject({
+      serviceName: 'gateway-eu',
+      captureMessageContent: true,
+    });
     expect(tracingSettingsFrom({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'yes' }).captureMessageContent).toBe(false);
   });
 });

@@ -14,7 +14,9 @@ export interface TracingSettings {
 export function tracingSettingsFrom(env: Record<string, string | undefined>): TracingSettings {
   const value = (name: string) => env[name]?.trim() ?? '';
   const off = value('OTEL_SDK_DISABLED').toLowerCase() === 'true' || value('OTEL_TRACES_EXPORTER').toLowerCase() === 'none';
-  const endpoint = value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') || (value('OTEL_EXPORTER_OTLP_ENDPOINT') ? `${value('OTEL_EXPORTER_OTLP_ENDPOINT').replace(/\/+$/, '')}/v1/traces` : '');
+  const endpoint =
+    value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ||
+    (value('OTEL_EXPORTER_OTLP_ENDPOINT') ? `${value('OTEL_EXPORTER_OTLP_ENDPOINT').replace(/\/+$/, '')}/v1/traces` : '');
   return {
     enabled: !off && endpoint !== '',
     endpoint: off || endpoint === '' ? null : endpoint,

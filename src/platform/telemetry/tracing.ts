@@ -26,7 +26,10 @@ export interface Tracing {
 export function startTracing(settings: TracingSettings, options: { exporter?: SpanExporter } = {}): Tracing | null {
   if (!settings.enabled) return null;
   const resource = resourceFromAttributes({ 'service.name': settings.serviceName }).merge(detectResources({ detectors: [envDetector] }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(options.exporter ?? new OTLPTraceExporter({ url: settings.endpoint ?? undefined }))] });
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(options.exporter ?? new OTLPTraceExporter({ url: settings.endpoint ?? undefined }))],
+  });
   // The W3C trace-context propagator and the AsyncLocalStorage context manager.
   provider.register();
 

@@ -1,4 +1,16 @@
-import { chunks, defaultText, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeRequest, type FakeUpstream, type TokenClasses } from './text-server.js';
+import {
+  chunks,
+  defaultText,
+  promptTokens,
+  readJson,
+  sleep,
+  start,
+  tokensOf,
+  type Decide,
+  type FakeRequest,
+  type FakeUpstream,
+  type TokenClasses,
+} from './text-server.js';
 
 /**
  * The chat-completions server under every OpenAI-compatible fake: OpenAI's wire format (JSON, and SSE ending with
@@ -22,7 +34,11 @@ export interface OpenAiDialect {
 
 const OPENAI_ERRORS: Record<number, { message: string; type: string; code: string | null }> = {
   400: { message: 'Invalid request.', type: 'invalid_request_error', code: null },
-  401: { message: 'Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', code: 'invalid_api_key' },
+  401: {
+    message: 'Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.',
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+  },
   403: { message: 'Project `proj_fake` does not have access to model `gpt-fake`', type: 'invalid_request_error', code: 'model_not_found' },
   404: { message: 'The model `gpt-fake` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' },
   429: { message: 'Rate limit reached for requests. Please try again in 20ms.', type: 'requests', code: 'rate_limit_exceeded' },
@@ -34,8 +50,11 @@ const OPENAI_ERRORS: Record<number, { message: string; type: string; code: strin
 function openAiUsageDetails(promptTokens: number, classes: TokenClasses | undefined): Record<string, unknown> {
   if (!classes) return {};
   const cached = classes.cached ?? 0;
-  const reasoning = { completion_tokens_details: { reasoning_tokens: classes.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } };
-  if (classes.dialect === 'deepseek') return { prompt_cache_hit_tokens: cached, prompt_cache_miss_tokens: promptTokens - cached, ...(classes.reasoning ? reasoning : {}) };
+  const reasoning = {
+    completion_tokens_details: { reasoning_tokens: classes.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+  if (classes.dialect === 'deepseek')
+    return { prompt_cache_hit_tokens: cached, prompt_cache_miss_tokens: promptTokens - cached, ...(classes.reasoning ? reasoning : {}) };
   const cacheWrite = classes.dialect === 'openrouter' ? { cache_write_tokens: classes.cacheWrite ?? 0 } : {};
   return { prompt_tokens_details: { cached_tokens: cached, ...cacheWrite, audio_tokens: 0 }, ...reasoning };
 }
@@ -69,7 +88,11 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
       }
       if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
         res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: `Unknown request URL: ${req.method} ${url.pathname}.`, type: 'invalid_request_error', param: null, code: 'unknown_url' } }));
+        res.end(
+          JSON.stringify({
+            error: { message: `Unknown request URL: ${req.method} ${url.pathname}.`, type: 'invalid_request_error', param: null, code: 'unknown_url' },
+          }),
+        );
         return;
       }
       const refusal = dialect.refuse?.(body);
@@ -79,7 +102,16 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
       // As OpenAI (and the compatible servers of xAI and Groq) do: an effort only for the models that reason.
       if (body.reasoning_effort !== undefined && !REASONING_MODELS.test(String(body.model))) {
         res.writeHead(400, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
-        res.end(JSON.stringify({ error: { message: `Unsupported parameter: 'reasoning_effort' is not supported with this model.`, type: 'invalid_request_error', param: 'reasoning_effort', code: 'unsupported_parameter' } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              message: `Unsupported parameter: 'reasoning_effort' is not supported with this model.`,
+              type: 'invalid_request_error',
+              param: 'reasoning_effort',
+              code: 'unsupported_parameter',
+            },
+          }),
+        );
         return;
       }
 
@@ -93,8 +125,16 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
       const usage =
         behavior.kind === 'ok' && typeof behavior.usage === 'object'
           ? { prompt_tokens: behavior.usage.inputTokens, completion_tokens: behavior.usage.outputTokens }
-          : { prompt_tokens: promptTokens(body), completion_tokens: tokensOf(text) + tokensOf(refusalText ?? '') + (toolCalls ?? []).reduce((sum, c) => sum + tokensOf(c.name) + tokensOf(c.arguments), 0) };
-      const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens, ...openAiUsageDetails(usage.prompt_tokens, behavior.kind === 'ok' ? behavior.tokenClasses : undefined) };
+          : {
+              prompt_tokens: promptTokens(body),
+              completion_tokens:
+                tokensOf(text) + tokensOf(refusalText ?? '') + (toolCalls ?? []).reduce((sum, c) => sum + tokensOf(c.name) + tokensOf(c.arguments), 0),
+            };
+      const usageBlock = {
+        ...usage,
+        total_tokens: usage.prompt_tokens + usage.completion_tokens,
+        ...openAiUsageDetails(usage.prompt_tokens, behavior.kind === 'ok' ? behavior.tokenClasses : undefined),
+      };
       const sendUsage = behavior.kind === 'ok' && behavior.usage !== 'none';
 
       if (behavior.kind === 'ok') {
@@ -118,7 +158,9 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
                   role: 'assistant',
                   content: (toolCalls || refusalText) && !text ? null : text,
                   refusal: refusalText ?? null,
-                  ...(toolCalls ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+                  ...(toolCalls
+                    ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+                    : {}),
                 },
                 logprobs: null,
                 finish_reason: behavior.finishReason ?? (toolCalls ? 'tool_calls' : limit && usage.completion_tokens >= limit ? 'length' : 'stop'),
@@ -134,7 +176,15 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': 'req_fake' });
       const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
       const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-        send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra });
+        send({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model,
+          system_fingerprint: 'fp_fake',
+          choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+          ...extra,
+        });
       chunk(refusalText && !text ? { role: 'assistant', content: null, refusal: '' } : { role: 'assistant', content: '' }, null);
       const pieces = text ? chunks(text) : [];
       const delay = behavior.chunkDelayMs ?? 0;
@@ -145,7 +195,8 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
             res.socket?.destroy();
             return;
           }
-          if (behavior.how === 'error-event') send({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
+          if (behavior.how === 'error-event')
+            send({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
           res.end();
           return;
         }
@@ -159,9 +210,16 @@ export function startChatCompletions(dialect: OpenAiDialect, decide: Decide = ()
       for (const [index, call] of (toolCalls ?? []).entries()) {
         chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, null);
         const half = Math.ceil(call.arguments.length / 2);
-        for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)]) if (piece) chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
+        for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)])
+          if (piece) chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
       }
-      const unasked = !sendUsage ? {} : dialect.streamUsage === 'finish' ? { usage: usageBlock } : dialect.streamUsage === 'x_groq' ? { x_groq: { id: 'req_fake', usage: usageBlock } } : {};
+      const unasked = !sendUsage
+        ? {}
+        : dialect.streamUsage === 'finish'
+          ? { usage: usageBlock }
+          : dialect.streamUsage === 'x_groq'
+            ? { x_groq: { id: 'req_fake', usage: usageBlock } }
+            : {};
       chunk({}, behavior.kind === 'ok' ? (behavior.finishReason ?? (toolCalls ? 'tool_calls' : 'stop')) : 'stop', unasked);
       if (sendUsage && body.stream_options?.include_usage) {
         send({ id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [], usage: usageBlock });

@@ -70,7 +70,13 @@ export async function startFake(basePath: string, handle: Handler): Promise<Medi
   const server: Server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      const request: MediaFakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: await readBody(req) };
+      const request: MediaFakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: await readBody(req),
+      };
       requests.push(request);
       const override = await decide(request);
       if (override.kind === 'hang') return;

@@ -20,7 +20,8 @@ export interface MultipartFile {
   bytes: Buffer;
 }
 
-export const isFile = (value: unknown): value is MultipartFile => typeof value === 'object' && value !== null && Buffer.isBuffer((value as MultipartFile).bytes);
+export const isFile = (value: unknown): value is MultipartFile =>
+  typeof value === 'object' && value !== null && Buffer.isBuffer((value as MultipartFile).bytes);
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
   const parts: Buffer[] = [];
@@ -48,7 +49,13 @@ export async function startFakeServer(handle: FakeHandler): Promise<MediaFake> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      const request: MediaFakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: await readBody(req) };
+      const request: MediaFakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: await readBody(req),
+      };
       requests.push(request);
       const override = await decide(request);
       if (override.kind === 'hang') return;

@@ -30,16 +30,48 @@ const PREFIX: Record<EmbeddingsFlavour, string> = { openai: '/v1', google: '/v1b
 
 export const OPENAI_EMBEDDING_ERRORS = {
   badKey: (key: string) => ({
-    error: { message: `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+    error: {
+      message: `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_api_key',
+    },
   }),
-  noModelAccess: (model: string) => ({ error: { message: `Project \`proj_fake\` does not have access to model \`${model}\``, type: 'invalid_request_error', param: null, code: 'model_not_found' } }),
-  rateLimit: (model: string) => ({ error: { message: `Rate limit reached for ${model} in organization org-fake on requests per min (RPM): Limit 3000, Used 3000, Requested 1.`, type: 'requests', param: null, code: 'rate_limit_exceeded' } }),
+  noModelAccess: (model: string) => ({
+    error: { message: `Project \`proj_fake\` does not have access to model \`${model}\``, type: 'invalid_request_error', param: null, code: 'model_not_found' },
+  }),
+  rateLimit: (model: string) => ({
+    error: {
+      message: `Rate limit reached for ${model} in organization org-fake on requests per min (RPM): Limit 3000, Used 3000, Requested 1.`,
+      type: 'requests',
+      param: null,
+      code: 'rate_limit_exceeded',
+    },
+  }),
   server: { error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null } },
   invalid: (message: string, param: string | null = null) => ({ error: { message, type: 'invalid_request_error', param, code: null } }),
 };
 
 const googleError = (code: number, status: string, message: string, reason?: string) => [
-  { error: { code, message, status, ...(reason ? { details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } }] } : {}) } },
+  {
+    error: {
+      code,
+      message,
+      status,
+      ...(reason
+        ? {
+            details: [
+              {
+                '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+                reason,
+                domain: 'googleapis.com',
+                metadata: { service: 'generativelanguage.googleapis.com' },
+              },
+            ],
+          }
+        : {}),
+    },
+  },
 ];
 
 /** A unit vector of `dimensions` components, the same for the same text. */
@@ -68,31 +100,52 @@ export async function startFakeEmbeddings(flavour: EmbeddingsFlavour): Promise<E
   const fake = await startFakeServer((request, res) => {
     const key = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1] ?? '';
     if (!validKey(key)) {
-      if (flavour === 'google') return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID'));
+      if (flavour === 'google')
+        return sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID'));
       return sendJson(res, 401, OPENAI_EMBEDDING_ERRORS.badKey(key || 'none'));
     }
-    if (request.method === 'GET' && request.path === `${prefix}/models`) return sendJson(res, 200, { object: 'list', data: Object.keys(MODELS[flavour]).map((id) => ({ id, object: 'model' })) });
-    if (request.method !== 'POST' || request.path !== `${prefix}/embeddings`) return sendJson(res, 404, OPENAI_EMBEDDING_ERRORS.invalid(`Unknown request URL: ${request.method} ${request.path}.`));
+    if (request.method === 'GET' && request.path === `${prefix}/models`)
+      return sendJson(res, 200, { object: 'list', data: Object.keys(MODELS[flavour]).map((id) => ({ id, object: 'model' })) });
+    if (request.method !== 'POST' || request.path !== `${prefix}/embeddings`)
+      return sendJson(res, 404, OPENAI_EMBEDDING_ERRORS.invalid(`Unknown request URL: ${request.method} ${request.path}.`));
 
     const body = request.body as { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
     const invalid = (message: string, param: string) =>
-      flavour === 'google' ? sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', message)) : sendJson(res, 400, OPENAI_EMBEDDING_ERRORS.invalid(message, param));
+      flavour === 'google'
+        ? sendJson(res, 400, googleError(400, 'INVALID_ARGUMENT', message))
+        : sendJson(res, 400, OPENAI_EMBEDDING_ERRORS.invalid(message, param));
     const model = typeof body.model === 'string' ? MODELS[flavour][body.model] : undefined;
     if (!model) {
       return flavour === 'google'
-        ? sendJson(res, 404, googleError(404, 'NOT_FOUND', `models/${String(body.model)} is not found for API version v1beta, or is not supported for embedContent.`))
-        : sendJson(res, 404, { error: { message: `The model \`${String(body.model)}\` does not exist or you do not have access to it.`, type: 'invalid_request_error', param: null, code: 'model_not_found' } });
+        ? sendJson(
+            res,
+            404,
+            googleError(404, 'NOT_FOUND', `models/${String(body.model)} is not found for API version v1beta, or is not supported for embedContent.`),
+          )
+        : sendJson(res, 404, {
+            error: {
+              message: `The model \`${String(body.model)}\` does not exist or you do not have access to it.`,
+              type: 'invalid_request_error',
+              param: null,
+              code: 'model_not_found',
+            },
+          });
     }
     const input = typeof body.input === 'string' ? [body.input] : body.input;
-    if (!Array.isArray(input) || input.length === 0 || input.some((text) => typeof text !== 'string' || text.length === 0)) return invalid("'$.input' is invalid.", 'input');
+    if (!Array.isArray(input) || input.length === 0 || input.some((text) => typeof text !== 'string' || text.length === 0))
+      return invalid("'$.input' is invalid.", 'input');
     if (input.length > MAX_INPUTS[flavour]) {
-      return flavour === 'google' ? invalid('* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n', 'input') : invalid(`'$.input' is too long: ${input.length} > 2048.`, 'input');
+      return flavour === 'google'
+        ? invalid('* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n', 'input')
+        : invalid(`'$.input' is too long: ${input.length} > 2048.`, 'input');
     }
-    if (body.encoding_format !== undefined && body.encoding_format !== 'float' && body.encoding_format !== 'base64') return invalid("'encoding_format' must be float or base64.", 'encoding_format');
+    if (body.encoding_format !== undefined && body.encoding_format !== 'float' && body.encoding_format !== 'base64')
+      return invalid("'encoding_format' must be float or base64.", 'encoding_format');
     let dimensions = model.dimensions;
     if (body.dimensions !== undefined) {
       if (!model.shortens) return invalid('This model does not support specifying dimensions.', 'dimensions');
-      if (typeof body.dimensions !== 'number' || body.dimensions < 1 || body.dimensions > model.dimensions) return invalid(`dimensions must be between 1 and ${model.dimensions}.`, 'dimensions');
+      if (typeof body.dimensions !== 'number' || body.dimensions < 1 || body.dimensions > model.dimensions)
+        return invalid(`dimensions must be between 1 and ${model.dimensions}.`, 'dimensions');
       dimensions = body.dimensions;
     }
     const vectors = (input as string[]).map((text) => {
@@ -128,6 +181,7 @@ export async function startFakeEmbeddings(flavour: EmbeddingsFlavour): Promise<E
 /** The Google flavour's refusal bodies, for tests that script them through `decide`. */
 export const GOOGLE_EMBEDDING_ERRORS = {
   quota: googleError(429, 'RESOURCE_EXHAUSTED', 'You exceeded your current quota, please check your plan and billing details.'),
-  modelDenied: (model: string) => googleError(403, 'PERMISSION_DENIED', `Your project does not have access to model ${model}. Request access or choose another model.`),
+  modelDenied: (model: string) =>
+    googleError(403, 'PERMISSION_DENIED', `Your project does not have access to model ${model}. Request access or choose another model.`),
   unavailable: googleError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'),
 };

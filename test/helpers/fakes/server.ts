@@ -41,7 +41,13 @@ export async function startFakeServer(handle: FakeHandler): Promise<MediaFake> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      const request: MediaFakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: await readJson(req) };
+      const request: MediaFakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: await readJson(req),
+      };
       requests.push(request);
       const override = await decide(request);
       if (override.kind === 'hang') return;

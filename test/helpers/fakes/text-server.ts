@@ -110,7 +110,11 @@ export async function readJson(request: IncomingMessage): Promise<any> {
   return raw ? JSON.parse(raw) : null;
 }
 
-export async function start(handler: (req: IncomingMessage, res: ServerResponse, state: { decide: Decide; requests: FakeRequest[] }) => Promise<void>, basePath: string, defaultDecide: Decide): Promise<FakeUpstream> {
+export async function start(
+  handler: (req: IncomingMessage, res: ServerResponse, state: { decide: Decide; requests: FakeRequest[] }) => Promise<void>,
+  basePath: string,
+  defaultDecide: Decide,
+): Promise<FakeUpstream> {
   const state = { decide: defaultDecide, requests: [] as FakeRequest[] };
   const sockets = new Set<import('node:net').Socket>();
   const server: Server = createServer((req, res) => {

@@ -30,10 +30,18 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const settings = (baseUrl: string): Record<string, ProviderSettings> => ({ OPENAI: { apiKeys: ['sk-env-key-0001'], baseUrl, monthlyBudgetCents: null, timeoutMs: null } });
+const settings = (baseUrl: string): Record<string, ProviderSettings> => ({
+  OPENAI: { apiKeys: ['sk-env-key-0001'], baseUrl, monthlyBudgetCents: null, timeoutMs: null },
+});
 const openAiWith = (policy: OutboundPolicySettings, envBaseUrl = `http://127.0.0.1:${port}/v1`) =>
   buildProviderRegistry(settings(envBaseUrl), { http: upstreamHttpFor(settings(envBaseUrl), createOutboundPolicy(policy)) }).get('openai')!;
-const credential = (baseUrl: string | null, apiKey = 'sk-operator-key-0002'): UpstreamCredential => ({ accountId: 'a1', providerSlug: 'openai', apiKey, baseUrl, timeoutMs: 5_000 });
+const credential = (baseUrl: string | null, apiKey = 'sk-operator-key-0002'): UpstreamCredential => ({
+  accountId: 'a1',
+  providerSlug: 'openai',
+  apiKey,
+  baseUrl,
+  timeoutMs: 5_000,
+});
 const request = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'hello' }], maxTokens: 16 };
 
 const upstreamError = (work: Promise<unknown>) => rejection(work, UpstreamError);

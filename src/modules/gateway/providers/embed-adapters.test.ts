@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from '../../../../test/helpers/rejection.js';
-import { GOOGLE_EMBEDDING_ERRORS, OPENAI_EMBEDDING_ERRORS, fakeVector, startFakeEmbeddings, wordCount, type EmbeddingsFake } from '../../../../test/helpers/fakes/openai-embeddings.js';
+import {
+  GOOGLE_EMBEDDING_ERRORS,
+  OPENAI_EMBEDDING_ERRORS,
+  fakeVector,
+  startFakeEmbeddings,
+  wordCount,
+  type EmbeddingsFake,
+} from '../../../../test/helpers/fakes/openai-embeddings.js';
 import { countTextTokens } from '../tokens.js';
 import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local/embed.js';
 import { createLocalProvider } from './local/text.js';
@@ -93,7 +100,16 @@ describe('OpenAI embeddings', () => {
       kind: 'raw',
       status: 200,
       contentType: 'application/json',
-      body: Buffer.from(JSON.stringify({ object: 'list', data: [{ index: 1, embedding: base64(vectors[1]!) }, { index: 0, embedding: vectors[0] }], usage: { prompt_tokens: 2, total_tokens: 2 } })),
+      body: Buffer.from(
+        JSON.stringify({
+          object: 'list',
+          data: [
+            { index: 1, embedding: base64(vectors[1]!) },
+            { index: 0, embedding: vectors[0] },
+          ],
+          usage: { prompt_tokens: 2, total_tokens: 2 },
+        }),
+      ),
     }));
     const result = await adapter.embed!(credential, { model: 'text-embedding-3-small', input: ['a', 'b'] });
     expect(result.vectors[0]).toEqual(vectors[0]);
@@ -123,14 +139,24 @@ describe('OpenAI embeddings', () => {
   it('gives up on a provider that does not answer in time', async () => {
     fake.decide(() => ({ kind: 'hang' }));
     const started = Date.now();
-    expect(await upstreamError(adapter.embed!({ ...credential, timeoutMs: 150 }, { model: 'text-embedding-3-small', input: ['x'] }))).toMatchObject({ kind: 'timeout' });
+    expect(await upstreamError(adapter.embed!({ ...credential, timeoutMs: 150 }, { model: 'text-embedding-3-small', input: ['x'] }))).toMatchObject({
+      kind: 'timeout',
+    });
     expect(Date.now() - started).toBeLessThan(2000);
     fake.decide(() => ({ kind: 'default' }));
   });
 
   it('refuses an answer with fewer vectors than inputs', async () => {
-    fake.decide(() => ({ kind: 'raw', status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify({ object: 'list', data: [{ index: 0, embedding: [1, 0] }] })) }));
-    expect(await upstreamError(adapter.embed!(credential, { model: 'text-embedding-3-small', input: ['a', 'b'] }))).toMatchObject({ kind: 'server', code: 'malformed_response' });
+    fake.decide(() => ({
+      kind: 'raw',
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from(JSON.stringify({ object: 'list', data: [{ index: 0, embedding: [1, 0] }] })),
+    }));
+    expect(await upstreamError(adapter.embed!(credential, { model: 'text-embedding-3-small', input: ['a', 'b'] }))).toMatchObject({
+      kind: 'server',
+      code: 'malformed_response',
+    });
     fake.decide(() => ({ kind: 'default' }));
   });
 });

@@ -26,7 +26,8 @@ export async function getJson(http: UpstreamHttp, url: string, headers: Record<s
   const response = await callUpstream(http, url, { method: 'GET', headers: { accept: 'application/json', ...headers }, timeoutMs: credential.timeoutMs });
   const body = jsonOf(response);
   if (response.status < 200 || response.status >= 300) throw httpError(response, errorFields(body), '');
-  if (body === null) throw new UpstreamError('server', 'The provider answered the model list with something other than JSON.', response.status, 'malformed_answer');
+  if (body === null)
+    throw new UpstreamError('server', 'The provider answered the model list with something other than JSON.', response.status, 'malformed_answer');
   return body;
 }
 

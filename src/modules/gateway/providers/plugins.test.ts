@@ -89,7 +89,13 @@ describe.each(PROVIDERS.filter((plugin) => plugin.text))('$slug: its text adapte
 
   it.each([false, true])('answers (streamed: %s)', async (streamed) => {
     const adapter = plugin.text!.create({ streamIdleTimeoutMs: 2000 });
-    const credential: UpstreamCredential = { accountId: `acc-${plugin.slug}`, providerSlug: plugin.slug, apiKey: plugin.builtIn ? null : 'sk-walk-0001', baseUrl: fake?.baseUrl ?? null, timeoutMs: 5000 };
+    const credential: UpstreamCredential = {
+      accountId: `acc-${plugin.slug}`,
+      providerSlug: plugin.slug,
+      apiKey: plugin.builtIn ? null : 'sk-walk-0001',
+      baseUrl: fake?.baseUrl ?? null,
+      timeoutMs: 5000,
+    };
     const model = upstreamModelOf(plugin.slug);
     const request = { model, messages, maxTokens: 64 };
     const before = fake?.calls().length ?? 0;
@@ -105,10 +111,15 @@ describe.each(PROVIDERS.filter((plugin) => plugin.text))('$slug: its text adapte
 });
 
 describe('media plugins', () => {
-  it.each(PROVIDERS.filter((plugin) => plugin.media).map((plugin) => [plugin.slug, plugin] as const))('%s builds an adapter that makes something', (_slug, plugin) => {
-    const adapter = plugin.media!.create({ clock: new ManualClock(), local: { videoDelayMs: 0 } });
-    const made = (['generateImage', 'submitVideo', 'generateSpeech', 'generateMusic'] as const).filter((capability) => mediaCapability(adapter, capability) !== null);
-    expect(made.length).toBeGreaterThan(0);
-    expect(adapter.needsCredential).toBe(!plugin.builtIn);
-  });
+  it.each(PROVIDERS.filter((plugin) => plugin.media).map((plugin) => [plugin.slug, plugin] as const))(
+    '%s builds an adapter that makes something',
+    (_slug, plugin) => {
+      const adapter = plugin.media!.create({ clock: new ManualClock(), local: { videoDelayMs: 0 } });
+      const made = (['generateImage', 'submitVideo', 'generateSpeech', 'generateMusic'] as const).filter(
+        (capability) => mediaCapability(adapter, capability) !== null,
+      );
+      expect(made.length).toBeGreaterThan(0);
+      expect(adapter.needsCredential).toBe(!plugin.builtIn);
+    },
+  );
 });

@@ -29,7 +29,11 @@ beforeAll(async () => {
   const byTest: Decide = (request) => (request.method === 'GET' ? { kind: 'ok' } : decide(request));
   [mistral, openaiFake, xai] = await Promise.all([startFakeProvider('mistral', byTest), startFakeProvider('openai', byTest), startFakeProvider('xai', byTest)]);
   t = await createTestApp({
-    env: { ...providerEnv('MISTRAL', mistral.baseUrl, ['mistral-key-0001']), ...providerEnv('OPENAI', openaiFake.baseUrl, ['sk-profiles-0001']), ...providerEnv('XAI', xai.baseUrl, ['xai-profiles-0001']) },
+    env: {
+      ...providerEnv('MISTRAL', mistral.baseUrl, ['mistral-key-0001']),
+      ...providerEnv('OPENAI', openaiFake.baseUrl, ['sk-profiles-0001']),
+      ...providerEnv('XAI', xai.baseUrl, ['xai-profiles-0001']),
+    },
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { accessToken, user } = await signUp(t.app);
@@ -48,8 +52,14 @@ afterAll(async () => {
 const MISTRAL = 'mistral/mistral-small-latest';
 const question = [{ role: 'user' as const, content: 'Why do lighthouses have lenses?' }];
 const lastBody = (fake: FakeUpstream) => fake.calls().at(-1)!.body as Record<string, unknown>;
-const lastRecord = async () => (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId)).orderBy(desc(usageRecords.createdAt)).limit(1))[0]!;
-const text = (body: Record<string, unknown>) => fetch(`${origin}/v1/ai/text`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const lastRecord = async () =>
+  (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.userId, userId)).orderBy(desc(usageRecords.createdAt)).limit(1))[0]!;
+const text = (body: Record<string, unknown>) =>
+  fetch(`${origin}/v1/ai/text`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe('Mistral', () => {
   it('streams /openai/v1/chat/completions without stream_options, billed from the usage it sends unasked', async () => {
@@ -86,7 +96,12 @@ describe('Mistral', () => {
     expect(res.status).toBe(200);
     const events = parseSse(await res.text());
     expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { status: 'completed', usage: { input_tokens: 19, output_tokens: 7 } } });
-    expect(events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('')).toBe('A Fresnel lens bends the light.');
+    expect(
+      events
+        .filter((e) => e.type === 'response.output_text.delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('A Fresnel lens bends the light.');
     expect(lastBody(mistral)).not.toHaveProperty('stream_options');
     const record = await lastRecord();
     expect(record).toMatchObject({ status: 'SUCCESS', inputUnits: 19, outputUnits: 7 });
@@ -116,7 +131,13 @@ describe('reasoning models', () => {
 
   it('gpt-5: stop is a 400 naming it before any charge; gpt-4o takes it', async () => {
     decide = () => ({ kind: 'ok', text: 'To focus light.' });
-    const err = await expectUnchargedOpenAiRefusal(t, userId, () => openaiFake.calls().length, () => openai.chat.completions.create({ model: 'openai/gpt-5', messages: question, stop: ['END'] }), 'stop');
+    const err = await expectUnchargedOpenAiRefusal(
+      t,
+      userId,
+      () => openaiFake.calls().length,
+      () => openai.chat.completions.create({ model: 'openai/gpt-5', messages: question, stop: ['END'] }),
+      'stop',
+    );
     expect(err.message).toContain('stop');
     await openai.chat.completions.create({ model: 'openai/gpt-4o', messages: question, stop: ['END'] });
     expect(lastBody(openaiFake)).toMatchObject({ model: 'gpt-4o', stop: ['END'] });
@@ -124,8 +145,20 @@ describe('reasoning models', () => {
 
   it('grok-4: stop and the penalties are a 400 naming them before any charge', async () => {
     decide = () => ({ kind: 'ok', text: 'To focus light.' });
-    await expectUnchargedOpenAiRefusal(t, userId, () => xai.calls().length, () => openai.chat.completions.create({ model: 'xai/grok-4', messages: question, presence_penalty: 0.5 }), 'presencePenalty');
-    await expectUnchargedOpenAiRefusal(t, userId, () => xai.calls().length, () => openai.chat.completions.create({ model: 'xai/grok-4', messages: question, stop: 'END' }), 'stop');
+    await expectUnchargedOpenAiRefusal(
+      t,
+      userId,
+      () => xai.calls().length,
+      () => openai.chat.completions.create({ model: 'xai/grok-4', messages: question, presence_penalty: 0.5 }),
+      'presencePenalty',
+    );
+    await expectUnchargedOpenAiRefusal(
+      t,
+      userId,
+      () => xai.calls().length,
+      () => openai.chat.completions.create({ model: 'xai/grok-4', messages: question, stop: 'END' }),
+      'stop',
+    );
     const completion = await openai.chat.completions.create({ model: 'xai/grok-4', messages: question, seed: 3 });
     expect(completion.choices[0]!.message.content).toBe('To focus light.');
     expect(lastBody(xai)).toMatchObject({ model: 'grok-4-0709', seed: 3 });

@@ -15,7 +15,11 @@ import { TEXT_PARAMETERS, UpstreamError, type ProviderAdapter, type TextParamete
 // own policy (text-capabilities.ts) decides per parameter, and what it lets through must pass the strict fake, streamed
 // and not. Through the app, see profiles.routes.test.ts.
 
-const weather = { name: 'get_weather', description: 'The weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const weather = {
+  name: 'get_weather',
+  description: 'The weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
 const schema = { type: 'json_schema' as const, name: 'answer', schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
 
 /** Every optional parameter the gateway accepts, set. */
@@ -64,7 +68,14 @@ const CASES: Case[] = [
   { dialect: 'openai', provider: 'openai', model: 'gpt-4o-mini', refused: [], leftOut: ['topK'] },
   { dialect: 'openai', provider: 'openai', model: 'gpt-5', refused: ['stop', ...PENALTIES], leftOut: ['topP', 'topK'], temperature: false },
   { dialect: 'openai', provider: 'openai', model: 'gpt-5-chat-latest', refused: [], leftOut: ['topK'] },
-  { dialect: 'openai', provider: 'openai', model: 'o4-mini', refused: ['parallelToolCalls', 'stop', ...PENALTIES], leftOut: ['topP', 'topK'], temperature: false },
+  {
+    dialect: 'openai',
+    provider: 'openai',
+    model: 'o4-mini',
+    refused: ['parallelToolCalls', 'stop', ...PENALTIES],
+    leftOut: ['topP', 'topK'],
+    temperature: false,
+  },
   { dialect: 'google', provider: 'google', model: 'gemini-2.5-flash', refused: ['parallelToolCalls', 'seed', ...PENALTIES], leftOut: ['topK', 'user'] },
   { dialect: 'openrouter', provider: 'openrouter', model: 'meta-llama/llama-3.3-70b-instruct', refused: [], leftOut: [] },
   { dialect: 'groq', provider: 'groq', model: 'llama-3.3-70b-versatile', refused: PENALTIES, leftOut: ['topK'] },
@@ -76,7 +87,13 @@ const CASES: Case[] = [
   { dialect: 'xai', provider: 'xai', model: 'grok-3-mini', refused: [...PENALTIES, 'stop'], leftOut: ['topK'] },
   { dialect: 'xai', provider: 'xai', model: 'grok-4-fast-non-reasoning', refused: PENALTIES, leftOut: ['topK'] },
   { dialect: 'together', provider: 'together', model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo', refused: ['parallelToolCalls'], leftOut: ['user'] },
-  { dialect: 'fireworks', provider: 'fireworks', model: 'accounts/fireworks/models/llama-v3p3-70b-instruct', refused: ['parallelToolCalls', 'seed'], leftOut: [] },
+  {
+    dialect: 'fireworks',
+    provider: 'fireworks',
+    model: 'accounts/fireworks/models/llama-v3p3-70b-instruct',
+    refused: ['parallelToolCalls', 'seed'],
+    leftOut: [],
+  },
   { dialect: 'perplexity', provider: 'perplexity', model: 'sonar-pro', refused: ['seed'], leftOut: ['user'] },
   { dialect: 'ollama', provider: 'ollama', model: 'llama3.2', refused: ['toolChoice', 'parallelToolCalls'], leftOut: ['topK', 'user'] },
   { dialect: 'vllm', provider: 'vllm', model: 'Qwen/Qwen3-8B', refused: [], leftOut: [] },
@@ -86,14 +103,29 @@ const CASES: Case[] = [
 
 const fakes = new Map<Dialect, FakeUpstream>();
 beforeAll(async () => {
-  for (const dialect of new Set(CASES.map((c) => c.dialect))) fakes.set(dialect, await startFakeProvider(dialect, () => ({ kind: 'ok', text: 'Lighthouses guide ships home.', usage: { inputTokens: 23, outputTokens: 5 } })));
+  for (const dialect of new Set(CASES.map((c) => c.dialect)))
+    fakes.set(
+      dialect,
+      await startFakeProvider(dialect, () => ({ kind: 'ok', text: 'Lighthouses guide ships home.', usage: { inputTokens: 23, outputTokens: 5 } })),
+    );
 });
 afterAll(async () => {
   for (const fake of fakes.values()) await fake.close();
 });
 
-const credential = (fake: FakeUpstream, providerSlug: string): UpstreamCredential => ({ accountId: `acc-${providerSlug}`, providerSlug, apiKey: 'sk-profile-1', baseUrl: fake.baseUrl, timeoutMs: 2000 });
-const modelOf = (c: Case) => ({ slug: `${c.provider}/${c.model}`, upstreamModel: c.model, features: ['TEXT', 'TOOLS'] as ('TEXT' | 'TOOLS')[], capabilities: { controls: c.temperature === false ? {} : { temperature: {} }, extra: {} } });
+const credential = (fake: FakeUpstream, providerSlug: string): UpstreamCredential => ({
+  accountId: `acc-${providerSlug}`,
+  providerSlug,
+  apiKey: 'sk-profile-1',
+  baseUrl: fake.baseUrl,
+  timeoutMs: 2000,
+});
+const modelOf = (c: Case) => ({
+  slug: `${c.provider}/${c.model}`,
+  upstreamModel: c.model,
+  features: ['TEXT', 'TOOLS'] as ('TEXT' | 'TOOLS')[],
+  capabilities: { controls: c.temperature === false ? {} : { temperature: {} }, extra: {} },
+});
 
 /** What the gateway decides for each parameter, one at a time: refused (400) or left out; the rest is sent. */
 function decide(adapter: ProviderAdapter, c: Case, options: TextOptions) {
@@ -172,7 +204,9 @@ describe("the strict fakes refuse what OpenAI's field set sends them", () => {
     const streamed = await upstreamError(plain.streamText(credential(fake, 'mistral'), { model: 'mistral-small-latest', messages, maxTokens: 64 }));
     expect(streamed).toMatchObject({ kind: 'bad_request', status: 422 });
     expect(streamed.message).toContain('stream_options');
-    const seeded = await upstreamError(plain.generateText(credential(fake, 'mistral'), { model: 'mistral-small-latest', messages, maxTokens: 64, seed: 7, user: 'u-1' }));
+    const seeded = await upstreamError(
+      plain.generateText(credential(fake, 'mistral'), { model: 'mistral-small-latest', messages, maxTokens: 64, seed: 7, user: 'u-1' }),
+    );
     expect(seeded).toMatchObject({ kind: 'bad_request', status: 422 });
     expect(seeded.message).toContain('"loc":["body","seed"]');
   });
@@ -190,7 +224,9 @@ describe("the strict fakes refuse what OpenAI's field set sends them", () => {
   it('xAI: 400 for stop on a reasoning model; Google: 400 for an unknown name', async () => {
     const xai = await upstreamError(plain.generateText(credential(fakes.get('xai')!, 'xai'), { model: 'grok-4-0709', messages, maxTokens: 64, stop: ['END'] }));
     expect(xai).toMatchObject({ kind: 'bad_request', status: 400, message: 'Model grok-4-0709 does not support parameter stop.' });
-    const google = await upstreamError(plain.generateText(credential(fakes.get('google')!, 'google'), { model: 'gemini-2.5-flash', messages, maxTokens: 64, seed: 7 }));
+    const google = await upstreamError(
+      plain.generateText(credential(fakes.get('google')!, 'google'), { model: 'gemini-2.5-flash', messages, maxTokens: 64, seed: 7 }),
+    );
     expect(google).toMatchObject({ kind: 'bad_request', status: 400 });
     expect(google.message).toContain('Unknown name "seed"');
   });
@@ -198,7 +234,11 @@ describe("the strict fakes refuse what OpenAI's field set sends them", () => {
   it("startFakeOpenAi without a dialect is OpenAI's strict fake; only ACCEPT_ANY takes an unknown field", async () => {
     const [strict, loose] = await Promise.all([startFakeOpenAi(), startFakeOpenAi(undefined, ACCEPT_ANY)]);
     const post = (fake: FakeUpstream) =>
-      fetch(`${fake.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages, top_k: 40 }) });
+      fetch(`${fake.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages, top_k: 40 }),
+      });
     try {
       const refused = await post(strict);
       expect(refused.status).toBe(400);

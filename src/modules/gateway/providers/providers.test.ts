@@ -21,7 +21,11 @@ describe('local provider', () => {
   it('answers deterministically with real token counts', async () => {
     const a = await local.generateText(credential, { model: 'local-text', messages, maxTokens: 2048 });
     const b = await local.generateText(credential, { model: 'local-text', messages, maxTokens: 2048 });
-    const other = await local.generateText(credential, { model: 'local-text', messages: [{ role: 'user', content: 'Explain tides to a child' }], maxTokens: 2048 });
+    const other = await local.generateText(credential, {
+      model: 'local-text',
+      messages: [{ role: 'user', content: 'Explain tides to a child' }],
+      maxTokens: 2048,
+    });
     expect(a).toEqual(b);
     expect(a.text).not.toBe(other.text);
     expect(a.text).toContain('lighthouses');
@@ -83,7 +87,11 @@ describe('OpenAI-compatible adapter against a fake upstream', () => {
   it('sends the chat request with the key and returns text, usage and finish reason', async () => {
     fake.decide(() => ({ kind: 'ok', text: 'Lighthouses guide ships.' }));
     const result = await adapter.generateText(credential, { model: 'gpt-fake', messages, maxTokens: 64, temperature: 0.2 });
-    expect(result).toEqual({ text: 'Lighthouses guide ships.', usage: { inputTokens: expect.any(Number), outputTokens: countTextTokens('Lighthouses guide ships.') }, finishReason: 'stop' });
+    expect(result).toEqual({
+      text: 'Lighthouses guide ships.',
+      usage: { inputTokens: expect.any(Number), outputTokens: countTextTokens('Lighthouses guide ships.') },
+      finishReason: 'stop',
+    });
     const call = fake.calls().at(-1)!;
     expect(call.apiKey).toBe('sk-test-1');
     expect(call.body).toMatchObject({ model: 'gpt-fake', messages, max_tokens: 64, temperature: 0.2 });
@@ -138,7 +146,11 @@ describe('OpenAI-compatible adapter against a fake upstream', () => {
   });
 
   it('treats a 403 that is not about a model as a key problem', async () => {
-    fake.decide(() => ({ kind: 'error', status: 403, body: { error: { message: 'You are not allowed to sample from this project.', type: 'invalid_request_error', code: null, param: null } } }));
+    fake.decide(() => ({
+      kind: 'error',
+      status: 403,
+      body: { error: { message: 'You are not allowed to sample from this project.', type: 'invalid_request_error', code: null, param: null } },
+    }));
     const error = await upstreamError(adapter.generateText(credential, { model: 'gpt-fake', messages, maxTokens: 64 }));
     expect(error.kind).toBe('auth');
   });
@@ -150,7 +162,9 @@ describe('OpenAI-compatible adapter against a fake upstream', () => {
   });
 
   it('reports a connection failure as a network error', async () => {
-    const error = await upstreamError(adapter.generateText({ ...credential, accountId: 'dead', baseUrl: 'http://127.0.0.1:1/v1' }, { model: 'gpt-fake', messages, maxTokens: 64 }));
+    const error = await upstreamError(
+      adapter.generateText({ ...credential, accountId: 'dead', baseUrl: 'http://127.0.0.1:1/v1' }, { model: 'gpt-fake', messages, maxTokens: 64 }),
+    );
     expect(error.kind).toBe('network');
   });
 
@@ -213,7 +227,13 @@ describe('Anthropic adapter against a fake upstream', () => {
         { role: 'user', content: 'there' },
         { role: 'assistant', content: 'hello' },
       ]),
-    ).toEqual({ system: 'A\n\nB', messages: [{ role: 'user', content: 'hi\n\nthere' }, { role: 'assistant', content: 'hello' }] });
+    ).toEqual({
+      system: 'A\n\nB',
+      messages: [
+        { role: 'user', content: 'hi\n\nthere' },
+        { role: 'assistant', content: 'hello' },
+      ],
+    });
   });
 
   it('sends a Messages API request and maps the answer', async () => {

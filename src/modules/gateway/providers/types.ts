@@ -76,12 +76,22 @@ export interface ToolDefinition {
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
 export type ResponseFormat =
-  | { type: 'text' }
-  | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+  { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
 
 /** The optional request parameters, by the names the gateway uses (each adapter says which it honours). */
-export const TEXT_PARAMETERS = ['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'topP', 'topK', 'stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'user'] as const;
+export const TEXT_PARAMETERS = [
+  'tools',
+  'toolChoice',
+  'parallelToolCalls',
+  'responseFormat',
+  'topP',
+  'topK',
+  'stop',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'user',
+] as const;
 export type TextParameter = (typeof TEXT_PARAMETERS)[number];
 
 /** The text of a message (its text parts joined; images and tool calls left out). */

@@ -68,14 +68,24 @@ beforeEach(() => {
 
 /** The gateway's client as production builds it, private networking allowed (the fake provider is on loopback). */
 function adapters() {
-  const outbound = createOutboundPolicy({ allowPrivateNetwork: true, resolve, classify: (address) => (address === '127.0.0.2' ? 'metadata' : classifyAddress(address)) });
+  const outbound = createOutboundPolicy({
+    allowPrivateNetwork: true,
+    resolve,
+    classify: (address) => (address === '127.0.0.2' ? 'metadata' : classifyAddress(address)),
+  });
   const upstream = upstreamHttpFor({}, outbound);
   const media = buildMediaProviders(new ManualClock(), undefined, upstream);
   const text = buildProviderRegistry({}, { http: upstream, mediaOnly: media.mediaOnly });
   return { anthropic: text.get('anthropic')!.adapter, elevenlabs: media.adapters.get('elevenlabs')! };
 }
 
-const credential = (providerSlug: string, baseUrl: string): UpstreamCredential => ({ accountId: `${providerSlug}-operator`, providerSlug, apiKey: 'secret-key', baseUrl, timeoutMs: 5_000 });
+const credential = (providerSlug: string, baseUrl: string): UpstreamCredential => ({
+  accountId: `${providerSlug}-operator`,
+  providerSlug,
+  apiKey: 'secret-key',
+  baseUrl,
+  timeoutMs: 5_000,
+});
 const checks = () => {
   const { anthropic, elevenlabs } = adapters();
   return [

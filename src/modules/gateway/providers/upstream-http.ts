@@ -106,5 +106,10 @@ export function connectRefusal(err: unknown): UpstreamError | null {
 /** A redirect answered to a call (never followed) as the pool's error: the base URL should be the final address. */
 export function redirectError(status: number, location: string | null | undefined): UpstreamError {
   const target = location ? ` to ${location}` : '';
-  return new UpstreamError('server', `The provider redirected the call${target} (HTTP ${status}); the account's base URL should be the final address.`, status, `http_${status}`);
+  return new UpstreamError(
+    'server',
+    `The provider redirected the call${target} (HTTP ${status}); the account's base URL should be the final address.`,
+    status,
+    `http_${status}`,
+  );
 }

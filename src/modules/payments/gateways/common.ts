@@ -25,7 +25,10 @@ export const providerUnavailable = (slug: string) =>
 /** A callback that is not proven genuine: nothing is recorded or changed. */
 export const invalidCallback = (slug: string, why: string) => badRequest(`The ${slug} callback was refused: ${why}.`, { provider: slug });
 
-export const liveTransport = (timeoutMs = 15_000): Transport => (url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+export const liveTransport =
+  (timeoutMs = 15_000): Transport =>
+  (url, init) =>
+    fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
 
 export async function call<T>(transport: Transport, channel: string, url: string, init: RequestInit): Promise<T> {
   let response: Response;
@@ -76,7 +79,8 @@ export function parseJsonBody(slug: string, raw: string): Record<string, any> {
 export const gatewayId = (prefix: string) => `${prefix}${randomBytes(12).toString('hex')}`;
 
 /** A sandbox credential derived from the service's key, the same on every instance. */
-export const sandboxSecret = (serverSecret: string, name: string) => createHmac('sha256', serverSecret).update(`storefront/payments-sandbox/${name}`).digest('hex');
+export const sandboxSecret = (serverSecret: string, name: string) =>
+  createHmac('sha256', serverSecret).update(`storefront/payments-sandbox/${name}`).digest('hex');
 
 /** The sandbox gateway's stored state of one checkout (kept with the payment, so every instance sees it). */
 export type SimState = Record<string, any> & { paymentId: string; status: 'open' | 'paid' | 'cancelled' | 'failed' | 'refunded' };

@@ -49,7 +49,10 @@ export function buildChannels(options: {
     const slug = plugin.settings.slug;
     const live = options.config.live[slug];
     if (live) {
-      channels.set(slug, { adapter: plugin.adapter(live.baseUrl, live.values, { transport: liveTransport(), clock: options.clock, mode: 'live' }), simulator: null });
+      channels.set(slug, {
+        adapter: plugin.adapter(live.baseUrl, live.values, { transport: liveTransport(), clock: options.clock, mode: 'live' }),
+        simulator: null,
+      });
       continue;
     }
     if (!options.config.sandbox) continue;

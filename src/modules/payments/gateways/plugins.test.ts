@@ -24,7 +24,8 @@ function problemsOf(list: readonly ChannelPlugin[]): string[] {
   const problems: string[] = [];
   const slugs = list.map((plugin) => plugin.settings.slug);
   for (const folder of FOLDERS) if (!slugs.includes(folder)) problems.push(`folder ${folder} has no plugin in the list`);
-  if (list.length !== SETTINGS.length || list.some((plugin, i) => plugin.settings !== SETTINGS[i])) problems.push('the list does not follow CHANNEL_SETTINGS one for one');
+  if (list.length !== SETTINGS.length || list.some((plugin, i) => plugin.settings !== SETTINGS[i]))
+    problems.push('the list does not follow CHANNEL_SETTINGS one for one');
   const sortOrders = list.map((plugin) => plugin.seed?.sortOrder);
   for (const plugin of list) {
     const { slug, variables, baseUrl } = plugin.settings;
@@ -32,19 +33,24 @@ function problemsOf(list: readonly ChannelPlugin[]): string[] {
     if (slugs.indexOf(slug) !== slugs.lastIndexOf(slug)) problem('its slug is listed twice');
     if (!FOLDERS.includes(slug)) problem('no folder of that name');
     if (!/^[a-z][a-z0-9_]*$/.test(slug)) problem('the slug is not lower-case letters, digits and underscores');
-    if (variables.length === 0 || variables.some((v) => !/^[A-Z][A-Z0-9_]*$/.test(v) || v === 'BASE_URL')) problem(`bad variables ${JSON.stringify(variables)}`);
+    if (variables.length === 0 || variables.some((v) => !/^[A-Z][A-Z0-9_]*$/.test(v) || v === 'BASE_URL'))
+      problem(`bad variables ${JSON.stringify(variables)}`);
     if (baseUrl !== null && !/^https?:\/\/[^/]/.test(baseUrl)) problem(`bad default base URL ${baseUrl}`);
     if (!plugin.seed?.name || !Number.isInteger(plugin.seed.sortOrder)) problem('no seed row (name and sort order)');
     if (sortOrders.filter((order) => order === plugin.seed?.sortOrder).length > 1) problem('its sort order is shared');
     if (!plugin.traits || !Array.isArray(plugin.traits.fields)) problem('no traits');
-    if (plugin.traits?.fields.some((field) => field.type === 'select') && !plugin.seed?.carriers?.length) problem('a select field but no carriers to choose from');
+    if (plugin.traits?.fields.some((field) => field.type === 'select') && !plugin.seed?.carriers?.length)
+      problem('a select field but no carriers to choose from');
     if (plugin.registeredAmountsOnly && !plugin.seed?.amountsCents?.length) problem('registered amounts only, but none seeded');
-    if (plugin.seed?.carriers?.some((carrier) => carrier.needsPin) && !plugin.adapter(SANDBOX_BASE_URL, plugin.sandboxValues(secret), deps).verifyPin) problem('carriers that need a PIN, no verifyPin');
+    if (plugin.seed?.carriers?.some((carrier) => carrier.needsPin) && !plugin.adapter(SANDBOX_BASE_URL, plugin.sandboxValues(secret), deps).verifyPin)
+      problem('carriers that need a PIN, no verifyPin');
     const live = LIVE_VALUES[slug];
-    if (!live || Object.keys(live).sort().join() !== [...variables].sort().join()) problem('its live values for fake gateways (test/helpers/fake-gateways.ts) are not its variables');
+    if (!live || Object.keys(live).sort().join() !== [...variables].sort().join())
+      problem('its live values for fake gateways (test/helpers/fake-gateways.ts) are not its variables');
     try {
       const values = plugin.sandboxValues(secret);
-      if (Object.keys(values).sort().join() !== [...variables].sort().join() || Object.values(values).some((value) => !value)) problem(`sandbox values ${Object.keys(values).join(', ')} are not its variables`);
+      if (Object.keys(values).sort().join() !== [...variables].sort().join() || Object.values(values).some((value) => !value))
+        problem(`sandbox values ${Object.keys(values).join(', ')} are not its variables`);
       if (plugin.adapter(SANDBOX_BASE_URL, values, deps).slug !== slug) problem('its adapter names another channel');
       const simulator = plugin.simulator(SANDBOX_BASE_URL, values, simContext);
       if (typeof simulator.handle !== 'function' || typeof simulator.press !== 'function') problem('its simulator is incomplete');
@@ -56,7 +62,13 @@ function problemsOf(list: readonly ChannelPlugin[]): string[] {
 }
 
 const deps = { transport: () => Promise.reject(new Error('not called')), clock: { now: () => new Date() }, mode: 'sandbox' as const };
-const simContext = { store: inMemorySimStore(), pageUrl: (id: string) => `${SANDBOX_BASE_URL}/${id}`, clock: deps.clock, deliver: async () => undefined, needsPin: async () => false };
+const simContext = {
+  store: inMemorySimStore(),
+  pageUrl: (id: string) => `${SANDBOX_BASE_URL}/${id}`,
+  clock: deps.clock,
+  deliver: async () => undefined,
+  needsPin: async () => false,
+};
 
 describe('the channel list', () => {
   it('has every channel complete: folder, settings, seed row, traits, variables, sandbox values, adapter and simulator', () => {
@@ -73,7 +85,9 @@ describe('the channel list', () => {
     const [card, ...rest] = CHANNELS as readonly ChannelPlugin[];
     const dcb = channelPlugin('dcb');
     const replaced = (broken: ChannelPlugin) => problemsOf([broken, ...rest]);
-    expect(replaced({ ...card!, sandboxValues: () => ({ SECRET_KEY: 'sk_test_1' }) })).toEqual(['card_global: sandbox values SECRET_KEY are not its variables']);
+    expect(replaced({ ...card!, sandboxValues: () => ({ SECRET_KEY: 'sk_test_1' }) })).toEqual([
+      'card_global: sandbox values SECRET_KEY are not its variables',
+    ]);
     expect(replaced({ ...card!, seed: { name: '', sortOrder: 10 } })).toEqual(['card_global: no seed row (name and sort order)']);
     expect(replaced({ ...card!, settings: { ...card!.settings, variables: [] } })).toEqual(
       expect.arrayContaining(['the list does not follow CHANNEL_SETTINGS one for one', 'card_global: bad variables []']),
@@ -83,8 +97,12 @@ describe('the channel list', () => {
     );
     expect(problemsOf(rest)).toContain('folder card_global has no plugin in the list');
     expect(problemsOf([...CHANNELS, dcb])).toContain('dcb: its slug is listed twice');
-    expect(problemsOf(CHANNELS.map((p) => (p === dcb ? { ...dcb, seed: { ...dcb.seed, amountsCents: [] } } : p)))).toEqual(['dcb: registered amounts only, but none seeded']);
-    expect(problemsOf(CHANNELS.map((p) => (p === dcb ? { ...dcb, seed: { ...dcb.seed, carriers: [] } } : p)))).toEqual(['dcb: a select field but no carriers to choose from']);
+    expect(problemsOf(CHANNELS.map((p) => (p === dcb ? { ...dcb, seed: { ...dcb.seed, amountsCents: [] } } : p)))).toEqual([
+      'dcb: registered amounts only, but none seeded',
+    ]);
+    expect(problemsOf(CHANNELS.map((p) => (p === dcb ? { ...dcb, seed: { ...dcb.seed, carriers: [] } } : p)))).toEqual([
+      'dcb: a select field but no carriers to choose from',
+    ]);
   });
 });
 
@@ -105,15 +123,25 @@ describe('every channel in sandbox', () => {
   /** What checkout's `extra` needs, from the channel's traits: a carrier that texts no PIN, a local phone number. */
   const extraFor = (plugin: ChannelPlugin): Record<string, string> =>
     Object.fromEntries(
-      plugin.traits.fields.map((field) => [field.name, field.type === 'select' ? plugin.seed.carriers!.find((c) => !c.needsPin)!.value : field.type === 'tel' ? '01712345678' : 'sample']),
+      plugin.traits.fields.map((field) => [
+        field.name,
+        field.type === 'select' ? plugin.seed.carriers!.find((c) => !c.needsPin)!.value : field.type === 'tel' ? '01712345678' : 'sample',
+      ]),
     );
 
-  it.each(CHANNELS.map((plugin) => [plugin.settings.slug, plugin] as const))('%s: a checkout paid on its simulator reaches its adapter as a verified callback', async (slug, plugin) => {
-    const c = await f.customer();
-    const extra = extraFor(plugin);
-    const session = await f.checkoutOk(c.accessToken, { planId: await f.planId('starter'), provider: slug, ...(Object.keys(extra).length > 0 ? { extra } : {}) });
-    expect((await f.pressSandbox(session.redirectUrl, 'pay')).landedOn).toBe(SUCCESS_URL);
-    expect(json(await f.getPayment(c.accessToken, session.paymentId))).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'FULFILLED' });
-    expect(await f.events(session.paymentId)).toContainEqual(expect.objectContaining({ channel: slug, outcome: 'succeeded', source: 'callback' }));
-  });
+  it.each(CHANNELS.map((plugin) => [plugin.settings.slug, plugin] as const))(
+    '%s: a checkout paid on its simulator reaches its adapter as a verified callback',
+    async (slug, plugin) => {
+      const c = await f.customer();
+      const extra = extraFor(plugin);
+      const session = await f.checkoutOk(c.accessToken, {
+        planId: await f.planId('starter'),
+        provider: slug,
+        ...(Object.keys(extra).length > 0 ? { extra } : {}),
+      });
+      expect((await f.pressSandbox(session.redirectUrl, 'pay')).landedOn).toBe(SUCCESS_URL);
+      expect(json(await f.getPayment(c.accessToken, session.paymentId))).toMatchObject({ status: 'SUCCEEDED', fulfilment: 'FULFILLED' });
+      expect(await f.events(session.paymentId)).toContainEqual(expect.objectContaining({ channel: slug, outcome: 'succeeded', source: 'callback' }));
+    },
+  );
 });

@@ -12,7 +12,11 @@ export function formatMoney(cents: number, currency: string): string {
  * Rule 4: the channels that can take `amountCents`. A channel with registered amounts takes only those; carrier
  * billing (`registeredAmountsOnly`) with none registered is not offered for top-ups. Switched-off channels are left out.
  */
-export function payableChannels(channels: EngineChannel[], amountCents: number, currency: string): { payableWith: string[]; unavailableChannels: { slug: string; reason: string }[] } {
+export function payableChannels(
+  channels: EngineChannel[],
+  amountCents: number,
+  currency: string,
+): { payableWith: string[]; unavailableChannels: { slug: string; reason: string }[] } {
   const payableWith: string[] = [];
   const unavailableChannels: { slug: string; reason: string }[] = [];
   const money = (cents: number) => formatMoney(cents, currency);
@@ -22,7 +26,10 @@ export function payableChannels(channels: EngineChannel[], amountCents: number, 
     if (channel.registeredAmountsOnly && channel.amountsCents.length === 0) {
       reason = `${channel.name} is not offered for top-ups.`;
     } else if (channel.amountsCents.length > 0 && !channel.amountsCents.includes(amountCents)) {
-      const amounts = [...channel.amountsCents].sort((a, b) => a - b).map(money).join(', ');
+      const amounts = [...channel.amountsCents]
+        .sort((a, b) => a - b)
+        .map(money)
+        .join(', ');
       reason = `${channel.name} takes only these amounts: ${amounts}. Change the top-up to one of them or choose another channel.`;
     } else if (amountCents < channel.minAmountCents) {
       reason = `${channel.name} takes at least ${money(channel.minAmountCents)}.`;

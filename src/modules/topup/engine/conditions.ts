@@ -34,7 +34,10 @@ export function unmetConditions(rule: EngineRule, ctx: RuleContext): Unmet[] {
   if (c.minUnits) {
     const have = ctx.lines.find((line) => line.key === c.minUnits?.component)?.units ?? 0;
     if (have < c.minUnits.units) {
-      unmet.push({ condition: 'minUnits', requirement: { type: 'MIN_UNITS', component: c.minUnits.component, units: c.minUnits.units, missingUnits: c.minUnits.units - have } });
+      unmet.push({
+        condition: 'minUnits',
+        requirement: { type: 'MIN_UNITS', component: c.minUnits.component, units: c.minUnits.units, missingUnits: c.minUnits.units - have },
+      });
     }
   }
   if (c.minSpendCents != null && ctx.subtotalCents < c.minSpendCents) {

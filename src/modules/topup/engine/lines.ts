@@ -19,7 +19,11 @@ export function scaledTokenCost(tokens: number, settings: EngineSettings): bigin
   return big(tokens) * big(settings.tokenValueCents) * BP;
 }
 
-function priceLine(component: EngineComponent, units: number, settings: EngineSettings): { priceCents: bigint; unitPriceCents: number; tierMinUnits: number | null } {
+function priceLine(
+  component: EngineComponent,
+  units: number,
+  settings: EngineSettings,
+): { priceCents: bigint; unitPriceCents: number; tierMinUnits: number | null } {
   const pricing = component.pricing;
   if (pricing.mode === 'FIXED') return { priceCents: big(units) * big(pricing.unitPriceCents), unitPriceCents: pricing.unitPriceCents, tierMinUnits: null };
   if (pricing.mode === 'TIERS') {
@@ -30,13 +34,21 @@ function priceLine(component: EngineComponent, units: number, settings: EngineSe
     return { priceCents: big(units) * big(tier.unitPriceCents), unitPriceCents: tier.unitPriceCents, tierMinUnits: tier.minUnits };
   }
   // Shown per unit rounded up; the line itself is priced exactly and rounded once.
-  return { priceCents: aiCostPrice(units, component.tokensPerUnit, settings), unitPriceCents: toNumber(aiCostPrice(1, component.tokensPerUnit, settings)), tierMinUnits: null };
+  return {
+    priceCents: aiCostPrice(units, component.tokensPerUnit, settings),
+    unitPriceCents: toNumber(aiCostPrice(1, component.tokensPerUnit, settings)),
+    tierMinUnits: null,
+  };
 }
 
 const formatUnits = (n: number): string => n.toLocaleString('en-US');
 
 /** Checks the selection (rule 1: 0 omits a component; otherwise within min..max and a multiple of step) and prices the valid lines. */
-export function buildLines(components: EngineComponent[], selection: Record<string, number>, settings: EngineSettings): { lines: QuoteLine[]; issues: QuoteIssue[] } {
+export function buildLines(
+  components: EngineComponent[],
+  selection: Record<string, number>,
+  settings: EngineSettings,
+): { lines: QuoteLine[]; issues: QuoteIssue[] } {
   const byKey = new Map(components.map((c) => [c.key, c]));
   const lines: QuoteLine[] = [];
   const issues: QuoteIssue[] = [];
@@ -57,7 +69,10 @@ export function buildLines(components: EngineComponent[], selection: Record<stri
       continue;
     }
     if (units < component.minUnits || units > component.maxUnits) {
-      issues.push({ field: key, message: `${component.name}: choose between ${formatUnits(component.minUnits)} and ${formatUnits(component.maxUnits)} ${component.unit}s.` });
+      issues.push({
+        field: key,
+        message: `${component.name}: choose between ${formatUnits(component.minUnits)} and ${formatUnits(component.maxUnits)} ${component.unit}s.`,
+      });
       continue;
     }
     if (units % component.step !== 0) {

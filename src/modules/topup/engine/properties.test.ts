@@ -10,7 +10,11 @@ const KEYS = ['credits', 'images', 'videos', 'speech', 'chat'] as const;
 const effectArb: fc.Arbitrary<RuleEffect> = fc.oneof(
   fc.record({ type: fc.constant('BONUS_UNITS' as const), component: fc.constantFrom(...KEYS), units: fc.integer({ min: 1, max: 5_000 }) }),
   fc.record({ type: fc.constant('EXTRA_TOKENS_PERCENT' as const), percent: fc.integer({ min: 1, max: 200 }) }),
-  fc.record({ type: fc.constant('PERCENT_OFF' as const), percent: fc.integer({ min: 1, max: 100 }), maxDiscountCents: fc.option(fc.integer({ min: 0, max: 500_000 }), { nil: null }) }),
+  fc.record({
+    type: fc.constant('PERCENT_OFF' as const),
+    percent: fc.integer({ min: 1, max: 100 }),
+    maxDiscountCents: fc.option(fc.integer({ min: 0, max: 500_000 }), { nil: null }),
+  }),
   fc.record({ type: fc.constant('FIXED_OFF' as const), amountCents: fc.integer({ min: 0, max: 1_000_000 }) }),
 );
 
@@ -44,17 +48,40 @@ function pricingArb(tokensPerUnit: number): fc.Arbitrary<EngineComponent['pricin
   return fc.oneof(
     fc.constant({ mode: 'AI_COST' as const }),
     fc.integer({ min: least, max: least * 3 }).map((unitPriceCents) => ({ mode: 'FIXED' as const, unitPriceCents })),
-    fc.uniqueArray(fc.record({ minUnits: fc.integer({ min: 1, max: 500 }), unitPriceCents: fc.integer({ min: least, max: least * 3 }) }), { minLength: 1, maxLength: 4, selector: (t) => t.minUnits })
+    fc
+      .uniqueArray(fc.record({ minUnits: fc.integer({ min: 1, max: 500 }), unitPriceCents: fc.integer({ min: least, max: least * 3 }) }), {
+        minLength: 1,
+        maxLength: 4,
+        selector: (t) => t.minUnits,
+      })
       .map((tiers) => ({ mode: 'TIERS' as const, tiers })),
   );
 }
 
 const inputArb: fc.Arbitrary<QuoteInput> = fc
   .record({
-    tokensPerUnit: fc.record({ credits: fc.constant(10_000), images: fc.integer({ min: 1, max: 200_000 }), videos: fc.integer({ min: 1, max: 2_000_000 }), speech: fc.integer({ min: 1, max: 100_000 }), chat: fc.integer({ min: 1, max: 20_000 }) }),
-    units: fc.record({ credits: fc.integer({ min: 0, max: 2_000 }), images: fc.integer({ min: 0, max: 200 }), videos: fc.integer({ min: 0, max: 200 }), speech: fc.integer({ min: 0, max: 500 }), chat: fc.integer({ min: 0, max: 10_000 }) }),
+    tokensPerUnit: fc.record({
+      credits: fc.constant(10_000),
+      images: fc.integer({ min: 1, max: 200_000 }),
+      videos: fc.integer({ min: 1, max: 2_000_000 }),
+      speech: fc.integer({ min: 1, max: 100_000 }),
+      chat: fc.integer({ min: 1, max: 20_000 }),
+    }),
+    units: fc.record({
+      credits: fc.integer({ min: 0, max: 2_000 }),
+      images: fc.integer({ min: 0, max: 200 }),
+      videos: fc.integer({ min: 0, max: 200 }),
+      speech: fc.integer({ min: 0, max: 500 }),
+      chat: fc.integer({ min: 0, max: 10_000 }),
+    }),
     rules: fc.array(ruleArb, { maxLength: 6 }),
-    customer: fc.option(fc.record({ firstTopUp: fc.boolean(), accountCreatedAt: fc.date({ min: new Date('2026-01-01T00:00:00Z'), max: new Date('2026-12-31T00:00:00Z'), noInvalidDate: true }) }), { nil: null }),
+    customer: fc.option(
+      fc.record({
+        firstTopUp: fc.boolean(),
+        accountCreatedAt: fc.date({ min: new Date('2026-01-01T00:00:00Z'), max: new Date('2026-12-31T00:00:00Z'), noInvalidDate: true }),
+      }),
+      { nil: null },
+    ),
     channel: fc.constantFrom(null, 'card_regional', 'dcb'),
     now: fc.date({ min: new Date('2026-01-01T00:00:00Z'), max: new Date('2027-01-01T00:00:00Z'), noInvalidDate: true }),
     usageTotal: fc.integer({ min: 0, max: 4 }),
@@ -62,23 +89,33 @@ const inputArb: fc.Arbitrary<QuoteInput> = fc
     seed: fc.integer({ min: 0, max: 2 }),
   })
   .chain((v) =>
-    fc.record(Object.fromEntries(KEYS.map((k) => [k, pricingArb(v.tokensPerUnit[k])])) as Record<(typeof KEYS)[number], fc.Arbitrary<EngineComponent['pricing']>>).map((pricing) => {
-      const comps = components(Object.fromEntries(KEYS.map((k) => [k, { enabled: true, step: 1, tokensPerUnit: v.tokensPerUnit[k], pricing: pricing[k] }])));
-      // Credits keep the real bounds; units off the step or under the minimum are part of the search too.
-      const selection: Record<string, number> = { credits: v.units.credits * (v.seed === 0 ? 1 : 10), images: v.units.images, videos: v.units.videos, speech: v.units.speech, chat: v.units.chat };
-      comps[0] = { ...comps[0]!, step: 10 };
-      return {
-        settings: DEFAULT_ENGINE_SETTINGS,
-        components: comps,
-        rules: v.rules,
-        channels: CHANNELS.map((c) => (c.slug === 'dcb' ? { ...c, amountsCents: [2_000, 50_000] } : c)),
-        selection,
-        customer: v.customer,
-        channel: v.channel,
-        usage: Object.fromEntries(v.rules.map((r) => [r.id, { total: v.usageTotal, byCustomer: v.usedByCustomer }])),
-        now: v.now,
-      } satisfies QuoteInput;
-    }),
+    fc
+      .record(
+        Object.fromEntries(KEYS.map((k) => [k, pricingArb(v.tokensPerUnit[k])])) as Record<(typeof KEYS)[number], fc.Arbitrary<EngineComponent['pricing']>>,
+      )
+      .map((pricing) => {
+        const comps = components(Object.fromEntries(KEYS.map((k) => [k, { enabled: true, step: 1, tokensPerUnit: v.tokensPerUnit[k], pricing: pricing[k] }])));
+        // Credits keep the real bounds; units off the step or under the minimum are part of the search too.
+        const selection: Record<string, number> = {
+          credits: v.units.credits * (v.seed === 0 ? 1 : 10),
+          images: v.units.images,
+          videos: v.units.videos,
+          speech: v.units.speech,
+          chat: v.units.chat,
+        };
+        comps[0] = { ...comps[0]!, step: 10 };
+        return {
+          settings: DEFAULT_ENGINE_SETTINGS,
+          components: comps,
+          rules: v.rules,
+          channels: CHANNELS.map((c) => (c.slug === 'dcb' ? { ...c, amountsCents: [2_000, 50_000] } : c)),
+          selection,
+          customer: v.customer,
+          channel: v.channel,
+          usage: Object.fromEntries(v.rules.map((r) => [r.id, { total: v.usageTotal, byCustomer: v.usedByCustomer }])),
+          now: v.now,
+        } satisfies QuoteInput;
+      }),
   );
 
 const RUNS = { numRuns: 400 };

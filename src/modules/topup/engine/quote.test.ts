@@ -10,24 +10,66 @@ describe('top-up engine: lines and pricing modes', () => {
     const q = quoteTopUp(input());
     expect(q.valid).toBe(true);
     expect(q.lines).toEqual([
-      { key: 'credits', name: 'Credits', kind: 'CREDITS', unit: 'credit', units: 1_000, tokensPerUnit: 10_000, tokens: 10_000_000, unitPriceCents: 45, priceCents: 45_000, tierMinUnits: null },
+      {
+        key: 'credits',
+        name: 'Credits',
+        kind: 'CREDITS',
+        unit: 'credit',
+        units: 1_000,
+        tokensPerUnit: 10_000,
+        tokens: 10_000_000,
+        unitPriceCents: 45,
+        priceCents: 45_000,
+        tierMinUnits: null,
+      },
     ]);
-    expect(q).toMatchObject({ subtotalCents: 45_000, discountCents: 0, amountCents: 45_000, tokens: 10_000_000, bonusTokens: 0, totalTokens: 10_000_000, credits: 1_000, totalCredits: 1_000, currency: 'BDT' });
+    expect(q).toMatchObject({
+      subtotalCents: 45_000,
+      discountCents: 0,
+      amountCents: 45_000,
+      tokens: 10_000_000,
+      bonusTokens: 0,
+      totalTokens: 10_000_000,
+      credits: 1_000,
+      totalCredits: 1_000,
+      currency: 'BDT',
+    });
     expect(aiCostPrice(1, 10_000, DEFAULT_ENGINE_SETTINGS)).toBe(45n);
   });
 
   it('prices a fixed price per unit', () => {
-    const q = quoteTopUp(input({ components: components({ images: { enabled: true, pricing: { mode: 'FIXED', unitPriceCents: 700 } } }), selection: { images: 10 } }));
+    const q = quoteTopUp(
+      input({ components: components({ images: { enabled: true, pricing: { mode: 'FIXED', unitPriceCents: 700 } } }), selection: { images: 10 } }),
+    );
     expect(q.lines[0]).toMatchObject({ units: 10, unitPriceCents: 700, priceCents: 7_000, tokens: 400_000 });
     expect(q.amountCents).toBe(7_000);
   });
 
   it('prices volume tiers: every unit at the price of the highest tier reached', () => {
-    const tiers = { mode: 'TIERS' as const, tiers: [{ minUnits: 1, unitPriceCents: 5_000 }, { minUnits: 10, unitPriceCents: 4_000 }, { minUnits: 50, unitPriceCents: 3_500 }] };
+    const tiers = {
+      mode: 'TIERS' as const,
+      tiers: [
+        { minUnits: 1, unitPriceCents: 5_000 },
+        { minUnits: 10, unitPriceCents: 4_000 },
+        { minUnits: 50, unitPriceCents: 3_500 },
+      ],
+    };
     const comps = components({ videos: { enabled: true, pricing: tiers } });
-    expect(quoteTopUp(input({ components: comps, selection: { videos: 9 } })).lines[0]).toMatchObject({ unitPriceCents: 5_000, priceCents: 45_000, tierMinUnits: 1 });
-    expect(quoteTopUp(input({ components: comps, selection: { videos: 10 } })).lines[0]).toMatchObject({ unitPriceCents: 4_000, priceCents: 40_000, tierMinUnits: 10 });
-    expect(quoteTopUp(input({ components: comps, selection: { videos: 60 } })).lines[0]).toMatchObject({ unitPriceCents: 3_500, priceCents: 210_000, tierMinUnits: 50 });
+    expect(quoteTopUp(input({ components: comps, selection: { videos: 9 } })).lines[0]).toMatchObject({
+      unitPriceCents: 5_000,
+      priceCents: 45_000,
+      tierMinUnits: 1,
+    });
+    expect(quoteTopUp(input({ components: comps, selection: { videos: 10 } })).lines[0]).toMatchObject({
+      unitPriceCents: 4_000,
+      priceCents: 40_000,
+      tierMinUnits: 10,
+    });
+    expect(quoteTopUp(input({ components: comps, selection: { videos: 60 } })).lines[0]).toMatchObject({
+      unitPriceCents: 3_500,
+      priceCents: 210_000,
+      tierMinUnits: 50,
+    });
   });
 
   it('reports selection issues by field and never throws', () => {
@@ -82,11 +124,17 @@ describe('top-up engine: rule kinds', () => {
 
   it('PERCENT_OFF takes a share off, up to its cap', () => {
     expect(quoteTopUp(input({ rules: [rule({ effect: { type: 'PERCENT_OFF', percent: 10 } })] }))).toMatchObject({ discountCents: 4_500, amountCents: 40_500 });
-    expect(quoteTopUp(input({ rules: [rule({ effect: { type: 'PERCENT_OFF', percent: 10, maxDiscountCents: 3_000 } })] }))).toMatchObject({ discountCents: 3_000, amountCents: 42_000 });
+    expect(quoteTopUp(input({ rules: [rule({ effect: { type: 'PERCENT_OFF', percent: 10, maxDiscountCents: 3_000 } })] }))).toMatchObject({
+      discountCents: 3_000,
+      amountCents: 42_000,
+    });
   });
 
   it('FIXED_OFF takes an amount off', () => {
-    expect(quoteTopUp(input({ rules: [rule({ effect: { type: 'FIXED_OFF', amountCents: 2_000 } })] }))).toMatchObject({ discountCents: 2_000, amountCents: 43_000 });
+    expect(quoteTopUp(input({ rules: [rule({ effect: { type: 'FIXED_OFF', amountCents: 2_000 } })] }))).toMatchObject({
+      discountCents: 2_000,
+      amountCents: 43_000,
+    });
   });
 });
 
@@ -135,7 +183,8 @@ describe('top-up engine: conditions', () => {
 
   it('usage limits: total uses and once per customer (counts are inputs)', () => {
     const r = rule({ effect: bonus, conditions: { maxUses: 100, oncePerCustomer: true } });
-    const run = (total: number, byCustomer: number) => quoteTopUp(input({ rules: [r], usage: { [r.id]: { total, byCustomer } }, customer: signedIn(false) })).applied.length;
+    const run = (total: number, byCustomer: number) =>
+      quoteTopUp(input({ rules: [r], usage: { [r.id]: { total, byCustomer } }, customer: signedIn(false) })).applied.length;
     expect(run(99, 0)).toBe(1);
     expect(run(100, 0)).toBe(0);
     expect(run(5, 1)).toBe(0);
@@ -177,7 +226,11 @@ describe('top-up engine: combination', () => {
 
 describe('top-up engine: offers and channels', () => {
   it('offers rules one step away, with what is missing', () => {
-    const volume = rule({ name: 'Volume', effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 }, conditions: { minUnits: { component: 'credits', units: 1_500 } } });
+    const volume = rule({
+      name: 'Volume',
+      effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 },
+      conditions: { minUnits: { component: 'credits', units: 1_500 } },
+    });
     const spend = rule({ effect: { type: 'FIXED_OFF', amountCents: 500 }, conditions: { minSpendCents: 50_000 } });
     const card = rule({ effect: { type: 'FIXED_OFF', amountCents: 500 }, conditions: { channels: ['card_regional'] } });
     const first = rule({ effect: { type: 'FIXED_OFF', amountCents: 500 }, conditions: { audience: 'FIRST_TOPUP' } });
@@ -194,7 +247,12 @@ describe('top-up engine: offers and channels', () => {
 
   it('does not offer a rule its group would overrule', () => {
     const big = rule({ group: 'volume', priority: 20, effect: { type: 'BONUS_UNITS', component: 'credits', units: 100 } });
-    const small = rule({ group: 'volume', priority: 10, effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 }, conditions: { minUnits: { component: 'credits', units: 2_000 } } });
+    const small = rule({
+      group: 'volume',
+      priority: 10,
+      effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 },
+      conditions: { minUnits: { component: 'credits', units: 2_000 } },
+    });
     expect(quoteTopUp(input({ rules: [big, small] })).offers).toEqual([]);
   });
 

@@ -29,7 +29,8 @@ export function quoteTopUp(input: QuoteInput): Quote {
     const unmet = unmetConditions(rule, { lines, subtotalCents, customer: input.customer, channel: input.channel, usage, now: input.now });
     const only = unmet[0];
     if (unmet.length === 0) eligible.push(rule);
-    else if (unmet.length === 1 && only?.requirement) nearMisses.push({ rule, offer: { id: rule.id, name: rule.name, type: rule.type, requirement: only.requirement } });
+    else if (unmet.length === 1 && only?.requirement)
+      nearMisses.push({ rule, offer: { id: rule.id, name: rule.name, type: rule.type, requirement: only.requirement } });
   }
   const priced = priceWithinFloor(onePerGroup(eligible), lines, components, settings);
   const appliedIds = new Set(priced.applied.map((a) => a.id));
@@ -42,9 +43,15 @@ export function quoteTopUp(input: QuoteInput): Quote {
   if (lines.length > 0 && lineIssues.length === 0) {
     const money = (cents: number) => formatMoney(cents, settings.currency);
     if (priced.amountCents < settings.minOrderCents) {
-      issues.push({ field: 'amount', message: `The smallest top-up is ${money(settings.minOrderCents)}; this one comes to ${money(priced.amountCents)}. Add more to continue.` });
+      issues.push({
+        field: 'amount',
+        message: `The smallest top-up is ${money(settings.minOrderCents)}; this one comes to ${money(priced.amountCents)}. Add more to continue.`,
+      });
     } else if (priced.amountCents > settings.maxOrderCents) {
-      issues.push({ field: 'amount', message: `The largest top-up is ${money(settings.maxOrderCents)}; this one comes to ${money(priced.amountCents)}. Choose less to continue.` });
+      issues.push({
+        field: 'amount',
+        message: `The largest top-up is ${money(settings.maxOrderCents)}; this one comes to ${money(priced.amountCents)}. Choose less to continue.`,
+      });
     }
   }
   const valid = issues.length === 0;
@@ -70,6 +77,10 @@ export function quoteTopUp(input: QuoteInput): Quote {
     applied: priced.applied,
     offers,
     ...channels,
-    usage: { items: usageLines.map((line) => ({ displayName: line.name, unit: line.unit, units: line.units })), tokensSpent, tokensLeft: totalTokens - tokensSpent },
+    usage: {
+      items: usageLines.map((line) => ({ displayName: line.name, unit: line.unit, units: line.units })),
+      tokensSpent,
+      tokensLeft: totalTokens - tokensSpent,
+    },
   };
 }

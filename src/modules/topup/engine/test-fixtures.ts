@@ -17,7 +17,17 @@ export const CHANNELS: EngineChannel[] = [
 let seq = 0;
 export function rule(partial: Partial<EngineRule> & Pick<EngineRule, 'effect'>): EngineRule {
   seq += 1;
-  return { id: `rule-${String(seq).padStart(4, '0')}`, name: `Rule ${seq}`, description: '', type: 'PROMOTION', active: true, priority: 0, group: null, conditions: {}, ...partial };
+  return {
+    id: `rule-${String(seq).padStart(4, '0')}`,
+    name: `Rule ${seq}`,
+    description: '',
+    type: 'PROMOTION',
+    active: true,
+    priority: 0,
+    group: null,
+    conditions: {},
+    ...partial,
+  };
 }
 
 /** A Wednesday, 12:00 in Bangladesh. */

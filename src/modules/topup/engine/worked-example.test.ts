@@ -5,8 +5,22 @@ import { input, rule } from './test-fixtures.js';
 /** Reproduces the worked example of docs/topup-pricing.md step by step. */
 describe('docs/topup-pricing.md worked example', () => {
   it('1,010 credits on a Friday in Dhaka with four promotions', () => {
-    const volume = rule({ id: 'volume', name: 'Volume bonus', type: 'BONUS', priority: 20, group: 'volume', effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 }, conditions: { minUnits: { component: 'credits', units: 1_000 } } });
-    const weekend = rule({ id: 'weekend', name: 'Weekend extra credits', priority: 10, effect: { type: 'EXTRA_TOKENS_PERCENT', percent: 10 }, conditions: { daysOfWeek: [5, 6] } });
+    const volume = rule({
+      id: 'volume',
+      name: 'Volume bonus',
+      type: 'BONUS',
+      priority: 20,
+      group: 'volume',
+      effect: { type: 'BONUS_UNITS', component: 'credits', units: 50 },
+      conditions: { minUnits: { component: 'credits', units: 1_000 } },
+    });
+    const weekend = rule({
+      id: 'weekend',
+      name: 'Weekend extra credits',
+      priority: 10,
+      effect: { type: 'EXTRA_TOKENS_PERCENT', percent: 10 },
+      conditions: { daysOfWeek: [5, 6] },
+    });
     const tenOff = rule({ id: 'ten-off', name: '10% off', priority: 5, effect: { type: 'PERCENT_OFF', percent: 10, maxDiscountCents: 3_000 } });
     const flash = rule({ id: 'flash', name: 'Flash sale', priority: 1, effect: { type: 'FIXED_OFF', amountCents: 15_000 } });
     const q = quoteTopUp(input({ selection: { credits: 1_010 }, rules: [flash, tenOff, weekend, volume], now: new Date('2026-11-26T20:00:00Z') }));

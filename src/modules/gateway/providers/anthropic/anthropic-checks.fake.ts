@@ -36,12 +36,15 @@ function imageProblem(block: any, at: string): string | null {
       return `${at}.image.source.url: Input should be a valid URL`;
     }
   }
-  if (source.type !== 'base64') return `${at}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'file', 'url'`;
-  if (!IMAGE_TYPES.includes(source.media_type)) return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+  if (source.type !== 'base64')
+    return `${at}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'file', 'url'`;
+  if (!IMAGE_TYPES.includes(source.media_type))
+    return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
   if (typeof source.data !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(source.data)) return `${at}.image.source.base64.data: invalid base64 data`;
   const actual = sniffImage(Buffer.from(source.data, 'base64'));
   if (!actual) return `${at}.image.source.base64.data: Could not process image`;
-  if (actual !== source.media_type) return `${at}.image.source.base64.data: The image was specified using the ${source.media_type} media type, but the image appears to be a ${actual} image`;
+  if (actual !== source.media_type)
+    return `${at}.image.source.base64.data: The image was specified using the ${source.media_type} media type, but the image appears to be a ${actual} image`;
   return null;
 }
 
@@ -63,7 +66,12 @@ function blockProblem(block: any, role: string, at: string): string | null {
       if (role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
       if (!Array.isArray(block.content)) return null;
       for (const [k, inner] of block.content.entries()) {
-        const problem = inner?.type === 'text' ? textProblem(inner) : inner?.type === 'image' ? imageProblem(inner, `${at}.tool_result.content.${k}`) : `${at}.tool_result.content.${k}: Input tag '${String(inner?.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
+        const problem =
+          inner?.type === 'text'
+            ? textProblem(inner)
+            : inner?.type === 'image'
+              ? imageProblem(inner, `${at}.tool_result.content.${k}`)
+              : `${at}.tool_result.content.${k}: Input tag '${String(inner?.type)}' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`;
         if (problem) return problem;
       }
       return null;
@@ -85,7 +93,8 @@ function messagesProblem(messages: unknown): string | null {
   for (const [i, message] of messages.entries()) {
     if (message?.role !== 'user' && message?.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (i === 0 && message.role !== 'user') return 'messages: first message must use the "user" role';
-    if (i > 0 && messages[i - 1].role === message.role) return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`;
+    if (i > 0 && messages[i - 1].role === message.role)
+      return `messages: roles must alternate between "user" and "assistant", but found multiple "${message.role}" roles in a row`;
     const { content } = message;
     if (typeof content === 'string') {
       if (!content && i < messages.length - 1) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
@@ -130,7 +139,8 @@ function toolsProblem(body: any): string | null {
   }
   const choice = body.tool_choice;
   if (choice === undefined) return null;
-  if (!['auto', 'any', 'tool', 'none'].includes(choice?.type)) return `tool_choice: Input tag '${String(choice?.type)}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`;
+  if (!['auto', 'any', 'tool', 'none'].includes(choice?.type))
+    return `tool_choice: Input tag '${String(choice?.type)}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`;
   if (choice.type === 'tool' && !names.has(choice.name)) return `tool_choice.name: Tool '${String(choice.name)}' not found in tools.`;
   return null;
 }
@@ -138,10 +148,16 @@ function toolsProblem(body: any): string | null {
 /** Every cache_control in prompt order (tools, system, messages); each must be {type: 'ephemeral', ttl?}. */
 export function cacheMarkers(body: any): { path: unknown[]; marker: any }[] {
   const found: { path: unknown[]; marker: any }[] = [];
-  (Array.isArray(body.tools) ? body.tools : []).forEach((tool: any, k: number) => tool?.cache_control && found.push({ path: ['tools', k], marker: tool.cache_control }));
-  (Array.isArray(body.system) ? body.system : []).forEach((block: any, k: number) => block?.cache_control && found.push({ path: ['system', k], marker: block.cache_control }));
+  (Array.isArray(body.tools) ? body.tools : []).forEach(
+    (tool: any, k: number) => tool?.cache_control && found.push({ path: ['tools', k], marker: tool.cache_control }),
+  );
+  (Array.isArray(body.system) ? body.system : []).forEach(
+    (block: any, k: number) => block?.cache_control && found.push({ path: ['system', k], marker: block.cache_control }),
+  );
   (Array.isArray(body.messages) ? body.messages : []).forEach((message: any, i: number) =>
-    (Array.isArray(message?.content) ? message.content : []).forEach((block: any, j: number) => block?.cache_control && found.push({ path: ['messages', i, j], marker: block.cache_control })),
+    (Array.isArray(message?.content) ? message.content : []).forEach(
+      (block: any, j: number) => block?.cache_control && found.push({ path: ['messages', i, j], marker: block.cache_control }),
+    ),
   );
   return found;
 }
@@ -152,7 +168,9 @@ function cacheProblem(body: any): string | null {
     if (marker.type !== 'ephemeral') return "cache_control.type: Input should be 'ephemeral'";
     if (marker.ttl !== undefined && marker.ttl !== '5m' && marker.ttl !== '1h') return "cache_control.ttl: Input should be '5m' or '1h'";
   }
-  return markers.length > MAX_CACHE_BREAKPOINTS ? `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${markers.length}.` : null;
+  return markers.length > MAX_CACHE_BREAKPOINTS
+    ? `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${markers.length}.`
+    : null;
 }
 
 /** The real API's message for what is wrong with a Messages request body, or null when it would be accepted. */
@@ -164,10 +182,14 @@ export function invalidRequest(body: any): string | null {
     if (!Array.isArray(body.system)) return 'system: Input should be a valid string';
     for (const block of body.system) if (block?.type !== 'text' || textProblem(block)) return 'system: text content blocks must be non-empty';
   }
-  if (body.temperature !== undefined && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 1)) return 'temperature: range: 0..1';
-  if (body.temperature !== undefined && body.top_p !== undefined) return '`temperature` and `top_p` cannot both be specified for this model. Please use only one.';
+  if (body.temperature !== undefined && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 1))
+    return 'temperature: range: 0..1';
+  if (body.temperature !== undefined && body.top_p !== undefined)
+    return '`temperature` and `top_p` cannot both be specified for this model. Please use only one.';
   if (body.top_k !== undefined && (!Number.isInteger(body.top_k) || body.top_k < 0)) return 'top_k: Input should be a valid integer';
-  if (body.stop_sequences !== undefined && (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((s: unknown) => typeof s !== 'string'))) return 'stop_sequences: Input should be a valid list';
-  if (body.metadata !== undefined && (!isObject(body.metadata) || typeof body.metadata.user_id !== 'string')) return 'metadata.user_id: Input should be a valid string';
+  if (body.stop_sequences !== undefined && (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((s: unknown) => typeof s !== 'string')))
+    return 'stop_sequences: Input should be a valid list';
+  if (body.metadata !== undefined && (!isObject(body.metadata) || typeof body.metadata.user_id !== 'string'))
+    return 'metadata.user_id: Input should be a valid string';
   return messagesProblem(body.messages) ?? toolsProblem(body) ?? cacheProblem(body) ?? thinkingProblem(body) ?? outputConfigProblem(body);
 }

@@ -30,14 +30,19 @@ function schemaProblem(root: Record<string, any>, schema: unknown, at: string, d
   if (!typed) return `${at}: Invalid schema: Schema type is missing for schema: ${JSON.stringify(schema)}`;
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.includes('object')) {
-    if (schema.additionalProperties === true) return `${at}: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false`;
+    if (schema.additionalProperties === true)
+      return `${at}: For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false`;
     if (schema.additionalProperties !== false) return `${at}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
   }
   const inner: [unknown, string][] = [
     ...Object.entries(isObject(schema.properties) ? schema.properties : {}).map(([name, value]): [unknown, string] => [value, `${at}.properties.${name}`]),
     ...(schema.items !== undefined ? [[schema.items, `${at}.items`] as [unknown, string]] : []),
-    ...['anyOf', 'oneOf', 'allOf'].flatMap((key) => (Array.isArray(schema[key]) ? schema[key].map((value: unknown, i: number): [unknown, string] => [value, `${at}.${key}.${i}`]) : [])),
-    ...['$defs', 'definitions'].flatMap((key) => Object.entries(isObject(schema[key]) ? schema[key] : {}).map(([name, value]): [unknown, string] => [value, `${at}.${key}.${name}`])),
+    ...['anyOf', 'oneOf', 'allOf'].flatMap((key) =>
+      Array.isArray(schema[key]) ? schema[key].map((value: unknown, i: number): [unknown, string] => [value, `${at}.${key}.${i}`]) : [],
+    ),
+    ...['$defs', 'definitions'].flatMap((key) =>
+      Object.entries(isObject(schema[key]) ? schema[key] : {}).map(([name, value]): [unknown, string] => [value, `${at}.${key}.${name}`]),
+    ),
   ];
   for (const [value, path] of inner) {
     const problem = schemaProblem(root, value, path, depth + 1);
@@ -55,7 +60,8 @@ export function outputConfigProblem(body: any): string | null {
   if (!isObject(format)) return 'output_config.format: Input should be a valid dictionary';
   if (format.type !== 'json_schema') return `output_config.format.type: Input should be 'json_schema'`;
   if (format.schema === undefined) return 'output_config.format.schema: Field required';
-  if (WITHOUT_STRUCTURED_OUTPUTS.test(String(body.model))) return `output_config.format: structured outputs are not supported by the model '${String(body.model)}'.`;
+  if (WITHOUT_STRUCTURED_OUTPUTS.test(String(body.model)))
+    return `output_config.format: structured outputs are not supported by the model '${String(body.model)}'.`;
   return schemaProblem(format.schema, format.schema, 'output_config.format.schema');
 }
 
@@ -79,7 +85,12 @@ function valueOf(root: Record<string, any>, node: Record<string, any>, depth = 0
   const type = Array.isArray(schema.type) ? (schema.type.find((t: unknown) => t !== 'null') ?? 'null') : schema.type;
   switch (type) {
     case 'object':
-      return Object.fromEntries(Object.entries(isObject(schema.properties) ? schema.properties : {}).map(([name, value]) => [name, valueOf(root, value as Record<string, any>, depth + 1)]));
+      return Object.fromEntries(
+        Object.entries(isObject(schema.properties) ? schema.properties : {}).map(([name, value]) => [
+          name,
+          valueOf(root, value as Record<string, any>, depth + 1),
+        ]),
+      );
     case 'array':
       return isObject(schema.items) ? [valueOf(root, schema.items, depth + 1)] : [];
     case 'string':

@@ -2,7 +2,18 @@ import type { ServerResponse } from 'node:http';
 import { invalidRequest, cacheMarkers } from './anthropic-checks.fake.js';
 import { structuredText } from './anthropic-structured.fake.js';
 import { signatureOf, thinkingTextOf } from './anthropic-thinking.fake.js';
-import { chunks, promptTokens, readJson, sleep, start, tokensOf, type Decide, type FakeBehavior, type FakeRequest, type FakeUpstream } from '../../../../../test/helpers/fakes/text-server.js';
+import {
+  chunks,
+  promptTokens,
+  readJson,
+  sleep,
+  start,
+  tokensOf,
+  type Decide,
+  type FakeBehavior,
+  type FakeRequest,
+  type FakeUpstream,
+} from '../../../../../test/helpers/fakes/text-server.js';
 import type { StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
 /**
@@ -31,7 +42,9 @@ type ToolCallScript = { id: string; name: string; arguments: string };
 function echo(body: any): string {
   const last = [...(body?.messages ?? [])].reverse().find((m: any) => m.role === 'user');
   if (typeof last?.content === 'string') return `Echo: ${last.content}`;
-  const parts = (last?.content ?? []).map((b: any) => (b.type === 'text' ? b.text : b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content : JSON.stringify(b.content ?? '')) : `[${b.type}]`));
+  const parts = (last?.content ?? []).map((b: any) =>
+    b.type === 'text' ? b.text : b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content : JSON.stringify(b.content ?? '')) : `[${b.type}]`,
+  );
   return `Echo: ${parts.join(' ')}`;
 }
 
@@ -87,7 +100,8 @@ interface Answer {
 
 function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer {
   let toolCalls = behavior.kind === 'ok' ? (behavior.toolCalls ?? []) : [];
-  let text = (behavior.kind === 'ok' || behavior.kind === 'midway' ? behavior.text : undefined) ?? (toolCalls.length ? '' : (structuredText(body) ?? echo(body)));
+  let text =
+    (behavior.kind === 'ok' || behavior.kind === 'midway' ? behavior.text : undefined) ?? (toolCalls.length ? '' : (structuredText(body) ?? echo(body)));
   let stopSequence: string | null = null;
   for (const sequence of body.stop_sequences ?? []) {
     const at = text.indexOf(sequence);
@@ -100,14 +114,18 @@ function answerOf(body: any, behavior: FakeBehavior, seen: Set<string>): Answer 
   const scripted = behavior.kind === 'ok' && typeof behavior.usage === 'object' ? behavior.usage : null;
   const total = scripted?.inputTokens ?? inputTokensOf(body);
   const thinking = thinkingTextOf(body);
-  const output = scripted?.outputTokens ?? tokensOf(text) + tokensOf(thinking ?? '') + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
+  const output =
+    scripted?.outputTokens ?? tokensOf(text) + tokensOf(thinking ?? '') + toolCalls.reduce((sum, call) => sum + tokensOf(call.name + call.arguments), 0);
   // Scripted classes replace what the prompt's cache markers would give.
   const classes = behavior.kind === 'ok' ? behavior.tokenClasses : undefined;
   const scriptedWrites = classes?.cacheWrite ?? classes?.cacheWrite1h ?? 0;
-  const cache = classes ? { creation: scriptedWrites, hour: Math.min(classes.cacheWrite1h ?? 0, scriptedWrites), read: classes.cached ?? 0 } : promptCache(body, total, seen);
+  const cache = classes
+    ? { creation: scriptedWrites, hour: Math.min(classes.cacheWrite1h ?? 0, scriptedWrites), read: classes.cached ?? 0 }
+    : promptCache(body, total, seen);
   const byLifetime = cacheMarkers(body).length > 0 || classes?.cacheWrite1h !== undefined;
   const explicit = behavior.kind === 'ok' ? behavior.finishReason : undefined;
-  const stopReason = explicit ?? (stopSequence !== null ? 'stop_sequence' : toolCalls.length ? 'tool_use' : output >= body.max_tokens ? 'max_tokens' : 'end_turn');
+  const stopReason =
+    explicit ?? (stopSequence !== null ? 'stop_sequence' : toolCalls.length ? 'tool_use' : output >= body.max_tokens ? 'max_tokens' : 'end_turn');
   const reasoning = classes?.reasoning ?? (thinking ? tokensOf(thinking) : 0);
   return {
     thinking,
@@ -135,7 +153,16 @@ async function streamAnswer(res: ServerResponse, body: any, behavior: FakeBehavi
   // The input counts (cache reads and writes included) come in message_start; message_delta carries the output's.
   const { output_tokens_details: outputDetails, ...inputUsage } = answer.usage;
   event('message_start', {
-    message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputUsage, output_tokens: 1 } },
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...inputUsage, output_tokens: 1 },
+    },
   });
   event('ping', {});
   let index = 0;
@@ -175,7 +202,10 @@ async function streamAnswer(res: ServerResponse, body: any, behavior: FakeBehavi
     event('content_block_stop', { index });
     index++;
   }
-  event('message_delta', { delta: { stop_reason: answer.stopReason, stop_sequence: answer.stopSequence }, usage: { output_tokens: answer.usage.output_tokens, ...(outputDetails ? { output_tokens_details: outputDetails } : {}) } });
+  event('message_delta', {
+    delta: { stop_reason: answer.stopReason, stop_sequence: answer.stopSequence },
+    usage: { output_tokens: answer.usage.output_tokens, ...(outputDetails ? { output_tokens_details: outputDetails } : {}) },
+  });
   event('message_stop', {});
   res.end();
 }
@@ -202,7 +232,14 @@ export function startFakeAnthropic(decide: Decide = () => ({ kind: 'ok' })): Pro
       if (req.method === 'GET' && url.pathname === '/v1/models') {
         if (behavior.kind === 'error') return error(behavior.status, behavior.body, behavior.message);
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ data: [{ type: 'model', id: 'claude-fake', display_name: 'Claude Fake', created_at: '2025-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-fake', last_id: 'claude-fake' }));
+        res.end(
+          JSON.stringify({
+            data: [{ type: 'model', id: 'claude-fake', display_name: 'Claude Fake', created_at: '2025-01-01T00:00:00Z' }],
+            has_more: false,
+            first_id: 'claude-fake',
+            last_id: 'claude-fake',
+          }),
+        );
         return;
       }
       if (req.method !== 'POST' || url.pathname !== '/v1/messages') return error(404, undefined, `Not found: ${url.pathname}`);
@@ -225,7 +262,18 @@ export function startFakeAnthropic(decide: Decide = () => ({ kind: 'ok' })): Pro
         ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments || '{}') })),
       ];
       res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' });
-      res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: answer.stopReason, stop_sequence: answer.stopSequence, usage: answer.usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: body.model,
+          content,
+          stop_reason: answer.stopReason,
+          stop_sequence: answer.stopSequence,
+          usage: answer.usage,
+        }),
+      );
     },
     '',
     decide,

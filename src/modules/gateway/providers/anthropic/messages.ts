@@ -1,7 +1,19 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import { badRequest } from '../../../../platform/http/errors.js';
-import { UpstreamError, messageText, type ChatMessage, type ContentPart, type ResponseFormat, type TextRequest, type TextResult, type ThinkingBlock, type TokenUsage, type ToolCall, type ToolDefinition } from '../types.js';
+import {
+  UpstreamError,
+  messageText,
+  type ChatMessage,
+  type ContentPart,
+  type ResponseFormat,
+  type TextRequest,
+  type TextResult,
+  type ThinkingBlock,
+  type TokenUsage,
+  type ToolCall,
+  type ToolDefinition,
+} from '../types.js';
 
 /**
  * The gateway's text request in Anthropic's Messages API wire format (`anthropic-version: 2023-06-01`), and the answer
@@ -14,7 +26,14 @@ import { UpstreamError, messageText, type ChatMessage, type ContentPart, type Re
 type Block = Anthropic.ContentBlockParam;
 type CacheControl = Anthropic.CacheControlEphemeral;
 
-export const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', refusal: 'content_filter', pause_turn: 'stop', tool_use: 'tool_calls' };
+export const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  refusal: 'content_filter',
+  pause_turn: 'stop',
+  tool_use: 'tool_calls',
+};
 
 export const finishReasonOf = (stopReason: string | null | undefined): string => FINISH[stopReason ?? 'end_turn'] ?? stopReason ?? 'stop';
 
@@ -68,7 +87,12 @@ function toolInput(call: ToolCall): Record<string, unknown> {
     input = undefined;
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new UpstreamError('bad_request', `The arguments of tool call ${call.id} (${call.name}) are not a JSON object; send them as JSON text of an object.`, null, 'invalid_tool_arguments');
+    throw new UpstreamError(
+      'bad_request',
+      `The arguments of tool call ${call.id} (${call.name}) are not a JSON object; send them as JSON text of an object.`,
+      null,
+      'invalid_tool_arguments',
+    );
   }
   return input as Record<string, unknown>;
 }
@@ -82,12 +106,23 @@ interface Turn {
 
 function blocksOf(message: ChatMessage, position: number): Block[] {
   if (message.role === 'tool') {
-    if (!message.toolCallId) throw new UpstreamError('bad_request', `messages[${position}] is a tool result without the id of the call it answers; set its toolCallId.`, null, 'invalid_tool_result');
+    if (!message.toolCallId)
+      throw new UpstreamError(
+        'bad_request',
+        `messages[${position}] is a tool result without the id of the call it answers; set its toolCallId.`,
+        null,
+        'invalid_tool_result',
+      );
     const content = typeof message.content === 'string' ? message.content : partBlocks(message.content);
     return [{ type: 'tool_result', tool_use_id: message.toolCallId, content, ...(message.isError === undefined ? {} : { is_error: message.isError }) }];
   }
   if (message.role === 'assistant' && typeof message.content !== 'string' && message.content.some((p) => p.type === 'image')) {
-    throw new UpstreamError('bad_request', `messages[${position}] is an assistant message with an image; only user messages and tool results may carry images.`, null, 'invalid_message');
+    throw new UpstreamError(
+      'bad_request',
+      `messages[${position}] is an assistant message with an image; only user messages and tool results may carry images.`,
+      null,
+      'invalid_message',
+    );
   }
   // Thinking goes back first and intact (an unsigned one, from another provider, cannot be verified: left out).
   const thinking = (message.role === 'assistant' ? (message.thinking ?? []) : []).filter((b) => b.type === 'redacted_thinking' || b.signature);
@@ -160,16 +195,25 @@ export function toOutputConfig(format: ResponseFormat | undefined): Anthropic.Ou
   if (!format || format.type === 'text') return undefined;
   const refuse = (message: string, problem: string) => badRequest(message, [{ field: 'responseFormat', message: problem }]);
   if (format.type === 'json_object') {
-    throw refuse('Claude models have no JSON mode without a schema. Send a JSON schema instead (response_format type "json_schema" with an object schema; output_config.format on /anthropic/v1).', 'json_object is not supported by Claude models; use json_schema');
+    throw refuse(
+      'Claude models have no JSON mode without a schema. Send a JSON schema instead (response_format type "json_schema" with an object schema; output_config.format on /anthropic/v1).',
+      'json_object is not supported by Claude models; use json_schema',
+    );
   }
   if (format.schema.type !== 'object') {
-    throw refuse(`The answer's JSON schema must describe an object (its root "type" is ${JSON.stringify(format.schema.type ?? null)}); wrap the value in an object property.`, 'the schema root must be an object');
+    throw refuse(
+      `The answer's JSON schema must describe an object (its root "type" is ${JSON.stringify(format.schema.type ?? null)}); wrap the value in an object property.`,
+      'the schema root must be an object',
+    );
   }
   let schema: Record<string, unknown>;
   try {
     schema = transformJSONSchema(format.schema);
   } catch (err) {
-    throw refuse(`The answer's JSON schema cannot be sent to Claude: ${err instanceof Error ? err.message : String(err)}. Give every property a "type" (or anyOf, enum or const).`, 'every schema node needs a type');
+    throw refuse(
+      `The answer's JSON schema cannot be sent to Claude: ${err instanceof Error ? err.message : String(err)}. Give every property a "type" (or anyOf, enum or const).`,
+      'every schema node needs a type',
+    );
   }
   if (format.description && schema.description === undefined) schema.description = format.description;
   return { format: { type: 'json_schema', schema } };
@@ -249,5 +293,11 @@ export function fromAnthropicMessage(message: Anthropic.Message): TextResult {
     else if (block.type === 'thinking') thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: block.data });
   }
-  return { text, ...(toolCalls.length ? { toolCalls } : {}), ...(thinking.length ? { thinking } : {}), usage: usageOf(message.usage), finishReason: finishReasonOf(message.stop_reason) };
+  return {
+    text,
+    ...(toolCalls.length ? { toolCalls } : {}),
+    ...(thinking.length ? { thinking } : {}),
+    usage: usageOf(message.usage),
+    finishReason: finishReasonOf(message.stop_reason),
+  };
 }

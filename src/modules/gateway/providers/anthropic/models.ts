@@ -18,7 +18,11 @@ export const listAnthropicModels =
     for (let page = 0; page < MAX_PAGES; page++) {
       const query = new URLSearchParams({ limit: '1000', ...(after ? { after_id: after } : {}) });
       const headers = { 'x-api-key': credential.apiKey ?? '', 'anthropic-version': ANTHROPIC_VERSION };
-      const body = (await getJson(http, urlOf(credential.baseUrl ?? defaultBase, '/v1/models', query), headers, credential)) as { data?: unknown; has_more?: unknown; last_id?: unknown };
+      const body = (await getJson(http, urlOf(credential.baseUrl ?? defaultBase, '/v1/models', query), headers, credential)) as {
+        data?: unknown;
+        has_more?: unknown;
+        last_id?: unknown;
+      };
       found.push(...idsOf(body.data, 'id'));
       after = body.has_more === true && typeof body.last_id === 'string' ? body.last_id : null;
       if (!after) return found;

@@ -20,7 +20,8 @@ export const anthropic: ProviderPlugin = {
   text: {
     defaultBaseUrl: BASE_URL,
     imageTokens: anthropicImageTokens,
-    create: (options) => createAnthropicAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? BASE_URL, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http: options.http }),
+    create: (options) =>
+      createAnthropicAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? BASE_URL, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http: options.http }),
   },
   listModels: listAnthropicModels(BASE_URL),
 };

@@ -32,7 +32,13 @@ beforeEach(() => {
 
 const ask = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/ai/text', headers: bearer(token), payload });
 const sent = () => anthropic.calls().at(-1)!.body;
-const tools = [{ name: 'get_weather', description: 'The current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+const tools = [
+  {
+    name: 'get_weather',
+    description: 'The current weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+];
 const question = { role: 'user', content: 'Weather in Paris?' };
 const call = { id: 'toolu_01A', name: 'get_weather', arguments: '{"city":"Paris"}' };
 
@@ -40,7 +46,16 @@ describe('tools through /v1/ai/text on an Anthropic model', () => {
   it('answers a tool call, then the follow-up with its result, each charged what Anthropic reported', async () => {
     const before = await walletState(t, userId);
     decide = () => ({ kind: 'ok', toolCalls: [call], usage: { inputTokens: 80, outputTokens: 12 } });
-    const first = await ask({ model: MODEL, messages: [question], tools, toolChoice: 'required', parallelToolCalls: false, topK: 20, stop: ['###'], user: 'end-user-1' });
+    const first = await ask({
+      model: MODEL,
+      messages: [question],
+      tools,
+      toolChoice: 'required',
+      parallelToolCalls: false,
+      topK: 20,
+      stop: ['###'],
+      user: 'end-user-1',
+    });
     expect(first.statusCode).toBe(200);
     expect(json(first)).toMatchObject({ text: '', toolCalls: [call], usage: { inputTokens: 80, outputTokens: 12 } });
     expect(sent()).toMatchObject({
@@ -52,7 +67,11 @@ describe('tools through /v1/ai/text on an Anthropic model', () => {
     });
 
     decide = () => ({ kind: 'ok', text: 'Sunny, 18°C in Paris.', usage: { inputTokens: 120, outputTokens: 9 } });
-    const second = await ask({ model: MODEL, tools, messages: [question, { role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', toolCallId: call.id, content: '{"temp":18,"sky":"sunny"}' }] });
+    const second = await ask({
+      model: MODEL,
+      tools,
+      messages: [question, { role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', toolCallId: call.id, content: '{"temp":18,"sky":"sunny"}' }],
+    });
     expect(second.statusCode).toBe(200);
     expect(json(second)).toMatchObject({ text: 'Sunny, 18°C in Paris.' });
     expect(json(second)).not.toHaveProperty('toolCalls');
@@ -79,7 +98,11 @@ describe('tools through /v1/ai/text on an Anthropic model', () => {
 
   it("refunds a follow-up Anthropic refuses (a result for an unknown call), with Anthropic's message", async () => {
     const before = await walletState(t, userId);
-    const response = await ask({ model: MODEL, tools, messages: [question, { role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', toolCallId: 'toolu_unknown', content: 'x' }] });
+    const response = await ask({
+      model: MODEL,
+      tools,
+      messages: [question, { role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', toolCallId: 'toolu_unknown', content: 'x' }],
+    });
     expect(response.statusCode).toBe(400);
     expect(json(response).error.message).toContain('toolu_unknown');
     expect((await walletState(t, userId)).balance).toBe(before.balance);
@@ -89,7 +112,18 @@ describe('tools through /v1/ai/text on an Anthropic model', () => {
 describe('images and refused parameters on an Anthropic model', () => {
   it('sends a data: URL image as a base64 image block', async () => {
     const png = solidPng(16, 16).toString('base64');
-    const response = await ask({ model: MODEL, messages: [{ role: 'user', content: [{ type: 'text', text: 'What colour is this?' }, { type: 'image', url: `data:image/png;base64,${png}` }] }] });
+    const response = await ask({
+      model: MODEL,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What colour is this?' },
+            { type: 'image', url: `data:image/png;base64,${png}` },
+          ],
+        },
+      ],
+    });
     expect(response.statusCode).toBe(200);
     expect(sent().messages.at(-1)).toEqual({
       role: 'user',
@@ -102,7 +136,11 @@ describe('images and refused parameters on an Anthropic model', () => {
 
   it('refuses a JSON-schema answer format on a Claude model without structured outputs, before calling Anthropic or reserving', async () => {
     const before = { calls: anthropic.calls().length, wallet: await walletState(t, userId) };
-    const response = await ask({ model: 'anthropic/claude-3-5-haiku', messages: [question], responseFormat: { type: 'json_schema', name: 'weather', schema: { type: 'object' } } });
+    const response = await ask({
+      model: 'anthropic/claude-3-5-haiku',
+      messages: [question],
+      responseFormat: { type: 'json_schema', name: 'weather', schema: { type: 'object' } },
+    });
     expect(response.statusCode).toBe(400);
     expect(anthropic.calls().length).toBe(before.calls);
     expect((await walletState(t, userId)).balance).toBe(before.wallet.balance);

@@ -47,7 +47,10 @@ describe('what the adapter declares', () => {
 
 describe('request parameters', () => {
   it('sends tools as input_schema with their cache marker, and the sampling parameters by their Anthropic names', async () => {
-    await adapter.generateText(credential, request({ tools: [weather, { ...time, cacheControl: { type: 'ephemeral' } }], topK: 40, stop: ['END'], user: 'user-7', temperature: 1.6 }));
+    await adapter.generateText(
+      credential,
+      request({ tools: [weather, { ...time, cacheControl: { type: 'ephemeral' } }], topK: 40, stop: ['END'], user: 'user-7', temperature: 1.6 }),
+    );
     expect(lastBody()).toMatchObject({
       tools: [
         { name: 'get_weather', description: 'The current weather in a city', input_schema: weather.parameters },
@@ -120,7 +123,12 @@ describe('tool calls in answers', () => {
     ]);
     expect(calls.filter((c) => c.index === 0 && c.id === undefined).length).toBeGreaterThan(1); // one event per input_json_delta
     for (const [index, call] of toolCalls.entries()) {
-      expect(calls.filter((c) => c.index === index).map((c) => c.argumentsDelta).join('')).toBe(call.arguments);
+      expect(
+        calls
+          .filter((c) => c.index === index)
+          .map((c) => c.argumentsDelta)
+          .join(''),
+      ).toBe(call.arguments);
     }
     expect(events.at(-2)).toMatchObject({ type: 'usage', usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) } });
     expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'tool_calls' });
@@ -187,7 +195,11 @@ describe('tool round trip', () => {
 
   it('refuses a call whose arguments are not JSON, naming it, before any network call', async () => {
     const sent = fake.calls().length;
-    const broken: ChatMessage[] = [ask, { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_07', name: 'get_weather', arguments: '{"city":' }] }, { role: 'tool', toolCallId: 'toolu_07', content: 'x' }];
+    const broken: ChatMessage[] = [
+      ask,
+      { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_07', name: 'get_weather', arguments: '{"city":' }] },
+      { role: 'tool', toolCallId: 'toolu_07', content: 'x' },
+    ];
     const error = await upstreamError(adapter.generateText(credential, request({ messages: broken, tools: [weather] })));
     expect(error).toMatchObject({ kind: 'bad_request', message: expect.stringContaining('toolu_07 (get_weather)') });
     expect((await upstreamError(adapter.streamText(credential, request({ messages: broken, tools: [weather] })))).kind).toBe('bad_request');
@@ -195,9 +207,18 @@ describe('tool round trip', () => {
   });
 
   it("passes on the provider's refusal of a result that answers no call", async () => {
-    const orphan: ChatMessage[] = [ask, { role: 'assistant', content: 'Let me check.', toolCalls: [toolCalls[0]!] }, { role: 'tool', toolCallId: 'toolu_01', content: 'ok' }, { role: 'tool', toolCallId: 'toolu_99', content: 'stray' }];
+    const orphan: ChatMessage[] = [
+      ask,
+      { role: 'assistant', content: 'Let me check.', toolCalls: [toolCalls[0]!] },
+      { role: 'tool', toolCallId: 'toolu_01', content: 'ok' },
+      { role: 'tool', toolCallId: 'toolu_99', content: 'stray' },
+    ];
     const error = await upstreamError(adapter.generateText(credential, request({ messages: orphan, tools: [weather] })));
-    expect(error).toMatchObject({ kind: 'bad_request', status: 400, message: expect.stringContaining('unexpected `tool_use_id` found in `tool_result` blocks: toolu_99') });
+    expect(error).toMatchObject({
+      kind: 'bad_request',
+      status: 400,
+      message: expect.stringContaining('unexpected `tool_use_id` found in `tool_result` blocks: toolu_99'),
+    });
   });
 });
 
@@ -229,13 +250,25 @@ describe('images', () => {
   });
 
   it("passes on the provider's refusal of a mislabelled image", async () => {
-    const messages: ChatMessage[] = [{ role: 'user', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: png } }, { type: 'text', text: 'What is it?' }] }];
+    const messages: ChatMessage[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: png } },
+          { type: 'text', text: 'What is it?' },
+        ],
+      },
+    ];
     const error = await upstreamError(adapter.generateText(credential, request({ messages })));
     expect(error).toMatchObject({ kind: 'bad_request', message: expect.stringContaining('appears to be a image/png image') });
   });
 
   it('refuses an image in an assistant message before any call', async () => {
-    const messages: ChatMessage[] = [ask, { role: 'assistant', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: png } }] }, { role: 'user', content: 'and?' }];
+    const messages: ChatMessage[] = [
+      ask,
+      { role: 'assistant', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: png } }] },
+      { role: 'user', content: 'and?' },
+    ];
     expect((await upstreamError(adapter.generateText(credential, request({ messages })))).kind).toBe('bad_request');
   });
 });
@@ -246,7 +279,13 @@ describe('prompt caching', () => {
       messages: [
         { role: 'system', content: [{ type: 'text', text: 'You are a meticulous travel assistant. '.repeat(20), cacheControl: { type: 'ephemeral' } }] },
         { role: 'system', content: 'Answer briefly.' },
-        { role: 'user', content: [{ type: 'text', text: notes.repeat(30), cacheControl: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: question }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: notes.repeat(30), cacheControl: { type: 'ephemeral', ttl: '1h' } },
+            { type: 'text', text: question },
+          ],
+        },
       ],
     });
 
@@ -278,15 +317,28 @@ describe('prompt caching', () => {
   });
 
   it('has the fake report cache_creation_input_tokens, then cache_read_input_tokens, as Anthropic does', async () => {
-    const body = { model: 'claude-fake', max_tokens: 50, system: [{ type: 'text', text: 'Long instructions. '.repeat(40), cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'Hi' }] };
+    const body = {
+      model: 'claude-fake',
+      max_tokens: 50,
+      system: [{ type: 'text', text: 'Long instructions. '.repeat(40), cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'Hi' }],
+    };
     const send = async () => {
-      const response = await fetch(`${fake.origin}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'sk-ant-1', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${fake.origin}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'sk-ant-1', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return ((await response.json()) as { usage: Record<string, number> }).usage;
     };
     const written = await send();
     const read = await send();
     expect(written.cache_creation_input_tokens).toBeGreaterThan(0);
     expect(written.cache_read_input_tokens).toBe(0);
-    expect(read).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: written.cache_creation_input_tokens, input_tokens: written.input_tokens });
+    expect(read).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: written.cache_creation_input_tokens,
+      input_tokens: written.input_tokens,
+    });
   });
 });

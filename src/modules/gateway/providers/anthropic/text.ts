@@ -25,7 +25,16 @@ const loadAnthropicSdk = async (): Promise<typeof Anthropic> => (anthropicSdk ??
  * What the adapter carries. `responseFormat` is a JSON schema sent as `output_config.format` (messages.ts);
  * which Claude models take one is the catalog's `capabilities.flags.jsonSchema`, checked before the call.
  */
-const ANTHROPIC_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'topP', 'topK', 'stop', 'user']);
+const ANTHROPIC_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>([
+  'tools',
+  'toolChoice',
+  'parallelToolCalls',
+  'responseFormat',
+  'topP',
+  'topK',
+  'stop',
+  'user',
+]);
 
 export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): ProviderAdapter {
   const defaultBaseUrl = options.defaultBaseUrl ?? 'https://api.anthropic.com';
@@ -38,7 +47,8 @@ export function createAnthropicAdapter(options: AnthropicAdapterOptions = {}): P
     let client = clients.get(key);
     if (!client) {
       const AnthropicClient = anthropicSdk ?? (await loadAnthropicSdk());
-      client = clients.get(key) ?? new AnthropicClient({ apiKey: credential.apiKey ?? '', baseURL, maxRetries: 0, timeout: credential.timeoutMs, fetch: http.fetch });
+      client =
+        clients.get(key) ?? new AnthropicClient({ apiKey: credential.apiKey ?? '', baseURL, maxRetries: 0, timeout: credential.timeoutMs, fetch: http.fetch });
       clients.set(key, client);
     }
     return client;
@@ -124,7 +134,8 @@ async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamE
           const index = thinking.size;
           thinking.set(event.index, index);
           if (block.type === 'redacted_thinking') yield { type: 'thinking', index, redactedData: block.data };
-          else if (block.thinking || block.signature) yield { type: 'thinking', index, ...(block.thinking ? { delta: block.thinking } : {}), ...(block.signature ? { signature: block.signature } : {}) };
+          else if (block.thinking || block.signature)
+            yield { type: 'thinking', index, ...(block.thinking ? { delta: block.thinking } : {}), ...(block.signature ? { signature: block.signature } : {}) };
         }
         break;
       }
@@ -133,7 +144,8 @@ async function* streamEvents(upstream: AsyncIterable<Anthropic.RawMessageStreamE
         if (delta.type === 'text_delta' && delta.text) yield { type: 'text', delta: delta.text };
         const thought = thinking.get(event.index);
         if (thought !== undefined && delta.type === 'thinking_delta' && delta.thinking) yield { type: 'thinking', index: thought, delta: delta.thinking };
-        if (thought !== undefined && delta.type === 'signature_delta' && delta.signature) yield { type: 'thinking', index: thought, signature: delta.signature };
+        if (thought !== undefined && delta.type === 'signature_delta' && delta.signature)
+          yield { type: 'thinking', index: thought, signature: delta.signature };
         const call = toolCalls.get(event.index);
         if (delta.type === 'input_json_delta' && call && delta.partial_json) {
           call.sentArguments = true;
@@ -177,7 +189,8 @@ export function mapAnthropicError(err: unknown, model: string): UpstreamError {
 function mapSdkError(AnthropicClient: typeof Anthropic, err: unknown, model: string): UpstreamError | null {
   if (err instanceof AnthropicClient.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
   if (err instanceof AnthropicClient.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
-  if (err instanceof AnthropicClient.APIConnectionError) return connectRefusal(err) ?? new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
+  if (err instanceof AnthropicClient.APIConnectionError)
+    return connectRefusal(err) ?? new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
   if (err instanceof AnthropicClient.APIError) {
     const body = (err.error ?? {}) as { error?: { type?: unknown; message?: unknown } };
     const message = typeof body.error?.message === 'string' && body.error.message ? body.error.message : err.message;

@@ -51,14 +51,18 @@ function validate(model: string, body: Record<string, any>): object | null {
     if (body.aspect_ratio !== undefined) return invalid('aspect_ratio', 'Extra inputs are not permitted', 'extra_forbidden');
   } else {
     const match = typeof body.aspect_ratio === 'string' ? /^(\d+):(\d+)$/.exec(body.aspect_ratio) : null;
-    if (body.aspect_ratio !== undefined && (!match || Number(match[1]) / Number(match[2]) > 21 / 9 + 1e-9 || Number(match[1]) / Number(match[2]) < 9 / 21 - 1e-9)) {
+    if (
+      body.aspect_ratio !== undefined &&
+      (!match || Number(match[1]) / Number(match[2]) > 21 / 9 + 1e-9 || Number(match[1]) / Number(match[2]) < 9 / 21 - 1e-9)
+    ) {
       return invalid('aspect_ratio', 'Aspect ratio must be between 21:9 and 9:21');
     }
   }
   if (body.safety_tolerance !== undefined && (!Number.isInteger(body.safety_tolerance) || body.safety_tolerance < 0 || body.safety_tolerance > 6)) {
     return invalid('safety_tolerance', 'Input should be less than or equal to 6', 'less_than_equal');
   }
-  if (body.output_format !== undefined && !['jpeg', 'png', 'webp'].includes(body.output_format)) return invalid('output_format', "Input should be 'jpeg', 'png' or 'webp'", 'enum');
+  if (body.output_format !== undefined && !['jpeg', 'png', 'webp'].includes(body.output_format))
+    return invalid('output_format', "Input should be 'jpeg', 'png' or 'webp'", 'enum');
   if (body.seed !== undefined && !Number.isInteger(body.seed)) return invalid('seed', 'Input should be a valid integer', 'int_type');
   for (const field of ['input_image', 'image_prompt']) {
     const value = body[field];

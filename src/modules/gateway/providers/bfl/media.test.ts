@@ -67,7 +67,10 @@ describe('BFL: the task sent', () => {
   });
 
   it('asks Ultra for its nearest aspect ratio, with the source as an image prompt blended by strength', async () => {
-    const result = await adapter.generateImage!(credential, request({ model: 'flux-pro-1.1-ultra', width: 1920, height: 1080, initImage: source, strength: 0.25 }));
+    const result = await adapter.generateImage!(
+      credential,
+      request({ model: 'flux-pro-1.1-ultra', width: 1920, height: 1080, initImage: source, strength: 0.25 }),
+    );
     expect(submits().at(-1)!.body).toMatchObject({ aspect_ratio: '16:9', image_prompt: source.bytes.toString('base64'), image_prompt_strength: 0.75 });
     expect(submits().at(-1)!.body.width).toBeUndefined();
     expect([result.width, result.height]).toEqual([2752, 1536]);
@@ -76,7 +79,14 @@ describe('BFL: the task sent', () => {
   it('edits with Kontext: the source goes as input_image (plain base64) with the requested ratio', async () => {
     const result = await adapter.generateImage!(credential, request({ model: 'flux-kontext-pro', width: 768, height: 1344, initImage: source, strength: 0.5 }));
     const body = submits().at(-1)!.body;
-    expect(body).toEqual({ prompt: expect.any(String), seed: 42, aspect_ratio: '9:16', input_image: source.bytes.toString('base64'), safety_tolerance: 2, output_format: 'png' });
+    expect(body).toEqual({
+      prompt: expect.any(String),
+      seed: 42,
+      aspect_ratio: '9:16',
+      input_image: source.bytes.toString('base64'),
+      safety_tolerance: 2,
+      output_format: 'png',
+    });
     expect([result.width, result.height]).toEqual([768, 1360]);
     expect(bflTask(request({ model: 'flux-kontext-max', width: 5000, height: 1000 }), 2).body.aspect_ratio).toBe('21:9');
   });
@@ -105,7 +115,9 @@ describe('BFL: task states', () => {
   it('treats Error, a lost task and an unknown status as provider failures (another account may succeed)', async () => {
     fake.setScript(['Error']);
     expect(await upstreamError(adapter.generateImage!(credential, request()))).toMatchObject({ kind: 'server', code: 'generation_error' });
-    fake.decide((r) => (r.path === '/v1/get_result' ? { kind: 'error', status: 404, body: { id: 'x', status: 'Task not found', result: null } } : { kind: 'default' }));
+    fake.decide((r) =>
+      r.path === '/v1/get_result' ? { kind: 'error', status: 404, body: { id: 'x', status: 'Task not found', result: null } } : { kind: 'default' },
+    );
     expect(await upstreamError(adapter.generateImage!(credential, request()))).toMatchObject({ kind: 'server', code: 'task_not_found' });
     fake.decide((r) => (r.path === '/v1/get_result' ? { kind: 'error', status: 200, body: { id: 'x', status: 'Melting' } } : { kind: 'default' }));
     expect(await upstreamError(adapter.generateImage!(credential, request()))).toMatchObject({ kind: 'server', code: 'malformed_response' });
@@ -119,13 +131,25 @@ describe('BFL: the polling URL', () => {
     expect(trustedPollingUrl('https://api.eu.bfl.ai/v1/get_result?id=1', 'https://api.bfl.ai')).toBe('https://api.eu.bfl.ai/v1/get_result?id=1');
     expect(trustedPollingUrl('https://bfl.ai/v1/get_result?id=1', 'https://api.bfl.ai')).toContain('bfl.ai');
     expect(trustedPollingUrl('http://127.0.0.1:9/v1/get_result?id=1', 'http://127.0.0.1:9')).toContain('127.0.0.1:9');
-    for (const url of ['http://api.bfl.ai/v1/get_result', 'https://evilbfl.ai/x', 'https://bfl.ai.evil.example/x', 'https://user:pw@api.bfl.ai/x', 'http://127.0.0.1:10/x', 'not a url', 42]) {
+    for (const url of [
+      'http://api.bfl.ai/v1/get_result',
+      'https://evilbfl.ai/x',
+      'https://bfl.ai.evil.example/x',
+      'https://user:pw@api.bfl.ai/x',
+      'http://127.0.0.1:10/x',
+      'not a url',
+      42,
+    ]) {
       expect(() => trustedPollingUrl(url, 'http://127.0.0.1:9'), String(url)).toThrow(UpstreamError);
     }
   });
 
   it('refuses a polling URL elsewhere without sending the key there', async () => {
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 200, body: { id: 'abc', polling_url: 'https://collector.example/v1/get_result?id=abc' } } : { kind: 'default' }));
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 200, body: { id: 'abc', polling_url: 'https://collector.example/v1/get_result?id=abc' } }
+        : { kind: 'default' },
+    );
     const before = fake.requests.length;
     const error = await upstreamError(adapter.generateImage!(credential, request()));
     expect(error).toMatchObject({ kind: 'server', code: 'untrusted_polling_url' });
@@ -137,9 +161,24 @@ describe('BFL: the polling URL', () => {
 describe('BFL: errors', () => {
   it.each([
     [403, BFL_AUTH_ERROR, 'auth', 'Not authenticated - Invalid Authentication'],
-    [403, { detail: 'Your API key does not have access to the model flux-kontext-max.' }, 'model_refused', 'Your API key does not have access to the model flux-kontext-max.'],
-    [402, { detail: 'Insufficient credits. Add credits to your account at https://api.bfl.ai.' }, 'rate_limit', 'Insufficient credits. Add credits to your account at https://api.bfl.ai.'],
-    [429, { detail: 'You have exceeded the number of active tasks (24). Please wait for some tasks to finish.' }, 'rate_limit', 'You have exceeded the number of active tasks (24). Please wait for some tasks to finish.'],
+    [
+      403,
+      { detail: 'Your API key does not have access to the model flux-kontext-max.' },
+      'model_refused',
+      'Your API key does not have access to the model flux-kontext-max.',
+    ],
+    [
+      402,
+      { detail: 'Insufficient credits. Add credits to your account at https://api.bfl.ai.' },
+      'rate_limit',
+      'Insufficient credits. Add credits to your account at https://api.bfl.ai.',
+    ],
+    [
+      429,
+      { detail: 'You have exceeded the number of active tasks (24). Please wait for some tasks to finish.' },
+      'rate_limit',
+      'You have exceeded the number of active tasks (24). Please wait for some tasks to finish.',
+    ],
     [500, { detail: 'Internal Server Error' }, 'server', 'Internal Server Error'],
     [503, { detail: 'Service temporarily unavailable' }, 'server', 'Service temporarily unavailable'],
   ] as const)('classifies HTTP %i on submit as %s with BFL’s message', async (status, body, kind, message) => {
@@ -148,8 +187,16 @@ describe('BFL: errors', () => {
   });
 
   it('reports the schema’s own validation errors as bad requests naming the field', async () => {
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 422, body: { detail: [{ loc: ['body', 'width'], msg: 'Input should be a multiple of 32', type: 'multiple_of' }] } } : { kind: 'default' }));
-    expect(await upstreamError(adapter.generateImage!(credential, request()))).toMatchObject({ kind: 'bad_request', status: 422, message: 'width: Input should be a multiple of 32' });
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 422, body: { detail: [{ loc: ['body', 'width'], msg: 'Input should be a multiple of 32', type: 'multiple_of' }] } }
+        : { kind: 'default' },
+    );
+    expect(await upstreamError(adapter.generateImage!(credential, request()))).toMatchObject({
+      kind: 'bad_request',
+      status: 422,
+      message: 'width: Input should be a multiple of 32',
+    });
   });
 
   it('gets the real 403 for a revoked key, and proves a good key with /v1/credits', async () => {

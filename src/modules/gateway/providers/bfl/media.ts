@@ -101,7 +101,8 @@ export function trustedPollingUrl(raw: unknown, baseUrl: string): string {
 }
 
 const MODERATED: Record<string, string> = {
-  'Request Moderated': "BFL's moderation refused the prompt or the source image before generating (Request Moderated). Change the prompt or the image and try again.",
+  'Request Moderated':
+    "BFL's moderation refused the prompt or the source image before generating (Request Moderated). Change the prompt or the image and try again.",
   'Content Moderated': "BFL's moderation withheld the generated image (Content Moderated). Change the prompt and try again.",
 };
 
@@ -123,10 +124,17 @@ export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
         new UpstreamError('timeout', `BFL did not finish the image within ${Math.round(credential.timeoutMs / 100) / 10} s.`, null, 'timeout');
       const base = baseOf(credential);
       const { body, width, height } = bflTask(request, safetyTolerance);
-      const submitted = await callUpstream(http, `${base}/v1/${encodeURIComponent(request.model)}`, { method: 'POST', headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const submitted = await callUpstream(http, `${base}/v1/${encodeURIComponent(request.model)}`, {
+        method: 'POST',
+        headers: headers(credential),
+        body,
+        timeoutMs: credential.timeoutMs,
+        signal: request.signal,
+      });
       if (submitted.status < 200 || submitted.status >= 300) throw httpError(submitted, errorOf(submitted), request.model);
       const task = jsonOf(submitted) as { id?: unknown; polling_url?: unknown } | null;
-      if (typeof task?.id !== 'string' || !task.id) throw new UpstreamError('server', 'BFL accepted the image task but sent no task id.', submitted.status, 'malformed_response');
+      if (typeof task?.id !== 'string' || !task.id)
+        throw new UpstreamError('server', 'BFL accepted the image task but sent no task id.', submitted.status, 'malformed_response');
       const pollingUrl = task.polling_url === undefined ? `${base}/v1/get_result?id=${encodeURIComponent(task.id)}` : trustedPollingUrl(task.polling_url, base);
 
       for (;;) {
@@ -134,23 +142,35 @@ export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
         if (left <= 0) throw timedOut();
         const response = await callUpstream(http, pollingUrl, { method: 'GET', headers: headers(credential), timeoutMs: left, signal: request.signal });
         const result = jsonOf(response) as { status?: unknown; result?: { sample?: unknown } | null } | null;
-        if (result?.status === 'Task not found') throw new UpstreamError('server', `BFL no longer knows the image task ${task.id}.`, response.status, 'task_not_found');
+        if (result?.status === 'Task not found')
+          throw new UpstreamError('server', `BFL no longer knows the image task ${task.id}.`, response.status, 'task_not_found');
         if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), request.model);
         switch (result?.status) {
           case 'Ready': {
             const sample = result.result?.sample;
-            if (typeof sample !== 'string' || !sample) throw new UpstreamError('server', 'BFL finished the image task but sent no image.', response.status, 'empty_output');
+            if (typeof sample !== 'string' || !sample)
+              throw new UpstreamError('server', 'BFL finished the image task but sent no image.', response.status, 'empty_output');
             return { images: [{ kind: 'url', url: sample, mimeType: 'image/png' }], count: 1, maxPerCall: 1, width, height };
           }
           case 'Pending':
             break;
           case 'Request Moderated':
           case 'Content Moderated':
-            throw new UpstreamError('bad_request', MODERATED[result.status]!, 400, result.status === 'Request Moderated' ? 'request_moderated' : 'content_moderated');
+            throw new UpstreamError(
+              'bad_request',
+              MODERATED[result.status]!,
+              400,
+              result.status === 'Request Moderated' ? 'request_moderated' : 'content_moderated',
+            );
           case 'Error':
             throw new UpstreamError('server', 'BFL failed to generate the image (status Error).', response.status, 'generation_error');
           default:
-            throw new UpstreamError('server', `BFL reported an unknown task status (${JSON.stringify(result?.status ?? null)}).`, response.status, 'malformed_response');
+            throw new UpstreamError(
+              'server',
+              `BFL reported an unknown task status (${JSON.stringify(result?.status ?? null)}).`,
+              response.status,
+              'malformed_response',
+            );
         }
         const wait = Math.min(pollIntervalMs, deadline - Date.now());
         if (wait > 0) {
@@ -164,7 +184,11 @@ export function createBflAdapter(options: BflOptions = {}): MediaAdapter {
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(http, `${baseOf(credential)}/v1/credits`, { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, `${baseOf(credential)}/v1/credits`, {
+        method: 'GET',
+        headers: headers(credential),
+        timeoutMs: credential.timeoutMs,
+      });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

@@ -7,5 +7,8 @@ import { BFL_DEFAULT_BASE_URL, createBflAdapter } from './media.js';
  */
 export const bfl: ProviderPlugin = {
   slug: 'bfl',
-  media: { defaultBaseUrl: BFL_DEFAULT_BASE_URL, create: (options) => createBflAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? BFL_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: BFL_DEFAULT_BASE_URL,
+    create: (options) => createBflAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? BFL_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

@@ -4,7 +4,10 @@ import { type OpenAiDialect, type Refusal, type StartTextFake } from '../../../.
 /** DeepSeek takes a text or json_object format only (https://api-docs.deepseek.com/api/create-chat-completion); unknown fields pass. */
 function refuseDeepSeek(body: any): Refusal {
   if (body.response_format?.type === 'json_schema') {
-    return { status: 400, body: { error: { message: 'This response_format type is unavailable now', type: 'invalid_request_error', param: null, code: 'invalid_request_error' } } };
+    return {
+      status: 400,
+      body: { error: { message: 'This response_format type is unavailable now', type: 'invalid_request_error', param: null, code: 'invalid_request_error' } },
+    };
   }
   return null;
 }

@@ -16,7 +16,11 @@ export async function startFakeElevenLabs(): Promise<MediaFake> {
     const key = request.headers['xi-api-key'];
     if (typeof key !== 'string' || !key.startsWith('sk_')) return send(res, 401, { detail: { status: 'invalid_api_key', message: 'Invalid API key' } });
     if (request.method === 'GET' && request.path === '/v1/models') {
-      return send(res, 200, ELEVENLABS_SPEECH_MODELS.map((model_id) => ({ model_id, name: model_id, can_do_text_to_speech: true })));
+      return send(
+        res,
+        200,
+        ELEVENLABS_SPEECH_MODELS.map((model_id) => ({ model_id, name: model_id, can_do_text_to_speech: true })),
+      );
     }
     const format = request.query.get('output_format') ?? 'mp3_44100_128';
     if (!ELEVENLABS_FORMATS.includes(format)) {
@@ -25,7 +29,8 @@ export async function startFakeElevenLabs(): Promise<MediaFake> {
     const speech = /^\/v1\/text-to-speech\/([^/]+)$/.exec(request.path);
     if (request.method === 'POST' && speech) {
       const voice = decodeURIComponent(speech[1]!);
-      if (!ELEVENLABS_VOICES.includes(voice)) return send(res, 404, { detail: { status: 'voice_not_found', message: `A voice with the voice_id ${voice} was not found.` } });
+      if (!ELEVENLABS_VOICES.includes(voice))
+        return send(res, 404, { detail: { status: 'voice_not_found', message: `A voice with the voice_id ${voice} was not found.` } });
       const body = request.body ?? {};
       if (typeof body.text !== 'string' || !body.text) return send(res, 422, { detail: [{ type: 'missing', loc: ['body', 'text'], msg: 'Field required' }] });
       if (body.model_id && !ELEVENLABS_SPEECH_MODELS.includes(body.model_id)) {
@@ -40,9 +45,12 @@ export async function startFakeElevenLabs(): Promise<MediaFake> {
     }
     if (request.method === 'POST' && request.path === '/v1/music') {
       const body = request.body ?? {};
-      if (typeof body.prompt !== 'string' || !body.prompt) return send(res, 422, { detail: [{ type: 'missing', loc: ['body', 'prompt'], msg: 'Field required' }] });
-      if (body.model_id !== undefined && body.model_id !== 'music_v1') return send(res, 422, { detail: [{ type: 'literal_error', loc: ['body', 'model_id'], msg: "Input should be 'music_v1'" }] });
-      if (!format.startsWith('mp3')) return send(res, 403, { detail: { status: 'output_format_not_allowed', message: 'PCM output requires the Pro tier or above.' } });
+      if (typeof body.prompt !== 'string' || !body.prompt)
+        return send(res, 422, { detail: [{ type: 'missing', loc: ['body', 'prompt'], msg: 'Field required' }] });
+      if (body.model_id !== undefined && body.model_id !== 'music_v1')
+        return send(res, 422, { detail: [{ type: 'literal_error', loc: ['body', 'model_id'], msg: "Input should be 'music_v1'" }] });
+      if (!format.startsWith('mp3'))
+        return send(res, 403, { detail: { status: 'output_format_not_allowed', message: 'PCM output requires the Pro tier or above.' } });
       return sendBytes(res, silentMp3(60), 'audio/mpeg');
     }
     return send(res, 404, { detail: 'Not Found' });

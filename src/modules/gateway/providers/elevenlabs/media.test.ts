@@ -27,14 +27,20 @@ const speech = (overrides: Partial<SpeechRequest> = {}): SpeechRequest => ({
 const last = () => fake.requests.at(-1)!;
 
 async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
+  const error = await promise.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
 
 describe('ElevenLabs text to speech', () => {
   it('asks for 24 kHz PCM with the key and wraps it into a WAV of the right length', async () => {
-    const result = await adapter.generateSpeech!(credential, speech({ extra: { stability: 0.3, similarity_boost: 0.8, language_code: 'en', text: 'ignored' }, speed: 1.1 }));
+    const result = await adapter.generateSpeech!(
+      credential,
+      speech({ extra: { stability: 0.3, similarity_boost: 0.8, language_code: 'en', text: 'ignored' }, speed: 1.1 }),
+    );
     const call = last();
     expect(call).toMatchObject({ method: 'POST', path: '/v1/text-to-speech/EXAVITQu4vr4xnSDLpfL' });
     expect(call.query.get('output_format')).toBe('pcm_24000');
@@ -96,9 +102,24 @@ describe('ElevenLabs text to speech', () => {
 
   it.each([
     [401, { detail: { status: 'invalid_api_key', message: 'Invalid API key' } }, 'auth', 'invalid_api_key'],
-    [401, { detail: { status: 'quota_exceeded', message: 'This request exceeds your quota of 10000. You have 12 credits remaining.' } }, 'rate_limit', 'quota_exceeded'],
-    [403, { detail: { status: 'model_access_denied', message: 'Your subscription does not include the model eleven_v3.' } }, 'model_refused', 'model_access_denied'],
-    [429, { detail: { type: 'rate_limit_error', code: 'concurrent_limit_exceeded', message: 'Too many concurrent requests.', request_id: 'r1' } }, 'rate_limit', 'concurrent_limit_exceeded'],
+    [
+      401,
+      { detail: { status: 'quota_exceeded', message: 'This request exceeds your quota of 10000. You have 12 credits remaining.' } },
+      'rate_limit',
+      'quota_exceeded',
+    ],
+    [
+      403,
+      { detail: { status: 'model_access_denied', message: 'Your subscription does not include the model eleven_v3.' } },
+      'model_refused',
+      'model_access_denied',
+    ],
+    [
+      429,
+      { detail: { type: 'rate_limit_error', code: 'concurrent_limit_exceeded', message: 'Too many concurrent requests.', request_id: 'r1' } },
+      'rate_limit',
+      'concurrent_limit_exceeded',
+    ],
     [500, { detail: 'Internal Server Error' }, 'server', 'http_500'],
     [503, { detail: { status: 'system_busy', message: 'We are experiencing heavy traffic.' } }, 'server', 'system_busy'],
   ] as const)('classifies HTTP %i (%j) as %s', async (status, body, kind, code) => {
@@ -115,7 +136,12 @@ describe('ElevenLabs text to speech', () => {
 
 describe('ElevenLabs music', () => {
   it('composes from a description as MP3; the model decides the length', async () => {
-    const result = await adapter.generateMusic!(credential, { model: 'music_v1', description: 'Upbeat synthwave with a driving bassline', seed: 4, extra: { force_instrumental: true } });
+    const result = await adapter.generateMusic!(credential, {
+      model: 'music_v1',
+      description: 'Upbeat synthwave with a driving bassline',
+      seed: 4,
+      extra: { force_instrumental: true },
+    });
     expect(last()).toMatchObject({ method: 'POST', path: '/v1/music' });
     expect(last().query.get('output_format')).toBe('mp3_44100_128');
     expect(last().body).toEqual({ force_instrumental: true, prompt: 'Upbeat synthwave with a driving bassline', model_id: 'music_v1', seed: 4 });
@@ -127,12 +153,17 @@ describe('ElevenLabs music', () => {
     const invalid = await upstreamError(adapter.generateMusic!(credential, { model: 'music_v9', description: 'jazz' }));
     expect(invalid).toMatchObject({ kind: 'bad_request', status: 422 });
     fake.decide(() => ({ kind: 'error', status: 402, body: { detail: { status: 'payment_required', message: 'Music requires a paid plan.' } } }));
-    expect(await upstreamError(adapter.generateMusic!(credential, { model: 'music_v1', description: 'jazz' }))).toMatchObject({ kind: 'rate_limit', status: 402 });
+    expect(await upstreamError(adapter.generateMusic!(credential, { model: 'music_v1', description: 'jazz' }))).toMatchObject({
+      kind: 'rate_limit',
+      status: 402,
+    });
   });
 
   it('times out and reports unreachable upstreams', async () => {
     fake.decide(() => ({ kind: 'hang' }));
-    expect(await upstreamError(adapter.generateMusic!({ ...credential, timeoutMs: 150 }, { model: 'music_v1', description: 'jazz' }))).toMatchObject({ kind: 'timeout' });
+    expect(await upstreamError(adapter.generateMusic!({ ...credential, timeoutMs: 150 }, { model: 'music_v1', description: 'jazz' }))).toMatchObject({
+      kind: 'timeout',
+    });
     expect(await upstreamError(adapter.generateSpeech!({ ...credential, baseUrl: 'http://127.0.0.1:1' }, speech()))).toMatchObject({ kind: 'network' });
   });
 });

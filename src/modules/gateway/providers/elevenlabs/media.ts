@@ -37,7 +37,9 @@ function errorOf(response: UpstreamResponse): { code: string | null; message: st
   const detail = (jsonOf(response) as { detail?: unknown } | null)?.detail;
   if (typeof detail === 'string') return { code: null, message: detail };
   if (Array.isArray(detail)) {
-    const messages = detail.map((d: { msg?: unknown; loc?: unknown }) => [Array.isArray(d.loc) ? d.loc.join('.') : '', typeof d.msg === 'string' ? d.msg : ''].filter(Boolean).join(': '));
+    const messages = detail.map((d: { msg?: unknown; loc?: unknown }) =>
+      [Array.isArray(d.loc) ? d.loc.join('.') : '', typeof d.msg === 'string' ? d.msg : ''].filter(Boolean).join(': '),
+    );
     return { code: 'validation_error', message: messages.filter(Boolean).join('; ') || null };
   }
   if (detail && typeof detail === 'object') {
@@ -93,10 +95,16 @@ export function createElevenLabsAdapter(options: { defaultBaseUrl?: string; http
       if (response.body.length < 2) throw new UpstreamError('server', 'The provider returned no audio.', response.status, 'empty_response');
       // Raw PCM has no header, so only unambiguous containers are recognised: a WAV is passed on as it is, while
       // compressed audio (the server ignored output_format) is refused, since speech is always delivered as WAV.
-      if (wavDurationSeconds(response.body) !== null) return { bytes: response.body, mimeType: 'audio/wav', durationSeconds: wavDurationSeconds(response.body) };
+      if (wavDurationSeconds(response.body) !== null)
+        return { bytes: response.body, mimeType: 'audio/wav', durationSeconds: wavDurationSeconds(response.body) };
       const declared = (response.headers.get('content-type') ?? '').toLowerCase();
       if (response.body.subarray(0, 3).toString('latin1') === 'ID3' || /mpeg|mp3|ogg|opus|aac/.test(declared)) {
-        throw new UpstreamError('server', `The provider returned compressed audio (${declared || 'MP3'}) instead of raw PCM speech.`, response.status, 'unexpected_format');
+        throw new UpstreamError(
+          'server',
+          `The provider returned compressed audio (${declared || 'MP3'}) instead of raw PCM speech.`,
+          response.status,
+          'unexpected_format',
+        );
       }
       const bytes = pcm16ToWav(response.body, ELEVENLABS_SPEECH_SAMPLE_RATE);
       return { bytes, mimeType: 'audio/wav', durationSeconds: wavDurationSeconds(bytes) };
@@ -118,7 +126,11 @@ export function createElevenLabsAdapter(options: { defaultBaseUrl?: string; http
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(http, urlOf(credential, '/v1/models'), { method: 'GET', headers: headers(credential, 'application/json'), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/models'), {
+        method: 'GET',
+        headers: headers(credential, 'application/json'),
+        timeoutMs: credential.timeoutMs,
+      });
       if (response.status < 200 || response.status >= 300) throw elevenLabsError(response, '');
     },
   };

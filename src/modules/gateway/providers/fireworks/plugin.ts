@@ -5,7 +5,13 @@ import type { ProviderPlugin } from '../plugin.js';
 const BASE_URL = 'https://api.fireworks.ai/inference/v1';
 
 // https://docs.fireworks.ai/api-reference/post-chatcompletions: top_k and user; no seed or parallel_tool_calls.
-const PROFILE: ProviderProfile = { slug: 'fireworks', parameters: without(withTopK, 'seed', 'parallelToolCalls'), tokenLimit: 'max_tokens', streamUsage: 'stream_options', jsonSchema: true };
+const PROFILE: ProviderProfile = {
+  slug: 'fireworks',
+  parameters: without(withTopK, 'seed', 'parallelToolCalls'),
+  tokenLimit: 'max_tokens',
+  streamUsage: 'stream_options',
+  jsonSchema: true,
+};
 
 export const fireworks: ProviderPlugin = {
   slug: 'fireworks',

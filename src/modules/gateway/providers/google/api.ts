@@ -79,7 +79,23 @@ export function googleError(response: UpstreamResponse, model: string): Upstream
 
 /** `google.rpc.Code` names, for the numeric `code` of a failed operation's `error`. */
 const RPC_CODES = [
-  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
 ];
-export const rpcCodeName = (code: unknown): string => (typeof code === 'number' && RPC_CODES[code] ? RPC_CODES[code] : typeof code === 'string' && code ? code : 'UNKNOWN');
+export const rpcCodeName = (code: unknown): string =>
+  typeof code === 'number' && RPC_CODES[code] ? RPC_CODES[code] : typeof code === 'string' && code ? code : 'UNKNOWN';

@@ -17,24 +17,72 @@ import { fakeClip, sendBytes, sendJson, startFakeServer } from '../../../../../t
  */
 
 export const GOOGLE_ERRORS = {
-  badKey: { error: { code: 400, message: 'API key not valid. Please pass a valid API key.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'generativelanguage.googleapis.com' } }] } },
-  noKey: { error: { code: 403, message: "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.", status: 'PERMISSION_DENIED' } },
-  modelDenied: (model: string) => ({ error: { code: 403, message: `Your project does not have access to model ${model}. Request access or choose another model.`, status: 'PERMISSION_DENIED' } }),
+  badKey: {
+    error: {
+      code: 400,
+      message: 'API key not valid. Please pass a valid API key.',
+      status: 'INVALID_ARGUMENT',
+      details: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'API_KEY_INVALID',
+          domain: 'googleapis.com',
+          metadata: { service: 'generativelanguage.googleapis.com' },
+        },
+      ],
+    },
+  },
+  noKey: {
+    error: {
+      code: 403,
+      message:
+        "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+      status: 'PERMISSION_DENIED',
+    },
+  },
+  modelDenied: (model: string) => ({
+    error: { code: 403, message: `Your project does not have access to model ${model}. Request access or choose another model.`, status: 'PERMISSION_DENIED' },
+  }),
   quota: { error: { code: 429, message: 'You exceeded your current quota, please check your plan and billing details.', status: 'RESOURCE_EXHAUSTED' } },
-  internal: { error: { code: 500, message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting', status: 'INTERNAL' } },
+  internal: {
+    error: {
+      code: 500,
+      message: 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+      status: 'INTERNAL',
+    },
+  },
   unavailable: { error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } },
   invalid: (message: string) => ({ error: { code: 400, message, status: 'INVALID_ARGUMENT' } }),
-  notFound: (model: string, method: string) => ({ error: { code: 404, message: `models/${model} is not found for API version v1beta, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`, status: 'NOT_FOUND' } }),
+  notFound: (model: string, method: string) => ({
+    error: {
+      code: 404,
+      message: `models/${model} is not found for API version v1beta, or is not supported for ${method}. Call ListModels to see the list of available models and their supported methods.`,
+      status: 'NOT_FOUND',
+    },
+  }),
 };
 
 const GEMINI_SIZES: Record<string, [number, number]> = {
-  '1:1': [1024, 1024], '2:3': [832, 1248], '3:2': [1248, 832], '3:4': [864, 1184], '4:3': [1184, 864],
-  '4:5': [896, 1152], '5:4': [1152, 896], '9:16': [768, 1344], '16:9': [1344, 768], '21:9': [1536, 672],
+  '1:1': [1024, 1024],
+  '2:3': [832, 1248],
+  '3:2': [1248, 832],
+  '3:4': [864, 1184],
+  '4:3': [1184, 864],
+  '4:5': [896, 1152],
+  '5:4': [1152, 896],
+  '9:16': [768, 1344],
+  '16:9': [1344, 768],
+  '21:9': [1536, 672],
 };
 const GEMINI_IMAGE_MODELS = ['gemini-2.5-flash-image', 'gemini-3.1-flash-image', 'gemini-3-pro-image'];
 /** The Gemini 3 image models' `imageSize` values (2.5 Flash Image has one size). */
 const IMAGE_SIZES: Record<string, string[]> = { 'gemini-3.1-flash-image': ['512', '1K', '2K', '4K'], 'gemini-3-pro-image': ['1K', '2K', '4K'] };
-const VEO_DURATIONS: Record<string, number[]> = { 'veo-3.0-generate-001': [8], 'veo-3.0-fast-generate-001': [8], 'veo-2.0-generate-001': [5, 6, 7, 8], 'veo-3.1-generate-preview': [4, 6, 8] };
+const VEO_DURATIONS: Record<string, number[]> = {
+  'veo-3.0-generate-001': [8],
+  'veo-3.0-fast-generate-001': [8],
+  'veo-2.0-generate-001': [5, 6, 7, 8],
+  'veo-3.1-generate-preview': [4, 6, 8],
+};
 /** The text and embedding models the key is served beside the media ones (what the native list names). */
 const TEXT_MODELS = ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.5-flash-lite', 'gemini-2.0-flash', 'gemini-embedding-001'];
 /** Everything the fake serves, as `GET /v1beta/models` lists it. */
@@ -105,7 +153,8 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     const download = /^\/v1beta\/files\/([\w-]+):download$/.exec(path);
     if (method === 'GET' && download) {
       if (request.query.get('alt') !== 'media') return sendJson(res, 200, { name: `files/${download[1]}`, mimeType: 'video/mp4' });
-      if (![...operations.keys()].some((name) => name.endsWith(`/${download[1]}`))) return sendJson(res, 404, { error: { code: 404, message: 'File not found.', status: 'NOT_FOUND' } });
+      if (![...operations.keys()].some((name) => name.endsWith(`/${download[1]}`)))
+        return sendJson(res, 404, { error: { code: 404, message: 'File not found.', status: 'NOT_FOUND' } });
       res.writeHead(302, { location: `${origin}/signed/${download[1]}.mp4?GoogleAccessId=fake-signer%40google.com&Expires=4102444800&Signature=SECRET` });
       return void res.end();
     }
@@ -135,7 +184,9 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     const token = request.query.get('pageToken');
     const start = token ? Number(Buffer.from(token, 'base64url').toString('utf8')) : 0;
     if (!Number.isInteger(start) || start < 0) return sendJson(res, 400, GOOGLE_ERRORS.invalid('Invalid page token.'));
-    const models = listed.slice(start, start + pageSize).map((id) => ({ name: `models/${id}`, version: '001', displayName: id, supportedGenerationMethods: methodsOf(id) }));
+    const models = listed
+      .slice(start, start + pageSize)
+      .map((id) => ({ name: `models/${id}`, version: '001', displayName: id, supportedGenerationMethods: methodsOf(id) }));
     const next = start + pageSize < listed.length ? Buffer.from(String(start + pageSize)).toString('base64url') : null;
     // proto3 JSON leaves empty fields out, as Google does: an empty page is `{}`.
     return sendJson(res, 200, { ...(models.length > 0 ? { models } : {}), ...(next ? { nextPageToken: next } : {}) });
@@ -143,18 +194,24 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
 
   function gemini(res: ServerResponse, model: string, body: any) {
     const parts = body.contents?.[0]?.parts;
-    if (!Array.isArray(parts) || !parts.some((p: any) => typeof p?.text === 'string' && p.text)) return sendJson(res, 400, GOOGLE_ERRORS.invalid('* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.'));
+    if (!Array.isArray(parts) || !parts.some((p: any) => typeof p?.text === 'string' && p.text))
+      return sendJson(res, 400, GOOGLE_ERRORS.invalid('* GenerateContentRequest.contents[0].parts: contents.parts must not be empty.'));
     for (const part of parts) {
       const inline = part.inline_data ?? part.inlineData;
       if (!inline) continue;
       const mime = inline.mime_type ?? inline.mimeType;
       if (!['image/png', 'image/jpeg', 'image/webp'].includes(mime) || typeof inline.data !== 'string' || Buffer.from(inline.data, 'base64').length === 0) {
-        return sendJson(res, 400, GOOGLE_ERRORS.invalid('Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'));
+        return sendJson(
+          res,
+          400,
+          GOOGLE_ERRORS.invalid('Unable to process input image. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'),
+        );
       }
     }
     const config = body.generationConfig ?? {};
     const ratio = config.imageConfig?.aspectRatio ?? '1:1';
-    if (!GEMINI_SIZES[ratio]) return sendJson(res, 400, GOOGLE_ERRORS.invalid(`* GenerationConfig.image_config.aspect_ratio: unsupported aspect ratio ${ratio}.`));
+    if (!GEMINI_SIZES[ratio])
+      return sendJson(res, 400, GOOGLE_ERRORS.invalid(`* GenerationConfig.image_config.aspect_ratio: unsupported aspect ratio ${ratio}.`));
     const imageSize = config.imageConfig?.imageSize;
     if (imageSize !== undefined && !(IMAGE_SIZES[model] ?? []).includes(imageSize)) {
       return sendJson(res, 400, GOOGLE_ERRORS.invalid(`* GenerationConfig.image_config.image_size: ${imageSize} is not supported by ${model}.`));
@@ -169,14 +226,23 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     const signed = (part: Record<string, unknown>) => (thinking ? { ...part, thoughtSignature: 'c2lnbmF0dXJl' } : part);
     if (geminiOutcome === 'blocked') return sendJson(res, 200, { promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata, modelVersion: model });
     if (geminiOutcome === 'image_safety') {
-      return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'IMAGE_SAFETY', index: 0 }], usageMetadata, modelVersion: model });
+      return sendJson(res, 200, {
+        candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'IMAGE_SAFETY', index: 0 }],
+        usageMetadata,
+        modelVersion: model,
+      });
     }
     const text = { text: 'Here is the picture you asked for.' };
     const withImage = geminiOutcome === 'image' && modalities.includes('IMAGE');
     const answerParts = withImage
       ? [text, signed({ inlineData: { mimeType: 'image/png', data: png(GEMINI_SIZES[ratio], 100 + ((config.seed ?? 0) % 100)) } })]
       : [signed({ text: "I can't make a picture of that, but I can describe it." })];
-    return sendJson(res, 200, { candidates: [{ content: { role: 'model', parts: answerParts }, finishReason: 'STOP', index: 0 }], usageMetadata, modelVersion: model, responseId: `r${++counter}` });
+    return sendJson(res, 200, {
+      candidates: [{ content: { role: 'model', parts: answerParts }, finishReason: 'STOP', index: 0 }],
+      usageMetadata,
+      modelVersion: model,
+      responseId: `r${++counter}`,
+    });
   }
 
   function answerOperation(res: ServerResponse, found: Operation | undefined, name: string) {
@@ -185,16 +251,33 @@ export async function startFakeGoogle(): Promise<GoogleFake> {
     found.polls++;
     const base = { name, metadata: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningMetadata' } };
     const fileId = name.split('/').at(-1)!;
-    const response = (generateVideoResponse: unknown) => ({ ...base, done: true, response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse } });
+    const response = (generateVideoResponse: unknown) => ({
+      ...base,
+      done: true,
+      response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse },
+    });
     switch (step) {
       case 'running':
         return sendJson(res, 200, base);
       case 'succeeded':
-        return sendJson(res, 200, response({ generatedSamples: [{ video: { uri: `https://generativelanguage.googleapis.com/v1beta/files/${fileId}:download?alt=media` } }] }));
+        return sendJson(
+          res,
+          200,
+          response({ generatedSamples: [{ video: { uri: `https://generativelanguage.googleapis.com/v1beta/files/${fileId}:download?alt=media` } }] }),
+        );
       case 'inline':
-        return fakeClip().then((clip) => sendJson(res, 200, response({ generatedSamples: [{ video: { encodedVideo: clip.toString('base64'), encoding: 'video/mp4' } }] })));
+        return fakeClip().then((clip) =>
+          sendJson(res, 200, response({ generatedSamples: [{ video: { encodedVideo: clip.toString('base64'), encoding: 'video/mp4' } }] })),
+        );
       case 'filtered':
-        return sendJson(res, 200, response({ raiMediaFilteredCount: 1, raiMediaFilteredReasons: ["We encountered an issue with the audio for your prompt. You have not been charged. Please try a different prompt."] }));
+        return sendJson(
+          res,
+          200,
+          response({
+            raiMediaFilteredCount: 1,
+            raiMediaFilteredReasons: ['We encountered an issue with the audio for your prompt. You have not been charged. Please try a different prompt.'],
+          }),
+        );
       case 'failed':
         return sendJson(res, 200, { ...base, done: true, error: { code: 13, message: 'Video generation failed due to an internal error. Please try again.' } });
     }
@@ -222,26 +305,40 @@ const VEO_PARAMETERS = ['aspectRatio', 'durationSeconds', 'negativePrompt', 'per
 /** Google's checks of a Veo submission on the Gemini API; the refusal message, or null when it is accepted. */
 function checkVeo(model: string, body: any): string | null {
   const instance = body.instances?.[0];
-  if (!Array.isArray(body.instances) || body.instances.length !== 1 || typeof instance?.prompt !== 'string' || !instance.prompt) return 'instances[0].prompt is required.';
+  if (!Array.isArray(body.instances) || body.instances.length !== 1 || typeof instance?.prompt !== 'string' || !instance.prompt)
+    return 'instances[0].prompt is required.';
   const parameters = body.parameters ?? {};
-  if (instance.image !== undefined && (typeof instance.image.bytesBase64Encoded !== 'string' || !/^image\/(png|jpeg|webp)$/.test(instance.image.mimeType ?? ''))) {
+  if (
+    instance.image !== undefined &&
+    (typeof instance.image.bytesBase64Encoded !== 'string' || !/^image\/(png|jpeg|webp)$/.test(instance.image.mimeType ?? ''))
+  ) {
     return 'instances[0].image must carry bytesBase64Encoded and an image mimeType.';
   }
   if (instance.lastFrame !== undefined) return `lastFrame isn't supported by ${model}.`;
-  if (parameters.aspectRatio !== undefined && !['16:9', '9:16'].includes(parameters.aspectRatio)) return `Aspect ratio ${parameters.aspectRatio} is not supported. Use 16:9 or 9:16.`;
+  if (parameters.aspectRatio !== undefined && !['16:9', '9:16'].includes(parameters.aspectRatio))
+    return `Aspect ratio ${parameters.aspectRatio} is not supported. Use 16:9 or 9:16.`;
   if (parameters.durationSeconds !== undefined && !VEO_DURATIONS[model]!.includes(parameters.durationSeconds)) {
     return `The number value for \`durationSeconds\` is out of bound. Please provide a value between ${VEO_DURATIONS[model]![0]} and ${VEO_DURATIONS[model]!.at(-1)}, inclusive.`;
   }
   const unknown = Object.keys(parameters).find((key) => !VEO_PARAMETERS.includes(key));
   if (unknown) return `\`${unknown}\` isn't supported by this model. Please remove it and try again.`;
-  if (parameters.sampleCount !== undefined && !(Number.isInteger(parameters.sampleCount) && parameters.sampleCount >= 1 && parameters.sampleCount <= 4)) return 'sampleCount must be between 1 and 4.';
+  if (parameters.sampleCount !== undefined && !(Number.isInteger(parameters.sampleCount) && parameters.sampleCount >= 1 && parameters.sampleCount <= 4))
+    return 'sampleCount must be between 1 and 4.';
   if (parameters.seed !== undefined) return "`seed` isn't supported by this model. Please remove it and try again.";
   if (parameters.generateAudio !== undefined) return "`generateAudio` isn't supported by this model. Please remove it and try again.";
-  if (parameters.resolution !== undefined && (model.startsWith('veo-2') || !['720p', '1080p'].includes(parameters.resolution))) return `\`resolution\` ${parameters.resolution} isn't supported by this model.`;
+  if (parameters.resolution !== undefined && (model.startsWith('veo-2') || !['720p', '1080p'].includes(parameters.resolution)))
+    return `\`resolution\` ${parameters.resolution} isn't supported by this model.`;
   if (parameters.negativePrompt !== undefined && typeof parameters.negativePrompt !== 'string') return 'negativePrompt must be a string.';
   if (parameters.personGeneration !== undefined) {
-    const allowed = model.startsWith('veo-3') ? (instance.image ? ['allow_adult'] : ['allow_all']) : instance.image ? ['allow_adult', 'dont_allow'] : PERSON_GENERATION;
-    if (!allowed.includes(parameters.personGeneration)) return `personGeneration ${parameters.personGeneration} isn't supported for this use case. Supported: ${allowed.join(', ')}.`;
+    const allowed = model.startsWith('veo-3')
+      ? instance.image
+        ? ['allow_adult']
+        : ['allow_all']
+      : instance.image
+        ? ['allow_adult', 'dont_allow']
+        : PERSON_GENERATION;
+    if (!allowed.includes(parameters.personGeneration))
+      return `personGeneration ${parameters.personGeneration} isn't supported for this use case. Supported: ${allowed.join(', ')}.`;
   }
   return null;
 }

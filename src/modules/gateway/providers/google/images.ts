@@ -15,7 +15,18 @@ import { imageSizeRule, snapImageSize } from '../media/sizes.js';
  * answers 503 MODEL_UNAVAILABLE.
  */
 /** Finish and block reasons that are a safety refusal rather than a model that merely answered in text. */
-const SAFETY_REASONS = new Set(['SAFETY', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'RECITATION', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', 'JAILBREAK', 'MODEL_ARMOR']);
+const SAFETY_REASONS = new Set([
+  'SAFETY',
+  'PROHIBITED_CONTENT',
+  'BLOCKLIST',
+  'SPII',
+  'RECITATION',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+  'JAILBREAK',
+  'MODEL_ARMOR',
+]);
 /** Models that take `imageConfig.imageSize`; Gemini 2.5 Flash Image makes 1K images only and is sent none. */
 const SIZED_MODELS = /^gemini-3(\.\d+)?-/;
 
@@ -23,7 +34,10 @@ const refused = (message: string, code: string) => new UpstreamError('bad_reques
 
 function checkInline(bytes: Buffer, what: string): void {
   if (bytes.length > GOOGLE_INLINE_MAX_BYTES) {
-    throw refused(`The ${what} is ${Math.ceil(bytes.length / 1024 / 1024)} MB; the Gemini API takes inline images of at most 20 MB. Send a smaller image.`, 'image_too_large');
+    throw refused(
+      `The ${what} is ${Math.ceil(bytes.length / 1024 / 1024)} MB; the Gemini API takes inline images of at most 20 MB. Send a smaller image.`,
+      'image_too_large',
+    );
   }
 }
 
@@ -87,9 +101,15 @@ export async function generateGeminiImage(client: GoogleClient, credential: Upst
   const finish = typeof candidate?.finishReason === 'string' ? candidate.finishReason : null;
   const finishMessage = typeof candidate?.finishMessage === 'string' && candidate.finishMessage ? `: ${candidate.finishMessage}` : '';
   if (finish && SAFETY_REASONS.has(finish)) {
-    throw refused(`Google's safety filters stopped the image (${finish})${finishMessage}. Rephrase the prompt${request.initImage ? ' or use another source image' : ''}.`, finish);
+    throw refused(
+      `Google's safety filters stopped the image (${finish})${finishMessage}. Rephrase the prompt${request.initImage ? ' or use another source image' : ''}.`,
+      finish,
+    );
   }
-  const said = candidateParts.map((p) => (typeof p.text === 'string' && p.thought !== true ? p.text : '')).join(' ').trim();
+  const said = candidateParts
+    .map((p) => (typeof p.text === 'string' && p.thought !== true ? p.text : ''))
+    .join(' ')
+    .trim();
   throw refused(
     `The model answered without an image${finish ? ` (${finish})` : ''}${said ? `: "${said.slice(0, 300)}"` : finishMessage}. Ask for a picture explicitly in the prompt.`,
     finish ?? 'no_image',

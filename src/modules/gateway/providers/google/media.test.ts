@@ -73,8 +73,17 @@ describe('Google: API root and key check', () => {
       expect(last().query.get('pageSize')).toBe('1');
       expect(last().headers['x-goog-api-key']).toBe('AIzaSy-test-key');
     }
-    expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: 'wrong' }))).toMatchObject({ kind: 'auth', status: 400, code: 'API_KEY_INVALID', message: 'API key not valid. Please pass a valid API key.' });
-    expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: null }))).toMatchObject({ kind: 'auth', status: 403, code: 'PERMISSION_DENIED' });
+    expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: 'wrong' }))).toMatchObject({
+      kind: 'auth',
+      status: 400,
+      code: 'API_KEY_INVALID',
+      message: 'API key not valid. Please pass a valid API key.',
+    });
+    expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: null }))).toMatchObject({
+      kind: 'auth',
+      status: 403,
+      code: 'PERMISSION_DENIED',
+    });
   });
 });
 
@@ -101,28 +110,37 @@ describe('Google: the model list', () => {
   });
 
   it('reports a rejected key as auth, as every Google call does', async () => {
-    expect(await upstreamError(listGoogleModels(googleClient('http://unused.invalid'), { ...credential, apiKey: 'wrong' }))).toMatchObject({ kind: 'auth', code: 'API_KEY_INVALID' });
+    expect(await upstreamError(listGoogleModels(googleClient('http://unused.invalid'), { ...credential, apiKey: 'wrong' }))).toMatchObject({
+      kind: 'auth',
+      code: 'API_KEY_INVALID',
+    });
   });
 });
 
 describe('Google: Imagen is gone from the Gemini API', () => {
-  it.each(['imagen-4.0-generate-001', 'imagen-4.0-fast-generate-001', 'imagen-4.0-ultra-generate-001'])('%s: Google answers 404 NOT_FOUND, which is model_not_found', async (model) => {
-    const error = await upstreamError(adapter.generateImage!(credential, image({ model })));
-    expect(error).toMatchObject({ kind: 'model_not_found', status: 404, code: 'NOT_FOUND' });
-    expect(error.message).toContain(`models/${model} is not found`);
-  });
+  it.each(['imagen-4.0-generate-001', 'imagen-4.0-fast-generate-001', 'imagen-4.0-ultra-generate-001'])(
+    '%s: Google answers 404 NOT_FOUND, which is model_not_found',
+    async (model) => {
+      const error = await upstreamError(adapter.generateImage!(credential, image({ model })));
+      expect(error).toMatchObject({ kind: 'model_not_found', status: 404, code: 'NOT_FOUND' });
+      expect(error.message).toContain(`models/${model} is not found`);
+    },
+  );
 });
 
 describe('Google: Gemini image generation and editing', () => {
   const gemini = (overrides: Partial<ImageRequest> = {}) => image({ model: 'gemini-2.5-flash-image', count: 3, ...overrides });
 
-  it.each(['gemini-3.1-flash-image', 'gemini-3-pro-image'])('%s: asks for the 1K size it is priced at, and takes the image beside the thought signature', async (model) => {
-    const result = await adapter.generateImage!(credential, gemini({ model, seed: 9 }));
-    expect(last()).toMatchObject({ method: 'POST', path: `/v1beta/models/${model}:generateContent` });
-    expect(last().body.generationConfig).toEqual({ responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' }, seed: 9 });
-    expect(result).toMatchObject({ count: 1, maxPerCall: 1 });
-    expect(result.images[0]!.mimeType).toBe('image/png');
-  });
+  it.each(['gemini-3.1-flash-image', 'gemini-3-pro-image'])(
+    '%s: asks for the 1K size it is priced at, and takes the image beside the thought signature',
+    async (model) => {
+      const result = await adapter.generateImage!(credential, gemini({ model, seed: 9 }));
+      expect(last()).toMatchObject({ method: 'POST', path: `/v1beta/models/${model}:generateContent` });
+      expect(last().body.generationConfig).toEqual({ responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '16:9', imageSize: '1K' }, seed: 9 });
+      expect(result).toMatchObject({ count: 1, maxPerCall: 1 });
+      expect(result.images[0]!.mimeType).toBe('image/png');
+    },
+  );
 
   it('sends no imageSize to Gemini 2.5 Flash Image, which has one size', async () => {
     await adapter.generateImage!(credential, gemini());
@@ -145,14 +163,17 @@ describe('Google: Gemini image generation and editing', () => {
   it('edits: the source image goes inline after the instruction', async () => {
     const source = solidPng(16, 16, 200);
     await adapter.generateImage!(credential, gemini({ initImage: { bytes: source, mimeType: 'image/png' }, width: 1024, height: 1024 }));
-    expect(last().body.contents[0].parts).toEqual([{ text: 'A lighthouse at dusk' }, { inline_data: { mime_type: 'image/png', data: source.toString('base64') } }]);
+    expect(last().body.contents[0].parts).toEqual([
+      { text: 'A lighthouse at dusk' },
+      { inline_data: { mime_type: 'image/png', data: source.toString('base64') } },
+    ]);
     expect(last().body.generationConfig.imageConfig).toEqual({ aspectRatio: '1:1' });
   });
 
   it.each([
     ['blocked', 'PROHIBITED_CONTENT', 'Google blocked the prompt (PROHIBITED_CONTENT)'],
     ['image_safety', 'IMAGE_SAFETY', "Google's safety filters stopped the image (IMAGE_SAFETY)"],
-    ['text_only', 'STOP', "The model answered without an image (STOP): \"I can't make a picture of that"],
+    ['text_only', 'STOP', 'The model answered without an image (STOP): "I can\'t make a picture of that'],
   ] as const)('refuses as a bad request when the answer is %s', async (outcome, code, message) => {
     fake.setGeminiOutcome(outcome);
     const error = await upstreamError(adapter.generateImage!(credential, gemini()));
@@ -164,7 +185,10 @@ describe('Google: Gemini image generation and editing', () => {
 describe('Google: Veo', () => {
   it('submits predictLongRunning with the snapped duration and ratio, the negative prompt, extra below its own fields, and no seed', async () => {
     const frame = solidPng(32, 18);
-    const submitted = await adapter.submitVideo!(credential, video({ seedImage: { bytes: frame, mimeType: 'image/png' }, extra: { resolution: '1080p', durationSeconds: 4, personGeneration: 'allow_adult' } }));
+    const submitted = await adapter.submitVideo!(
+      credential,
+      video({ seedImage: { bytes: frame, mimeType: 'image/png' }, extra: { resolution: '1080p', durationSeconds: 4, personGeneration: 'allow_adult' } }),
+    );
     expect(last()).toMatchObject({ method: 'POST', path: '/v1beta/models/veo-3.0-generate-001:predictLongRunning' });
     expect(last().headers['x-goog-api-key']).toBe('AIzaSy-test-key');
     expect(last().body).toEqual({
@@ -186,7 +210,10 @@ describe('Google: Veo', () => {
   it('refuses an end frame on models without one, before calling', async () => {
     const calls = fake.requests.length;
     const frame = { bytes: solidPng(8, 8), mimeType: 'image/png' };
-    expect(await upstreamError(adapter.submitVideo!(credential, video({ seedImage: frame, endImage: frame })))).toMatchObject({ kind: 'bad_request', code: 'end_frame_not_supported' });
+    expect(await upstreamError(adapter.submitVideo!(credential, video({ seedImage: frame, endImage: frame })))).toMatchObject({
+      kind: 'bad_request',
+      code: 'end_frame_not_supported',
+    });
     expect(fake.requests.length).toBe(calls);
   });
 
@@ -237,11 +264,18 @@ describe('Google: Veo', () => {
   });
 
   it('reports an unknown or expired operation, or a video no longer stored, as FAILED not_found', async () => {
-    expect(await adapter.pollVideo!(credential, 'models/veo-3.0-generate-001/operations/gone')).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
+    expect(await adapter.pollVideo!(credential, 'models/veo-3.0-generate-001/operations/gone')).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'not_found' },
+    });
     expect(await adapter.pollVideo!(credential, '../../etc/passwd')).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
     fake.setVeoScript(['succeeded']);
     const { externalId } = await adapter.submitVideo!(credential, video());
-    fake.decide((r) => (r.path.endsWith(':download') ? { kind: 'error', status: 404, body: { error: { code: 404, message: 'File not found.', status: 'NOT_FOUND' } } } : { kind: 'default' }));
+    fake.decide((r) =>
+      r.path.endsWith(':download')
+        ? { kind: 'error', status: 404, body: { error: { code: 404, message: 'File not found.', status: 'NOT_FOUND' } } }
+        : { kind: 'default' },
+    );
     expect(await adapter.pollVideo!(credential, externalId)).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
   });
 
@@ -268,7 +302,11 @@ describe('Google: errors', () => {
 
   it('classifies a bad key on every call as auth, and an unknown model as model_not_found', async () => {
     const bad = { ...credential, apiKey: 'revoked-key' };
-    const calls = [() => adapter.generateImage!(bad, image()), () => adapter.submitVideo!(bad, video()), () => adapter.pollVideo!(bad, 'models/veo-3.0-generate-001/operations/x')];
+    const calls = [
+      () => adapter.generateImage!(bad, image()),
+      () => adapter.submitVideo!(bad, video()),
+      () => adapter.pollVideo!(bad, 'models/veo-3.0-generate-001/operations/x'),
+    ];
     for (const call of calls) expect(await upstreamError(call())).toMatchObject({ kind: 'auth', status: 400 });
     const error = await upstreamError(adapter.generateImage!(credential, image({ model: 'gemini-9.0-flash-image' })));
     expect(error).toMatchObject({ kind: 'model_not_found', status: 404, code: 'NOT_FOUND' });
@@ -277,7 +315,9 @@ describe('Google: errors', () => {
   it('times out a silent upstream, reports an unreachable one, and stops when the caller cancels', async () => {
     fake.decide(() => ({ kind: 'hang' }));
     expect(await upstreamError(adapter.generateImage!({ ...credential, timeoutMs: 150 }, image()))).toMatchObject({ kind: 'timeout' });
-    expect(await upstreamError(adapter.pollVideo!({ ...credential, timeoutMs: 150 }, 'models/veo-3.0-generate-001/operations/x'))).toMatchObject({ kind: 'timeout' });
+    expect(await upstreamError(adapter.pollVideo!({ ...credential, timeoutMs: 150 }, 'models/veo-3.0-generate-001/operations/x'))).toMatchObject({
+      kind: 'timeout',
+    });
     expect(await upstreamError(adapter.submitVideo!({ ...credential, baseUrl: 'http://127.0.0.1:1' }, video()))).toMatchObject({ kind: 'network' });
     const controller = new AbortController();
     const pending = adapter.generateImage!(credential, image({ signal: controller.signal }));

@@ -21,7 +21,8 @@ export async function listGoogleModels(client: GoogleClient, credential: Upstrea
     const response = await client.call(credential, 'GET', `/v1beta/models?${query.toString()}`);
     if (!isOk(response)) throw googleError(response, '');
     const answer = jsonOf(response) as { models?: unknown; nextPageToken?: unknown } | null;
-    if (!answer || typeof answer !== 'object') throw new UpstreamError('server', 'Google answered the model list with something other than JSON.', response.status, 'malformed_answer');
+    if (!answer || typeof answer !== 'object')
+      throw new UpstreamError('server', 'Google answered the model list with something other than JSON.', response.status, 'malformed_answer');
     // Google's JSON (proto3) leaves an empty list out: an empty page is `{}`.
     const models = Array.isArray(answer.models) ? (answer.models as { name?: unknown }[]) : [];
     for (const model of models) if (typeof model?.name === 'string' && model.name) ids.push(model.name.replace(/^models\//, ''));

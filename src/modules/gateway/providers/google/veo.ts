@@ -50,7 +50,12 @@ const OPERATION_NAME = /^(models\/[\w.-]+\/)?operations\/[\w.-]+$/;
 
 function inlineImage(file: MediaFile, what: string): { bytesBase64Encoded: string; mimeType: string } {
   if (file.bytes.length > GOOGLE_INLINE_MAX_BYTES) {
-    throw new UpstreamError('bad_request', `The ${what} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; the Gemini API takes inline images of at most 20 MB.`, 400, 'image_too_large');
+    throw new UpstreamError(
+      'bad_request',
+      `The ${what} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; the Gemini API takes inline images of at most 20 MB.`,
+      400,
+      'image_too_large',
+    );
   }
   return { bytesBase64Encoded: file.bytes.toString('base64'), mimeType: file.mimeType };
 }
@@ -58,7 +63,12 @@ function inlineImage(file: MediaFile, what: string): { bytesBase64Encoded: strin
 export async function submitVeo(client: GoogleClient, credential: UpstreamCredential, request: VideoRequest): Promise<VideoSubmission> {
   const spec = veoModel(request.model);
   if (request.endImage && !spec.endFrame) {
-    throw new UpstreamError('bad_request', `${request.model} does not take an end frame on the Gemini API; leave endImageUrl out.`, 400, 'end_frame_not_supported');
+    throw new UpstreamError(
+      'bad_request',
+      `${request.model} does not take an end frame on the Gemini API; leave endImageUrl out.`,
+      400,
+      'end_frame_not_supported',
+    );
   }
   const duration = veoDuration(request.model, request.durationSeconds);
   const instance: Record<string, unknown> = { prompt: request.prompt };
@@ -127,21 +137,34 @@ export async function pollVeo(client: GoogleClient, credential: UpstreamCredenti
  * host named in an answer); Google answers with a redirect to a signed link that needs no key, handed to the gateway
  * as a URL (it downloads it with its size cap, and records it without the signature), or with the bytes themselves.
  */
-async function downloadOutput(client: GoogleClient, credential: UpstreamCredential, uri: string, signal?: AbortSignal): Promise<MediaOutput | { error: { code: string; message: string } }> {
+async function downloadOutput(
+  client: GoogleClient,
+  credential: UpstreamCredential,
+  uri: string,
+  signal?: AbortSignal,
+): Promise<MediaOutput | { error: { code: string; message: string } }> {
   const file = /(?:^|\/)files\/([\w-]+)/.exec(uri)?.[1];
-  if (!file) return { error: { code: 'malformed_response', message: `Google returned a video location that is not a file of the Gemini API (${uri.slice(0, 200)}).` } };
+  if (!file)
+    return { error: { code: 'malformed_response', message: `Google returned a video location that is not a file of the Gemini API (${uri.slice(0, 200)}).` } };
   const url = `${client.root(credential)}/v1beta/files/${file}:download?alt=media`;
   const response = await fetchNoRedirect(client.http, url, { 'x-goog-api-key': credential.apiKey ?? '' }, credential.timeoutMs, signal);
   const location = response.headers.get('location');
   if (response.status >= 300 && response.status < 400 && location) return { kind: 'url', url: new URL(location, url).href, mimeType: 'video/mp4' };
-  if (response.status === 404) return { error: { code: 'not_found', message: 'The video is no longer stored at Google (generated files are kept for two days).' } };
+  if (response.status === 404)
+    return { error: { code: 'not_found', message: 'The video is no longer stored at Google (generated files are kept for two days).' } };
   if (!isOk(response)) throw googleError(response, '');
   if (response.body.length === 0) throw new UpstreamError('server', "Google's video download was empty.", response.status, 'empty_result');
   return { kind: 'bytes', bytes: response.body, mimeType: response.headers.get('content-type') ?? 'video/mp4' };
 }
 
 /** `callUpstream`, but a redirect is returned rather than followed: following it would carry the key to another host. */
-async function fetchNoRedirect(http: UpstreamHttp, url: string, headers: Record<string, string>, timeoutMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
+async function fetchNoRedirect(
+  http: UpstreamHttp,
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<UpstreamResponse> {
   const timeout = AbortSignal.timeout(timeoutMs);
   try {
     const response = await http.fetch(url, { headers, redirect: 'manual', signal: signal ? AbortSignal.any([timeout, signal]) : timeout });
@@ -152,7 +175,8 @@ async function fetchNoRedirect(http: UpstreamHttp, url: string, headers: Record<
     return { status: response.status, headers: response.headers, body: Buffer.from(await response.arrayBuffer()) };
   } catch (err) {
     if (signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
-    if (timeout.aborted) throw new UpstreamError('timeout', `Google did not answer the video download within ${Math.round(timeoutMs / 100) / 10} s.`, null, 'timeout');
+    if (timeout.aborted)
+      throw new UpstreamError('timeout', `Google did not answer the video download within ${Math.round(timeoutMs / 100) / 10} s.`, null, 'timeout');
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
     throw new UpstreamError('network', `Could not reach Google to download the video: ${cause}`, null, 'connection_error');
   }

@@ -11,9 +11,21 @@ import { header, isFile, startFakeServer, type FakeAnswer } from '../../../../..
  */
 
 export const IDEOGRAM_RESOLUTIONS: Record<string, string> = {
-  '1x1': '1024x1024', '16x9': '1312x736', '9x16': '736x1312', '4x3': '1152x864', '3x4': '864x1152', '3x2': '1248x832',
-  '2x3': '832x1248', '16x10': '1280x800', '10x16': '800x1280', '3x1': '1536x512', '1x3': '512x1536', '2x1': '1408x704',
-  '1x2': '704x1408', '5x4': '1120x896', '4x5': '896x1120',
+  '1x1': '1024x1024',
+  '16x9': '1312x736',
+  '9x16': '736x1312',
+  '4x3': '1152x864',
+  '3x4': '864x1152',
+  '3x2': '1248x832',
+  '2x3': '832x1248',
+  '16x10': '1280x800',
+  '10x16': '800x1280',
+  '3x1': '1536x512',
+  '1x3': '512x1536',
+  '2x1': '1408x704',
+  '1x2': '704x1408',
+  '5x4': '1120x896',
+  '4x5': '896x1120',
 };
 const RENDERING_SPEEDS = ['FLASH', 'TURBO', 'BALANCED', 'DEFAULT', 'QUALITY'];
 export const IDEOGRAM_SAFETY_MESSAGE = 'Prompt provided failed safety check due to the inclusion of prohibited content.';
@@ -39,15 +51,20 @@ export async function startFakeIdeogram(): Promise<IdeogramFake> {
     if (remix && !header(request, 'content-type').startsWith('multipart/form-data')) return problem(400, 'Bad Request', 'Remix takes multipart/form-data.');
     if (typeof body.prompt !== 'string' || !body.prompt) return problem(400, 'Bad Request', "'prompt' is a required property");
     if (body.prompt.includes('forbidden')) return { status: 422, json: { error: IDEOGRAM_SAFETY_MESSAGE } };
-    if (body.rendering_speed !== undefined && !RENDERING_SPEEDS.includes(body.rendering_speed)) return problem(400, 'Bad Request', `'${body.rendering_speed}' is not one of ${JSON.stringify(RENDERING_SPEEDS)}`);
-    if (body.aspect_ratio !== undefined && body.resolution !== undefined) return problem(400, 'Bad Request', 'aspect_ratio cannot be used in conjunction with resolution.');
-    if (body.aspect_ratio !== undefined && !IDEOGRAM_RESOLUTIONS[body.aspect_ratio]) return problem(400, 'Bad Request', `'${body.aspect_ratio}' is not one of ${JSON.stringify(Object.keys(IDEOGRAM_RESOLUTIONS))}`);
+    if (body.rendering_speed !== undefined && !RENDERING_SPEEDS.includes(body.rendering_speed))
+      return problem(400, 'Bad Request', `'${body.rendering_speed}' is not one of ${JSON.stringify(RENDERING_SPEEDS)}`);
+    if (body.aspect_ratio !== undefined && body.resolution !== undefined)
+      return problem(400, 'Bad Request', 'aspect_ratio cannot be used in conjunction with resolution.');
+    if (body.aspect_ratio !== undefined && !IDEOGRAM_RESOLUTIONS[body.aspect_ratio])
+      return problem(400, 'Bad Request', `'${body.aspect_ratio}' is not one of ${JSON.stringify(Object.keys(IDEOGRAM_RESOLUTIONS))}`);
     const n = Number(body.num_images ?? 1);
     if (!(Number.isInteger(n) && n >= 1 && n <= 8)) return problem(400, 'Bad Request', `${body.num_images} is greater than the maximum of 8`);
-    if (body.seed !== undefined && !(Number(body.seed) >= 0 && Number(body.seed) <= 2_147_483_647)) return problem(400, 'Bad Request', `${body.seed} is greater than the maximum of 2147483647`);
+    if (body.seed !== undefined && !(Number(body.seed) >= 0 && Number(body.seed) <= 2_147_483_647))
+      return problem(400, 'Bad Request', `${body.seed} is greater than the maximum of 2147483647`);
     if (remix) {
       if (!isFile(body.image)) return problem(400, 'Bad Request', "'image' is a required property");
-      if (!['image/png', 'image/jpeg', 'image/webp'].includes(body.image.type)) return problem(400, 'Bad Request', 'Only JPEG, WebP and PNG images are supported.');
+      if (!['image/png', 'image/jpeg', 'image/webp'].includes(body.image.type))
+        return problem(400, 'Bad Request', 'Only JPEG, WebP and PNG images are supported.');
       const weight = Number(body.image_weight ?? 50);
       if (!(Number.isInteger(weight) && weight >= 1 && weight <= 100)) return problem(400, 'Bad Request', `image_weight ${body.image_weight} is outside 1-100`);
     }

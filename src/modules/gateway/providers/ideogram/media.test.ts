@@ -45,19 +45,34 @@ describe('Ideogram: generate', () => {
     expect(call.headers['api-key']).toBe('ideo-valid');
     expect(call.headers.authorization).toBeUndefined();
     expect(call.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
-    expect(call.body).toEqual({ prompt: 'a poster that says HELLO in bold letters', negative_prompt: 'blurry', seed: '11', rendering_speed: 'TURBO', num_images: '3', aspect_ratio: '16x9' });
+    expect(call.body).toEqual({
+      prompt: 'a poster that says HELLO in bold letters',
+      negative_prompt: 'blurry',
+      seed: '11',
+      rendering_speed: 'TURBO',
+      num_images: '3',
+      aspect_ratio: '16x9',
+    });
     // Expiring signed links: the gateway downloads them at once.
     expect(result.images).toHaveLength(3);
-    for (const image of result.images) expect(image).toMatchObject({ kind: 'url', url: expect.stringMatching(/\/api\/images\/ephemeral\/[\w-]+\.png\?exp=\d+&sig=/) });
+    for (const image of result.images)
+      expect(image).toMatchObject({ kind: 'url', url: expect.stringMatching(/\/api\/images\/ephemeral\/[\w-]+\.png\?exp=\d+&sig=/) });
     const file = await fetchMediaOutput(createSafeFetcher({ allowPrivateNetwork: true }), result.images[0]!, { fallbackMimeType: 'image/png' });
     expect(file.mimeType).toBe('image/png');
     expect(fake.downloads()).toBe(1);
   });
 
   it('maps each catalog model to its rendering speed, caps num_images at 8 and keeps seeds within range', async () => {
-    expect([ideogramRenderingSpeed('V_3_TURBO'), ideogramRenderingSpeed('V_3'), ideogramRenderingSpeed('V_3_QUALITY')]).toEqual(['TURBO', 'DEFAULT', 'QUALITY']);
+    expect([ideogramRenderingSpeed('V_3_TURBO'), ideogramRenderingSpeed('V_3'), ideogramRenderingSpeed('V_3_QUALITY')]).toEqual([
+      'TURBO',
+      'DEFAULT',
+      'QUALITY',
+    ]);
     expect(() => ideogramRenderingSpeed('V_2')).toThrow(/no model "V_2"/);
-    await adapter.generateImage!(credential, request({ model: 'V_3_QUALITY', count: 12, seed: 2_147_483_648 + 9, negativePrompt: null, width: 1000, height: 3000 }));
+    await adapter.generateImage!(
+      credential,
+      request({ model: 'V_3_QUALITY', count: 12, seed: 2_147_483_648 + 9, negativePrompt: null, width: 1000, height: 3000 }),
+    );
     expect(last().body).toEqual({ prompt: expect.any(String), seed: '9', rendering_speed: 'QUALITY', num_images: '8', aspect_ratio: '1x3' });
   });
 
@@ -93,7 +108,11 @@ describe('Ideogram: errors', () => {
   });
 
   it('gets auth for a wrong key, and proves a good key by listing its custom models', async () => {
-    expect(await upstreamError(adapter.generateImage!({ ...credential, apiKey: 'wrong' }, request()))).toMatchObject({ kind: 'auth', status: 401, message: 'Not authorized to generate an image.' });
+    expect(await upstreamError(adapter.generateImage!({ ...credential, apiKey: 'wrong' }, request()))).toMatchObject({
+      kind: 'auth',
+      status: 401,
+      message: 'Not authorized to generate an image.',
+    });
     await expect(adapter.checkCredential(credential)).resolves.toBeUndefined();
     expect(last()).toMatchObject({ method: 'GET', path: '/models' });
     expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: 'wrong' }))).toMatchObject({ kind: 'auth' });

@@ -78,7 +78,13 @@ export function createIdeogramAdapter(options: { defaultBaseUrl?: string; http?:
         image_weight: source && request.strength !== null ? imageWeightOf(request.strength) : null,
       });
       const path = source ? '/v1/ideogram-v3/remix' : '/v1/ideogram-v3/generate';
-      const response = await callUpstream(http, urlOf(credential, path), { method: 'POST', headers: headers(credential), form, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const response = await callUpstream(http, urlOf(credential, path), {
+        method: 'POST',
+        headers: headers(credential),
+        form,
+        timeoutMs: credential.timeoutMs,
+        signal: request.signal,
+      });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), request.model);
 
       const items = (jsonOf(response) as { data?: unknown } | null)?.data;
@@ -87,7 +93,12 @@ export function createIdeogramAdapter(options: { defaultBaseUrl?: string; http?:
         .filter((item) => item.is_image_safe !== false && typeof item.url === 'string' && item.url.length > 0)
         .map((item) => ({ kind: 'url', url: item.url as string, mimeType: null }));
       if (images.length === 0 && made.length > 0) {
-        throw new UpstreamError('bad_request', "Ideogram's safety check withheld every image it made (is_image_safe: false); change the prompt or the source image.", response.status, 'image_unsafe');
+        throw new UpstreamError(
+          'bad_request',
+          "Ideogram's safety check withheld every image it made (is_image_safe: false); change the prompt or the source image.",
+          response.status,
+          'image_unsafe',
+        );
       }
       if (images.length === 0) throw new UpstreamError('server', 'The provider returned no images.', response.status, 'empty_response');
       return { images, count: images.length, maxPerCall: IDEOGRAM_MAX_IMAGES, width: size.width, height: size.height };

@@ -7,5 +7,8 @@ import { IDEOGRAM_DEFAULT_BASE_URL, createIdeogramAdapter } from './media.js';
  */
 export const ideogram: ProviderPlugin = {
   slug: 'ideogram',
-  media: { defaultBaseUrl: IDEOGRAM_DEFAULT_BASE_URL, create: (options) => createIdeogramAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? IDEOGRAM_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: IDEOGRAM_DEFAULT_BASE_URL,
+    create: (options) => createIdeogramAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? IDEOGRAM_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

@@ -128,28 +128,46 @@ export async function startFakeKling(accounts: Record<string, string> = KLING_AC
     const endpoint = route[1] as KlingTask['endpoint'];
     if (request.method === 'GET' && !route[2]) {
       const mine = [...tasks.values()].filter((t) => t.endpoint === endpoint && t.accessKey === auth.issuer);
-      return sendJson(res, 200, reply(0, 'SUCCEED', mine.slice(0, Number(request.query.get('pageSize') ?? 30)).map((t) => ({ task_id: t.id, task_status: t.script[0] }))));
+      return sendJson(
+        res,
+        200,
+        reply(
+          0,
+          'SUCCEED',
+          mine.slice(0, Number(request.query.get('pageSize') ?? 30)).map((t) => ({ task_id: t.id, task_status: t.script[0] })),
+        ),
+      );
     }
     if (request.method === 'GET') {
       const task = tasks.get(decodeURIComponent(route[2]!));
       if (!task || task.endpoint !== endpoint || task.accessKey !== auth.issuer) return sendJson(res, 404, reply(1203, 'task not found'));
       const status = task.script[Math.min(task.step, task.script.length - 1)]!;
       task.step++;
-      return sendJson(res, 200, reply(0, 'SUCCEED', {
-        task_id: task.id,
-        task_status: status,
-        task_status_msg: status === 'failed' ? task.failure : '',
-        task_info: {},
-        created_at: task.createdAt,
-        updated_at: Date.now(),
-        ...(status === 'succeed' ? { final_unit_deduction: '2', task_result: { videos: [{ id: `v-${task.id}`, url: `${origin}/outputs/${task.id}.mp4`, duration: task.body.duration ?? '5' }] } } : {}),
-      }));
+      return sendJson(
+        res,
+        200,
+        reply(0, 'SUCCEED', {
+          task_id: task.id,
+          task_status: status,
+          task_status_msg: status === 'failed' ? task.failure : '',
+          task_info: {},
+          created_at: task.createdAt,
+          updated_at: Date.now(),
+          ...(status === 'succeed'
+            ? {
+                final_unit_deduction: '2',
+                task_result: { videos: [{ id: `v-${task.id}`, url: `${origin}/outputs/${task.id}.mp4`, duration: task.body.duration ?? '5' }] },
+              }
+            : {}),
+        }),
+      );
     }
     if (request.method !== 'POST' || route[2]) return sendJson(res, 404, reply(1202, 'Invalid request method or path'));
     const body = (request.body ?? {}) as Record<string, any>;
     const problem = invalidParam(endpoint, body);
     if (problem) return sendJson(res, 400, reply(1201, `Invalid request parameters: ${problem}`));
-    if (typeof body.prompt === 'string' && body.prompt.includes(KLING_FORBIDDEN_WORD)) return sendJson(res, 400, reply(1301, 'Trigger the content security policy of the platform, please modify the input'));
+    if (typeof body.prompt === 'string' && body.prompt.includes(KLING_FORBIDDEN_WORD))
+      return sendJson(res, 400, reply(1301, 'Trigger the content security policy of the platform, please modify the input'));
     const id = nextId();
     tasks.set(id, { id, endpoint, accessKey: auth.issuer, body, script: [...script], step: 0, failure, createdAt: Date.now() });
     return sendJson(res, 200, reply(0, 'SUCCEED', { task_id: id, task_status: 'submitted', task_info: {}, created_at: Date.now(), updated_at: Date.now() }));

@@ -44,7 +44,13 @@ const upstreamError = (promise: Promise<unknown>) => rejection(promise, Upstream
 describe('Kling: credentials and the JWT', () => {
   it('reads <access key>:<secret key> and names what is missing', () => {
     expect(parseKlingCredential(' AK1 : SK:with:colons ')).toEqual({ accessKey: 'AK1', secretKey: 'SK:with:colons' });
-    for (const [value, missing] of [['', /is empty/], ['AKonly', /no secret key/], ['AK:', /no secret key/], [':SK', /no access key/], [null, /is empty/]] as const) {
+    for (const [value, missing] of [
+      ['', /is empty/],
+      ['AKonly', /no secret key/],
+      ['AK:', /no secret key/],
+      [':SK', /no access key/],
+      [null, /is empty/],
+    ] as const) {
       expect(() => parseKlingCredential(value), String(value)).toThrow(missing);
       expect(() => parseKlingCredential(value)).toThrow(/<access key>:<secret key>/);
     }
@@ -90,9 +96,21 @@ describe('Kling: submit', () => {
   it('posts image2video with the frames as plain base64 and no ratio (the image sets it); one motion brush becomes a list', async () => {
     const submitted = await adapter.submitVideo!(credential, request({ model: 'kling-v2-1', seedImage: frame, endImage: frame, extra: { mode: 'pro' } }));
     expect(submitted.externalId).toMatch(/^image2video:\d+$/);
-    expect(last().body).toMatchObject({ model_name: 'kling-v2-1', mode: 'pro', image: frame.bytes.toString('base64'), image_tail: frame.bytes.toString('base64'), duration: '5' });
+    expect(last().body).toMatchObject({
+      model_name: 'kling-v2-1',
+      mode: 'pro',
+      image: frame.bytes.toString('base64'),
+      image_tail: frame.bytes.toString('base64'),
+      duration: '5',
+    });
     expect(last().body.aspect_ratio).toBeUndefined();
-    const brush = { mask: frame.bytes.toString('base64'), trajectories: [{ x: 1, y: 1 }, { x: 9, y: 9 }] };
+    const brush = {
+      mask: frame.bytes.toString('base64'),
+      trajectories: [
+        { x: 1, y: 1 },
+        { x: 9, y: 9 },
+      ],
+    };
     await adapter.submitVideo!(credential, request({ model: 'kling-v2-1', seedImage: frame, negativePrompt: null, extra: { dynamic_masks: brush } }));
     expect(last().body.dynamic_masks).toEqual([brush]);
     expect(last().body.negative_prompt).toBeUndefined();
@@ -111,7 +129,9 @@ describe('Kling: submit', () => {
 
   it('refuses the motion brush without a start frame (text2video has none) before calling Kling', async () => {
     const calls = fake.requests.length;
-    const refused = await upstreamError(adapter.submitVideo!(credential, request({ extra: { dynamic_masks: { mask: 'https://example.com/m.png', trajectories: [{ x: 1, y: 1 }] } } })));
+    const refused = await upstreamError(
+      adapter.submitVideo!(credential, request({ extra: { dynamic_masks: { mask: 'https://example.com/m.png', trajectories: [{ x: 1, y: 1 }] } } })),
+    );
     expect(refused).toMatchObject({ kind: 'bad_request', code: 'start_frame_required' });
     expect(fake.requests.length).toBe(calls);
   });
@@ -142,16 +162,26 @@ describe('Kling: poll', () => {
     fake.setScript(['processing', 'failed'], 'Failure to pass the risk control system');
     const risky = await adapter.submitVideo!(credential, request());
     await adapter.pollVideo!(credential, risky.externalId);
-    expect(await adapter.pollVideo!(credential, risky.externalId)).toEqual({ status: 'FAILED', progress: null, error: { code: 'content_moderated', message: 'Failure to pass the risk control system' } });
+    expect(await adapter.pollVideo!(credential, risky.externalId)).toEqual({
+      status: 'FAILED',
+      progress: null,
+      error: { code: 'content_moderated', message: 'Failure to pass the risk control system' },
+    });
     fake.setScript(['failed'], 'Video generation timed out, please try again');
     const broken = await adapter.submitVideo!(credential, request());
-    expect(await adapter.pollVideo!(credential, broken.externalId)).toMatchObject({ status: 'FAILED', error: { code: 'failed', message: 'Video generation timed out, please try again' } });
+    expect(await adapter.pollVideo!(credential, broken.externalId)).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'failed', message: 'Video generation timed out, please try again' },
+    });
   });
 
   it('reports a task Kling does not know, or an id that is not Kling’s, as FAILED not_found', async () => {
     expect(await adapter.pollVideo!(credential, 'text2video:123')).toMatchObject({ status: 'FAILED', error: { code: 'not_found', message: 'task not found' } });
     const { externalId } = await adapter.submitVideo!(credential, request());
-    expect(await adapter.pollVideo!(credential, externalId.replace('text2video', 'image2video'))).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
+    expect(await adapter.pollVideo!(credential, externalId.replace('text2video', 'image2video'))).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'not_found' },
+    });
     expect(await adapter.pollVideo!(credential, 'abc')).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
   });
 
@@ -182,13 +212,26 @@ describe('Kling: errors by the documented code table', () => {
   });
 
   it('refuses a prompt its content check flags (1301) and a revoked or expired token (1002, 1004)', async () => {
-    expect(await upstreamError(adapter.submitVideo!(credential, request({ prompt: `a ${KLING_FORBIDDEN_WORD}` })))).toMatchObject({ kind: 'bad_request', status: 400, code: 'kling_1301' });
+    expect(await upstreamError(adapter.submitVideo!(credential, request({ prompt: `a ${KLING_FORBIDDEN_WORD}` })))).toMatchObject({
+      kind: 'bad_request',
+      status: 400,
+      code: 'kling_1301',
+    });
     fake.revoke('AKalpha0001');
-    expect(await upstreamError(adapter.submitVideo!(credential, request()))).toMatchObject({ kind: 'auth', status: 401, code: 'kling_1002', message: 'Authorization is invalid' });
+    expect(await upstreamError(adapter.submitVideo!(credential, request()))).toMatchObject({
+      kind: 'auth',
+      status: 401,
+      code: 'kling_1002',
+      message: 'Authorization is invalid',
+    });
     expect(await upstreamError(adapter.checkCredential(credential))).toMatchObject({ kind: 'auth' });
     fake.restoreKeys();
     const stale = createKlingAdapter({ now: () => Date.now() - 2 * 60 * 60 * 1000 });
-    expect(await upstreamError(stale.submitVideo!(credential, request()))).toMatchObject({ kind: 'auth', code: 'kling_1004', message: 'Authorization has expired' });
+    expect(await upstreamError(stale.submitVideo!(credential, request()))).toMatchObject({
+      kind: 'auth',
+      code: 'kling_1004',
+      message: 'Authorization has expired',
+    });
     await expect(adapter.checkCredential({ ...credential, apiKey: klingApiKey('AKbravo0002') })).resolves.toBeUndefined();
     expect(last()).toMatchObject({ method: 'GET', path: '/v1/videos/image2video' });
   });

@@ -89,15 +89,30 @@ function klingError(response: UpstreamResponse, model: string): UpstreamError {
   const body = jsonOf(response) as { code?: unknown; message?: unknown } | null;
   const code = typeof body?.code === 'number' ? body.code : null;
   const message = (typeof body?.message === 'string' && body.message.trim()) || `Kling answered HTTP ${response.status}.`;
-  return new UpstreamError(kindOfCode(code, response.status, message, model), message, response.status, code === null ? `http_${response.status}` : `kling_${code}`);
+  return new UpstreamError(
+    kindOfCode(code, response.status, message, model),
+    message,
+    response.status,
+    code === null ? `http_${response.status}` : `kling_${code}`,
+  );
 }
 
 function imageOf(file: MediaFile, which: string): string {
   if (file.mimeType !== 'image/png' && file.mimeType !== 'image/jpeg') {
-    throw new UpstreamError('bad_request', `Kling takes JPG or PNG images; the ${which} is ${file.mimeType}. Convert it and send it again.`, 400, 'image_format');
+    throw new UpstreamError(
+      'bad_request',
+      `Kling takes JPG or PNG images; the ${which} is ${file.mimeType}. Convert it and send it again.`,
+      400,
+      'image_format',
+    );
   }
   if (file.bytes.length > KLING_IMAGE_MAX_BYTES) {
-    throw new UpstreamError('bad_request', `The ${which} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; Kling takes images of at most 10 MB.`, 400, 'image_too_large');
+    throw new UpstreamError(
+      'bad_request',
+      `The ${which} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; Kling takes images of at most 10 MB.`,
+      400,
+      'image_too_large',
+    );
   }
   return file.bytes.toString('base64');
 }
@@ -147,7 +162,12 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: Up
 
   function submission(request: VideoRequest): { endpoint: Endpoint; body: Record<string, unknown>; duration: 5 | 10 } {
     const duration = klingDuration(request.durationSeconds);
-    const own: Record<string, unknown> = { model_name: request.model, prompt: request.prompt, negative_prompt: request.negativePrompt ?? undefined, duration: String(duration) };
+    const own: Record<string, unknown> = {
+      model_name: request.model,
+      prompt: request.prompt,
+      negative_prompt: request.negativePrompt ?? undefined,
+      duration: String(duration),
+    };
     if (request.endImage && !request.seedImage) {
       throw new UpstreamError('bad_request', 'An end frame needs a start frame too: send seedImageUrl with endImageUrl.', 400, 'start_frame_required');
     }
@@ -157,10 +177,20 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: Up
       return { endpoint: 'image2video', body: mergeExtra(extraOf(request.extra), own), duration };
     }
     if (request.extra.static_mask !== undefined || request.extra.dynamic_masks !== undefined) {
-      throw new UpstreamError('bad_request', 'The motion brush (static_mask, dynamic_masks) paints over a start frame: send seedImageUrl with it.', 400, 'start_frame_required');
+      throw new UpstreamError(
+        'bad_request',
+        'The motion brush (static_mask, dynamic_masks) paints over a start frame: send seedImageUrl with it.',
+        400,
+        'start_frame_required',
+      );
     }
     if (IMAGE_ONLY_MODELS.has(request.model)) {
-      throw new UpstreamError('bad_request', `Kling ${request.model} makes video from a start frame: send seedImageUrl, or choose kling-v2-1-master for video from text.`, 400, 'start_frame_required');
+      throw new UpstreamError(
+        'bad_request',
+        `Kling ${request.model} makes video from a start frame: send seedImageUrl, or choose kling-v2-1-master for video from text.`,
+        400,
+        'start_frame_required',
+      );
     }
     own.aspect_ratio = klingRatio(request.aspectRatio);
     return { endpoint: 'text2video', body: mergeExtra(extraOf(request.extra), own), duration };
@@ -178,7 +208,8 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: Up
       const answer = jsonOf(response) as { code?: unknown; data?: { task_id?: unknown } } | null;
       if (response.status < 200 || response.status >= 300 || (typeof answer?.code === 'number' && answer.code !== 0)) throw klingError(response, request.model);
       const taskId = answer?.data?.task_id;
-      if (typeof taskId !== 'string' || !taskId) throw new UpstreamError('server', 'Kling accepted the video but sent no task id.', response.status, 'malformed_response');
+      if (typeof taskId !== 'string' || !taskId)
+        throw new UpstreamError('server', 'Kling accepted the video but sent no task id.', response.status, 'malformed_response');
       // The task's endpoint is part of its address: polls read it from the external id.
       return { externalId: `${endpoint}:${taskId}`, estimatedSeconds: duration * 30, durationSeconds: duration };
     },
@@ -190,7 +221,10 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: Up
       }
       const response = await call(credential, 'GET', `/v1/videos/${endpoint}/${encodeURIComponent(taskId)}`, undefined, signal);
       if (response.status === 404) return { status: 'FAILED', progress: null, error: { code: 'not_found', message: klingError(response, '').message } };
-      const answer = jsonOf(response) as { code?: unknown; data?: { task_status?: unknown; task_status_msg?: unknown; task_result?: { videos?: unknown } } } | null;
+      const answer = jsonOf(response) as {
+        code?: unknown;
+        data?: { task_status?: unknown; task_status_msg?: unknown; task_result?: { videos?: unknown } };
+      } | null;
       if (response.status < 200 || response.status >= 300 || (typeof answer?.code === 'number' && answer.code !== 0)) throw klingError(response, '');
       const task = answer?.data;
       switch (task?.task_status) {
@@ -201,9 +235,15 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: Up
         case 'succeed': {
           const videos = task.task_result?.videos;
           const video = Array.isArray(videos) ? (videos[0] as { url?: unknown; duration?: unknown } | undefined) : undefined;
-          if (typeof video?.url !== 'string' || !video.url) return { status: 'FAILED', progress: null, error: { code: 'empty_output', message: 'Kling finished the task but returned no video.' } };
+          if (typeof video?.url !== 'string' || !video.url)
+            return { status: 'FAILED', progress: null, error: { code: 'empty_output', message: 'Kling finished the task but returned no video.' } };
           const seconds = Number(video.duration);
-          return { status: 'SUCCEEDED', progress: 1, video: { kind: 'url', url: video.url, mimeType: 'video/mp4' }, durationSeconds: Number.isFinite(seconds) && seconds > 0 ? seconds : null };
+          return {
+            status: 'SUCCEEDED',
+            progress: 1,
+            video: { kind: 'url', url: video.url, mimeType: 'video/mp4' },
+            durationSeconds: Number.isFinite(seconds) && seconds > 0 ? seconds : null,
+          };
         }
         case 'failed': {
           const message = typeof task.task_status_msg === 'string' && task.task_status_msg ? task.task_status_msg : 'Kling could not make the video.';
@@ -212,7 +252,12 @@ export function createKlingAdapter(options: { defaultBaseUrl?: string; http?: Up
           return { status: 'FAILED', progress: null, error: { code: refused ? 'content_moderated' : 'failed', message } };
         }
         default:
-          throw new UpstreamError('server', `Kling reported an unknown task status (${JSON.stringify(task?.task_status ?? null)}).`, response.status, 'malformed_response');
+          throw new UpstreamError(
+            'server',
+            `Kling reported an unknown task status (${JSON.stringify(task?.task_status ?? null)}).`,
+            response.status,
+            'malformed_response',
+          );
       }
     },
 

@@ -7,5 +7,8 @@ import { KLING_DEFAULT_BASE_URL, createKlingAdapter } from './media.js';
  */
 export const kling: ProviderPlugin = {
   slug: 'kling',
-  media: { defaultBaseUrl: KLING_DEFAULT_BASE_URL, create: (options) => createKlingAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? KLING_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: KLING_DEFAULT_BASE_URL,
+    create: (options) => createKlingAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? KLING_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

@@ -34,7 +34,30 @@ export function keywords(text: string, max: number): string[] {
   return [...seen];
 }
 
-export const STOP_WORDS = new Set(['that', 'this', 'with', 'from', 'have', 'what', 'when', 'where', 'which', 'about', 'would', 'could', 'should', 'please', 'there', 'their', 'into', 'your', 'make', 'write', 'give', 'tell']);
+export const STOP_WORDS = new Set([
+  'that',
+  'this',
+  'with',
+  'from',
+  'have',
+  'what',
+  'when',
+  'where',
+  'which',
+  'about',
+  'would',
+  'could',
+  'should',
+  'please',
+  'there',
+  'their',
+  'into',
+  'your',
+  'make',
+  'write',
+  'give',
+  'tell',
+]);
 
 /** The prompt's content words for phrases and topics built here (not the plain answers, which must not change). */
 export function topicWords(text: string, max: number): string[] {
@@ -43,7 +66,26 @@ export function topicWords(text: string, max: number): string[] {
     .slice(0, max);
 }
 
-const TOPIC_FILLERS = new Set(['like', 'next', 'some', 'them', 'then', 'than', 'also', 'just', 'need', 'want', 'know', 'does', 'show', 'find', 'look', 'check', 'hello', 'thanks']);
+const TOPIC_FILLERS = new Set([
+  'like',
+  'next',
+  'some',
+  'them',
+  'then',
+  'than',
+  'also',
+  'just',
+  'need',
+  'want',
+  'know',
+  'does',
+  'show',
+  'find',
+  'look',
+  'check',
+  'hello',
+  'thanks',
+]);
 
 export function lastUserIndex(messages: readonly ChatMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === 'user') return i;
@@ -56,7 +98,10 @@ export function lastUserMessage(messages: readonly ChatMessage[]): string {
 }
 
 function sentenceCase(text: string): string {
-  const trimmed = text.replace(/\s+/g, ' ').trim().replace(/[.!?,;:\s]+$/, '');
+  const trimmed = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?,;:\s]+$/, '');
   return trimmed ? trimmed[0]!.toUpperCase() + trimmed.slice(1) : trimmed;
 }
 

@@ -36,11 +36,13 @@ function fnv1a(text: string): number {
 
 /** Lower case, accents removed, split into runs of letters and digits. */
 export function wordsOf(text: string): string[] {
-  return text
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-    .match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /** Each feature of the text with its weight (a feature seen again adds less: 1 + ln(count) times its base weight). */

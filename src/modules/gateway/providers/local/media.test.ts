@@ -38,7 +38,10 @@ const bytesOf = (output: MediaOutput) => {
 const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) });
 
 async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
+  const error = await promise.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
@@ -150,7 +153,10 @@ describe('local video', () => {
     const done = await local.pollVideo!(credential, portrait.externalId);
     if (done.status !== 'SUCCEEDED') throw new Error('not done');
     expect(readMp4Info(bytesOf(done.video))).toMatchObject({ width: 36, height: 64 });
-    const withFrame = await local.submitVideo!(credential, video({ aspectRatio: '9:16', durationSeconds: 1, seedImage: { bytes: Buffer.from('frame'), mimeType: 'image/png' } }));
+    const withFrame = await local.submitVideo!(
+      credential,
+      video({ aspectRatio: '9:16', durationSeconds: 1, seedImage: { bytes: Buffer.from('frame'), mimeType: 'image/png' } }),
+    );
     expect(withFrame.externalId).not.toBe(portrait.externalId);
   }, 60_000);
 
@@ -158,7 +164,15 @@ describe('local video', () => {
     const local = createLocalMediaProvider({ clock: new ManualClock() });
     const forged = (task: object) => `local-video-${Buffer.from(JSON.stringify(task)).toString('base64url')}`;
     const valid = { v: 1, model: 'local-video', prompt: 'x', seed: 1, durationSeconds: 2, aspectRatio: '16:9', at: 0 };
-    const ids = ['runway-123', 'local-video-', 'local-video-bm90IGpzb24', forged({ v: 2 }), forged({ ...valid, durationSeconds: 100 }), forged({ ...valid, aspectRatio: '5:1' }), forged({ ...valid, seed: 1.5 })];
+    const ids = [
+      'runway-123',
+      'local-video-',
+      'local-video-bm90IGpzb24',
+      forged({ v: 2 }),
+      forged({ ...valid, durationSeconds: 100 }),
+      forged({ ...valid, aspectRatio: '5:1' }),
+      forged({ ...valid, seed: 1.5 }),
+    ];
     for (const id of ids) {
       expect(await local.pollVideo!(credential, id)).toMatchObject({ status: 'FAILED', error: { code: 'not_found' } });
     }
@@ -193,8 +207,14 @@ describe('local audio', () => {
   });
 
   it('refuses empty text and impossible speeds', async () => {
-    expect(await upstreamError(local.generateSpeech!(credential, { model: 'local-speech', text: '  ', voice: null }))).toMatchObject({ kind: 'bad_request', code: 'empty_text' });
-    expect(await upstreamError(local.generateSpeech!(credential, { model: 'local-speech', text: 'hi', voice: null, speed: 3 }))).toMatchObject({ kind: 'bad_request', code: 'invalid_speed' });
+    expect(await upstreamError(local.generateSpeech!(credential, { model: 'local-speech', text: '  ', voice: null }))).toMatchObject({
+      kind: 'bad_request',
+      code: 'empty_text',
+    });
+    expect(await upstreamError(local.generateSpeech!(credential, { model: 'local-speech', text: 'hi', voice: null, speed: 3 }))).toMatchObject({
+      kind: 'bad_request',
+      code: 'invalid_speed',
+    });
   });
 
   it('makes music from a description as WAV; the model decides the length', async () => {
@@ -208,7 +228,8 @@ describe('local audio', () => {
   });
 
   it('offers every capability and needs no credential', async () => {
-    for (const capability of ['generateImage', 'submitVideo', 'generateSpeech', 'generateMusic'] as const) expect(mediaCapability(local, capability)).toBeTypeOf('function');
+    for (const capability of ['generateImage', 'submitVideo', 'generateSpeech', 'generateMusic'] as const)
+      expect(mediaCapability(local, capability)).toBeTypeOf('function');
     expect(local.needsCredential).toBe(false);
     await expect(local.checkCredential(credential)).resolves.toBeUndefined();
   });

@@ -123,7 +123,12 @@ export function createLocalMediaProvider(options: LocalMediaOptions): MediaAdapt
       aborted(request.signal);
       const { width, height } = request;
       if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > MAX_GENERATED_SIDE || height > MAX_GENERATED_SIDE) {
-        throw new UpstreamError('bad_request', `The local image model draws 1 to ${MAX_GENERATED_SIDE} pixels a side (asked for ${width}x${height}).`, 400, 'invalid_size');
+        throw new UpstreamError(
+          'bad_request',
+          `The local image model draws 1 to ${MAX_GENERATED_SIDE} pixels a side (asked for ${width}x${height}).`,
+          400,
+          'invalid_size',
+        );
       }
       if (!Number.isInteger(request.count) || request.count < 1) throw new UpstreamError('bad_request', 'Ask for at least one image.', 400, 'invalid_count');
       const limit = maxPerCall[request.model] ?? null;
@@ -143,13 +148,26 @@ export function createLocalMediaProvider(options: LocalMediaOptions): MediaAdapt
       aborted(request.signal);
       const durationSeconds = request.durationSeconds;
       if (!(durationSeconds > 0 && durationSeconds <= VIDEO_LIMITS.maxSeconds)) {
-        throw new UpstreamError('bad_request', `The local video model makes clips of up to ${VIDEO_LIMITS.maxSeconds} seconds (asked for ${durationSeconds}).`, 400, 'invalid_duration');
+        throw new UpstreamError(
+          'bad_request',
+          `The local video model makes clips of up to ${VIDEO_LIMITS.maxSeconds} seconds (asked for ${durationSeconds}).`,
+          400,
+          'invalid_duration',
+        );
       }
       if (!(VIDEO_ASPECT_RATIOS as readonly string[]).includes(request.aspectRatio)) {
         throw new UpstreamError('bad_request', `The aspect ratio must be one of ${VIDEO_ASPECT_RATIOS.join(', ')}.`, 400, 'invalid_aspect_ratio');
       }
       const seed = withSources(request.seed ?? seedFrom(request.prompt), request.seedImage, request.endImage);
-      const task: VideoTask = { v: 1, model: request.model, prompt: request.prompt, seed, durationSeconds, aspectRatio: request.aspectRatio, at: clock.now().getTime() };
+      const task: VideoTask = {
+        v: 1,
+        model: request.model,
+        prompt: request.prompt,
+        seed,
+        durationSeconds,
+        aspectRatio: request.aspectRatio,
+        at: clock.now().getTime(),
+      };
       return { externalId: encodeTask(task), estimatedSeconds: Math.ceil(delayMs / 1000), durationSeconds };
     },
 
@@ -159,7 +177,8 @@ export function createLocalMediaProvider(options: LocalMediaOptions): MediaAdapt
       if (!task) return { status: 'FAILED', progress: null, error: { code: 'not_found', message: 'The local provider has no such video task.' } };
       const elapsed = clock.now().getTime() - task.at;
       if (elapsed < delayMs * QUEUED_SHARE) return { status: 'QUEUED', progress: 0 };
-      if (elapsed < delayMs) return { status: 'RUNNING', progress: Math.round(((elapsed - delayMs * QUEUED_SHARE) / (delayMs * (1 - QUEUED_SHARE))) * 100) / 100 };
+      if (elapsed < delayMs)
+        return { status: 'RUNNING', progress: Math.round(((elapsed - delayMs * QUEUED_SHARE) / (delayMs * (1 - QUEUED_SHARE))) * 100) / 100 };
       const bytes = await render(externalId, task);
       return { status: 'SUCCEEDED', progress: 1, video: { kind: 'bytes', bytes, mimeType: 'video/mp4' }, durationSeconds: task.durationSeconds };
     },
@@ -173,7 +192,8 @@ export function createLocalMediaProvider(options: LocalMediaOptions): MediaAdapt
       aborted(request.signal);
       if (!request.text.trim()) throw new UpstreamError('bad_request', 'There is no text to speak.', 400, 'empty_text');
       const speed = request.speed ?? 1;
-      if (!(speed >= 0.5 && speed <= 2)) throw new UpstreamError('bad_request', `The local speech model speaks at 0.5 to 2 times normal speed (asked for ${speed}).`, 400, 'invalid_speed');
+      if (!(speed >= 0.5 && speed <= 2))
+        throw new UpstreamError('bad_request', `The local speech model speaks at 0.5 to 2 times normal speed (asked for ${speed}).`, 400, 'invalid_speed');
       const bytes = generateSpeechWav({ text: request.text, seed: seedFrom(request.text, request.voice), voice: request.voice ?? undefined, speed });
       return { bytes, mimeType: 'audio/wav', durationSeconds: wavDurationSeconds(bytes) };
     },

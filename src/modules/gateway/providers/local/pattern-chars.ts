@@ -30,4 +30,14 @@ export function property(name: string): CharTest {
 }
 
 /** Code points tried, in order, for a class in a generated text. */
-export const SAMPLE_CODE_POINTS = [...[...'aAx0Z9_-. @/:+,'].map((c) => c.codePointAt(0)!), ...Array.from({ length: 95 }, (_, i) => 0x20 + i), 0xe9, 0xdf, 0x416, 0x4e2d, 0xa0, 0x09, 0x0a];
+export const SAMPLE_CODE_POINTS = [
+  ...[...'aAx0Z9_-. @/:+,'].map((c) => c.codePointAt(0)!),
+  ...Array.from({ length: 95 }, (_, i) => 0x20 + i),
+  0xe9,
+  0xdf,
+  0x416,
+  0x4e2d,
+  0xa0,
+  0x09,
+  0x0a,
+];

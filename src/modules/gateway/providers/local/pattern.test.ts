@@ -7,16 +7,93 @@ const compiled = (pattern: string) => compilePattern(pattern, patternBudget());
 
 // Patterns and texts short enough for V8's own engine to answer at once: the automaton must agree with it everywhere.
 const PATTERNS = [
-  '^[A-Z]{3}$', '^\\d+$', '^(a+)+$', 'abc', '^a|b$', '^(?:foo|bar)-\\d{2,4}$', '\\bcat\\b', '\\Bat', '^\\p{Lu}\\p{Ll}+$',
-  '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', '^\\+?[1-9]\\d{1,14}$', '^(?<year>\\d{4})-(\\d{2})$', 'x*', '^$', '^.{2,3}$', '^\\u{1F600}$',
-  '^\\uD83D\\uDE00$', '^[\\]a]+$', '^(a|ab)(c|bcd)(d*)$', '^\\x41\\cJ?$', '^(?:a*)*b$', '[]', '[^]', '^[a-z0-9-]+$', '^\\w+\\s\\w+$',
-  '^[\\w.+-]+$', '^[^a-z]+$', '^[a-]+$', '^[-a]+$', '^[\\d\\s]+$', '^[\\b]$', '^[\\P{L}]+$', '^\\P{Ll}+$', '^[\\u0041-\\u005A]+$',
-  '^\\S+$', '^\\W+$', '^[^\\d\\W]+$', '^\\p{Script=Han}+$', '^[\\p{L}\\p{N}]+$', '^\\/\\.\\*$', '^\\t\\n?$', '^[a-z-0]+$', 'é',
+  '^[A-Z]{3}$',
+  '^\\d+$',
+  '^(a+)+$',
+  'abc',
+  '^a|b$',
+  '^(?:foo|bar)-\\d{2,4}$',
+  '\\bcat\\b',
+  '\\Bat',
+  '^\\p{Lu}\\p{Ll}+$',
+  '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  '^\\+?[1-9]\\d{1,14}$',
+  '^(?<year>\\d{4})-(\\d{2})$',
+  'x*',
+  '^$',
+  '^.{2,3}$',
+  '^\\u{1F600}$',
+  '^\\uD83D\\uDE00$',
+  '^[\\]a]+$',
+  '^(a|ab)(c|bcd)(d*)$',
+  '^\\x41\\cJ?$',
+  '^(?:a*)*b$',
+  '[]',
+  '[^]',
+  '^[a-z0-9-]+$',
+  '^\\w+\\s\\w+$',
+  '^[\\w.+-]+$',
+  '^[^a-z]+$',
+  '^[a-]+$',
+  '^[-a]+$',
+  '^[\\d\\s]+$',
+  '^[\\b]$',
+  '^[\\P{L}]+$',
+  '^\\P{Ll}+$',
+  '^[\\u0041-\\u005A]+$',
+  '^\\S+$',
+  '^\\W+$',
+  '^[^\\d\\W]+$',
+  '^\\p{Script=Han}+$',
+  '^[\\p{L}\\p{N}]+$',
+  '^\\/\\.\\*$',
+  '^\\t\\n?$',
+  '^[a-z-0]+$',
+  'é',
 ];
 const TEXTS = [
-  '', 'a', 'b', 'ab', 'aab', 'abcd', 'aaaa', 'aaaa!', 'ABC', 'ABCD', '123', '12a', 'foo-12', 'bar-12345', 'a cat sat', 'concat', 'bat',
-  'Hello', 'hello', 'ana@example.org', '+4512345678', '2024-05', '😀', 'A\n', ']a]', 'hi there', 'é', 'élan', 'ÉCOLE', '\b', '中文', '!!',
-  ' 1 2', 'a-', '-', '/.*', '\t', '\t\n', 'x-0', 'a\u00a0b', '\u2028', '\ud800',
+  '',
+  'a',
+  'b',
+  'ab',
+  'aab',
+  'abcd',
+  'aaaa',
+  'aaaa!',
+  'ABC',
+  'ABCD',
+  '123',
+  '12a',
+  'foo-12',
+  'bar-12345',
+  'a cat sat',
+  'concat',
+  'bat',
+  'Hello',
+  'hello',
+  'ana@example.org',
+  '+4512345678',
+  '2024-05',
+  '😀',
+  'A\n',
+  ']a]',
+  'hi there',
+  'é',
+  'élan',
+  'ÉCOLE',
+  '\b',
+  '中文',
+  '!!',
+  ' 1 2',
+  'a-',
+  '-',
+  '/.*',
+  '\t',
+  '\t\n',
+  'x-0',
+  'a\u00a0b',
+  '\u2028',
+  '\ud800',
 ];
 
 describe('patterns without backtracking', () => {
@@ -30,8 +107,20 @@ describe('patterns without backtracking', () => {
   });
 
   it('make a short text each pattern matches, when there is an easy one', () => {
-    const samples = Object.fromEntries(['^[A-Z]{3}$', '^(?:foo|bar)-\\d{2,4}$', '^\\p{Lu}\\p{Ll}+$', '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', '^(a+)+!$', '^\\u{1F600}$'].map((p) => [p, compiled(p)!.sample(64)]));
-    expect(samples).toEqual({ '^[A-Z]{3}$': 'AAA', '^(?:foo|bar)-\\d{2,4}$': 'foo-00', '^\\p{Lu}\\p{Ll}+$': 'Aa', '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$': 'a@a.a', '^(a+)+!$': 'a!', '^\\u{1F600}$': '😀' });
+    const samples = Object.fromEntries(
+      ['^[A-Z]{3}$', '^(?:foo|bar)-\\d{2,4}$', '^\\p{Lu}\\p{Ll}+$', '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', '^(a+)+!$', '^\\u{1F600}$'].map((p) => [
+        p,
+        compiled(p)!.sample(64),
+      ]),
+    );
+    expect(samples).toEqual({
+      '^[A-Z]{3}$': 'AAA',
+      '^(?:foo|bar)-\\d{2,4}$': 'foo-00',
+      '^\\p{Lu}\\p{Ll}+$': 'Aa',
+      '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$': 'a@a.a',
+      '^(a+)+!$': 'a!',
+      '^\\u{1F600}$': '😀',
+    });
     expect(compiled('^a{10}$')!.sample(5)).toBeUndefined();
   });
 
@@ -44,7 +133,8 @@ describe('patterns without backtracking', () => {
   });
 
   it('honour nothing they cannot bound: lookarounds, backreferences, huge repetitions, invalid syntax, long texts', () => {
-    for (const pattern of ['^(?=a)a$', '(?<!b)a', '^(a)\\1$', '^(?<x>a)\\k<x>$', '(?:a{0,500}){0,500}', '(?:(?:){400}){400}', '(', '\\p{Nope}']) expect(compiled(pattern), pattern).toBeUndefined();
+    for (const pattern of ['^(?=a)a$', '(?<!b)a', '^(a)\\1$', '^(?<x>a)\\k<x>$', '(?:a{0,500}){0,500}', '(?:(?:){400}){400}', '(', '\\p{Nope}'])
+      expect(compiled(pattern), pattern).toBeUndefined();
     expect(compiled('^a+$')!.test('a'.repeat(LOCAL_PATTERN_BOUNDS.candidateLength + 1))).toBe(false);
   });
 

@@ -10,7 +10,35 @@ export interface PromptFacts {
   date?: string;
 }
 
-const QUESTION_WORDS = new Set([...STOP_WORDS, 'i', 'is', 'are', 'can', 'how', 'who', 'why', 'the', 'a', 'an', 'show', 'find', 'get', 'list', 'book', 'check', 'look', 'search', 'send', 'let', 'do', 'does', 'will', 'hello', 'hi', 'hey']);
+const QUESTION_WORDS = new Set([
+  ...STOP_WORDS,
+  'i',
+  'is',
+  'are',
+  'can',
+  'how',
+  'who',
+  'why',
+  'the',
+  'a',
+  'an',
+  'show',
+  'find',
+  'get',
+  'list',
+  'book',
+  'check',
+  'look',
+  'search',
+  'send',
+  'let',
+  'do',
+  'does',
+  'will',
+  'hello',
+  'hi',
+  'hey',
+]);
 
 /** Words and numbers kept from a prompt: enough for any schema's places and numbers, and a bounded list to try. */
 const FACTS_KEPT = 64;

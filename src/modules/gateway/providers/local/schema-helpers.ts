@@ -22,7 +22,8 @@ export function typeOf(schema: Schema): string | undefined {
 export function merge(a: Schema, b: Schema): Schema {
   const merged: Schema = { ...a, ...b };
   if (isSchema(a.properties) || isSchema(b.properties)) merged.properties = { ...(a.properties as Schema), ...(b.properties as Schema) };
-  if (Array.isArray(a.required) || Array.isArray(b.required)) merged.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
+  if (Array.isArray(a.required) || Array.isArray(b.required))
+    merged.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
   return merged;
 }
 
@@ -45,7 +46,12 @@ export function fitLength(value: string, schema: Schema): string {
 }
 
 /** A number the schema's bounds and multipleOf allow: the prompt's first that fits, else one near a bound. */
-export function numberWithin(schema: Schema, integer: boolean, { variant, unique }: { variant: number; unique?: boolean }, promptNumbers: readonly number[]): number {
+export function numberWithin(
+  schema: Schema,
+  integer: boolean,
+  { variant, unique }: { variant: number; unique?: boolean },
+  promptNumbers: readonly number[],
+): number {
   const legacyExclusive = (bound: unknown, flag: unknown) => (flag === true && typeof bound === 'number' ? bound : undefined);
   const min = typeof schema.minimum === 'number' ? schema.minimum : Number.NEGATIVE_INFINITY;
   const max = typeof schema.maximum === 'number' ? schema.maximum : Number.POSITIVE_INFINITY;

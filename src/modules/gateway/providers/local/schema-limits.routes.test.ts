@@ -32,7 +32,11 @@ beforeAll(async () => {
   openai = new OpenAI({ apiKey: key, baseURL: `${origin}/openai/v1`, maxRetries: 0 });
   // The first calls of a process pay for loading code; the probes below measure the event loop, not that.
   await probeHealth();
-  await openai.chat.completions.create({ model: 'local/text', messages: [{ role: 'user', content: 'warm up' }], response_format: jsonSchema({ type: 'object' }) });
+  await openai.chat.completions.create({
+    model: 'local/text',
+    messages: [{ role: 'user', content: 'warm up' }],
+    response_format: jsonSchema({ type: 'object' }),
+  });
 });
 afterAll(async () => t?.close());
 
@@ -76,7 +80,14 @@ async function withHealthProbes<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-const refusedUncharged = (run: () => Promise<unknown>, param: string) => expectUnchargedOpenAiRefusal(t, userId, () => 0, () => withHealthProbes(run), param);
+const refusedUncharged = (run: () => Promise<unknown>, param: string) =>
+  expectUnchargedOpenAiRefusal(
+    t,
+    userId,
+    () => 0,
+    () => withHealthProbes(run),
+    param,
+  );
 
 const { minLength, minItems, depth } = LOCAL_SCHEMA_LIMITS;
 
@@ -84,20 +95,39 @@ describe('local/text refuses a schema past its limits before reserving, and /hea
   it('a string of minLength 40,000 in response_format', async () => {
     const schema = { type: 'object', properties: { essay: { type: 'string', minLength: 40_000 } }, required: ['essay'] };
     const err = await refusedUncharged(() => ask('Write an essay', { response_format: jsonSchema(schema) }), 'responseFormat');
-    expect(err.message).toContain(`asks for a string of at least 40000 characters at /essay; the built-in model writes at most ${minLength} per string: lower minLength`);
+    expect(err.message).toContain(
+      `asks for a string of at least 40000 characters at /essay; the built-in model writes at most ${minLength} per string: lower minLength`,
+    );
   });
 
   it('an array of minItems 1,000,000 in a tool’s parameters', async () => {
-    const tool = { type: 'function' as const, function: { name: 'list_ids', parameters: { type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' }, minItems: 1_000_000 } }, required: ['ids'] } } };
+    const tool = {
+      type: 'function' as const,
+      function: {
+        name: 'list_ids',
+        parameters: { type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' }, minItems: 1_000_000 } }, required: ['ids'] },
+      },
+    };
     const err = await refusedUncharged(() => ask('List the ids', { tools: [tool] }), 'tools');
-    expect(err.message).toContain(`The schema of the tool "list_ids" asks for an array of at least 1000000 items at /ids; the built-in model writes at most ${minItems} items per array`);
+    expect(err.message).toContain(
+      `The schema of the tool "list_ids" asks for an array of at least 1000000 items at /ids; the built-in model writes at most ${minItems} items per array`,
+    );
   });
 
   it('required properties that refer back to the root, streamed or not', async () => {
     const schema = { type: 'object', properties: { left: { $ref: '#' }, right: { $ref: '#' } }, required: ['left', 'right'] };
     const err = await refusedUncharged(() => ask('Grow a tree', { response_format: jsonSchema(schema) }), 'responseFormat');
     expect(err.message).toContain(`nests deeper than ${depth} levels at /left/left/left/left/left/left/left/left/left/left/left/left/left`);
-    await refusedUncharged(() => openai.chat.completions.create({ model: 'local/text', messages: [{ role: 'user', content: 'Grow a tree' }], response_format: jsonSchema(schema), stream: true }), 'responseFormat');
+    await refusedUncharged(
+      () =>
+        openai.chat.completions.create({
+          model: 'local/text',
+          messages: [{ role: 'user', content: 'Grow a tree' }],
+          response_format: jsonSchema(schema),
+          stream: true,
+        }),
+      'responseFormat',
+    );
   });
 });
 
@@ -111,7 +141,10 @@ describe('local/text meets a backtracking pattern without backtracking', () => {
     expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual({ word: expected });
     const charged = (completion.usage as unknown as { tokens_charged: number }).tokens_charged;
     expect(charged).toBeGreaterThan(0);
-    const [record] = await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, completion.id.replace('chatcmpl-', '')));
+    const [record] = await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(eq(usageRecords.requestId, completion.id.replace('chatcmpl-', '')));
     expect(record).toMatchObject({ status: 'SUCCESS', tokensConsumed: charged });
   });
 });

@@ -56,14 +56,25 @@ export function checkSchemaSize(schema: unknown): void {
   while (pending.length > 0) {
     const [node, depth] = pending.pop()!;
     if (typeof node !== 'object' || node === null) continue;
-    if (depth > schemaDepth) throw new LocalSchemaLimitError('schemaDepth', `nests more than ${schemaDepth} levels deep`, `the built-in model reads at most ${schemaDepth} levels: flatten it`);
+    if (depth > schemaDepth)
+      throw new LocalSchemaLimitError(
+        'schemaDepth',
+        `nests more than ${schemaDepth} levels deep`,
+        `the built-in model reads at most ${schemaDepth} levels: flatten it`,
+      );
     for (const key in node) {
-      if (++nodes > schemaNodes) throw new LocalSchemaLimitError('schemaNodes', `has more than ${schemaNodes} nodes (objects, arrays and values)`, `the built-in model reads at most ${schemaNodes}: shorten it`);
+      if (++nodes > schemaNodes)
+        throw new LocalSchemaLimitError(
+          'schemaNodes',
+          `has more than ${schemaNodes} nodes (objects, arrays and values)`,
+          `the built-in model reads at most ${schemaNodes}: shorten it`,
+        );
       pending.push([(node as Record<string, unknown>)[key], depth + 1]);
     }
   }
   const bytes = Buffer.byteLength(JSON.stringify(schema) ?? '');
-  if (bytes > schemaBytes) throw new LocalSchemaLimitError('schemaBytes', `is ${bytes} bytes of JSON`, `the built-in model reads at most ${schemaBytes}: shorten it`);
+  if (bytes > schemaBytes)
+    throw new LocalSchemaLimitError('schemaBytes', `is ${bytes} bytes of JSON`, `the built-in model reads at most ${schemaBytes}: shorten it`);
 }
 
 /**

@@ -67,7 +67,12 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
       scores: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 3 }, minItems: 4, maxItems: 4, uniqueItems: true },
       none: { type: 'array', items: { type: 'string' }, maxItems: 0 },
       pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }], items: false, minItems: 2 },
-      people: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name'] }, minItems: 2, uniqueItems: true },
+      people: {
+        type: 'array',
+        items: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer' } }, required: ['name'] },
+        minItems: 2,
+        uniqueItems: true,
+      },
       tagged: { type: 'array', contains: { const: 'vip' }, items: { type: 'string' } },
     },
     required: ['cities', 'flags', 'scores', 'none', 'pair', 'people', 'tagged'],
@@ -77,7 +82,10 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
     properties: {
       booking: {
         type: 'object',
-        properties: { guest: { type: 'object', properties: { email: { type: 'string', format: 'email' }, vip: { type: 'boolean' } }, required: ['email', 'vip'] }, kind: { const: 'hotel' } },
+        properties: {
+          guest: { type: 'object', properties: { email: { type: 'string', format: 'email' }, vip: { type: 'boolean' } }, required: ['email', 'vip'] },
+          kind: { const: 'hotel' },
+        },
         required: ['guest', 'kind'],
         additionalProperties: false,
       },
@@ -90,16 +98,32 @@ const SCHEMAS: Record<string, Record<string, unknown>> = {
     type: 'object',
     properties: {
       target: { anyOf: [{ type: 'string', format: 'email' }, { type: 'integer' }] },
-      choice: { oneOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'string' } }, required: ['b'] }] },
+      choice: {
+        oneOf: [
+          { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+          { type: 'object', properties: { b: { type: 'string' } }, required: ['b'] },
+        ],
+      },
       exclusive: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } }, oneOf: [{ required: ['a'] }, { required: ['b'] }] },
-      both: { allOf: [{ type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] }, { properties: { y: { type: 'string' } }, required: ['y'] }] },
+      both: {
+        allOf: [
+          { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'] },
+          { properties: { y: { type: 'string' } }, required: ['y'] },
+        ],
+      },
     },
     required: ['target', 'choice', 'exclusive', 'both'],
   },
   '$ref to $defs and definitions, recursive': {
     type: 'object',
     $defs: { place: { type: 'object', properties: { city: { type: 'string' }, country: { type: 'string' } }, required: ['city', 'country'] } },
-    definitions: { node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/definitions/node' } } }, required: ['label'] } },
+    definitions: {
+      node: {
+        type: 'object',
+        properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/definitions/node' } } },
+        required: ['label'],
+      },
+    },
     properties: { from: { $ref: '#/$defs/place' }, to: { $ref: '#/$defs/place' }, tree: { $ref: '#/definitions/node' } },
     required: ['from', 'to', 'tree'],
   },
@@ -125,7 +149,11 @@ describe('the built-in model’s JSON-schema instances', () => {
     const value = validInstance(SCHEMAS['strings with lengths, patterns and formats']!, prompt) as Record<string, string>;
     expect(value).toMatchObject({ day: '2025-06-01', at: '2025-06-01T12:00:00Z', email: 'ana@example.org', link: 'https://hotels.example.com/lisbon' });
     const trip = validInstance(
-      { type: 'object', properties: { destination: { type: 'string' }, rooms: { type: 'integer' }, note: { type: 'string' } }, required: ['destination', 'rooms', 'note'] },
+      {
+        type: 'object',
+        properties: { destination: { type: 'string' }, rooms: { type: 'integer' }, note: { type: 'string' } },
+        required: ['destination', 'rooms', 'note'],
+      },
       prompt,
     );
     expect(trip).toEqual({ destination: 'Lisbon', rooms: 2, note: expect.stringContaining('rooms lisbon') });
@@ -134,8 +162,12 @@ describe('the built-in model’s JSON-schema instances', () => {
   it('gives each place property its own capitalised word, and falls back when there is none', () => {
     const route = { type: 'object', properties: { origin: { type: 'string' }, destinationCity: { type: 'string' } }, required: ['origin', 'destinationCity'] };
     expect(validInstance(route, 'Trains from Porto to Madrid tomorrow')).toEqual({ origin: 'Porto', destinationCity: 'Madrid' });
-    expect(validInstance({ type: 'object', properties: { location: { type: 'string' } }, required: ['location'] }, 'weather in oslo please')).toEqual({ location: 'Oslo' });
-    expect(validInstance({ type: 'object', properties: { q: { type: 'string', description: 'The town to look up' } }, required: ['q'] }, 'is it raining in Bergen')).toEqual({ q: 'Bergen' });
+    expect(validInstance({ type: 'object', properties: { location: { type: 'string' } }, required: ['location'] }, 'weather in oslo please')).toEqual({
+      location: 'Oslo',
+    });
+    expect(
+      validInstance({ type: 'object', properties: { q: { type: 'string', description: 'The town to look up' } }, required: ['q'] }, 'is it raining in Bergen'),
+    ).toEqual({ q: 'Bergen' });
   });
 
   it('is deterministic', () => {
@@ -155,9 +187,14 @@ function refusal(schema: Record<string, unknown>): LocalSchemaLimitError {
   throw new Error('the schema was not refused');
 }
 
-const { minLength, totalMinLength, minItems, values, depth, refChain, schemaNodes, schemaDepth, schemaBytes, patternLength, requestValues } = LOCAL_SCHEMA_LIMITS;
+const { minLength, totalMinLength, minItems, values, depth, refChain, schemaNodes, schemaDepth, schemaBytes, patternLength, requestValues } =
+  LOCAL_SCHEMA_LIMITS;
 const text = (length: number) => ({ type: 'string', minLength: length });
-const strings = (count: number, length: number) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`s${i}`, text(length)])), required: Array.from({ length: count }, (_, i) => `s${i}`) });
+const strings = (count: number, length: number) => ({
+  type: 'object',
+  properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`s${i}`, text(length)])),
+  required: Array.from({ length: count }, (_, i) => `s${i}`),
+});
 /** 1 + outer + outer × inner values. */
 const grid = (outer: number, inner: number) => ({ type: 'array', minItems: outer, items: { type: 'array', minItems: inner, items: { type: 'integer' } } });
 /** `levels` objects inside each other, each requiring the next; the innermost requires a string. */
@@ -192,12 +229,17 @@ describe('the built-in model’s limits (LOCAL_SCHEMA_LIMITS)', () => {
 
   it('refuses strings whose minLengths add up past the total', () => {
     const perString = totalMinLength / 4;
-    expect(refusal(strings(5, perString))).toMatchObject({ limit: 'totalMinLength', message: expect.stringContaining(`more than ${totalMinLength} characters of strings in all`) });
+    expect(refusal(strings(5, perString))).toMatchObject({
+      limit: 'totalMinLength',
+      message: expect.stringContaining(`more than ${totalMinLength} characters of strings in all`),
+    });
     validInstance(strings(4, perString), prompt);
   });
 
   it('refuses an array of more minItems than allowed', () => {
-    expect(refusal({ type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' }, minItems: minItems + 1 } }, required: ['ids'] })).toMatchObject({
+    expect(
+      refusal({ type: 'object', properties: { ids: { type: 'array', items: { type: 'integer' }, minItems: minItems + 1 } }, required: ['ids'] }),
+    ).toMatchObject({
       limit: 'minItems',
       message: `asks for an array of at least ${minItems + 1} items at /ids; the built-in model writes at most ${minItems} items per array: lower minItems`,
     });
@@ -217,8 +259,17 @@ describe('the built-in model’s limits (LOCAL_SCHEMA_LIMITS)', () => {
   });
 
   it('ends a recursion that may end: an empty array, an object without required properties, or null', () => {
-    const children = { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } }, required: ['name', 'children'] };
-    const optional = { type: 'object', properties: { child: { $ref: '#/$defs/node' } }, required: ['child'], $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } } };
+    const children = {
+      type: 'object',
+      properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } },
+      required: ['name', 'children'],
+    };
+    const optional = {
+      type: 'object',
+      properties: { child: { $ref: '#/$defs/node' } },
+      required: ['child'],
+      $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } },
+    };
     const nullable = { type: ['object', 'null'], properties: { next: { $ref: '#' } }, required: ['next'] };
     for (const schema of [children, optional, nullable]) validInstance(schema, prompt);
     let node = validInstance(nullable, prompt) as { next: unknown } | null;
@@ -228,35 +279,55 @@ describe('the built-in model’s limits (LOCAL_SCHEMA_LIMITS)', () => {
   });
 
   it('refuses a chain of more $refs than allowed, a $ref cycle and a cycle through allOf', () => {
-    expect(refusal(refChainOf(refChain + 1))).toMatchObject({ limit: 'refChain', message: expect.stringContaining(`follows more than ${refChain} $refs in a row at /value`) });
+    expect(refusal(refChainOf(refChain + 1))).toMatchObject({
+      limit: 'refChain',
+      message: expect.stringContaining(`follows more than ${refChain} $refs in a row at /value`),
+    });
     expect(validInstance(refChainOf(refChain), prompt)).toEqual({ value: promptFacts(prompt).phrase });
     expect(refusal({ $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' }).limit).toBe('refChain');
     expect(refusal({ type: 'object', allOf: [{ $ref: '#' }] }).limit).toBe('refChain');
   });
 
   it('refuses a schema of too many nodes, too deep or too long, before reading it', () => {
-    expect(refusal({ enum: Array.from({ length: schemaNodes - 1 }, (_, i) => i) })).toMatchObject({ limit: 'schemaNodes', message: expect.stringContaining(`more than ${schemaNodes} nodes`) });
+    expect(refusal({ enum: Array.from({ length: schemaNodes - 1 }, (_, i) => i) })).toMatchObject({
+      limit: 'schemaNodes',
+      message: expect.stringContaining(`more than ${schemaNodes} nodes`),
+    });
     validInstance({ enum: Array.from({ length: schemaNodes - 2 }, (_, i) => i) }, prompt);
-    expect(refusal(nestedJson(schemaDepth + 1))).toMatchObject({ limit: 'schemaDepth', message: expect.stringContaining(`nests more than ${schemaDepth} levels deep`) });
+    expect(refusal(nestedJson(schemaDepth + 1))).toMatchObject({
+      limit: 'schemaDepth',
+      message: expect.stringContaining(`nests more than ${schemaDepth} levels deep`),
+    });
     validInstance(nestedJson(schemaDepth), prompt);
     let deep: unknown = [];
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(refusal({ type: 'string', x: deep }).limit).toBe('schemaDepth');
     const described = (length: number) => ({ type: 'string', description: 'é'.repeat(length) });
     const overhead = JSON.stringify(described(0)).length;
-    expect(refusal(described((schemaBytes - overhead) / 2 + 1))).toMatchObject({ limit: 'schemaBytes', message: expect.stringContaining(`is ${schemaBytes + 2} bytes of JSON`) });
+    expect(refusal(described((schemaBytes - overhead) / 2 + 1))).toMatchObject({
+      limit: 'schemaBytes',
+      message: expect.stringContaining(`is ${schemaBytes + 2} bytes of JSON`),
+    });
     validInstance(described((schemaBytes - overhead) / 2), prompt);
   });
 
   it('refuses a pattern longer than allowed', () => {
-    const pattern = (length: number) => ({ type: 'object', properties: { code: { type: 'string', pattern: `^${'a?'.repeat((length - 2) / 2)}$` } }, required: ['code'] });
+    const pattern = (length: number) => ({
+      type: 'object',
+      properties: { code: { type: 'string', pattern: `^${'a?'.repeat((length - 2) / 2)}$` } },
+      required: ['code'],
+    });
     expect(pattern(patternLength).properties.code.pattern).toHaveLength(patternLength);
-    expect(refusal(pattern(patternLength + 2))).toMatchObject({ limit: 'patternLength', message: expect.stringContaining(`has a pattern of ${patternLength + 2} characters at /code`) });
+    expect(refusal(pattern(patternLength + 2))).toMatchObject({
+      limit: 'patternLength',
+      message: expect.stringContaining(`has a pattern of ${patternLength + 2} characters at /code`),
+    });
     validInstance(pattern(patternLength), prompt);
   });
 
   it('checks all the schemas of a request, together within requestValues, naming the field', () => {
-    const tools = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `tool_${i}`, parameters: { type: 'object', properties: { rows: grid(90, 10) }, required: ['rows'] } }));
+    const tools = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ name: `tool_${i}`, parameters: { type: 'object', properties: { rows: grid(90, 10) }, required: ['rows'] } }));
     const perTool = 1 + 1 + 90 + 900;
     const fitting = Math.floor(requestValues / perTool);
     expect(localSchemaRefusal({ tools: tools(fitting) })).toBeUndefined();

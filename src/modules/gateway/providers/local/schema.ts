@@ -89,10 +89,18 @@ class InstanceGenerator {
 
   private value(raw: unknown, hint: Hint, depth: number, fallbackType?: string): Json {
     if (++this.values > LIMITS.values) {
-      throw new LocalSchemaLimitError('values', `needs more than ${LIMITS.values} values (objects, arrays, strings, numbers) in one answer`, 'that is the most the built-in model writes: lower minItems or require fewer properties');
+      throw new LocalSchemaLimitError(
+        'values',
+        `needs more than ${LIMITS.values} values (objects, arrays, strings, numbers) in one answer`,
+        'that is the most the built-in model writes: lower minItems or require fewer properties',
+      );
     }
     if (this.tally && ++this.tally.values > LIMITS.requestValues) {
-      throw new LocalSchemaLimitError('requestValues', `need more than ${LIMITS.requestValues} values together`, 'the built-in model checks at most that many per request: send fewer or smaller tools');
+      throw new LocalSchemaLimitError(
+        'requestValues',
+        `need more than ${LIMITS.requestValues} values together`,
+        'the built-in model checks at most that many per request: send fewer or smaller tools',
+      );
     }
     const schema = this.normalise(raw, hint.at);
     if ('const' in schema) return schema.const as Json;
@@ -122,7 +130,9 @@ class InstanceGenerator {
    * own schema (or the nesting is real and deeper than the limit).
    */
   private cutShort(schema: Schema, empty: Json, at: Location): Json {
-    const fits = Array.isArray(empty) ? !(typeof schema.minItems === 'number' && schema.minItems > 0) && !isSchema(schema.contains) : this.plan(schema, at).every((p) => !p.required);
+    const fits = Array.isArray(empty)
+      ? !(typeof schema.minItems === 'number' && schema.minItems > 0) && !isSchema(schema.contains)
+      : this.plan(schema, at).every((p) => !p.required);
     if (fits) return empty;
     if (Array.isArray(schema.type) && schema.type.includes('null')) return null;
     throw new LocalSchemaLimitError(
@@ -140,7 +150,11 @@ class InstanceGenerator {
     let schema: Schema = raw;
     while (typeof schema.$ref === 'string') {
       if (++refs > LIMITS.refChain) {
-        throw new LocalSchemaLimitError('refChain', `follows more than ${LIMITS.refChain} $refs in a row ${where(at)} (a $ref cycle?)`, 'the built-in model follows at most that many: point each $ref at the schema itself');
+        throw new LocalSchemaLimitError(
+          'refChain',
+          `follows more than ${LIMITS.refChain} $refs in a row ${where(at)} (a $ref cycle?)`,
+          'the built-in model follows at most that many: point each $ref at the schema itself',
+        );
       }
       const { $ref, ...siblings } = schema;
       schema = merge(this.resolve($ref), siblings);
@@ -179,11 +193,14 @@ class InstanceGenerator {
     if (known) return known;
     const properties = isSchema(schema.properties) ? schema.properties : {};
     const required = new Set(Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : []);
-    const dependents = new Set(Object.keys({ ...(isSchema(schema.dependentRequired) ? schema.dependentRequired : {}), ...(isSchema(schema.dependencies) ? schema.dependencies : {}) }));
+    const dependents = new Set(
+      Object.keys({ ...(isSchema(schema.dependentRequired) ? schema.dependentRequired : {}), ...(isSchema(schema.dependencies) ? schema.dependencies : {}) }),
+    );
     const requiredOnly = schema['x-required-only'] === true || typeof schema.maxProperties === 'number';
     const plan: Planned[] = [];
     for (const [name, property] of Object.entries(properties)) {
-      if (required.has(name) || (!requiredOnly && !dependents.has(name) && this.isScalar(property, { parent: at, key: name }))) plan.push({ name, schema: property, required: required.has(name) });
+      if (required.has(name) || (!requiredOnly && !dependents.has(name) && this.isScalar(property, { parent: at, key: name })))
+        plan.push({ name, schema: property, required: required.has(name) });
     }
     const extra = isSchema(schema.additionalProperties) ? schema.additionalProperties : EMPTY;
     for (const name of required) if (!Object.hasOwn(properties, name)) plan.push({ name, schema: extra, fallbackType: 'string', required: true });
@@ -213,13 +230,22 @@ class InstanceGenerator {
   private array(schema: Schema, hint: Hint, depth: number): Json {
     const min = typeof schema.minItems === 'number' ? schema.minItems : 0;
     if (min > LIMITS.minItems) {
-      throw new LocalSchemaLimitError('minItems', `asks for an array of at least ${min} items ${where(hint.at)}`, `the built-in model writes at most ${LIMITS.minItems} items per array: lower minItems`);
+      throw new LocalSchemaLimitError(
+        'minItems',
+        `asks for an array of at least ${min} items ${where(hint.at)}`,
+        `the built-in model writes at most ${LIMITS.minItems} items per array: lower minItems`,
+      );
     }
     const max = typeof schema.maxItems === 'number' ? schema.maxItems : Number.POSITIVE_INFINITY;
     const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : [];
     const rest = Array.isArray(schema.items) ? schema.additionalItems : schema.items;
     const count = Math.min(Math.max(min, 1, isSchema(schema.contains) ? 1 : 0), max);
-    const item = (i: number): Hint => ({ ...hint, variant: schema.uniqueItems ? i : 0, unique: schema.uniqueItems === true, at: { parent: hint.at, key: String(i) } });
+    const item = (i: number): Hint => ({
+      ...hint,
+      variant: schema.uniqueItems ? i : 0,
+      unique: schema.uniqueItems === true,
+      at: { parent: hint.at, key: String(i) },
+    });
     const out: Json[] = [];
     for (let i = 0; i < Math.min(tuple.length, max); i++) out.push(this.value(tuple[i], item(i), depth + 1));
     for (let i = out.length; i < count; i++) out.push(this.value(i === 0 && isSchema(schema.contains) ? schema.contains : rest, item(i), depth + 1));
@@ -242,7 +268,20 @@ class InstanceGenerator {
     const preferred = place ? this.place(hint.variant) : `${facts.phrase}${suffix}`;
     if (!pattern) return fitLength(preferred, schema);
     // Best effort: a word of the prompt that matches, else a short text made from the pattern, else the usual text.
-    const candidates = [preferred, ...facts.capitalised, ...facts.phrase.split(' '), ...facts.numbers.map(String), 'a', 'A', '1', 'a1', 'A1', 'abc', 'ABC', '123'];
+    const candidates = [
+      preferred,
+      ...facts.capitalised,
+      ...facts.phrase.split(' '),
+      ...facts.numbers.map(String),
+      'a',
+      'A',
+      '1',
+      'a1',
+      'A1',
+      'abc',
+      'ABC',
+      '123',
+    ];
     const sampleLength = Math.min(typeof schema.maxLength === 'number' ? schema.maxLength : Number.POSITIVE_INFINITY, LOCAL_PATTERN_BOUNDS.candidateLength);
     return fitLength(candidates.find((c) => pattern.test(c)) ?? pattern.sample(sampleLength) ?? preferred, schema);
   }
@@ -250,18 +289,30 @@ class InstanceGenerator {
   private checkMinLength(schema: Schema, at: Location): void {
     const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
     if (min > LIMITS.minLength) {
-      throw new LocalSchemaLimitError('minLength', `asks for a string of at least ${min} characters ${where(at)}`, `the built-in model writes at most ${LIMITS.minLength} per string: lower minLength`);
+      throw new LocalSchemaLimitError(
+        'minLength',
+        `asks for a string of at least ${min} characters ${where(at)}`,
+        `the built-in model writes at most ${LIMITS.minLength} per string: lower minLength`,
+      );
     }
     this.minLengths += Math.max(0, Math.min(min, typeof schema.maxLength === 'number' ? schema.maxLength : min));
     if (this.minLengths > LIMITS.totalMinLength) {
-      throw new LocalSchemaLimitError('totalMinLength', `asks for more than ${LIMITS.totalMinLength} characters of strings in all (their minLength added up)`, 'that is the most the built-in model writes: lower minLength or minItems');
+      throw new LocalSchemaLimitError(
+        'totalMinLength',
+        `asks for more than ${LIMITS.totalMinLength} characters of strings in all (their minLength added up)`,
+        'that is the most the built-in model writes: lower minLength or minItems',
+      );
     }
   }
 
   /** The compiled pattern, once per answer; none when measuring only (a pattern never adds to the limits met). */
   private pattern(source: string, at: Location): CompiledPattern | undefined {
     if (source.length > LIMITS.patternLength) {
-      throw new LocalSchemaLimitError('patternLength', `has a pattern of ${source.length} characters ${where(at)}`, `the built-in model takes patterns of at most ${LIMITS.patternLength}: shorten it`);
+      throw new LocalSchemaLimitError(
+        'patternLength',
+        `has a pattern of ${source.length} characters ${where(at)}`,
+        `the built-in model takes patterns of at most ${LIMITS.patternLength}: shorten it`,
+      );
     }
     if (this.measureOnly) return undefined;
     if (!this.patterns.has(source)) this.patterns.set(source, compilePattern(source, this.patternBudget));

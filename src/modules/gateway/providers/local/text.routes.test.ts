@@ -31,7 +31,13 @@ async function keyHolder() {
   const { key } = await createApiKey(t, accessToken, ['ai:text']);
   return { userId: user.id as string, anthropic: new Anthropic({ apiKey: key, baseURL, maxRetries: 0 }) };
 }
-const usageOf = async (messageId: string) => (await t.platform.db.select().from(usageRecords).where(eq(usageRecords.requestId, messageId.replace(/^msg_/, ''))))[0];
+const usageOf = async (messageId: string) =>
+  (
+    await t.platform.db
+      .select()
+      .from(usageRecords)
+      .where(eq(usageRecords.requestId, messageId.replace(/^msg_/, '')))
+  )[0];
 const charged = (usage: object) => (usage as { tokens_charged: number }).tokens_charged;
 
 const tools: Anthropic.Tool[] = [
@@ -39,7 +45,11 @@ const tools: Anthropic.Tool[] = [
   {
     name: 'get_weather',
     description: 'Current weather for a city',
-    input_schema: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city', 'unit'] },
+    input_schema: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+      required: ['city', 'unit'],
+    },
   },
 ];
 const question: Anthropic.MessageParam = { role: 'user', content: 'What is the weather in Paris right now?' };
@@ -58,7 +68,11 @@ describe('local/text through /anthropic/v1/messages', () => {
       model: 'local/text',
       max_tokens: 512,
       tools,
-      messages: [question, { role: 'assistant', content: call.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: '{"temperature": 18, "sky": "clear"}' }] }],
+      messages: [
+        question,
+        { role: 'assistant', content: call.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: '{"temperature": 18, "sky": "clear"}' }] },
+      ],
     });
     expect(answer.stop_reason).toBe('end_turn');
     expect(answer.content).toEqual([{ type: 'text', text: expect.stringContaining('According to get_weather: {"temperature":18,"sky":"clear"}.') }]);
@@ -70,12 +84,20 @@ describe('local/text through /anthropic/v1/messages', () => {
 
   it('streams the tool call as input_json_delta events the SDK reassembles', async () => {
     const { anthropic } = await keyHolder();
-    const stream = anthropic.messages.stream({ model: 'local/text', max_tokens: 512, tools, tool_choice: { type: 'tool', name: 'search_web' }, messages: [question] });
+    const stream = anthropic.messages.stream({
+      model: 'local/text',
+      max_tokens: 512,
+      tools,
+      tool_choice: { type: 'tool', name: 'search_web' },
+      messages: [question],
+    });
     const types: string[] = [];
     stream.on('streamEvent', (event) => types.push(event.type === 'content_block_delta' ? event.delta.type : event.type));
     const final = await stream.finalMessage();
     expect(final.stop_reason).toBe('tool_use');
-    expect(final.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'search_web', input: { query: expect.stringContaining('paris') } }]);
+    expect(final.content).toEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'search_web', input: { query: expect.stringContaining('paris') } },
+    ]);
     expect(types.filter((type) => type === 'input_json_delta').length).toBeGreaterThan(1);
     expect(await usageOf(final.id)).toMatchObject({ status: 'SUCCESS', outputUnits: final.usage.output_tokens });
   });
@@ -86,15 +108,33 @@ describe('local/text through /anthropic/v1/messages', () => {
     const message = await anthropic.messages.create({
       model: 'local/text',
       max_tokens: 512,
-      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'What is this?' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+            { type: 'text', text: 'What is this?' },
+          ],
+        },
+      ],
     });
     expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^The image is a 64×48 PNG image\./) });
   });
 
   it('answers with JSON valid against output_config.format', async () => {
     const { anthropic } = await keyHolder();
-    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 5 } }, required: ['city', 'days'], additionalProperties: false };
-    const body = { model: 'local/text', max_tokens: 512, messages: [{ role: 'user' as const, content: 'Plan 3 days in Vienna' }], output_config: { format: { type: 'json_schema', schema } } };
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 5 } },
+      required: ['city', 'days'],
+      additionalProperties: false,
+    };
+    const body = {
+      model: 'local/text',
+      max_tokens: 512,
+      messages: [{ role: 'user' as const, content: 'Plan 3 days in Vienna' }],
+      output_config: { format: { type: 'json_schema', schema } },
+    };
     const message = await anthropic.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming);
     const text = (message.content[0] as Anthropic.TextBlock).text;
     expect(JSON.parse(text)).toEqual({ city: 'Vienna', days: 3 });

@@ -12,7 +12,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
 const local = createLocalProvider();
 const credential: UpstreamCredential = { accountId: 'local', providerSlug: 'local', apiKey: null, baseUrl: null, timeoutMs: 1000 };
-const generate = (request: Partial<TextRequest> & Pick<TextRequest, 'messages'>) => local.generateText(credential, { model: 'local-text', maxTokens: 2048, ...request });
+const generate = (request: Partial<TextRequest> & Pick<TextRequest, 'messages'>) =>
+  local.generateText(credential, { model: 'local-text', maxTokens: 2048, ...request });
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 
 function expectValid(schema: Record<string, unknown>, json: string): unknown {
@@ -27,12 +28,20 @@ const weather: ToolDefinition = {
   description: 'Get the current weather for a city',
   parameters: {
     type: 'object',
-    properties: { city: { type: 'string', description: 'City name' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] }, days: { type: 'integer', minimum: 1, maximum: 7 } },
+    properties: {
+      city: { type: 'string', description: 'City name' },
+      unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+      days: { type: 'integer', minimum: 1, maximum: 7 },
+    },
     required: ['city', 'unit'],
     additionalProperties: false,
   },
 };
-const search: ToolDefinition = { name: 'search_web', description: 'Search the web and return the top results', parameters: { type: 'object', properties: { query: { type: 'string', minLength: 3 } }, required: ['query'] } };
+const search: ToolDefinition = {
+  name: 'search_web',
+  description: 'Search the web and return the top results',
+  parameters: { type: 'object', properties: { query: { type: 'string', minLength: 3 } }, required: ['query'] },
+};
 const calendar: ToolDefinition = {
   name: 'createEvent',
   description: 'Add an event to the calendar',
@@ -68,7 +77,11 @@ describe('the built-in model keeps its plain answers', () => {
       [{ role: 'system', content: 'You improve prompts for the target "image". Reply with the prompt only.' }, user('a cat on a windowsill')],
       'A cat on a windowsill, crisp detail, dramatic rim lighting, balanced composition, cinematic still, sharp focus, rich colour palette',
     ],
-    ['a greeting', [user('hi')], 'A quick take on your message: Keep the first version simple; refine it once it works end to end. Compare two or three options side by side before choosing one. Connect a real provider for a tailored answer; this one is generated offline.'],
+    [
+      'a greeting',
+      [user('hi')],
+      'A quick take on your message: Keep the first version simple; refine it once it works end to end. Compare two or three options side by side before choosing one. Connect a real provider for a tailored answer; this one is generated offline.',
+    ],
   ] as [string, ChatMessage[], string][])('for %s', async (_label, messages, text) => {
     const model = messages[0]!.role === 'system' ? 'local-multimodal' : 'local-text';
     const result = await generate({ model, messages });
@@ -86,9 +99,16 @@ describe('the built-in model keeps its plain answers', () => {
 describe('tool calls', () => {
   it('calls the tool that best matches the prompt, with arguments valid against its schema', async () => {
     const result = await generate({ messages: weatherQuestion, tools });
-    expect(result).toMatchObject({ text: '', finishReason: 'tool_calls', toolCalls: [{ id: expect.stringMatching(/^call_[A-Za-z0-9]{16,}$/), name: 'get_weather' }] });
+    expect(result).toMatchObject({
+      text: '',
+      finishReason: 'tool_calls',
+      toolCalls: [{ id: expect.stringMatching(/^call_[A-Za-z0-9]{16,}$/), name: 'get_weather' }],
+    });
     expect(expectValid(weather.parameters, result.toolCalls![0]!.arguments)).toEqual({ city: 'Paris', unit: 'celsius', days: 3 });
-    expect(result.usage).toEqual({ inputTokens: countMessageTokens(weatherQuestion) + countToolTokens(tools), outputTokens: countAnswerTokens('', result.toolCalls) });
+    expect(result.usage).toEqual({
+      inputTokens: countMessageTokens(weatherQuestion) + countToolTokens(tools),
+      outputTokens: countAnswerTokens('', result.toolCalls),
+    });
   });
 
   it('is deterministic, and the call id follows the conversation', async () => {
@@ -139,7 +159,10 @@ describe('tool calls', () => {
     const nextQuestion = await generate({ messages: [...conversation, { role: 'assistant', content: answer.text }, user('And the weather in Rome?')], tools });
     expect(nextQuestion.toolCalls![0]!.name).toBe('get_weather');
 
-    const failed = await generate({ messages: [...conversation.slice(0, 2), { role: 'tool', toolCallId: call.id, content: 'city not found', isError: true }], tools });
+    const failed = await generate({
+      messages: [...conversation.slice(0, 2), { role: 'tool', toolCallId: call.id, content: 'city not found', isError: true }],
+      tools,
+    });
     expect(failed.text).toContain('get_weather failed: city not found.');
     const long = await generate({ messages: [...conversation.slice(0, 2), { role: 'tool', toolCallId: call.id, content: 'x'.repeat(5000) }] });
     expect(long.text.length).toBeLessThan(400);
@@ -155,7 +178,11 @@ describe('tool calls', () => {
 describe('JSON answers', () => {
   const schema = {
     type: 'object',
-    properties: { destination: { type: 'string' }, nights: { type: 'integer', minimum: 1, maximum: 14 }, highlights: { type: 'array', items: { type: 'string' }, minItems: 2 } },
+    properties: {
+      destination: { type: 'string' },
+      nights: { type: 'integer', minimum: 1, maximum: 14 },
+      highlights: { type: 'array', items: { type: 'string' }, minItems: 2 },
+    },
     required: ['destination', 'nights', 'highlights'],
     additionalProperties: false,
   };
@@ -185,7 +212,9 @@ describe('images', () => {
     expect(result.usage!.inputTokens).toBe(countMessageTokens(one));
     expect(result.usage!.inputTokens).toBeGreaterThan(countMessageTokens([user('What is in this picture?')]) + 200);
 
-    const two = await generate({ messages: [{ role: 'user', content: [png, { ...png, source: { ...png.source, mediaType: 'image/webp' }, width: 32, height: 16 }, remote] }] });
+    const two = await generate({
+      messages: [{ role: 'user', content: [png, { ...png, source: { ...png.source, mediaType: 'image/webp' }, width: 32, height: 16 }, remote] }],
+    });
     expect(two.text).toBe(
       'Image 1 is a 640×480 PNG image. Image 2 is a 32×16 WebP image. Image 3 is an image at cdn.example.com (the offline model does not download it).',
     );
@@ -227,7 +256,11 @@ describe('streaming', () => {
   });
 
   it('streams text answers as before, JSON and tool-result answers included', async () => {
-    for (const request of [{ messages: weatherQuestion }, { messages: weatherQuestion, responseFormat: { type: 'json_object' as const } }, { messages: weatherQuestion, stop: ['.'] }]) {
+    for (const request of [
+      { messages: weatherQuestion },
+      { messages: weatherQuestion, responseFormat: { type: 'json_object' as const } },
+      { messages: weatherQuestion, stop: ['.'] },
+    ]) {
       const events = await stream(request);
       expect(textOf(events)).toBe((await generate(request)).text);
       expect(events.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });

@@ -1,6 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens, tokenPieces, truncateToTokens } from '../../tokens.js';
-import { answer, describeImages, enhance, ENHANCE_TARGET_PATTERN, imagesToDescribe, lastUserMessage, seededRandom, toolResultsAnswer, trailingToolResults } from './answers.js';
+import {
+  answer,
+  describeImages,
+  enhance,
+  ENHANCE_TARGET_PATTERN,
+  imagesToDescribe,
+  lastUserMessage,
+  seededRandom,
+  toolResultsAnswer,
+  trailingToolResults,
+} from './answers.js';
 import { promptFacts } from './prompt-facts.js';
 import { checkLocalSchema, schemaInstance } from './schema.js';
 import { LocalSchemaLimitError } from './schema-limits.js';
@@ -32,7 +42,15 @@ export interface LocalProviderOptions {
 }
 
 /** topP, topK and the penalties are left out: a deterministic model cannot honour them. */
-const LOCAL_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>(['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'stop', 'seed', 'user']);
+const LOCAL_PARAMETERS: ReadonlySet<TextParameter> = new Set<TextParameter>([
+  'tools',
+  'toolChoice',
+  'parallelToolCalls',
+  'responseFormat',
+  'stop',
+  'seed',
+  'user',
+]);
 
 /** Tool arguments stream in at most this many pieces after the call's id and name. */
 const ARGUMENT_PIECES = 4;
@@ -108,7 +126,12 @@ export function createLocalProvider(options: LocalProviderOptions = {}): Provide
       if (request.signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
       const dimensions = request.dimensions ?? LOCAL_EMBEDDING_DIMENSIONS;
       if (dimensions > LOCAL_EMBEDDING_DIMENSIONS) {
-        throw new UpstreamError('bad_request', `The built-in embedding model makes vectors of at most ${LOCAL_EMBEDDING_DIMENSIONS} dimensions; ask for ${LOCAL_EMBEDDING_DIMENSIONS} or fewer.`, 400, 'dimensions_too_large');
+        throw new UpstreamError(
+          'bad_request',
+          `The built-in embedding model makes vectors of at most ${LOCAL_EMBEDDING_DIMENSIONS} dimensions; ask for ${LOCAL_EMBEDDING_DIMENSIONS} or fewer.`,
+          400,
+          'dimensions_too_large',
+        );
       }
       return {
         vectors: request.input.map((text) => localEmbedding(text, dimensions)),
@@ -153,7 +176,7 @@ function withinSchemaLimits<T>(compose: () => T): T {
   try {
     return compose();
   } catch (err) {
-    if (err instanceof LocalSchemaLimitError) throw new UpstreamError('bad_request', refusalMessage('The request\'s JSON schema', err), 400, 'schema_too_large');
+    if (err instanceof LocalSchemaLimitError) throw new UpstreamError('bad_request', refusalMessage("The request's JSON schema", err), 400, 'schema_too_large');
     throw err;
   }
 }
@@ -202,7 +225,12 @@ function compose(request: TextRequest): { text: string; toolCalls?: ToolCall[] }
   const conversation = `${model}\u0000${JSON.stringify(messages)}`;
   const random = seededRandom(request.seed === undefined ? conversation : `${conversation}\u0000seed=${request.seed}`);
   let text: string;
-  const target = ENHANCE_TARGET_PATTERN.exec(messages.filter((m) => m.role === 'system').map(messageText).join('\n'))?.[1];
+  const target = ENHANCE_TARGET_PATTERN.exec(
+    messages
+      .filter((m) => m.role === 'system')
+      .map(messageText)
+      .join('\n'),
+  )?.[1];
   if (results.length > 0) text = toolResultsAnswer(messages, results);
   else if (target) text = enhance(prompt, target, random);
   else {

@@ -31,14 +31,20 @@ afterAll(async () => {
 });
 
 async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
+  const error = await promise.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
 
 describe('fetchMediaOutput', () => {
   it('passes bytes through, typed by what they really are', async () => {
-    expect(await fetchMediaOutput(fetcher, { kind: 'bytes', bytes: png, mimeType: 'image/jpeg' }, { fallbackMimeType: 'image/png' })).toEqual({ bytes: png, mimeType: 'image/png' });
+    expect(await fetchMediaOutput(fetcher, { kind: 'bytes', bytes: png, mimeType: 'image/jpeg' }, { fallbackMimeType: 'image/png' })).toEqual({
+      bytes: png,
+      mimeType: 'image/png',
+    });
   });
 
   it('downloads a URL result and sniffs its type over a vague content type', async () => {
@@ -53,14 +59,20 @@ describe('fetchMediaOutput', () => {
     ['a 404', '/missing', 'server', 'download_http_status', 404],
     ['an empty file', '/empty', 'server', 'empty_result', 200],
   ] as const)('reports %s as a provider failure', async (_label, path, kind, code, status) => {
-    const error = await upstreamError(fetchMediaOutput(fetcher, { kind: 'url', url: `${origin}${path}`, mimeType: 'video/mp4' }, { fallbackMimeType: 'video/mp4' }));
+    const error = await upstreamError(
+      fetchMediaOutput(fetcher, { kind: 'url', url: `${origin}${path}`, mimeType: 'video/mp4' }, { fallbackMimeType: 'video/mp4' }),
+    );
     expect(error).toMatchObject({ kind, code, status });
   });
 
   it('caps the size and the time', async () => {
-    const big = await upstreamError(fetchMediaOutput(fetcher, { kind: 'url', url: `${origin}/big`, mimeType: null }, { fallbackMimeType: 'video/mp4', maxBytes: 1024 }));
+    const big = await upstreamError(
+      fetchMediaOutput(fetcher, { kind: 'url', url: `${origin}/big`, mimeType: null }, { fallbackMimeType: 'video/mp4', maxBytes: 1024 }),
+    );
     expect(big).toMatchObject({ kind: 'server', code: 'download_too_large' });
-    const slow = await upstreamError(fetchMediaOutput(fetcher, { kind: 'url', url: `${origin}/slow`, mimeType: null }, { fallbackMimeType: 'image/png', timeoutMs: 200 }));
+    const slow = await upstreamError(
+      fetchMediaOutput(fetcher, { kind: 'url', url: `${origin}/slow`, mimeType: null }, { fallbackMimeType: 'image/png', timeoutMs: 200 }),
+    );
     expect(slow).toMatchObject({ kind: 'timeout', code: 'download_timeout' });
   });
 

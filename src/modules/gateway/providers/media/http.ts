@@ -48,7 +48,8 @@ export async function callUpstream(http: UpstreamHttp, url: string, request: Ups
   } catch (err) {
     if (err instanceof UpstreamError) throw err;
     if (request.signal?.aborted) throw new UpstreamError('aborted', 'The call was cancelled.');
-    if (timeout.aborted) throw new UpstreamError('timeout', `The provider did not answer within ${Math.round(request.timeoutMs / 100) / 10} s.`, null, 'timeout');
+    if (timeout.aborted)
+      throw new UpstreamError('timeout', `The provider did not answer within ${Math.round(request.timeoutMs / 100) / 10} s.`, null, 'timeout');
     const refused = connectRefusal(err);
     if (refused) throw refused;
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);

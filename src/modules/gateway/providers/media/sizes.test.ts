@@ -60,7 +60,11 @@ describe('snapImageSize: named aspect ratios', () => {
 
 describe('snapImageSize: free sizes', () => {
   it('passes other providers through unchanged', () => {
-    for (const [provider, model] of [['local', 'local-image'], ['together', 'some-model'], ['openai', 'my-compatible-model']]) {
+    for (const [provider, model] of [
+      ['local', 'local-image'],
+      ['together', 'some-model'],
+      ['openai', 'my-compatible-model'],
+    ]) {
       expect(snapImageSize(imageSizeRule(provider!, model!), 777, 333)).toEqual({ width: 777, height: 333, aspectRatio: '7:3', snapped: false });
     }
   });
@@ -95,7 +99,16 @@ describe('helpers', () => {
     expect(nearestSize(candidates, 900, 900).id).toBe('b');
     expect(nearestSize(candidates, 120, 120).id).toBe('a');
     expect(nearestSize(candidates, 1366, 768).id).toBe('c');
-    expect(nearestSize([{ id: 'x', width: 10, height: 10 }, { id: 'y', width: 10, height: 10 }], 10, 10).id).toBe('x');
+    expect(
+      nearestSize(
+        [
+          { id: 'x', width: 10, height: 10 },
+          { id: 'y', width: 10, height: 10 },
+        ],
+        10,
+        10,
+      ).id,
+    ).toBe('x');
     expect(() => nearestSize([], 1, 1)).toThrow(RangeError);
   });
 });

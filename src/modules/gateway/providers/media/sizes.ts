@@ -43,7 +43,10 @@ export function nearestSize<T extends { width: number; height: number }>(candida
   for (const candidate of candidates.slice(1)) {
     const ratioGap = ratioDistance(width, height, candidate.width, candidate.height) - ratioDistance(width, height, best.width, best.height);
     if (ratioGap < -0.01) best = candidate;
-    else if (Math.abs(ratioGap) <= 0.01 && areaDistance(width, height, candidate.width, candidate.height) < areaDistance(width, height, best.width, best.height)) {
+    else if (
+      Math.abs(ratioGap) <= 0.01 &&
+      areaDistance(width, height, candidate.width, candidate.height) < areaDistance(width, height, best.width, best.height)
+    ) {
       best = candidate;
     }
   }
@@ -72,7 +75,12 @@ export function snapImageSize(rule: SizeRule, width: number, height: number): Sn
         width,
         height,
       );
-      return { width: chosen.width, height: chosen.height, aspectRatio: reducedRatio(chosen.width, chosen.height), snapped: chosen.width !== width || chosen.height !== height };
+      return {
+        width: chosen.width,
+        height: chosen.height,
+        aspectRatio: reducedRatio(chosen.width, chosen.height),
+        snapped: chosen.width !== width || chosen.height !== height,
+      };
     }
     case 'ratios': {
       const chosen = nearestSize(rule.ratios, width, height);
@@ -81,9 +89,30 @@ export function snapImageSize(rule: SizeRule, width: number, height: number): Sn
   }
 }
 
-const GPT_IMAGE_MENU: SizeRule = { kind: 'menu', sizes: [[1024, 1024], [1536, 1024], [1024, 1536]] };
-const DALL_E_3_MENU: SizeRule = { kind: 'menu', sizes: [[1024, 1024], [1792, 1024], [1024, 1792]] };
-const DALL_E_2_MENU: SizeRule = { kind: 'menu', sizes: [[256, 256], [512, 512], [1024, 1024]] };
+const GPT_IMAGE_MENU: SizeRule = {
+  kind: 'menu',
+  sizes: [
+    [1024, 1024],
+    [1536, 1024],
+    [1024, 1536],
+  ],
+};
+const DALL_E_3_MENU: SizeRule = {
+  kind: 'menu',
+  sizes: [
+    [1024, 1024],
+    [1792, 1024],
+    [1024, 1792],
+  ],
+};
+const DALL_E_2_MENU: SizeRule = {
+  kind: 'menu',
+  sizes: [
+    [256, 256],
+    [512, 512],
+    [1024, 1024],
+  ],
+};
 const IMAGEN_RATIOS: SizeRule = {
   kind: 'ratios',
   ratios: [
@@ -156,8 +185,21 @@ const FLUX_ULTRA_RATIOS: SizeRule = {
 const RECRAFT_MENU: SizeRule = {
   kind: 'menu',
   sizes: [
-    [1024, 1024], [1365, 1024], [1024, 1365], [1536, 1024], [1024, 1536], [1820, 1024], [1024, 1820],
-    [1024, 2048], [2048, 1024], [1434, 1024], [1024, 1434], [1024, 1280], [1280, 1024], [1024, 1707], [1707, 1024],
+    [1024, 1024],
+    [1365, 1024],
+    [1024, 1365],
+    [1536, 1024],
+    [1024, 1536],
+    [1820, 1024],
+    [1024, 1820],
+    [1024, 2048],
+    [2048, 1024],
+    [1434, 1024],
+    [1024, 1434],
+    [1024, 1280],
+    [1280, 1024],
+    [1024, 1707],
+    [1707, 1024],
   ],
 };
 

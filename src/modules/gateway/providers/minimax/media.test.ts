@@ -37,7 +37,11 @@ const request = (overrides: Partial<VideoRequest> = {}): VideoRequest => ({
   ...overrides,
 });
 const last = () => fake.requests.at(-1)!;
-const baseResp = (status_code: number, status_msg: string) => ({ kind: 'error' as const, status: 200, body: { task_id: '', base_resp: { status_code, status_msg } } });
+const baseResp = (status_code: number, status_msg: string) => ({
+  kind: 'error' as const,
+  status: 200,
+  body: { task_id: '', base_resp: { status_code, status_msg } },
+});
 
 const upstreamError = (promise: Promise<unknown>) => rejection(promise, UpstreamError);
 
@@ -48,14 +52,26 @@ describe('MiniMax: submit', () => {
     expect(submitted).toEqual({ externalId: expect.stringMatching(/^\d+$/), estimatedSeconds: 180, durationSeconds: 6 });
     expect(last()).toMatchObject({ method: 'POST', path: '/v1/video_generation' });
     expect(last().headers.authorization).toBe(`Bearer ${MINIMAX_KEYS[0]}`);
-    expect(last().body).toEqual({ prompt_optimizer: false, fast_pretreatment: true, model: 'MiniMax-Hailuo-02', prompt: 'A kite rises over a windy beach [Pan left]', duration: 6, resolution: '768P' });
+    expect(last().body).toEqual({
+      prompt_optimizer: false,
+      fast_pretreatment: true,
+      model: 'MiniMax-Hailuo-02',
+      prompt: 'A kite rises over a windy beach [Pan left]',
+      duration: 6,
+      resolution: '768P',
+    });
   });
 
   it('sends start and end frames as data URLs, with the resolution asked for in extra', async () => {
     await adapter.submitVideo!(credential, request({ seedImage: frame, durationSeconds: 10, extra: { resolution: '512p' } }));
     expect(last().body).toMatchObject({ first_frame_image: `data:image/png;base64,${frame.bytes.toString('base64')}`, resolution: '512P', duration: 10 });
     await adapter.submitVideo!(credential, request({ seedImage: frame, endImage: frame, extra: { resolution: '1080P' } }));
-    expect(last().body).toMatchObject({ first_frame_image: expect.stringMatching(/^data:image\/png;base64,/), last_frame_image: expect.stringMatching(/^data:image\/png;base64,/), resolution: '1080P', duration: 6 });
+    expect(last().body).toMatchObject({
+      first_frame_image: expect.stringMatching(/^data:image\/png;base64,/),
+      last_frame_image: expect.stringMatching(/^data:image\/png;base64,/),
+      resolution: '1080P',
+      duration: 6,
+    });
   });
 
   it.each([
@@ -104,7 +120,11 @@ describe('MiniMax: poll and download', () => {
     if (failed.status === 'FAILED') expect(failed.error.message).toMatch(/^output new_sensitive: .*generated video.*try again/);
     fake.setScript(['Fail'], { status_code: 1000, status_msg: 'unknown error' });
     const broken = await adapter.submitVideo!(credential, request());
-    expect(await adapter.pollVideo!(credential, broken.externalId)).toEqual({ status: 'FAILED', progress: null, error: { code: 'failed', message: 'unknown error' } });
+    expect(await adapter.pollVideo!(credential, broken.externalId)).toEqual({
+      status: 'FAILED',
+      progress: null,
+      error: { code: 'failed', message: 'unknown error' },
+    });
   });
 
   it('reports a task MiniMax does not know as FAILED not_found, and throws read failures for the job to retry', async () => {

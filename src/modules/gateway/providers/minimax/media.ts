@@ -33,9 +33,22 @@ export const MINIMAX_VIDEO_EXTRA: ExtraKeys = {
 
 /** MiniMax's documented status codes. 1001 is its own timeout; 1008 an empty balance another account may not have. */
 const CODE_KINDS: Record<number, UpstreamErrorKind> = {
-  1000: 'server', 1001: 'timeout', 1002: 'rate_limit', 1004: 'auth', 1008: 'rate_limit', 1013: 'server', 1024: 'server',
-  1026: 'bad_request', 1027: 'bad_request', 1033: 'server', 1039: 'rate_limit', 1041: 'rate_limit', 1042: 'bad_request',
-  2013: 'bad_request', 2045: 'rate_limit', 2049: 'auth',
+  1000: 'server',
+  1001: 'timeout',
+  1002: 'rate_limit',
+  1004: 'auth',
+  1008: 'rate_limit',
+  1013: 'server',
+  1024: 'server',
+  1026: 'bad_request',
+  1027: 'bad_request',
+  1033: 'server',
+  1039: 'rate_limit',
+  1041: 'rate_limit',
+  1042: 'bad_request',
+  2013: 'bad_request',
+  2045: 'rate_limit',
+  2049: 'auth',
 };
 const SENSITIVE = new Set([1026, 1027]);
 
@@ -71,7 +84,12 @@ function resolutionOf(value: unknown): Resolution {
 
 function imageOf(file: MediaFile, which: string): string {
   if (file.bytes.length >= MINIMAX_IMAGE_MAX_BYTES) {
-    throw new UpstreamError('bad_request', `The ${which} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; MiniMax takes images under 20 MB.`, 400, 'image_too_large');
+    throw new UpstreamError(
+      'bad_request',
+      `The ${which} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; MiniMax takes images under 20 MB.`,
+      400,
+      'image_too_large',
+    );
   }
   return dataUri(file.bytes, file.mimeType);
 }
@@ -83,8 +101,10 @@ export function minimaxTask(request: VideoRequest): { body: Record<string, unkno
   const resolution = resolutionOf(asked);
   const duration = minimaxDuration(request.durationSeconds);
   const refuse = (message: string) => new UpstreamError('bad_request', message, 400, 'resolution_duration');
-  if (resolution === '1080P' && duration === 10) throw refuse('MiniMax makes 1080P clips of 6 seconds: ask for durationSeconds 6, or extra.resolution 768P for 10 seconds.');
-  if (resolution === '512P' && !request.seedImage) throw refuse('512P is for video from a start frame: send seedImageUrl, or ask for extra.resolution 768P or 1080P.');
+  if (resolution === '1080P' && duration === 10)
+    throw refuse('MiniMax makes 1080P clips of 6 seconds: ask for durationSeconds 6, or extra.resolution 768P for 10 seconds.');
+  if (resolution === '512P' && !request.seedImage)
+    throw refuse('512P is for video from a start frame: send seedImageUrl, or ask for extra.resolution 768P or 1080P.');
   if (resolution === '512P' && request.endImage) throw refuse('Videos with an end frame are 768P or 1080P: ask for one of those in extra.resolution.');
   const own: Record<string, unknown> = { model: request.model, prompt: request.prompt, duration, resolution };
   if (request.seedImage) own.first_frame_image = imageOf(request.seedImage, 'start frame');
@@ -100,7 +120,13 @@ export function createMinimaxAdapter(options: { defaultBaseUrl?: string; http?: 
 
   /** One call; HTTP failures are thrown, the JSON (with its `base_resp`) is returned for the caller to read. */
   async function call<T>(credential: UpstreamCredential, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, model = '') {
-    const response: UpstreamResponse = await callUpstream(http, urlOf(credential, path), { method, headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal });
+    const response: UpstreamResponse = await callUpstream(http, urlOf(credential, path), {
+      method,
+      headers: headers(credential),
+      body,
+      timeoutMs: credential.timeoutMs,
+      signal,
+    });
     const json = jsonOf(response) as (T & { base_resp?: BaseResp }) | null;
     if (response.status < 200 || response.status >= 300) {
       const failure = failureOf(json);
@@ -110,7 +136,13 @@ export function createMinimaxAdapter(options: { defaultBaseUrl?: string; http?: 
   }
 
   async function downloadUrl(credential: UpstreamCredential, fileId: string, signal?: AbortSignal): Promise<string | null> {
-    const { status, json } = await call<{ file?: { download_url?: unknown } }>(credential, 'GET', `/v1/files/retrieve?file_id=${encodeURIComponent(fileId)}`, undefined, signal);
+    const { status, json } = await call<{ file?: { download_url?: unknown } }>(
+      credential,
+      'GET',
+      `/v1/files/retrieve?file_id=${encodeURIComponent(fileId)}`,
+      undefined,
+      signal,
+    );
     const failure = failureOf(json);
     if (failure) throw errorOf(failure, status);
     const url = json?.file?.download_url;
@@ -128,12 +160,19 @@ export function createMinimaxAdapter(options: { defaultBaseUrl?: string; http?: 
       const failure = failureOf(json);
       if (failure) throw errorOf(failure, status);
       const taskId = json?.task_id;
-      if (typeof taskId !== 'string' || !taskId) throw new UpstreamError('server', 'MiniMax accepted the video but sent no task id.', status, 'malformed_response');
+      if (typeof taskId !== 'string' || !taskId)
+        throw new UpstreamError('server', 'MiniMax accepted the video but sent no task id.', status, 'malformed_response');
       return { externalId: taskId, estimatedSeconds: duration * 30, durationSeconds: duration };
     },
 
     async pollVideo(credential, externalId, signal): Promise<VideoStatus> {
-      const { status, json } = await call<{ status?: unknown; file_id?: unknown }>(credential, 'GET', `/v1/query/video_generation?task_id=${encodeURIComponent(externalId)}`, undefined, signal);
+      const { status, json } = await call<{ status?: unknown; file_id?: unknown }>(
+        credential,
+        'GET',
+        `/v1/query/video_generation?task_id=${encodeURIComponent(externalId)}`,
+        undefined,
+        signal,
+      );
       const failure = failureOf(json);
       if (json?.status === 'Fail') {
         const error = failure ?? { code: 0, message: 'MiniMax could not make the video.' };

@@ -40,7 +40,8 @@ function invalidParams(body: Record<string, any>): string | null {
   if (body.duration !== undefined && body.duration !== 6 && body.duration !== 10) return 'invalid params, duration must be 6 or 10';
   if (body.model !== 'MiniMax-Hailuo-02') return null;
   const resolution = body.resolution ?? '768P';
-  const allowed = body.last_frame_image !== undefined ? ['768P', '1080P'] : body.first_frame_image !== undefined ? ['512P', '768P', '1080P'] : ['768P', '1080P'];
+  const allowed =
+    body.last_frame_image !== undefined ? ['768P', '1080P'] : body.first_frame_image !== undefined ? ['512P', '768P', '1080P'] : ['768P', '1080P'];
   if (!allowed.includes(resolution)) return `invalid params, resolution ${resolution} is not supported for this mode`;
   if (resolution === '1080P' && body.duration === 10) return 'invalid params, 1080P supports 6s only';
   return null;
@@ -81,7 +82,17 @@ export async function startFakeMinimax(configured: string[] = MINIMAX_KEYS): Pro
       const task = files.get(request.query.get('file_id') ?? '');
       if (!task || task.key !== key) return sendJson(res, 200, fail(2013, 'invalid params, file not found'));
       const url = `${origin}/download/${task.fileId}.mp4?Expires=1900000000&OSSAccessKeyId=LTAI5tFAKEFAKE&Signature=SECRETSIG%3D`;
-      return sendJson(res, 200, { file: { file_id: Number(task.fileId), bytes: 5_896_337, created_at: 1_700_469_398, filename: 'output_aigc.mp4', purpose: 'video_generation', download_url: url }, base_resp: ok });
+      return sendJson(res, 200, {
+        file: {
+          file_id: Number(task.fileId),
+          bytes: 5_896_337,
+          created_at: 1_700_469_398,
+          filename: 'output_aigc.mp4',
+          purpose: 'video_generation',
+          download_url: url,
+        },
+        base_resp: ok,
+      });
     }
     if (route === 'GET /v1/query/video_generation') {
       const task = tasks.get(request.query.get('task_id') ?? '');
@@ -96,7 +107,8 @@ export async function startFakeMinimax(configured: string[] = MINIMAX_KEYS): Pro
     const body = (request.body ?? {}) as Record<string, any>;
     const problem = invalidParams(body);
     if (problem) return sendJson(res, 200, { task_id: '', ...fail(2013, problem) });
-    if (typeof body.prompt === 'string' && body.prompt.includes(MINIMAX_SENSITIVE_WORD)) return sendJson(res, 200, { task_id: '', ...fail(1026, 'input new_sensitive') });
+    if (typeof body.prompt === 'string' && body.prompt.includes(MINIMAX_SENSITIVE_WORD))
+      return sendJson(res, 200, { task_id: '', ...fail(1026, 'input new_sensitive') });
     const id = taskIds();
     tasks.set(id, { id, key, body, script: [...script], step: 0, failure, fileId: fileIds() });
     return sendJson(res, 200, { task_id: id, base_resp: ok });

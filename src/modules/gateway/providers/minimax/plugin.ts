@@ -7,5 +7,8 @@ import { MINIMAX_DEFAULT_BASE_URL, createMinimaxAdapter } from './media.js';
  */
 export const minimax: ProviderPlugin = {
   slug: 'minimax',
-  media: { defaultBaseUrl: MINIMAX_DEFAULT_BASE_URL, create: (options) => createMinimaxAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? MINIMAX_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: MINIMAX_DEFAULT_BASE_URL,
+    create: (options) => createMinimaxAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? MINIMAX_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

@@ -48,7 +48,10 @@ let openAiSdk: typeof OpenAiSdk | undefined;
 export const loadOpenAiSdk = async (): Promise<typeof OpenAiSdk> => (openAiSdk ??= await import('openai'));
 
 /** One SDK client per upstream account (and base URL and timeout), made on first use and kept (media only). */
-export function openAiClients(defaultBaseUrl: string | undefined, http: UpstreamHttp = directUpstreamHttp): (credential: UpstreamCredential) => Promise<OpenAI> {
+export function openAiClients(
+  defaultBaseUrl: string | undefined,
+  http: UpstreamHttp = directUpstreamHttp,
+): (credential: UpstreamCredential) => Promise<OpenAI> {
   const clients = new Map<string, OpenAI>();
   return async (credential) => {
     const baseURL = credential.baseUrl ?? defaultBaseUrl;
@@ -57,7 +60,8 @@ export function openAiClients(defaultBaseUrl: string | undefined, http: Upstream
     if (!client) {
       const { default: OpenAiClient } = openAiSdk ?? (await loadOpenAiSdk());
       // The pool fails over across accounts itself, so the SDK must not retry on its own.
-      client = clients.get(key) ?? new OpenAiClient({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs, fetch: http.fetch });
+      client =
+        clients.get(key) ?? new OpenAiClient({ apiKey: credential.apiKey ?? NO_KEY, baseURL, maxRetries: 0, timeout: credential.timeoutMs, fetch: http.fetch });
       clients.set(key, client);
     }
     return client;
@@ -89,7 +93,11 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     ...wireOptions(request, { carried: parametersFor(profile, request.model), renames: profile.renames }),
   });
 
-  const callOptions = (credential: UpstreamCredential, request: TextRequest) => ({ timeoutMs: credential.timeoutMs, signal: request.signal, model: request.model });
+  const callOptions = (credential: UpstreamCredential, request: TextRequest) => ({
+    timeoutMs: credential.timeoutMs,
+    signal: request.signal,
+    model: request.model,
+  });
 
   return {
     kind: 'openai',
@@ -100,7 +108,11 @@ export function createOpenAiAdapter(options: OpenAiAdapterOptions): ProviderAdap
     jsonSchema: profile.jsonSchema,
 
     async generateText(credential, request) {
-      const completion = (await endpointFor(credential).json('/chat/completions', Object.assign(body(request), { stream: false }), callOptions(credential, request))) as WireCompletion;
+      const completion = (await endpointFor(credential).json(
+        '/chat/completions',
+        Object.assign(body(request), { stream: false }),
+        callOptions(credential, request),
+      )) as WireCompletion;
       const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
       if (!choice) throw new UpstreamError('server', 'The provider returned no answer.', null, 'empty_response');
       const toolCalls = toToolCalls(choice.message?.tool_calls);
@@ -176,7 +188,8 @@ export function mapOpenAiError(err: unknown, model: string): UpstreamError {
 function mapSdkError(OpenAiClient: typeof OpenAiSdk.default, err: unknown, model: string): UpstreamError | null {
   if (err instanceof OpenAiClient.APIUserAbortError) return new UpstreamError('aborted', 'The call was cancelled.');
   if (err instanceof OpenAiClient.APIConnectionTimeoutError) return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
-  if (err instanceof OpenAiClient.APIConnectionError) return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
+  if (err instanceof OpenAiClient.APIConnectionError)
+    return new UpstreamError('network', `Could not reach the provider: ${err.message}`, null, 'connection_error');
   if (err instanceof OpenAiClient.APIError) {
     const body = (err.error ?? {}) as { message?: unknown; code?: unknown; type?: unknown };
     const message = typeof body.message === 'string' && body.message ? body.message : err.message;

@@ -1,11 +1,31 @@
-import { messageText, type ChatMessage, type ContentPart, type TextParameter, type TextRequest, type TokenUsage, type ToolCall, type ToolChoice } from '../types.js';
+import {
+  messageText,
+  type ChatMessage,
+  type ContentPart,
+  type TextParameter,
+  type TextRequest,
+  type TokenUsage,
+  type ToolCall,
+  type ToolChoice,
+} from '../types.js';
 
 /**
  * The gateway's text request in OpenAI's chat-completions wire format (https://platform.openai.com/docs/api-reference/chat
  * /create), and its answers back. Anthropic's `cache_control` markers have no OpenAI counterpart (OpenAI caches prompts
  * on its own) and are left out; `topK` is not an OpenAI parameter, so the adapter does not declare it.
  */
-export const OPENAI_PARAMETERS: ReadonlySet<TextParameter> = new Set(['tools', 'toolChoice', 'parallelToolCalls', 'responseFormat', 'topP', 'stop', 'seed', 'presencePenalty', 'frequencyPenalty', 'user']);
+export const OPENAI_PARAMETERS: ReadonlySet<TextParameter> = new Set([
+  'tools',
+  'toolChoice',
+  'parallelToolCalls',
+  'responseFormat',
+  'topP',
+  'stop',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'user',
+]);
 
 function wirePart(part: ContentPart): Record<string, unknown> {
   if (part.type === 'text') return { type: 'text', text: part.text };
@@ -56,7 +76,12 @@ export function wireOptions(request: TextRequest, rules: WireRules = {}): Record
   const tools = request.tools?.length
     ? request.tools.map((tool) => ({
         type: 'function',
-        function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.parameters, ...(tool.strict === undefined ? {} : { strict: tool.strict }) },
+        function: {
+          name: tool.name,
+          ...(tool.description ? { description: tool.description } : {}),
+          parameters: tool.parameters,
+          ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+        },
       }))
     : undefined;
   put('tools', 'tools', tools);
@@ -68,7 +93,15 @@ export function wireOptions(request: TextRequest, rules: WireRules = {}): Record
     'response_format',
     format &&
       (format.type === 'json_schema'
-        ? { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }), ...(format.description ? { description: format.description } : {}) } }
+        ? {
+            type: 'json_schema',
+            json_schema: {
+              name: format.name,
+              schema: format.schema,
+              ...(format.strict === undefined ? {} : { strict: format.strict }),
+              ...(format.description ? { description: format.description } : {}),
+            },
+          }
         : { type: format.type }),
   );
   put('topP', 'top_p', request.topP);
@@ -126,11 +159,18 @@ interface WireToolCall {
  * object and chunk references). A message may carry both.
  */
 export interface WireCompletion {
-  choices?: { message?: { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  choices?: {
+    message?: { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null };
+    finish_reason?: string | null;
+  }[];
   usage?: WireUsage | null;
 }
 export interface WireChunk {
-  choices?: { index?: number; delta?: { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null }; finish_reason?: string | null }[];
+  choices?: {
+    index?: number;
+    delta?: { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: WireToolCall[] | null };
+    finish_reason?: string | null;
+  }[];
   usage?: WireUsage | null;
 }
 

@@ -46,7 +46,7 @@ async function embedOnce(endpoint: OpenAiEndpoint, credential: UpstreamCredentia
     ...(request.user === undefined ? {} : { user: request.user }),
   };
   // An invalid Google key (an HTTP 400) is read as the account's fault by `statusError` in http.ts.
-  const answer = (await endpoint.json('/embeddings', body, { timeoutMs: credential.timeoutMs, signal: request.signal, model: request.model }));
+  const answer = await endpoint.json('/embeddings', body, { timeoutMs: credential.timeoutMs, signal: request.signal, model: request.model });
   const data = Array.isArray(answer.data) ? (answer.data as WireEmbedding[]) : [];
   if (data.length !== input.length) {
     throw new UpstreamError('server', `The provider returned ${data.length} embeddings for ${input.length} inputs.`, null, 'malformed_response');

@@ -57,9 +57,15 @@ async function startRawUpstream(): Promise<RawUpstream> {
 }
 
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-const deltaEvent = (content: string, finish: string | null = null) => sse({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: finish }] });
-const usageEvent = (input: number, output: number) => sse({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: input, completion_tokens: output } });
-const completion = (text: string) => ({ object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2 } });
+const deltaEvent = (content: string, finish: string | null = null) =>
+  sse({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: finish }] });
+const usageEvent = (input: number, output: number) =>
+  sse({ object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: input, completion_tokens: output } });
+const completion = (text: string) => ({
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 2 },
+});
 
 function json(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -215,7 +221,11 @@ describe('OpenAI-compatible adapter: the HTTP and SSE handling the SDK used to d
     expect(textOf(limited.events)).toBe('alpha beta ');
     expect(limited.error).toMatchObject({ kind: 'rate_limit', status: null, code: 'rate_limit_exceeded', message: 'Rate limit reached for tokens per min.' });
     midway({ message: 'The model crashed.' });
-    expect((await collectUntilError(await adapter.streamText(credential, request))).error).toMatchObject({ kind: 'server', code: 'stream_error', message: 'The model crashed.' });
+    expect((await collectUntilError(await adapter.streamText(credential, request))).error).toMatchObject({
+      kind: 'server',
+      code: 'stream_error',
+      message: 'The model crashed.',
+    });
   });
 
   it('reports malformed JSON in a data line', async () => {

@@ -237,7 +237,8 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 function parseAnswer(text: string): Record<string, unknown> {
   const answer = tryJson(text);
-  if (!isObject(answer)) throw new UpstreamError('server', `The provider sent an answer that is not JSON: ${snippet(text) || '(empty)'}`, null, 'malformed_response');
+  if (!isObject(answer))
+    throw new UpstreamError('server', `The provider sent an answer that is not JSON: ${snippet(text) || '(empty)'}`, null, 'malformed_response');
   return answer;
 }
 
@@ -277,7 +278,8 @@ export function statusError(status: number, text: string, model: string, locatio
   const body = snippet(text);
   const message = fields.message ?? (body ? `The provider answered HTTP ${status}: ${body}` : `The provider answered HTTP ${status} with no error message.`);
   // Google's OpenAI-compatible endpoint answers an invalid key with HTTP 400: the account's fault (fail over), not the request's.
-  if (status === 400 && (GOOGLE_KEY_REFUSAL.test(message) || text.includes('API_KEY_INVALID'))) return new UpstreamError('auth', message, status, 'API_KEY_INVALID');
+  if (status === 400 && (GOOGLE_KEY_REFUSAL.test(message) || text.includes('API_KEY_INVALID')))
+    return new UpstreamError('auth', message, status, 'API_KEY_INVALID');
   return new UpstreamError(classifyStatus(status, fields.code, message, model), message, status, fields.code ?? `http_${status}`);
 }
 
@@ -295,7 +297,8 @@ function connectionError(err: unknown): UpstreamError {
   if (refused) return refused;
   const code = (err as { code?: unknown } | null)?.code;
   // The pool's bodyTimeout backstop.
-  if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
+  if (code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT')
+    return new UpstreamError('timeout', 'The provider did not answer in time.', null, 'timeout');
   return new UpstreamError('network', `The connection to the provider failed: ${describe(err)}`, null, 'connection_error');
 }
 

@@ -9,7 +9,13 @@ export function openAiCompatibleText(profile: ProviderProfile, defaultBaseUrl: s
   return {
     defaultBaseUrl,
     profile,
-    create: (options) => createOpenAiAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? defaultBaseUrl, profile, streamIdleTimeoutMs: options.streamIdleTimeoutMs, http: options.http }),
+    create: (options) =>
+      createOpenAiAdapter({
+        defaultBaseUrl: options.defaultBaseUrl ?? defaultBaseUrl,
+        profile,
+        streamIdleTimeoutMs: options.streamIdleTimeoutMs,
+        http: options.http,
+      }),
   };
 }
 

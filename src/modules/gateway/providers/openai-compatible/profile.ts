@@ -49,13 +49,20 @@ export const without = (parameters: ReadonlySet<TextParameter>, ...drop: TextPar
 export const withTopK: ReadonlySet<TextParameter> = new Set([...OPENAI_PARAMETERS, 'topK']);
 
 /** A server configured only by `<PREFIX>_BASE_URL`: OpenAI's own field set, as before profiles existed. */
-export const OPENAI_COMPATIBLE: ProviderProfile = { slug: 'openai-compatible', parameters: OPENAI_PARAMETERS, tokenLimit: 'max_tokens', streamUsage: 'stream_options', jsonSchema: true };
+export const OPENAI_COMPATIBLE: ProviderProfile = {
+  slug: 'openai-compatible',
+  parameters: OPENAI_PARAMETERS,
+  tokenLimit: 'max_tokens',
+  streamUsage: 'stream_options',
+  jsonSchema: true,
+};
 
 /** The two penalties, which many APIs and reasoning families refuse together. */
 export const PENALTIES: readonly TextParameter[] = ['presencePenalty', 'frequencyPenalty'];
 
 /** The family rules that cover the upstream model. */
-export const familiesOf = (profile: ProviderProfile, upstreamModel: string): FamilyRule[] => (profile.families ?? []).filter((rule) => rule.models.test(upstreamModel));
+export const familiesOf = (profile: ProviderProfile, upstreamModel: string): FamilyRule[] =>
+  (profile.families ?? []).filter((rule) => rule.models.test(upstreamModel));
 
 /** The parameters the provider takes for this model: its own set, less what the model's family cannot take. */
 export function parametersFor(profile: ProviderProfile, upstreamModel: string): ReadonlySet<TextParameter> {

@@ -1,5 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GPT_IMAGE_OUTPUT_TOKENS, OPENAI_MEDIA_ERRORS, solidPng, startFakeOpenAiMedia, type MediaFake } from '../../../../../test/helpers/fake-media-upstreams.js';
+import {
+  GPT_IMAGE_OUTPUT_TOKENS,
+  OPENAI_MEDIA_ERRORS,
+  solidPng,
+  startFakeOpenAiMedia,
+  type MediaFake,
+} from '../../../../../test/helpers/fake-media-upstreams.js';
 import { createSafeFetcher } from '../../../../platform/net/safe-fetch.js';
 import { readWavInfo } from '../../../../platform/media/wav.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
@@ -40,7 +46,10 @@ const lastCall = () => fake.requests.at(-1)!;
 const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) });
 
 async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
+  const error = await promise.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
@@ -80,7 +89,10 @@ describe('OpenAI Images: generations', () => {
 
   it('edits with a source image through /v1/images/edits (multipart)', async () => {
     const source = solidPng(64, 64, 200);
-    const result = await adapter.generateImage!(credential, image({ count: 1, width: 1024, height: 1024, initImage: { bytes: source, mimeType: 'image/png' }, strength: 0.3 }));
+    const result = await adapter.generateImage!(
+      credential,
+      image({ count: 1, width: 1024, height: 1024, initImage: { bytes: source, mimeType: 'image/png' }, strength: 0.3 }),
+    );
     expect(lastCall().path).toBe('/v1/images/edits');
     expect(lastCall().headers['content-type']).toMatch(/^multipart\/form-data/);
     expect(lastCall().body).toMatchObject({ model: 'gpt-image-1', prompt: 'A watercolour fox', n: '1', size: '1024x1024' });
@@ -91,7 +103,9 @@ describe('OpenAI Images: generations', () => {
 
   it('refuses to edit with DALL·E 3 before calling', async () => {
     const calls = fake.requests.length;
-    const error = await upstreamError(adapter.generateImage!(credential, image({ model: 'dall-e-3', count: 1, initImage: { bytes: solidPng(8, 8), mimeType: 'image/png' } })));
+    const error = await upstreamError(
+      adapter.generateImage!(credential, image({ model: 'dall-e-3', count: 1, initImage: { bytes: solidPng(8, 8), mimeType: 'image/png' } })),
+    );
     expect(error).toMatchObject({ kind: 'bad_request', code: 'edit_not_supported' });
     expect(fake.requests.length).toBe(calls);
   });
@@ -114,7 +128,10 @@ describe('OpenAI Images: GPT Image quality and token usage', () => {
   });
 
   it('sends no quality when none is asked for, and counts a source image as image input tokens on edits', async () => {
-    const result = await adapter.generateImage!(credential, image({ count: 1, width: 1024, height: 1024, quality: 'high', initImage: { bytes: solidPng(1024, 1024), mimeType: 'image/png' } }));
+    const result = await adapter.generateImage!(
+      credential,
+      image({ count: 1, width: 1024, height: 1024, quality: 'high', initImage: { bytes: solidPng(1024, 1024), mimeType: 'image/png' } }),
+    );
     expect(lastCall()).toMatchObject({ path: '/v1/images/edits', body: { quality: 'high', size: '1024x1024' } });
     // A 1024x1024 source is one 512px tile once its shortest side is 512: 65 + 129 tokens.
     expect(result.usage).toEqual({ inputTokens: 5 + 194, textInputTokens: 5, imageInputTokens: 194, outputTokens: 4160 });
@@ -124,32 +141,47 @@ describe('OpenAI Images: GPT Image quality and token usage', () => {
 
   it('sends DALL-E 3 its own quality name and reports no token usage for it', async () => {
     const result = await adapter.generateImage!(credential, image({ model: 'dall-e-3', count: 1, width: 1024, height: 1024, quality: 'standard' }));
-    expect(lastCall().body).toEqual({ model: 'dall-e-3', prompt: 'A watercolour fox', n: 1, size: '1024x1024', quality: 'standard', response_format: 'b64_json' });
+    expect(lastCall().body).toEqual({
+      model: 'dall-e-3',
+      prompt: 'A watercolour fox',
+      n: 1,
+      size: '1024x1024',
+      quality: 'standard',
+      response_format: 'b64_json',
+    });
     expect(result.usage).toBeNull();
     expect(result.quality).toBeNull();
   });
 
-  it('surfaces OpenAI\'s 400 for a quality the model does not take', async () => {
+  it("surfaces OpenAI's 400 for a quality the model does not take", async () => {
     const error = await upstreamError(adapter.generateImage!(credential, image({ quality: 'ultra' })));
     expect(error).toMatchObject({ kind: 'bad_request', status: 400, code: 'invalid_value' });
     expect(error.message).toBe("Invalid value: 'ultra'. Supported values are: 'low', 'medium', 'high', and 'auto'.");
   });
 
-  it('the fake refuses what OpenAI refuses: response_format for GPT Image, in OpenAI\'s error shape', async () => {
+  it("the fake refuses what OpenAI refuses: response_format for GPT Image, in OpenAI's error shape", async () => {
     const response = await fetch(`${fake.baseUrl}/images/generations`, {
       method: 'POST',
       headers: { authorization: 'Bearer sk-test-1', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-image-1', prompt: 'x', response_format: 'url' }),
     });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' } });
+    expect(await response.json()).toEqual({
+      error: { message: "Unknown parameter: 'response_format'.", type: 'invalid_request_error', param: 'response_format', code: 'unknown_parameter' },
+    });
   });
 
   it('treats an answer whose usage does not add up as unreported', async () => {
     fake.decide(() => ({
       kind: 'error',
       status: 200,
-      body: { created: 1, data: [{ b64_json: solidPng(8, 8).toString('base64') }], quality: 'high', size: '1024x1024', usage: { input_tokens: 10, output_tokens: -1, total_tokens: 9 } },
+      body: {
+        created: 1,
+        data: [{ b64_json: solidPng(8, 8).toString('base64') }],
+        quality: 'high',
+        size: '1024x1024',
+        usage: { input_tokens: 10, output_tokens: -1, total_tokens: 9 },
+      },
     }));
     const result = await adapter.generateImage!(credential, image({ count: 1 }));
     expect(result).toMatchObject({ quality: 'high', usage: null, width: 1024, height: 1024 });
@@ -181,7 +213,18 @@ describe('OpenAI Images: errors', () => {
   });
 
   it('reports a request the provider rejects as a bad request', async () => {
-    fake.decide(() => ({ kind: 'error', status: 400, body: { error: { message: 'Your request was rejected as a result of our safety system.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' } } }));
+    fake.decide(() => ({
+      kind: 'error',
+      status: 400,
+      body: {
+        error: {
+          message: 'Your request was rejected as a result of our safety system.',
+          type: 'image_generation_user_error',
+          param: null,
+          code: 'moderation_blocked',
+        },
+      },
+    }));
     const error = await upstreamError(adapter.generateImage!(credential, image()));
     expect(error).toMatchObject({ kind: 'bad_request', status: 400, code: 'moderation_blocked' });
     fake.decide(() => ({ kind: 'default' }));
@@ -203,8 +246,16 @@ describe('OpenAI Images: errors', () => {
 
 describe('OpenAI speech', () => {
   it('asks for WAV and returns it with its real length (streamed header)', async () => {
-    const result = await adapter.generateSpeech!(credential, { model: 'gpt-4o-mini-tts', text: 'Good morning, and welcome aboard.', voice: 'coral', speed: 1.25 });
-    expect(lastCall()).toMatchObject({ path: '/v1/audio/speech', body: { model: 'gpt-4o-mini-tts', input: 'Good morning, and welcome aboard.', voice: 'coral', response_format: 'wav', speed: 1.25 } });
+    const result = await adapter.generateSpeech!(credential, {
+      model: 'gpt-4o-mini-tts',
+      text: 'Good morning, and welcome aboard.',
+      voice: 'coral',
+      speed: 1.25,
+    });
+    expect(lastCall()).toMatchObject({
+      path: '/v1/audio/speech',
+      body: { model: 'gpt-4o-mini-tts', input: 'Good morning, and welcome aboard.', voice: 'coral', response_format: 'wav', speed: 1.25 },
+    });
     expect(result.mimeType).toBe('audio/wav');
     expect(readWavInfo(result.bytes).sampleRate).toBe(24_000);
     expect(result.durationSeconds).toBeCloseTo((result.bytes.length - 44) / 48_000, 5);
@@ -215,7 +266,10 @@ describe('OpenAI speech', () => {
 
   it('maps speech errors the same way', async () => {
     fake.decide(() => ({ kind: 'error', status: 429, body: OPENAI_MEDIA_ERRORS[429] }));
-    expect(await upstreamError(adapter.generateSpeech!(credential, { model: 'tts-1', text: 'Hi', voice: null }))).toMatchObject({ kind: 'rate_limit', status: 429 });
+    expect(await upstreamError(adapter.generateSpeech!(credential, { model: 'tts-1', text: 'Hi', voice: null }))).toMatchObject({
+      kind: 'rate_limit',
+      status: 429,
+    });
     fake.decide(() => ({ kind: 'default' }));
   });
 });

@@ -66,7 +66,9 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
         throw new UpstreamError('bad_request', 'DALL·E 3 cannot edit images; use a model that takes a source image.', 400, 'edit_not_supported');
       }
       const { toFile } = await loadOpenAiSdk();
-      const image = await toFile(request.initImage.bytes, `source.${SOURCE_EXTENSION[request.initImage.mimeType] ?? 'png'}`, { type: request.initImage.mimeType });
+      const image = await toFile(request.initImage.bytes, `source.${SOURCE_EXTENSION[request.initImage.mimeType] ?? 'png'}`, {
+        type: request.initImage.mimeType,
+      });
       return client.images.edit({ model: request.model, prompt: request.prompt, image, n, size, ...quality, ...format }, { signal: request.signal });
     }
     return client.images.generate({ model: request.model, prompt: request.prompt, n, size, ...quality, ...format }, { signal: request.signal });
@@ -84,7 +86,7 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
       } catch (err) {
         throw mapOpenAiError(err, request.model);
       }
-      const declared = response.output_format ? OUTPUT_FORMAT_TYPE[response.output_format] ?? null : null;
+      const declared = response.output_format ? (OUTPUT_FORMAT_TYPE[response.output_format] ?? null) : null;
       const outputs: MediaOutput[] = [];
       for (const item of response.data ?? []) {
         if (item.b64_json) {
@@ -96,13 +98,22 @@ export function createOpenAiMediaAdapter(options: OpenAiMediaOptions): MediaAdap
       }
       if (outputs.length === 0) throw new UpstreamError('server', 'The provider returned no images.', null, 'empty_response');
       const made = sizeOf(response.size) ?? { width, height };
-      return { images: outputs, count: outputs.length, maxPerCall: openAiMaxPerCall(request.model), ...made, quality: response.quality ?? null, usage: imageUsageOf(response.usage) };
+      return {
+        images: outputs,
+        count: outputs.length,
+        maxPerCall: openAiMaxPerCall(request.model),
+        ...made,
+        quality: response.quality ?? null,
+        usage: imageUsageOf(response.usage),
+      };
     },
 
     async generateSpeech(credential, request) {
       let bytes: Buffer;
       try {
-        const response = await (await clientFor(credential)).audio.speech.create(
+        const response = await (
+          await clientFor(credential)
+        ).audio.speech.create(
           {
             model: request.model,
             input: request.text,

@@ -34,11 +34,15 @@ const QUALITIES: Record<string, string[]> = {
 const FORMATS = ['png', 'jpeg', 'webp'];
 const isGptImage = (model: string) => model.startsWith('gpt-image');
 
-const openAiError = (message: string, param: string | null = null, code: string | null = null, type = 'invalid_request_error') => ({ error: { message, type, param, code } });
+const openAiError = (message: string, param: string | null = null, code: string | null = null, type = 'invalid_request_error') => ({
+  error: { message, type, param, code },
+});
 
 export const OPENAI_MEDIA_ERRORS = {
   401: openAiError('Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.', null, 'invalid_api_key'),
-  403: openAiError('Your organization must be verified to use the model `gpt-image-1`. Please go to: https://platform.openai.com/settings/organization/general and click on Verify Organization.'),
+  403: openAiError(
+    'Your organization must be verified to use the model `gpt-image-1`. Please go to: https://platform.openai.com/settings/organization/general and click on Verify Organization.',
+  ),
   429: openAiError('Rate limit reached for images per minute. Please try again in 12s.', null, 'rate_limit_exceeded', 'requests'),
   500: openAiError('The server had an error while processing your request. Sorry about that!', null, null, 'server_error'),
   503: openAiError('The engine is currently overloaded, please try again later.', null, null, 'server_error'),
@@ -110,7 +114,11 @@ export function startFakeOpenAiMedia(options: OpenAiMediaFakeOptions = {}): Prom
   }
 
   function speech(body: any): FakeAnswer {
-    if (!body?.input || !body?.voice) return json(400, openAiError(`Missing required parameter: '${body?.input ? 'voice' : 'input'}'.`, body?.input ? 'voice' : 'input', 'missing_required_parameter'));
+    if (!body?.input || !body?.voice)
+      return json(
+        400,
+        openAiError(`Missing required parameter: '${body?.input ? 'voice' : 'input'}'.`, body?.input ? 'voice' : 'input', 'missing_required_parameter'),
+      );
     if (body.response_format !== 'wav') return json(400, openAiError('This fake only speaks WAV.', 'response_format'));
     const wav = generateSpeechWav({ text: body.input, seed: 7, voice: body.voice });
     // OpenAI streams WAV, so the header declares an unknown (maximal) length.
@@ -129,15 +137,22 @@ export function startFakeOpenAiMedia(options: OpenAiMediaFakeOptions = {}): Prom
     const sources = edit ? [body.image, body['image[]']].flat().filter(isFile) : [];
     if (edit && sources.length === 0) return json(400, openAiError("Missing required parameter: 'image'.", 'image', 'missing_required_parameter'));
     if (edit && model === 'dall-e-3') return json(400, openAiError('Image edits are not supported with dall-e-3.', 'model'));
-    if (gpt && body.response_format !== undefined) return json(400, openAiError("Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter'));
+    if (gpt && body.response_format !== undefined)
+      return json(400, openAiError("Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter'));
     if (!SIZES[model].includes(size)) return json(400, invalidValue('size', size, SIZES[model]));
     const asked = body.quality ?? 'auto';
     if (!QUALITIES[model]!.includes(asked)) return json(400, invalidValue('quality', asked, QUALITIES[model]!));
     if (body.output_format !== undefined && (!gpt || !FORMATS.includes(body.output_format))) {
-      return json(400, gpt ? invalidValue('output_format', body.output_format, FORMATS) : openAiError("Unknown parameter: 'output_format'.", 'output_format', 'unknown_parameter'));
+      return json(
+        400,
+        gpt
+          ? invalidValue('output_format', body.output_format, FORMATS)
+          : openAiError("Unknown parameter: 'output_format'.", 'output_format', 'unknown_parameter'),
+      );
     }
     if (model === 'dall-e-3' && n !== 1) return json(400, openAiError('You must provide n=1 for this model.', 'n'));
-    if (!(n >= 1 && n <= 10)) return json(400, openAiError(`Invalid 'n': integer above maximum value. Expected a value <= 10, but got ${n} instead.`, 'n', 'integer_above_max_value'));
+    if (!(n >= 1 && n <= 10))
+      return json(400, openAiError(`Invalid 'n': integer above maximum value. Expected a value <= 10, but got ${n} instead.`, 'n', 'integer_above_max_value'));
     const used = size === 'auto' ? '1024x1024' : size;
     const [width, height] = used.split('x').map(Number) as [number, number];
     const asUrl = options.alwaysUrl || (model.startsWith('dall-e') && body.response_format !== 'b64_json');
@@ -146,7 +161,10 @@ export function startFakeOpenAiMedia(options: OpenAiMediaFakeOptions = {}): Prom
       if (!asUrl) return { b64_json: png.toString('base64') };
       const name = `img-${stored.size + 1}.png`;
       stored.set(name, png);
-      return { url: `${origin}/files/${name}?se=2030-01-01&sig=SECRET`, ...(model === 'dall-e-3' ? { revised_prompt: `A detailed picture: ${body.prompt}` } : {}) };
+      return {
+        url: `${origin}/files/${name}?se=2030-01-01&sig=SECRET`,
+        ...(model === 'dall-e-3' ? { revised_prompt: `A detailed picture: ${body.prompt}` } : {}),
+      };
     });
     const created = Math.floor(Date.now() / 1000);
     if (!gpt) return json(200, { created, data });
@@ -161,7 +179,12 @@ export function startFakeOpenAiMedia(options: OpenAiMediaFakeOptions = {}): Prom
       output_format: body.output_format ?? 'png',
       quality,
       size: used,
-      usage: { total_tokens: text + image + output, input_tokens: text + image, output_tokens: output, input_tokens_details: { text_tokens: text, image_tokens: image } },
+      usage: {
+        total_tokens: text + image + output,
+        input_tokens: text + image,
+        output_tokens: output,
+        input_tokens_details: { text_tokens: text, image_tokens: image },
+      },
     });
   }
 }

@@ -3,11 +3,43 @@ import { unknownKeys, type OpenAiDialect, type Refusal, type StartTextFake } fro
 
 /** OpenAI's chat-completions request fields (`ChatCompletionCreateParamsBase` in the `openai` SDK 6.x). */
 const OPENAI_FIELDS = [
-  'model', 'messages', 'audio', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls',
-  'prediction', 'presence_penalty', 'prompt_cache_key', 'reasoning_effort', 'response_format', 'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream',
-  'stream_options', 'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
+  'model',
+  'messages',
+  'audio',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'metadata',
+  'modalities',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
 ];
-const openAiError = (message: string, param: string | null, code: string | null): Refusal => ({ status: 400, body: { error: { message, type: 'invalid_request_error', param, code } } });
+const openAiError = (message: string, param: string | null, code: string | null): Refusal => ({
+  status: 400,
+  body: { error: { message, type: 'invalid_request_error', param, code } },
+});
 
 /**
  * OpenAI answers an unknown field with "Unrecognized request argument supplied", and its reasoning models refuse the
@@ -21,9 +53,18 @@ function refuseOpenAi(body: any): Refusal {
   const model = String(body.model);
   if (!/^(o\d|gpt-5)(?!.*-chat)/.test(model)) return null;
   if (body.temperature !== undefined && body.temperature !== 1) {
-    return openAiError(`Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`, 'temperature', 'unsupported_value');
+    return openAiError(
+      `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`,
+      'temperature',
+      'unsupported_value',
+    );
   }
-  if (body.max_tokens !== undefined) return openAiError("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter');
+  if (body.max_tokens !== undefined)
+    return openAiError(
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      'max_tokens',
+      'unsupported_parameter',
+    );
   const refused = ['top_p', 'presence_penalty', 'frequency_penalty', 'stop', 'logprobs', ...(/^o\d/.test(model) ? ['parallel_tool_calls'] : [])];
   const param = refused.find((field) => body[field] !== undefined);
   return param ? openAiError(`Unsupported parameter: '${param}' is not supported with this model.`, param, 'unsupported_parameter') : null;

@@ -29,6 +29,9 @@ const PROFILE: ProviderProfile = {
 export const openai: ProviderPlugin = {
   slug: 'openai',
   text: openAiCompatibleText(PROFILE, BASE_URL),
-  media: { defaultBaseUrl: BASE_URL, create: (options) => createOpenAiMediaAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: BASE_URL,
+    create: (options) => createOpenAiMediaAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? BASE_URL, http: options.http }),
+  },
   listModels: listOpenAiModels(BASE_URL),
 };

@@ -5,7 +5,8 @@ import { type OpenAiDialect, type Refusal, type StartTextFake } from '../../../.
 function refusePerplexity(body: any): Refusal {
   const invalid = (message: string): Refusal => ({ status: 400, body: { error: { message, type: 'invalid_parameter', code: 400 } } });
   if (body.tool_choice !== undefined && typeof body.tool_choice !== 'string') return invalid('tool_choice must be one of none, auto, required');
-  if (body.response_format && !['text', 'json_schema', 'regex'].includes(body.response_format.type)) return invalid(`response_format type ${body.response_format.type} is not supported`);
+  if (body.response_format && !['text', 'json_schema', 'regex'].includes(body.response_format.type))
+    return invalid(`response_format type ${body.response_format.type} is not supported`);
   return null;
 }
 

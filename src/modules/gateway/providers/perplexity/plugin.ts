@@ -6,7 +6,13 @@ const BASE_URL = 'https://api.perplexity.ai';
 
 // `ApiChatCompletionsRequest` in @perplexity-ai/perplexity_ai (github.com/perplexityai/perplexity-node,
 // src/generated/api.ts): top_k, no seed, user or stream_options; every chunk carries usage.
-const PROFILE: ProviderProfile = { slug: 'perplexity', parameters: without(withTopK, 'seed', 'user'), tokenLimit: 'max_tokens', streamUsage: 'unasked', jsonSchema: true };
+const PROFILE: ProviderProfile = {
+  slug: 'perplexity',
+  parameters: without(withTopK, 'seed', 'user'),
+  tokenLimit: 'max_tokens',
+  streamUsage: 'unasked',
+  jsonSchema: true,
+};
 
 export const perplexity: ProviderPlugin = {
   slug: 'perplexity',

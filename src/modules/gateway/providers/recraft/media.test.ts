@@ -45,7 +45,16 @@ describe('Recraft: raster', () => {
     expect(call).toMatchObject({ method: 'POST', path: '/v1/images/generations' });
     expect(call.headers.authorization).toBe('Bearer rc-valid');
     expect(call.headers['content-type']).toBe('application/json');
-    expect(call.body).toEqual({ prompt: 'a fox in a snowy forest', model: 'recraftv3', style: 'realistic_image', negative_prompt: 'blurry', n: 2, random_seed: 5, response_format: 'url', size: '1820x1024' });
+    expect(call.body).toEqual({
+      prompt: 'a fox in a snowy forest',
+      model: 'recraftv3',
+      style: 'realistic_image',
+      negative_prompt: 'blurry',
+      n: 2,
+      random_seed: 5,
+      response_format: 'url',
+      size: '1820x1024',
+    });
     for (const image of result.images) expect(image).toMatchObject({ kind: 'url', mimeType: null });
     const file = await fetchMediaOutput(fetcher, result.images[0]!, { fallbackMimeType: 'image/png' });
     expect(file.mimeType).toBe('image/png');
@@ -62,7 +71,15 @@ describe('Recraft: raster', () => {
     const call = last();
     expect(call.path).toBe('/v1/images/imageToImage');
     expect(call.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
-    expect(call.body).toMatchObject({ prompt: 'a fox in a snowy forest', model: 'recraftv3', style: 'realistic_image', strength: '0.3', n: '1', random_seed: '5', response_format: 'url' });
+    expect(call.body).toMatchObject({
+      prompt: 'a fox in a snowy forest',
+      model: 'recraftv3',
+      style: 'realistic_image',
+      strength: '0.3',
+      n: '1',
+      random_seed: '5',
+      response_format: 'url',
+    });
     expect(call.body.size).toBeUndefined();
     expect(Buffer.compare(call.body.image.bytes, source.bytes)).toBe(0);
     await adapter.generateImage!(credential, request({ initImage: source }));
@@ -70,7 +87,11 @@ describe('Recraft: raster', () => {
   });
 
   it('reads b64_json answers as bytes', async () => {
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 200, body: { created: 1, credits: 40, data: [{ image_id: 'a', b64_json: solidPng(8, 8).toString('base64') }] } } : { kind: 'default' }));
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 200, body: { created: 1, credits: 40, data: [{ image_id: 'a', b64_json: solidPng(8, 8).toString('base64') }] } }
+        : { kind: 'default' },
+    );
     const result = await adapter.generateImage!(credential, request());
     expect(result.images[0]).toMatchObject({ kind: 'bytes', mimeType: 'image/png' });
   });
@@ -88,8 +109,15 @@ describe('Recraft: vector', () => {
   });
 
   it('labels inline SVG as image/svg+xml, and sends Recraft’s own vector models as they are', async () => {
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 200, body: { created: 1, credits: 80, data: [{ image_id: 'v', b64_json: svgOf(10, 10, '#000').toString('base64') }] } } : { kind: 'default' }));
-    expect((await adapter.generateImage!(credential, request({ model: 'recraftv3-vector' }))).images[0]).toMatchObject({ kind: 'bytes', mimeType: 'image/svg+xml' });
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 200, body: { created: 1, credits: 80, data: [{ image_id: 'v', b64_json: svgOf(10, 10, '#000').toString('base64') }] } }
+        : { kind: 'default' },
+    );
+    expect((await adapter.generateImage!(credential, request({ model: 'recraftv3-vector' }))).images[0]).toMatchObject({
+      kind: 'bytes',
+      mimeType: 'image/svg+xml',
+    });
     fake.decide(() => ({ kind: 'default' }));
     expect(recraftModel('recraftv3_vector')).toEqual({ model: 'recraftv3_vector', style: null, vector: true, negativePrompt: false });
     const result = await adapter.generateImage!(credential, request({ model: 'recraftv3_vector', count: 1 }));
@@ -106,7 +134,11 @@ describe('Recraft: errors', () => {
   });
 
   it('gets auth from the plain-text 401 of a wrong token, and proves a good one through /v1/users/me', async () => {
-    expect(await upstreamError(adapter.generateImage!({ ...credential, apiKey: 'wrong' }, request()))).toMatchObject({ kind: 'auth', status: 401, message: 'request unauthorized' });
+    expect(await upstreamError(adapter.generateImage!({ ...credential, apiKey: 'wrong' }, request()))).toMatchObject({
+      kind: 'auth',
+      status: 401,
+      message: 'request unauthorized',
+    });
     await expect(adapter.checkCredential(credential)).resolves.toBeUndefined();
     expect(last()).toMatchObject({ method: 'GET', path: '/v1/users/me' });
     expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: 'wrong' }))).toMatchObject({ kind: 'auth' });
@@ -123,7 +155,11 @@ describe('Recraft: errors', () => {
   });
 
   it('reports a base URL without the API as a server problem, and times out a silent upstream', async () => {
-    expect(await upstreamError(adapter.generateImage!({ ...credential, baseUrl: `${fake.baseUrl}/nope` }, request()))).toMatchObject({ kind: 'server', status: 404, message: '404 page not found' });
+    expect(await upstreamError(adapter.generateImage!({ ...credential, baseUrl: `${fake.baseUrl}/nope` }, request()))).toMatchObject({
+      kind: 'server',
+      status: 404,
+      message: '404 page not found',
+    });
     fake.decide(() => ({ kind: 'hang' }));
     expect(await upstreamError(adapter.generateImage!({ ...credential, timeoutMs: 150 }, request()))).toMatchObject({ kind: 'timeout' });
   });

@@ -50,7 +50,8 @@ function errorOf(response: UpstreamResponse): { code: string | null; message: st
   const body = jsonOf(response) as { code?: unknown; message?: unknown; error?: unknown; detail?: unknown } | null;
   if (!body) return { code: null, message: response.body.length > 0 && response.body.length < 500 ? response.body.toString('utf8').trim() : null };
   const nested = body.error && typeof body.error === 'object' ? (body.error as { message?: unknown; code?: unknown }) : null;
-  const message = [body.message, nested?.message, body.error, body.detail].find((value): value is string => typeof value === 'string' && value.length > 0) ?? null;
+  const message =
+    [body.message, nested?.message, body.error, body.detail].find((value): value is string => typeof value === 'string' && value.length > 0) ?? null;
   const code = [body.code, nested?.code].find((value): value is string => typeof value === 'string' && value.length > 0) ?? null;
   return { code, message };
 }
@@ -110,7 +111,11 @@ export function createRecraftAdapter(options: { defaultBaseUrl?: string; http?: 
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(http, urlOf(credential, '/v1/users/me'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/users/me'), {
+        method: 'GET',
+        headers: headers(credential),
+        timeoutMs: credential.timeoutMs,
+      });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

@@ -7,5 +7,8 @@ import { RECRAFT_DEFAULT_BASE_URL, createRecraftAdapter } from './media.js';
  */
 export const recraft: ProviderPlugin = {
   slug: 'recraft',
-  media: { defaultBaseUrl: RECRAFT_DEFAULT_BASE_URL, create: (options) => createRecraftAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? RECRAFT_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: RECRAFT_DEFAULT_BASE_URL,
+    create: (options) => createRecraftAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? RECRAFT_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

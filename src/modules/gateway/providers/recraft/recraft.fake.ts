@@ -12,8 +12,21 @@ import { header, isFile, startFakeServer, type FakeAnswer } from '../../../../..
  */
 
 export const RECRAFT_V3_SIZES = [
-  '1024x1024', '1365x1024', '1024x1365', '1536x1024', '1024x1536', '1820x1024', '1024x1820', '1024x2048', '2048x1024',
-  '1434x1024', '1024x1434', '1024x1280', '1280x1024', '1024x1707', '1707x1024',
+  '1024x1024',
+  '1365x1024',
+  '1024x1365',
+  '1536x1024',
+  '1024x1536',
+  '1820x1024',
+  '1024x1820',
+  '1024x2048',
+  '2048x1024',
+  '1434x1024',
+  '1024x1434',
+  '1024x1280',
+  '1280x1024',
+  '1024x1707',
+  '1707x1024',
 ];
 const STYLES: Record<string, string[]> = {
   recraftv3: ['any', 'realistic_image', 'digital_illustration', 'vector_illustration', 'logo_raster'],
@@ -26,7 +39,9 @@ const text = (status: number, body: string): FakeAnswer => ({ status, bytes: Buf
 const invalid = (message: string): FakeAnswer => ({ status: 400, json: { code: 'invalid_request', message } });
 
 export const svgOf = (width: number, height: number, fill: string) =>
-  Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><rect width="100%" height="100%" fill="${fill}"/></svg>`);
+  Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><rect width="100%" height="100%" fill="${fill}"/></svg>`,
+  );
 
 export interface RecraftFake extends MediaFake {
   generations(): MediaFakeRequest[];
@@ -50,7 +65,8 @@ export async function startFakeRecraft(): Promise<RecraftFake> {
     if (body.negative_prompt !== undefined && !STYLES[model]) return invalid(`negative_prompt is not supported by ${model}`);
     const n = Number(body.n ?? 1);
     if (!(Number.isInteger(n) && n >= 1 && n <= 6)) return invalid('n must be between 1 and 6');
-    if (body.random_seed !== undefined && !(Number(body.random_seed) >= 0 && Number(body.random_seed) <= 4_294_967_295)) return invalid('random_seed must be a uint32');
+    if (body.random_seed !== undefined && !(Number(body.random_seed) >= 0 && Number(body.random_seed) <= 4_294_967_295))
+      return invalid('random_seed must be a uint32');
     const format = body.response_format ?? 'url';
     if (!['url', 'b64_json'].includes(format)) return invalid(`response_format must be url or b64_json`);
     if (imageToImage) {
@@ -62,11 +78,15 @@ export async function startFakeRecraft(): Promise<RecraftFake> {
     } else if (!RECRAFT_V3_SIZES.includes(body.size ?? '1024x1024')) {
       return invalid(`size ${body.size} is not supported by ${model}`);
     }
-    const [width, height] = String(body.size ?? '1024x1024').split('x').map(Number) as [number, number];
+    const [width, height] = String(body.size ?? '1024x1024')
+      .split('x')
+      .map(Number) as [number, number];
     const vector = body.style === 'vector_illustration' || model.endsWith('_vector');
     const data = Array.from({ length: n }, (_, i) => {
       const image_id = randomUUID();
-      const bytes = vector ? svgOf(width, height, ['#e4572e', '#29335c', '#f3a712'][i % 3]!) : solidPng(Math.round(width / 16), Math.round(height / 16), 50 + i * 30);
+      const bytes = vector
+        ? svgOf(width, height, ['#e4572e', '#29335c', '#f3a712'][i % 3]!)
+        : solidPng(Math.round(width / 16), Math.round(height / 16), 50 + i * 30);
       if (format === 'b64_json') return { image_id, b64_json: bytes.toString('base64') };
       stored.set(image_id, { bytes, type: vector ? 'image/svg+xml' : 'image/png' });
       return { image_id, url: `${origin}/files/${image_id}.${vector ? 'svg' : 'png'}` };
@@ -83,7 +103,8 @@ export async function startFakeRecraft(): Promise<RecraftFake> {
       return { status: 200, bytes: found.bytes, contentType: found.type };
     }
     if (!/^Bearer rc-\w+/.test(header(request, 'authorization'))) return text(401, 'request unauthorized');
-    if (request.method === 'GET' && request.path === '/v1/users/me') return { status: 200, json: { id: randomUUID(), credits: 5000, email: 'ops@example.com', name: 'Storefront' } };
+    if (request.method === 'GET' && request.path === '/v1/users/me')
+      return { status: 200, json: { id: randomUUID(), credits: 5000, email: 'ops@example.com', name: 'Storefront' } };
     if (request.method === 'POST' && request.path === '/v1/images/generations') return generate(request, origin, false);
     if (request.method === 'POST' && request.path === '/v1/images/imageToImage') return generate(request, origin, true);
     return text(404, '404 page not found');

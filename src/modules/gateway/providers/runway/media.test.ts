@@ -38,14 +38,20 @@ const request = (overrides: Partial<VideoRequest> = {}): VideoRequest => ({
 const last = () => fake.requests.at(-1)!;
 
 async function upstreamError(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(() => null, (err: unknown) => err);
+  const error = await promise.then(
+    () => null,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
 
 describe('Runway: submit', () => {
   it('posts image_to_video with the frame as a data URI, the model’s ratio, the version header and the key', async () => {
-    const submitted = await adapter.submitVideo!(credential, request({ extra: { contentModeration: { publicFigureThreshold: 'low' }, model: 'gen4_aleph', ratio: '1:1' } }));
+    const submitted = await adapter.submitVideo!(
+      credential,
+      request({ extra: { contentModeration: { publicFigureThreshold: 'low' }, model: 'gen4_aleph', ratio: '1:1' } }),
+    );
     expect(submitted).toEqual({ externalId: expect.any(String), estimatedSeconds: 40, durationSeconds: 5 });
     expect(fake.tasks.has(submitted.externalId)).toBe(true);
     const call = last();
@@ -150,7 +156,10 @@ describe('Runway: poll and fetch', () => {
   });
 
   it('reports a task Runway no longer knows as FAILED not_found', async () => {
-    expect(await adapter.pollVideo!(credential, '00000000-0000-4000-8000-000000000000')).toMatchObject({ status: 'FAILED', error: { code: 'not_found', message: 'Task not found.' } });
+    expect(await adapter.pollVideo!(credential, '00000000-0000-4000-8000-000000000000')).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'not_found', message: 'Task not found.' },
+    });
   });
 
   it('treats a finished task without output, or an unknown status, as a provider problem', async () => {
@@ -194,7 +203,11 @@ describe('Runway: errors', () => {
   });
 
   it('gets 401 from the real key check, and proves a good key through /v1/organization', async () => {
-    expect(await upstreamError(adapter.submitVideo!({ ...credential, apiKey: 'key_revoked' }, request()))).toMatchObject({ kind: 'auth', status: 401, message: 'Invalid API key.' });
+    expect(await upstreamError(adapter.submitVideo!({ ...credential, apiKey: 'key_revoked' }, request()))).toMatchObject({
+      kind: 'auth',
+      status: 401,
+      message: 'Invalid API key.',
+    });
     await expect(adapter.checkCredential(credential)).resolves.toBeUndefined();
     expect(last()).toMatchObject({ method: 'GET', path: '/v1/organization' });
     expect(await upstreamError(adapter.checkCredential({ ...credential, apiKey: 'key_revoked' }))).toMatchObject({ kind: 'auth' });

@@ -63,7 +63,12 @@ export function runwayDuration(model: string, seconds: number): number {
 
 function imageUri(file: MediaFile, which: string): string {
   if (file.bytes.length > RUNWAY_DATA_URI_MAX_BYTES) {
-    throw new UpstreamError('bad_request', `The ${which} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; Runway takes images of at most 5 MB.`, 400, 'image_too_large');
+    throw new UpstreamError(
+      'bad_request',
+      `The ${which} is ${Math.ceil(file.bytes.length / 1024 / 1024)} MB; Runway takes images of at most 5 MB.`,
+      400,
+      'image_too_large',
+    );
   }
   return dataUri(file.bytes, file.mimeType);
 }
@@ -84,7 +89,11 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: U
   const defaultBaseUrl = options.defaultBaseUrl ?? RUNWAY_DEFAULT_BASE_URL;
   const http = options.http ?? directUpstreamHttp;
   const urlOf = (credential: UpstreamCredential, path: string) => `${(credential.baseUrl ?? defaultBaseUrl).replace(/\/+$/, '')}${path}`;
-  const headers = (credential: UpstreamCredential) => ({ authorization: `Bearer ${credential.apiKey ?? ''}`, 'x-runway-version': RUNWAY_API_VERSION, accept: 'application/json' });
+  const headers = (credential: UpstreamCredential) => ({
+    authorization: `Bearer ${credential.apiKey ?? ''}`,
+    'x-runway-version': RUNWAY_API_VERSION,
+    accept: 'application/json',
+  });
 
   function submission(request: VideoRequest): { path: string; body: Record<string, unknown>; duration: number } {
     const spec = runwayModel(request.model);
@@ -97,7 +106,12 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: U
       seed: request.seed ?? undefined,
     };
     if (request.endImage && !spec.endFrame) {
-      throw new UpstreamError('bad_request', `Runway ${request.model} does not take an end frame; leave endImageUrl out or choose a model that does.`, 400, 'end_frame_not_supported');
+      throw new UpstreamError(
+        'bad_request',
+        `Runway ${request.model} does not take an end frame; leave endImageUrl out or choose a model that does.`,
+        400,
+        'end_frame_not_supported',
+      );
     }
     if (request.endImage && !request.seedImage) {
       throw new UpstreamError('bad_request', 'An end frame needs a start frame too: send seedImageUrl with endImageUrl.', 400, 'start_frame_required');
@@ -124,16 +138,33 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: U
 
     async submitVideo(credential, request) {
       const { path, body, duration } = submission(request);
-      const response = await callUpstream(http, urlOf(credential, path), { method: 'POST', headers: headers(credential), body, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const response = await callUpstream(http, urlOf(credential, path), {
+        method: 'POST',
+        headers: headers(credential),
+        body,
+        timeoutMs: credential.timeoutMs,
+        signal: request.signal,
+      });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), request.model);
       const id = (jsonOf(response) as { id?: unknown } | null)?.id;
-      if (typeof id !== 'string' || !id) throw new UpstreamError('server', 'The provider accepted the video but sent no task id.', response.status, 'malformed_response');
+      if (typeof id !== 'string' || !id)
+        throw new UpstreamError('server', 'The provider accepted the video but sent no task id.', response.status, 'malformed_response');
       return { externalId: id, estimatedSeconds: Math.max(30, duration * 8), durationSeconds: duration };
     },
 
     async pollVideo(credential, externalId, signal): Promise<VideoStatus> {
-      const response = await callUpstream(http, urlOf(credential, `/v1/tasks/${encodeURIComponent(externalId)}`), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs, signal });
-      if (response.status === 404) return { status: 'FAILED', progress: null, error: { code: 'not_found', message: errorOf(response).message ?? 'The provider no longer knows this task.' } };
+      const response = await callUpstream(http, urlOf(credential, `/v1/tasks/${encodeURIComponent(externalId)}`), {
+        method: 'GET',
+        headers: headers(credential),
+        timeoutMs: credential.timeoutMs,
+        signal,
+      });
+      if (response.status === 404)
+        return {
+          status: 'FAILED',
+          progress: null,
+          error: { code: 'not_found', message: errorOf(response).message ?? 'The provider no longer knows this task.' },
+        };
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
       const task = jsonOf(response) as { status?: unknown; progress?: unknown; output?: unknown; failure?: unknown; failureCode?: unknown } | null;
       const progress = typeof task?.progress === 'number' ? Math.min(1, Math.max(0, task.progress)) : null;
@@ -145,7 +176,8 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: U
           return { status: 'RUNNING', progress };
         case 'SUCCEEDED': {
           const url = Array.isArray(task.output) ? task.output.find((u): u is string => typeof u === 'string' && u.length > 0) : undefined;
-          if (!url) return { status: 'FAILED', progress: null, error: { code: 'empty_output', message: 'The provider finished the task but returned no video.' } };
+          if (!url)
+            return { status: 'FAILED', progress: null, error: { code: 'empty_output', message: 'The provider finished the task but returned no video.' } };
           return { status: 'SUCCEEDED', progress: 1, video: { kind: 'url', url, mimeType: 'video/mp4' }, durationSeconds: null };
         }
         case 'FAILED':
@@ -160,7 +192,12 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: U
         case 'CANCELLED':
           return { status: 'FAILED', progress, error: { code: 'CANCELLED', message: 'The task was cancelled at the provider.' } };
         default:
-          throw new UpstreamError('server', `The provider reported an unknown task status (${JSON.stringify(task?.status ?? null)}).`, response.status, 'malformed_response');
+          throw new UpstreamError(
+            'server',
+            `The provider reported an unknown task status (${JSON.stringify(task?.status ?? null)}).`,
+            response.status,
+            'malformed_response',
+          );
       }
     },
 
@@ -176,7 +213,11 @@ export function createRunwayAdapter(options: { defaultBaseUrl?: string; http?: U
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(http, urlOf(credential, '/v1/organization'), { method: 'GET', headers: headers(credential), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/organization'), {
+        method: 'GET',
+        headers: headers(credential),
+        timeoutMs: credential.timeoutMs,
+      });
       if (response.status < 200 || response.status >= 300) throw httpError(response, errorOf(response), '');
     },
   };

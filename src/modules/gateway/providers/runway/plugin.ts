@@ -7,5 +7,8 @@ import { RUNWAY_DEFAULT_BASE_URL, createRunwayAdapter } from './media.js';
  */
 export const runway: ProviderPlugin = {
   slug: 'runway',
-  media: { defaultBaseUrl: RUNWAY_DEFAULT_BASE_URL, create: (options) => createRunwayAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? RUNWAY_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: RUNWAY_DEFAULT_BASE_URL,
+    create: (options) => createRunwayAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? RUNWAY_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

@@ -51,7 +51,8 @@ export async function startFakeRunway(): Promise<RunwayFake> {
     if (request.headers.authorization !== 'Bearer key_valid' && !String(request.headers.authorization ?? '').startsWith('Bearer key_ok')) {
       return send(res, 401, { error: 'Invalid API key.' });
     }
-    if (request.headers['x-runway-version'] !== '2024-11-06') return send(res, 400, { error: 'The X-Runway-Version header is missing or not a supported version.' });
+    if (request.headers['x-runway-version'] !== '2024-11-06')
+      return send(res, 400, { error: 'The X-Runway-Version header is missing or not a supported version.' });
     if (request.method === 'GET' && request.path === '/v1/organization') {
       return send(res, 200, { creditBalance: 12_000, tier: { maxMonthlyCreditSpend: 100_000, models: {} }, usage: { models: {} } });
     }
@@ -88,7 +89,8 @@ export async function startFakeRunway(): Promise<RunwayFake> {
         if (typeof image.uri !== 'string' || !/^(https:\/\/|data:image\/(png|jpeg|webp);base64,)/.test(image.uri)) {
           return send(res, 400, { error: 'promptImage: Invalid data URI. Data URIs must include the content type of the value they encode.' });
         }
-        if (image.position === 'last' && body.model !== 'gen3a_turbo') return send(res, 400, { error: 'promptImage: position "last" is supported by gen3a_turbo only.' });
+        if (image.position === 'last' && body.model !== 'gen3a_turbo')
+          return send(res, 400, { error: 'promptImage: position "last" is supported by gen3a_turbo only.' });
       }
     }
     const id = `a${(++counter).toString(16).padStart(7, '0')}-0000-4000-8000-${Date.now().toString(16).padStart(12, '0').slice(-12)}`;

@@ -53,9 +53,18 @@ describe('Stability: images', () => {
 
   it('sends the SD 3.5 models to the sd3 endpoint with their model name, and leaves the negative prompt out for turbo', async () => {
     await adapter.generateImage!(credential, request({ model: 'sd3.5-large', width: 800, height: 1200 }));
-    expect(last()).toMatchObject({ path: '/v2beta/stable-image/generate/sd3', body: { model: 'sd3.5-large', mode: 'text-to-image', aspect_ratio: '2:3', negative_prompt: 'blurry' } });
+    expect(last()).toMatchObject({
+      path: '/v2beta/stable-image/generate/sd3',
+      body: { model: 'sd3.5-large', mode: 'text-to-image', aspect_ratio: '2:3', negative_prompt: 'blurry' },
+    });
     await adapter.generateImage!(credential, request({ model: 'sd3.5-large-turbo', width: 1024, height: 1024, seed: null }));
-    expect(last().body).toEqual({ prompt: 'a lighthouse on a cliff at dawn', model: 'sd3.5-large-turbo', mode: 'text-to-image', aspect_ratio: '1:1', output_format: 'png' });
+    expect(last().body).toEqual({
+      prompt: 'a lighthouse on a cliff at dawn',
+      model: 'sd3.5-large-turbo',
+      mode: 'text-to-image',
+      aspect_ratio: '1:1',
+      output_format: 'png',
+    });
     await adapter.generateImage!(credential, request({ model: 'core', width: 640, height: 1536 }));
     expect(last()).toMatchObject({ path: '/v2beta/stable-image/generate/core', body: { aspect_ratio: '9:21' } });
   });
@@ -83,12 +92,19 @@ describe('Stability: images', () => {
 
   it('refuses a source image for core before calling', async () => {
     const calls = fake.requests.length;
-    expect(await upstreamError(adapter.generateImage!(credential, request({ model: 'core', initImage: source })))).toMatchObject({ kind: 'bad_request', code: 'image_to_image_not_supported' });
+    expect(await upstreamError(adapter.generateImage!(credential, request({ model: 'core', initImage: source })))).toMatchObject({
+      kind: 'bad_request',
+      code: 'image_to_image_not_supported',
+    });
     expect(fake.requests.length).toBe(calls);
   });
 
   it('reads a JSON answer (base64 image, finish_reason) as well as raw bytes', async () => {
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 200, body: { image: solidPng(32, 32).toString('base64'), finish_reason: 'SUCCESS', seed: 9 } } : { kind: 'default' }));
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 200, body: { image: solidPng(32, 32).toString('base64'), finish_reason: 'SUCCESS', seed: 9 } }
+        : { kind: 'default' },
+    );
     const result = await adapter.generateImage!(credential, request());
     expect(result.images[0]).toMatchObject({ kind: 'bytes', mimeType: 'image/png' });
   });
@@ -102,8 +118,15 @@ describe('Stability: refusals and errors', () => {
   });
 
   it('turns a CONTENT_FILTERED result, in the header or in JSON, into a bad request', async () => {
-    expect(await upstreamError(adapter.generateImage!(credential, request({ prompt: 'a blurred scene' })))).toMatchObject({ kind: 'bad_request', code: 'content_filtered' });
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 200, body: { image: solidPng(8, 8).toString('base64'), finish_reason: 'CONTENT_FILTERED', seed: 1 } } : { kind: 'default' }));
+    expect(await upstreamError(adapter.generateImage!(credential, request({ prompt: 'a blurred scene' })))).toMatchObject({
+      kind: 'bad_request',
+      code: 'content_filtered',
+    });
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? { kind: 'error', status: 200, body: { image: solidPng(8, 8).toString('base64'), finish_reason: 'CONTENT_FILTERED', seed: 1 } }
+        : { kind: 'default' },
+    );
     expect(await upstreamError(adapter.generateImage!(credential, request()))).toMatchObject({ kind: 'bad_request', code: 'content_filtered' });
   });
 
@@ -137,7 +160,12 @@ describe('Stability: refusals and errors', () => {
 
 describe('Stability: Stable Audio', () => {
   it('posts the description as prompt with model, seed and extra fields, and returns MP3 bytes', async () => {
-    const result = await adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'warm lo-fi beat, 80 BPM', seed: 12, extra: { duration: 30, steps: 8, model: 'stable-audio-2' } });
+    const result = await adapter.generateMusic!(credential, {
+      model: 'stable-audio-2.5',
+      description: 'warm lo-fi beat, 80 BPM',
+      seed: 12,
+      extra: { duration: 30, steps: 8, model: 'stable-audio-2' },
+    });
     expect(result).toMatchObject({ mimeType: 'audio/mpeg', durationSeconds: null });
     expect(result.bytes.subarray(0, 3).toString('latin1')).toBe('ID3');
     const call = last();
@@ -151,13 +179,29 @@ describe('Stability: Stable Audio', () => {
     const wav = await adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'rain', extra: { output_format: 'wav' } });
     expect(wav.mimeType).toBe('audio/wav');
     expect(wav.durationSeconds).toBeGreaterThan(0);
-    fake.decide((r) => (r.method === 'POST' ? { kind: 'error', status: 200, body: { audio: Buffer.from('ID3\u0004\u0000\u0000\u0000\u0000\u0000\u0000').toString('base64'), finish_reason: 'SUCCESS', seed: 3 } } : { kind: 'default' }));
+    fake.decide((r) =>
+      r.method === 'POST'
+        ? {
+            kind: 'error',
+            status: 200,
+            body: { audio: Buffer.from('ID3\u0004\u0000\u0000\u0000\u0000\u0000\u0000').toString('base64'), finish_reason: 'SUCCESS', seed: 3 },
+          }
+        : { kind: 'default' },
+    );
     expect(await adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'rain' })).toMatchObject({ mimeType: 'audio/mpeg' });
   });
 
   it('refuses a moderated description as a bad request and rejects a wrong key', async () => {
-    expect(await upstreamError(adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'forbidden lyrics' }))).toMatchObject({ kind: 'bad_request', code: 'content_moderation' });
-    expect(await upstreamError(adapter.generateMusic!({ ...credential, apiKey: 'nope' }, { model: 'stable-audio-2.5', description: 'x' }))).toMatchObject({ kind: 'auth' });
-    expect(await upstreamError(adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'x', extra: { duration: 500 } }))).toMatchObject({ kind: 'bad_request', message: 'duration: must be between 1 and 190' });
+    expect(await upstreamError(adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'forbidden lyrics' }))).toMatchObject({
+      kind: 'bad_request',
+      code: 'content_moderation',
+    });
+    expect(await upstreamError(adapter.generateMusic!({ ...credential, apiKey: 'nope' }, { model: 'stable-audio-2.5', description: 'x' }))).toMatchObject({
+      kind: 'auth',
+    });
+    expect(await upstreamError(adapter.generateMusic!(credential, { model: 'stable-audio-2.5', description: 'x', extra: { duration: 500 } }))).toMatchObject({
+      kind: 'bad_request',
+      message: 'duration: must be between 1 and 190',
+    });
   });
 });

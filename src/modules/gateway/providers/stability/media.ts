@@ -40,8 +40,14 @@ export function stabilityImageService(model: string): StabilityImageService {
   if (model === 'ultra') return { path: '/v2beta/stable-image/generate/ultra', sd3Model: null, imageToImage: true, negativePrompt: true };
   if (model === 'core') return { path: '/v2beta/stable-image/generate/core', sd3Model: null, imageToImage: false, negativePrompt: true };
   // The turbo models do not take a negative prompt.
-  if (/^sd3(\.5)?-/.test(model)) return { path: '/v2beta/stable-image/generate/sd3', sd3Model: model, imageToImage: true, negativePrompt: !model.includes('turbo') };
-  throw new UpstreamError('model_not_found', `Stability AI has no image model "${model}"; use ultra, core or an SD 3.5 model (sd3.5-large, sd3.5-large-turbo, sd3.5-medium).`, null, 'unknown_model');
+  if (/^sd3(\.5)?-/.test(model))
+    return { path: '/v2beta/stable-image/generate/sd3', sd3Model: model, imageToImage: true, negativePrompt: !model.includes('turbo') };
+  throw new UpstreamError(
+    'model_not_found',
+    `Stability AI has no image model "${model}"; use ultra, core or an SD 3.5 model (sd3.5-large, sd3.5-large-turbo, sd3.5-medium).`,
+    null,
+    'unknown_model',
+  );
 }
 
 function errorOf(response: UpstreamResponse): { code: string | null; message: string | null } {
@@ -58,7 +64,12 @@ function errorOf(response: UpstreamResponse): { code: string | null; message: st
 function stabilityError(response: UpstreamResponse, model: string): UpstreamError {
   const found = errorOf(response);
   if (found.code === 'content_moderation') {
-    return new UpstreamError('bad_request', found.message ?? "Stability AI's content moderation refused the request; change the prompt or the source image.", response.status, 'content_moderation');
+    return new UpstreamError(
+      'bad_request',
+      found.message ?? "Stability AI's content moderation refused the request; change the prompt or the source image.",
+      response.status,
+      'content_moderation',
+    );
   }
   return httpError(response, found, model);
 }
@@ -78,9 +89,15 @@ function mediaOf(response: UpstreamResponse, field: 'image' | 'audio'): { bytes:
     declared = /type=([\w.+-]+\/[\w.+-]+)/.exec(type)?.[1] ?? null;
   }
   if (finishReason === 'CONTENT_FILTERED') {
-    throw new UpstreamError('bad_request', `Stability AI's content moderation filtered the ${field === 'image' ? 'image' : 'audio'} it made (finish_reason CONTENT_FILTERED); change the prompt.`, response.status, 'content_filtered');
+    throw new UpstreamError(
+      'bad_request',
+      `Stability AI's content moderation filtered the ${field === 'image' ? 'image' : 'audio'} it made (finish_reason CONTENT_FILTERED); change the prompt.`,
+      response.status,
+      'content_filtered',
+    );
   }
-  if (bytes.length === 0) throw new UpstreamError('server', `The provider answered without ${field === 'image' ? 'an image' : 'audio'}.`, response.status, 'empty_response');
+  if (bytes.length === 0)
+    throw new UpstreamError('server', `The provider answered without ${field === 'image' ? 'an image' : 'audio'}.`, response.status, 'empty_response');
   return { bytes, declared };
 }
 
@@ -118,7 +135,12 @@ export function createStabilityAdapter(options: { defaultBaseUrl?: string; http?
       const size = snapImageSize(imageSizeRule('stability', request.model), request.width, request.height);
       const source = request.initImage;
       if (source && !service.imageToImage) {
-        throw new UpstreamError('bad_request', `Stable Image ${request.model} makes images from text only; leave initImageUrl out, or use ultra or an SD 3.5 model to start from an image.`, 400, 'image_to_image_not_supported');
+        throw new UpstreamError(
+          'bad_request',
+          `Stable Image ${request.model} makes images from text only; leave initImageUrl out, or use ultra or an SD 3.5 model to start from an image.`,
+          400,
+          'image_to_image_not_supported',
+        );
       }
       const form = multipartForm({
         prompt: request.prompt,
@@ -132,15 +154,32 @@ export function createStabilityAdapter(options: { defaultBaseUrl?: string; http?
         seed: seedOf(request.seed),
         output_format: 'png',
       });
-      const response = await callUpstream(http, urlOf(credential, service.path), { method: 'POST', headers: headers(credential, 'image/*'), form, timeoutMs: credential.timeoutMs, signal: request.signal });
+      const response = await callUpstream(http, urlOf(credential, service.path), {
+        method: 'POST',
+        headers: headers(credential, 'image/*'),
+        form,
+        timeoutMs: credential.timeoutMs,
+        signal: request.signal,
+      });
       if (response.status < 200 || response.status >= 300) throw stabilityError(response, request.model);
       const { bytes, declared } = mediaOf(response, 'image');
-      return { images: [{ kind: 'bytes', bytes, mimeType: mediaTypeOf(bytes, declared, 'image/png') }], count: 1, maxPerCall: 1, width: size.width, height: size.height };
+      return {
+        images: [{ kind: 'bytes', bytes, mimeType: mediaTypeOf(bytes, declared, 'image/png') }],
+        count: 1,
+        maxPerCall: 1,
+        width: size.width,
+        height: size.height,
+      };
     },
 
     async generateMusic(credential, request) {
       const format = request.extra?.output_format === 'wav' ? 'wav' : 'mp3';
-      const fields = mergeExtra(request.extra, { prompt: request.description, model: request.model, seed: seedOf(request.seed) ?? undefined, output_format: format });
+      const fields = mergeExtra(request.extra, {
+        prompt: request.description,
+        model: request.model,
+        seed: seedOf(request.seed) ?? undefined,
+        output_format: format,
+      });
       const response = await callUpstream(http, urlOf(credential, '/v2beta/audio/stable-audio-2/text-to-audio'), {
         method: 'POST',
         headers: headers(credential, 'audio/*'),
@@ -155,7 +194,11 @@ export function createStabilityAdapter(options: { defaultBaseUrl?: string; http?
     },
 
     async checkCredential(credential) {
-      const response = await callUpstream(http, urlOf(credential, '/v1/user/account'), { method: 'GET', headers: headers(credential, 'application/json'), timeoutMs: credential.timeoutMs });
+      const response = await callUpstream(http, urlOf(credential, '/v1/user/account'), {
+        method: 'GET',
+        headers: headers(credential, 'application/json'),
+        timeoutMs: credential.timeoutMs,
+      });
       if (response.status < 200 || response.status >= 300) throw stabilityError(response, '');
     },
   };

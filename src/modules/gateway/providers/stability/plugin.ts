@@ -7,5 +7,8 @@ import { STABILITY_DEFAULT_BASE_URL, createStabilityAdapter } from './media.js';
  */
 export const stability: ProviderPlugin = {
   slug: 'stability',
-  media: { defaultBaseUrl: STABILITY_DEFAULT_BASE_URL, create: (options) => createStabilityAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? STABILITY_DEFAULT_BASE_URL, http: options.http }) },
+  media: {
+    defaultBaseUrl: STABILITY_DEFAULT_BASE_URL,
+    create: (options) => createStabilityAdapter({ defaultBaseUrl: options.defaultBaseUrl ?? STABILITY_DEFAULT_BASE_URL, http: options.http }),
+  },
 };

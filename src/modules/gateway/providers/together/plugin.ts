@@ -6,7 +6,13 @@ const BASE_URL = 'https://api.together.xyz/v1';
 
 // `CompletionCreateParams` in together-ai (github.com/togethercomputer/together-typescript,
 // src/resources/chat/completions.ts): top_k, no user or parallel_tool_calls, no stream_options; its chunks carry usage.
-const PROFILE: ProviderProfile = { slug: 'together', parameters: without(withTopK, 'user', 'parallelToolCalls'), tokenLimit: 'max_tokens', streamUsage: 'unasked', jsonSchema: true };
+const PROFILE: ProviderProfile = {
+  slug: 'together',
+  parameters: without(withTopK, 'user', 'parallelToolCalls'),
+  tokenLimit: 'max_tokens',
+  streamUsage: 'unasked',
+  jsonSchema: true,
+};
 
 export const together: ProviderPlugin = {
   slug: 'together',

@@ -3,8 +3,30 @@ import { unknownKeys, type OpenAiDialect, type Refusal, type StartTextFake } fro
 
 /** https://docs.x.ai/docs/api-reference#chat-completions. */
 const XAI_FIELDS = [
-  'model', 'messages', 'deferred', 'frequency_penalty', 'logit_bias', 'logprobs', 'max_completion_tokens', 'max_tokens', 'n', 'parallel_tool_calls', 'presence_penalty',
-  'reasoning_effort', 'response_format', 'search_parameters', 'seed', 'stop', 'stream', 'stream_options', 'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user',
+  'model',
+  'messages',
+  'deferred',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'n',
+  'parallel_tool_calls',
+  'presence_penalty',
+  'reasoning_effort',
+  'response_format',
+  'search_parameters',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
   'web_search_options',
 ];
 const XAI_NAMES: Record<string, string> = { presence_penalty: 'presencePenalty', frequency_penalty: 'frequencyPenalty', stop: 'stop' };

@@ -1,18 +1,7 @@
 import type Stripe from 'stripe';
 import type { Clock } from '../../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
-import {
-  call,
-  form,
-  gatewayId,
-  header,
-  invalidCallback,
-  json,
-  type GatewaySimulator,
-  type SimContext,
-  type SimState,
-  type Transport,
-} from '../common.js';
+import { call, form, gatewayId, header, invalidCallback, json, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
 import { settings as channelSettings } from './settings.js';
 
 /**
@@ -42,7 +31,13 @@ export function createCardGlobal(settings: CardGlobalSettings, deps: { transport
   const fromSession = (session: StripeObject, eventKey: string, payload: unknown): VerifiedCallback | null => {
     const base = { eventKey, paymentId: session.client_reference_id as string, gatewayRef: session.id as string, payload };
     if (session.status === 'complete' && session.payment_status === 'paid') {
-      return { ...base, outcome: 'succeeded', gatewayTxnId: session.payment_intent as string, amountCents: Number(session.amount_total), currency: String(session.currency).toUpperCase() };
+      return {
+        ...base,
+        outcome: 'succeeded',
+        gatewayTxnId: session.payment_intent as string,
+        amountCents: Number(session.amount_total),
+        currency: String(session.currency).toUpperCase(),
+      };
     }
     if (session.status === 'expired') return { ...base, outcome: 'cancelled' };
     return null;
@@ -87,7 +82,15 @@ export function createCardGlobal(settings: CardGlobalSettings, deps: { transport
       switch (event.type) {
         case 'checkout.session.completed':
         case 'checkout.session.async_payment_succeeded':
-          return fromSession(object, eventKey, event) ?? { eventKey, paymentId: object.client_reference_id, gatewayRef: object.id, outcome: 'pending', payload: event };
+          return (
+            fromSession(object, eventKey, event) ?? {
+              eventKey,
+              paymentId: object.client_reference_id,
+              gatewayRef: object.id,
+              outcome: 'pending',
+              payload: event,
+            }
+          );
         case 'checkout.session.async_payment_failed':
           return { eventKey, paymentId: object.client_reference_id, gatewayRef: object.id, outcome: 'failed', payload: event };
         case 'checkout.session.expired':
@@ -144,12 +147,19 @@ export function simulateCardGlobal(settings: CardGlobalSettings, ctx: SimContext
     const signature = webhooks.generateTestHeaderString({ payload: rawBody, secret: settings.webhookSecret, timestamp });
     return { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, rawBody, query: {} };
   };
-  const event = (type: string, object: unknown) => ({ id: gatewayId('evt_'), object: 'event', type, created: Math.floor(ctx.clock.now().getTime() / 1000), data: { object } });
+  const event = (type: string, object: unknown) => ({
+    id: gatewayId('evt_'),
+    object: 'event',
+    type,
+    created: Math.floor(ctx.clock.now().getTime() / 1000),
+    data: { object },
+  });
   const paymentIdOf = (ref: string) => ref.replace(/^cs_sandbox_/, '');
 
   return {
     async handle(request) {
-      if (request.headers.get('authorization') !== `Bearer ${settings.secretKey}`) return json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }, 401);
+      if (request.headers.get('authorization') !== `Bearer ${settings.secretKey}`)
+        return json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }, 401);
       const url = new URL(request.url);
       if (request.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
         const fields = new URLSearchParams(await request.text());
@@ -172,10 +182,22 @@ export function simulateCardGlobal(settings: CardGlobalSettings, ctx: SimContext
       if (request.method === 'POST' && url.pathname === '/v1/refunds') {
         const fields = new URLSearchParams(await request.text());
         const state = await ctx.store.load(fields.get('metadata[paymentId]') ?? '');
-        if (!state || state.txnId !== fields.get('payment_intent') || state.status !== 'paid') return json({ error: { message: 'No such payment_intent' } }, 400);
+        if (!state || state.txnId !== fields.get('payment_intent') || state.status !== 'paid')
+          return json({ error: { message: 'No such payment_intent' } }, 400);
         state.status = 'refunded';
         await ctx.store.save(state.paymentId, state);
-        await ctx.deliver(await signed(event('charge.refunded', { id: gatewayId('ch_'), object: 'charge', payment_intent: state.txnId, amount_refunded: state.amount, currency: state.currency, metadata: { paymentId: state.paymentId } })));
+        await ctx.deliver(
+          await signed(
+            event('charge.refunded', {
+              id: gatewayId('ch_'),
+              object: 'charge',
+              payment_intent: state.txnId,
+              amount_refunded: state.amount,
+              currency: state.currency,
+              metadata: { paymentId: state.paymentId },
+            }),
+          ),
+        );
         return json({ id: gatewayId('re_'), object: 'refund', status: 'succeeded' });
       }
       return json({ error: { message: 'Unrecognized request URL' } }, 404);

@@ -1,6 +1,18 @@
 import type { Clock } from '../../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
-import { call, form, fromDecimal, gatewayId, invalidCallback, json, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import {
+  call,
+  form,
+  fromDecimal,
+  gatewayId,
+  invalidCallback,
+  json,
+  toDecimal,
+  type GatewaySimulator,
+  type SimContext,
+  type SimState,
+  type Transport,
+} from '../common.js';
 import { settings as channelSettings } from './settings.js';
 
 /**
@@ -24,7 +36,9 @@ export function createCardRegional(settings: CardRegionalSettings, deps: { trans
   const credentials = `store_id=${encodeURIComponent(settings.storeId)}&store_passwd=${encodeURIComponent(settings.storePassword)}&format=json`;
 
   async function byTransaction(tranId: string, eventKey: string): Promise<VerifiedCallback | null> {
-    const answer = await api<SslAnswer>(`/validator/api/merchantTransIDvalidationAPI.php?tran_id=${encodeURIComponent(tranId)}&${credentials}`, { method: 'GET' });
+    const answer = await api<SslAnswer>(`/validator/api/merchantTransIDvalidationAPI.php?tran_id=${encodeURIComponent(tranId)}&${credentials}`, {
+      method: 'GET',
+    });
     const element = (answer.element as SslAnswer[] | undefined)?.[0];
     if (!element) return null;
     if (element.status === 'VALID' || element.status === 'VALIDATED') {
@@ -83,8 +97,11 @@ export function createCardRegional(settings: CardRegionalSettings, deps: { trans
       if (!tranId) throw invalidCallback(SLUG, 'tran_id is missing');
       if (ipn.status === 'VALID' || ipn.status === 'VALIDATED') {
         if (!ipn.val_id) throw invalidCallback(SLUG, 'val_id is missing');
-        const answer = await api<SslAnswer>(`/validator/api/validationserverAPI.php?val_id=${encodeURIComponent(ipn.val_id)}&${credentials}`, { method: 'GET' });
-        if ((answer.status !== 'VALID' && answer.status !== 'VALIDATED') || answer.tran_id !== tranId) throw invalidCallback(SLUG, 'the gateway did not validate this transaction');
+        const answer = await api<SslAnswer>(`/validator/api/validationserverAPI.php?val_id=${encodeURIComponent(ipn.val_id)}&${credentials}`, {
+          method: 'GET',
+        });
+        if ((answer.status !== 'VALID' && answer.status !== 'VALIDATED') || answer.tran_id !== tranId)
+          throw invalidCallback(SLUG, 'the gateway did not validate this transaction');
         const validated = fromDecimal(answer.amount);
         if (ipn.amount !== undefined && fromDecimal(ipn.amount) !== validated) throw invalidCallback(SLUG, 'the amount differs from the validated transaction');
         return {
@@ -122,7 +139,14 @@ export function createCardRegional(settings: CardRegionalSettings, deps: { trans
 /** The sandbox SSLCommerz: session API, validation by val_id, query by tran_id, and the IPN form posts. */
 export function simulateCardRegional(settings: CardRegionalSettings, ctx: SimContext): GatewaySimulator {
   const authorised = (params: URLSearchParams) => params.get('store_id') === settings.storeId && params.get('store_passwd') === settings.storePassword;
-  const statusOf = (state: SimState) => (state.status === 'paid' || state.status === 'refunded' ? 'VALID' : state.status === 'failed' ? 'FAILED' : state.status === 'cancelled' ? 'CANCELLED' : 'PENDING');
+  const statusOf = (state: SimState) =>
+    state.status === 'paid' || state.status === 'refunded'
+      ? 'VALID'
+      : state.status === 'failed'
+        ? 'FAILED'
+        : state.status === 'cancelled'
+          ? 'CANCELLED'
+          : 'PENDING';
   const element = (state: SimState) => ({
     status: statusOf(state),
     tran_id: state.paymentId,
@@ -162,7 +186,12 @@ export function simulateCardRegional(settings: CardRegionalSettings, ctx: SimCon
       const state = await ctx.store.load(paymentId);
       if (!state || state.status !== 'open') return null;
       if (action === 'pay') {
-        Object.assign(state, { status: 'paid', valId: `val_sandbox_${paymentId}_${gatewayId('')}`, bankTranId: gatewayId('BT'), tranDate: ctx.clock.now().toISOString() });
+        Object.assign(state, {
+          status: 'paid',
+          valId: `val_sandbox_${paymentId}_${gatewayId('')}`,
+          bankTranId: gatewayId('BT'),
+          tranDate: ctx.clock.now().toISOString(),
+        });
       } else state.status = action === 'cancel' ? 'cancelled' : 'failed';
       await ctx.store.save(paymentId, state);
       const ipn: Record<string, string> = { tran_id: paymentId, status: statusOf(state), amount: String(state.amount), currency: String(state.currency) };

@@ -100,7 +100,8 @@ export function createDcb(settings: DcbSettings, deps: { transport: Transport; c
         throw err;
       });
       if (outcomeOf(status, outcome) !== outcome) throw invalidCallback(SLUG, `the carrier's record of this order does not say ${q.status}`);
-      if (outcome === 'succeeded' && q.amount !== undefined && Number(q.amount) !== Number(status.amount)) throw invalidCallback(SLUG, 'the amount differs from the carrier\'s record');
+      if (outcome === 'succeeded' && q.amount !== undefined && Number(q.amount) !== Number(status.amount))
+        throw invalidCallback(SLUG, "the amount differs from the carrier's record");
       return { ...verified(ref, outcome, status, { query: q, status }), matches: q.msisdn ? { msisdn: q.msisdn } : undefined };
     },
 
@@ -112,7 +113,11 @@ export function createDcb(settings: DcbSettings, deps: { transport: Transport; c
     },
 
     async verifyPin(payment, pin) {
-      const answer = await api<CarrierAnswer>('/charge/verify-pin', { method: 'POST', headers, body: JSON.stringify({ order_tracking_id: payment.gatewayRef, pin }) });
+      const answer = await api<CarrierAnswer>('/charge/verify-pin', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ order_tracking_id: payment.gatewayRef, pin }),
+      });
       return answer.status === 'CHARGED' ? 'ok' : answer.status === 'PIN_EXPIRED' ? 'expired' : 'wrong';
     },
   };
@@ -164,7 +169,14 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
         const charged = state.status === 'paid' || state.status === 'refunded';
         const status = charged ? 'CHARGED' : state.status === 'open' ? 'PENDING' : state.status === 'failed' ? 'FAILED' : 'CANCELLED';
         const subscription = state.unsubscribed ? 'UNSUBSCRIBED' : charged ? 'ACTIVE' : null;
-        return json({ order_tracking_id: state.ref, status, amount: state.amount, currency: state.currency, transaction_id: state.txnId ?? null, subscription_status: subscription });
+        return json({
+          order_tracking_id: state.ref,
+          status,
+          amount: state.amount,
+          currency: state.currency,
+          transaction_id: state.txnId ?? null,
+          subscription_status: subscription,
+        });
       }
       if (request.method === 'POST' && url.pathname.endsWith('/charge/verify-pin')) {
         const body = (await request.json()) as Record<string, any>;
@@ -203,7 +215,9 @@ export function simulateDcb(settings: DcbSettings, ctx: SimContext & { needsPin(
     },
 
     pageNotes(state) {
-      return state.pin ? [`The carrier texted ${state.msisdn} this PIN: ${state.pin} (valid 5 minutes). Enter it in the app (POST /v1/payments/dcb/verify-pin).`] : [];
+      return state.pin
+        ? [`The carrier texted ${state.msisdn} this PIN: ${state.pin} (valid 5 minutes). Enter it in the app (POST /v1/payments/dcb/verify-pin).`]
+        : [];
     },
   };
 }

@@ -43,7 +43,9 @@ export const dcb: ChannelPlugin<typeof settings> = {
       });
     }
     if (!MSISDN.test(extra.msisdn!)) {
-      throw badRequest('extra.msisdn: enter the mobile number as 10 to 15 digits in local format, without the country code or spaces.', { field: 'extra.msisdn' });
+      throw badRequest('extra.msisdn: enter the mobile number as 10 to 15 digits in local format, without the country code or spaces.', {
+        field: 'extra.msisdn',
+      });
     }
   },
   registeredAmountsOnly: true,

@@ -1,7 +1,20 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
-import { call, fromDecimal, gatewayId, header, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import {
+  call,
+  fromDecimal,
+  gatewayId,
+  header,
+  invalidCallback,
+  json,
+  parseJsonBody,
+  toDecimal,
+  type GatewaySimulator,
+  type SimContext,
+  type SimState,
+  type Transport,
+} from '../common.js';
 import { settings as channelSettings } from './settings.js';
 
 /**
@@ -27,7 +40,10 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
   async function bearer(): Promise<Record<string, string>> {
     const token = await api<PayPalObject>('/v1/oauth2/token', {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: 'grant_type=client_credentials',
     });
     return { authorization: `Bearer ${String(token.access_token)}`, 'content-type': 'application/json' };
@@ -54,7 +70,12 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
 
   /** The one purchase unit of an order for our payment (its id as reference and custom id, read back on callbacks). */
   const purchaseUnits = (payment: { id: string; description: string; currency: string; amountCents: number }) => [
-    { reference_id: payment.id, custom_id: payment.id, description: payment.description, amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) } },
+    {
+      reference_id: payment.id,
+      custom_id: payment.id,
+      description: payment.description,
+      amount: { currency_code: payment.currency, value: toDecimal(payment.amountCents) },
+    },
   ];
 
   return {
@@ -84,7 +105,8 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
       if (values.some((v) => !v)) throw invalidCallback(SLUG, 'the PayPal transmission headers are missing');
       const [transmissionId, transmissionTime, transmissionSig, certUrl, authAlgo] = values as string[];
       const sent = Date.parse(transmissionTime!);
-      if (!Number.isFinite(sent) || Math.abs(deps.clock.now().getTime() - sent) > WALLET_GLOBAL_TOLERANCE_MS) throw invalidCallback(SLUG, 'the transmission time is outside the 5-minute tolerance');
+      if (!Number.isFinite(sent) || Math.abs(deps.clock.now().getTime() - sent) > WALLET_GLOBAL_TOLERANCE_MS)
+        throw invalidCallback(SLUG, 'the transmission time is outside the 5-minute tolerance');
       const event = parseJsonBody(SLUG, input.rawBody);
       const answer = await api<PayPalObject>('/v1/notifications/verify-webhook-signature', {
         method: 'POST',
@@ -106,7 +128,9 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
         case 'PAYMENT.CAPTURE.COMPLETED': {
           const orderId = resource.supplementary_data?.related_ids?.order_id as string | undefined;
           // The capture does not name the saved wallet; its order does (for recurring purchases).
-          const order = orderId ? await api<PayPalObject>(`/v2/checkout/orders/${encodeURIComponent(orderId)}`, { method: 'GET', headers: await bearer() }) : null;
+          const order = orderId
+            ? await api<PayPalObject>(`/v2/checkout/orders/${encodeURIComponent(orderId)}`, { method: 'GET', headers: await bearer() })
+            : null;
           return {
             ...base,
             gatewayRef: orderId,
@@ -141,7 +165,9 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
         body: JSON.stringify({
           intent: 'CAPTURE',
           purchase_units: purchaseUnits(payment),
-          payment_source: { paypal: { vault_id: agreementId, stored_credential: { payment_initiator: 'MERCHANT', usage: 'SUBSEQUENT', usage_pattern: 'SUBSCRIPTION_PREPAID' } } },
+          payment_source: {
+            paypal: { vault_id: agreementId, stored_credential: { payment_initiator: 'MERCHANT', usage: 'SUBSEQUENT', usage_pattern: 'SUBSCRIPTION_PREPAID' } },
+          },
         }),
       });
       if (order.status !== 'COMPLETED') throw new Error(`the saved wallet was not charged (${String(order.status)})`);
@@ -149,14 +175,21 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
     },
 
     async revokeAgreement(agreementId) {
-      const response = await deps.transport(`${settings.baseUrl}/v3/vault/payment-tokens/${encodeURIComponent(agreementId)}`, { method: 'DELETE', headers: await bearer() });
+      const response = await deps.transport(`${settings.baseUrl}/v3/vault/payment-tokens/${encodeURIComponent(agreementId)}`, {
+        method: 'DELETE',
+        headers: await bearer(),
+      });
       if (!response.ok && response.status !== 404) throw new Error(`the gateway kept the saved wallet (HTTP ${response.status})`);
     },
 
     async onReturn(payment, result) {
       // The customer approved the order on the gateway's page: capturing it is what moves the money.
       if (result !== 'success' || !payment.gatewayRef || payment.status !== 'PENDING') return;
-      await api(`/v2/checkout/orders/${encodeURIComponent(payment.gatewayRef)}/capture`, { method: 'POST', headers: { ...(await bearer()), 'paypal-request-id': `capture-${payment.id}` }, body: '{}' });
+      await api(`/v2/checkout/orders/${encodeURIComponent(payment.gatewayRef)}/capture`, {
+        method: 'POST',
+        headers: { ...(await bearer()), 'paypal-request-id': `capture-${payment.id}` },
+        body: '{}',
+      });
     },
 
     async refund(payment) {
@@ -172,23 +205,41 @@ export function createWalletGlobal(settings: WalletGlobalSettings, deps: { trans
 /** The sandbox PayPal: OAuth, Orders v2, capture, refunds, and webhooks it signs and verifies itself (verify endpoint). */
 export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimContext): GatewaySimulator {
   const signingKey = `${settings.clientSecret}:${settings.webhookId}`;
-  const sign = (id: string, time: string, body: string) => createHmac('sha256', signingKey).update(`${id}|${time}|${settings.webhookId}|${body}`).digest('base64');
+  const sign = (id: string, time: string, body: string) =>
+    createHmac('sha256', signingKey).update(`${id}|${time}|${settings.webhookId}|${body}`).digest('base64');
   const orderOf = (state: SimState) => ({
     id: state.ref,
-    status: state.status === 'paid' || state.status === 'refunded' ? 'COMPLETED' : state.status === 'cancelled' ? 'VOIDED' : state.approved ? 'APPROVED' : 'CREATED',
+    status:
+      state.status === 'paid' || state.status === 'refunded' ? 'COMPLETED' : state.status === 'cancelled' ? 'VOIDED' : state.approved ? 'APPROVED' : 'CREATED',
     purchase_units: [
       {
         reference_id: state.paymentId,
         custom_id: state.paymentId,
         amount: { currency_code: state.currency, value: state.value },
-        payments: state.captureId ? { captures: [{ id: state.captureId, status: state.status === 'refunded' ? 'REFUNDED' : 'COMPLETED', amount: { currency_code: state.currency, value: state.value } }] } : undefined,
+        payments: state.captureId
+          ? {
+              captures: [
+                {
+                  id: state.captureId,
+                  status: state.status === 'refunded' ? 'REFUNDED' : 'COMPLETED',
+                  amount: { currency_code: state.currency, value: state.value },
+                },
+              ],
+            }
+          : undefined,
       },
     ],
     links: [{ rel: 'approve', href: ctx.pageUrl(state.paymentId), method: 'GET' }],
     ...(state.vaultId ? { payment_source: { paypal: { attributes: { vault: { id: state.vaultId, status: 'VAULTED' } } } } } : {}),
   });
   const webhook = (eventType: string, resource: unknown): CallbackInput => {
-    const rawBody = JSON.stringify({ id: gatewayId('WH-'), event_type: eventType, resource_type: 'capture', create_time: ctx.clock.now().toISOString(), resource });
+    const rawBody = JSON.stringify({
+      id: gatewayId('WH-'),
+      event_type: eventType,
+      resource_type: 'capture',
+      create_time: ctx.clock.now().toISOString(),
+      resource,
+    });
     const id = gatewayId('');
     const time = ctx.clock.now().toISOString();
     return {
@@ -206,7 +257,13 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
     };
   };
   const captureEvent = (state: SimState, type: string) =>
-    webhook(type, { id: state.captureId, status: 'COMPLETED', custom_id: state.paymentId, amount: { currency_code: state.currency, value: state.value }, supplementary_data: { related_ids: { order_id: state.ref } } });
+    webhook(type, {
+      id: state.captureId,
+      status: 'COMPLETED',
+      custom_id: state.paymentId,
+      amount: { currency_code: state.currency, value: state.value },
+      supplementary_data: { related_ids: { order_id: state.ref } },
+    });
   const token = `A21AA${settings.clientId.slice(0, 8)}sandbox`;
 
   return {
@@ -215,18 +272,27 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
       const path = url.pathname.replace(/^.*?(\/v[123]\/)/, '$1');
       if (path === '/v1/oauth2/token') {
         const expected = `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret}`).toString('base64')}`;
-        return request.headers.get('authorization') === expected ? json({ access_token: token, token_type: 'Bearer', expires_in: 32400 }) : json({ error: 'invalid_client' }, 401);
+        return request.headers.get('authorization') === expected
+          ? json({ access_token: token, token_type: 'Bearer', expires_in: 32400 })
+          : json({ error: 'invalid_client' }, 401);
       }
       if (request.headers.get('authorization') !== `Bearer ${token}`) return json({ name: 'AUTHENTICATION_FAILURE' }, 401);
       if (request.method === 'POST' && path === '/v2/checkout/orders') {
         const body = (await request.json()) as PayPalObject;
         const unit = body.purchase_units[0];
-        const state: SimState = { paymentId: unit.custom_id, ref: gatewayId('ORDER'), status: 'open', currency: unit.amount.currency_code, value: unit.amount.value };
+        const state: SimState = {
+          paymentId: unit.custom_id,
+          ref: gatewayId('ORDER'),
+          status: 'open',
+          currency: unit.amount.currency_code,
+          value: unit.amount.value,
+        };
         const vaultId = body.payment_source?.paypal?.vault_id as string | undefined;
         if (vaultId) {
           // A merchant-initiated charge of a saved wallet: captured at once, no customer present.
           const saved = await ctx.store.findByRef(vaultId.replace(/^VAULT-/, ''));
-          if (!saved?.vaultId || saved.vaultId !== vaultId || saved.vaultRevoked) return json({ name: 'UNPROCESSABLE_ENTITY', details: [{ issue: 'INVALID_VAULT_ID' }] }, 422);
+          if (!saved?.vaultId || saved.vaultId !== vaultId || saved.vaultRevoked)
+            return json({ name: 'UNPROCESSABLE_ENTITY', details: [{ issue: 'INVALID_VAULT_ID' }] }, 422);
           Object.assign(state, { status: 'paid', captureId: gatewayId('CAP') });
           await ctx.store.save(state.paymentId, state);
           await ctx.deliver(captureEvent(state, 'PAYMENT.CAPTURE.COMPLETED'));
@@ -289,7 +355,9 @@ export function simulateWalletGlobal(settings: WalletGlobalSettings, ctx: SimCon
       }
       state.status = action === 'cancel' ? 'cancelled' : 'failed';
       await ctx.store.save(paymentId, state);
-      return action === 'cancel' ? webhook('CHECKOUT.ORDER.VOIDED', { id: state.ref, custom_id: paymentId }) : captureEvent({ ...state, captureId: null }, 'PAYMENT.CAPTURE.DENIED');
+      return action === 'cancel'
+        ? webhook('CHECKOUT.ORDER.VOIDED', { id: state.ref, custom_id: paymentId })
+        : captureEvent({ ...state, captureId: null }, 'PAYMENT.CAPTURE.DENIED');
     },
   };
 }

@@ -1,6 +1,18 @@
 import type { Clock } from '../../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
-import { call, fromDecimal, gatewayId, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import {
+  call,
+  fromDecimal,
+  gatewayId,
+  invalidCallback,
+  json,
+  parseJsonBody,
+  toDecimal,
+  type GatewaySimulator,
+  type SimContext,
+  type SimState,
+  type Transport,
+} from '../common.js';
 import { settings as channelSettings } from './settings.js';
 
 /**
@@ -20,7 +32,10 @@ export interface WalletRegional1Settings {
 
 type BkashAnswer = Record<string, any>;
 
-export function createWalletRegional1(settings: WalletRegional1Settings, deps: { transport: Transport; clock: Clock; mode: 'live' | 'sandbox' }): ChannelAdapter {
+export function createWalletRegional1(
+  settings: WalletRegional1Settings,
+  deps: { transport: Transport; clock: Clock; mode: 'live' | 'sandbox' },
+): ChannelAdapter {
   const api = <T>(path: string, init: RequestInit) => call<T>(deps.transport, SLUG, `${settings.baseUrl}${path}`, init);
   async function headers(): Promise<Record<string, string>> {
     const grant = await api<BkashAnswer>('/tokenized/checkout/token/grant', {
@@ -32,10 +47,21 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
     return { authorization: String(grant.id_token), 'x-app-key': settings.appKey, 'content-type': 'application/json' };
   }
   async function status(paymentID: string, eventKey: string): Promise<VerifiedCallback | null> {
-    const answer = await api<BkashAnswer>('/tokenized/checkout/payment/status', { method: 'POST', headers: await headers(), body: JSON.stringify({ paymentID }) });
+    const answer = await api<BkashAnswer>('/tokenized/checkout/payment/status', {
+      method: 'POST',
+      headers: await headers(),
+      body: JSON.stringify({ paymentID }),
+    });
     const base = { paymentId: answer.merchantInvoiceNumber as string | undefined, gatewayRef: paymentID, payload: answer };
     if (answer.transactionStatus === 'Completed') {
-      return { ...base, eventKey: `${eventKey}:${String(answer.trxID)}`, outcome: 'succeeded', gatewayTxnId: String(answer.trxID), amountCents: fromDecimal(answer.amount), currency: answer.currency };
+      return {
+        ...base,
+        eventKey: `${eventKey}:${String(answer.trxID)}`,
+        outcome: 'succeeded',
+        gatewayTxnId: String(answer.trxID),
+        amountCents: fromDecimal(answer.amount),
+        currency: answer.currency,
+      };
     }
     if (answer.transactionStatus === 'Failed') return { ...base, eventKey: `${eventKey}:failed`, outcome: 'failed' };
     if (answer.transactionStatus === 'Cancelled') return { ...base, eventKey: `${eventKey}:cancelled`, outcome: 'cancelled' };
@@ -71,11 +97,13 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
       if (typeof paymentID !== 'string' || !paymentID) throw invalidCallback(SLUG, 'paymentID is missing');
       if (body.status === 'success') {
         // Executing completes an authorised payment (a second execute of a completed one is refused, harmlessly).
-        await api<BkashAnswer>('/tokenized/checkout/execute', { method: 'POST', headers: await headers(), body: JSON.stringify({ paymentID }) }).catch(() => undefined);
+        await api<BkashAnswer>('/tokenized/checkout/execute', { method: 'POST', headers: await headers(), body: JSON.stringify({ paymentID }) }).catch(
+          () => undefined,
+        );
       }
       const checked = await status(paymentID, `callback:${paymentID}`);
       const claimed = body.status === 'success' ? 'succeeded' : body.status === 'failure' ? 'failed' : body.status === 'cancel' ? 'cancelled' : null;
-      if (!checked || checked.outcome !== claimed) throw invalidCallback(SLUG, 'the gateway\'s status query does not confirm this callback');
+      if (!checked || checked.outcome !== claimed) throw invalidCallback(SLUG, "the gateway's status query does not confirm this callback");
       return checked;
     },
 
@@ -88,7 +116,9 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
     async requery(payment) {
       if (!payment.gatewayRef) return null;
       // An authorised payment whose callback was lost still needs its execute (refused harmlessly otherwise).
-      await api('/tokenized/checkout/execute', { method: 'POST', headers: await headers(), body: JSON.stringify({ paymentID: payment.gatewayRef }) }).catch(() => undefined);
+      await api('/tokenized/checkout/execute', { method: 'POST', headers: await headers(), body: JSON.stringify({ paymentID: payment.gatewayRef }) }).catch(
+        () => undefined,
+      );
       return status(payment.gatewayRef, `requery:${payment.gatewayRef}`);
     },
   };
@@ -98,27 +128,57 @@ export function createWalletRegional1(settings: WalletRegional1Settings, deps: {
 export function simulateWalletRegional1(settings: WalletRegional1Settings, ctx: SimContext): GatewaySimulator {
   const idToken = `sandbox-token-${settings.appKey.slice(0, 8)}`;
   const statusOf = (state: SimState) =>
-    state.status === 'paid' || state.status === 'refunded' ? (state.executed ? 'Completed' : 'Authorized') : state.status === 'failed' ? 'Failed' : state.status === 'cancelled' ? 'Cancelled' : 'Initiated';
+    state.status === 'paid' || state.status === 'refunded'
+      ? state.executed
+        ? 'Completed'
+        : 'Authorized'
+      : state.status === 'failed'
+        ? 'Failed'
+        : state.status === 'cancelled'
+          ? 'Cancelled'
+          : 'Initiated';
 
   return {
     async handle(request) {
       const url = new URL(request.url);
       if (url.pathname.endsWith('/tokenized/checkout/token/grant')) {
         const body = (await request.json()) as BkashAnswer;
-        const ok = request.headers.get('username') === settings.username && request.headers.get('password') === settings.password && body.app_key === settings.appKey && body.app_secret === settings.appSecret;
-        return ok ? json({ statusCode: '0000', id_token: idToken, token_type: 'Bearer', expires_in: 3600 }) : json({ statusCode: '2079', statusMessage: 'Invalid username and password' });
+        const ok =
+          request.headers.get('username') === settings.username &&
+          request.headers.get('password') === settings.password &&
+          body.app_key === settings.appKey &&
+          body.app_secret === settings.appSecret;
+        return ok
+          ? json({ statusCode: '0000', id_token: idToken, token_type: 'Bearer', expires_in: 3600 })
+          : json({ statusCode: '2079', statusMessage: 'Invalid username and password' });
       }
-      if (request.headers.get('authorization') !== idToken || request.headers.get('x-app-key') !== settings.appKey) return json({ statusCode: '9999', statusMessage: 'Unauthorized' }, 401);
+      if (request.headers.get('authorization') !== idToken || request.headers.get('x-app-key') !== settings.appKey)
+        return json({ statusCode: '9999', statusMessage: 'Unauthorized' }, 401);
       const body = (await request.json()) as BkashAnswer;
       if (url.pathname.endsWith('/tokenized/checkout/create')) {
-        const state: SimState = { paymentId: body.merchantInvoiceNumber, ref: gatewayId('TR0011'), status: 'open', amount: body.amount, currency: body.currency, callbackURL: body.callbackURL };
+        const state: SimState = {
+          paymentId: body.merchantInvoiceNumber,
+          ref: gatewayId('TR0011'),
+          status: 'open',
+          amount: body.amount,
+          currency: body.currency,
+          callbackURL: body.callbackURL,
+        };
         await ctx.store.save(state.paymentId, state);
-        return json({ statusCode: '0000', statusMessage: 'Successful', paymentID: state.ref, bkashURL: ctx.pageUrl(state.paymentId), amount: state.amount, currency: state.currency });
+        return json({
+          statusCode: '0000',
+          statusMessage: 'Successful',
+          paymentID: state.ref,
+          bkashURL: ctx.pageUrl(state.paymentId),
+          amount: state.amount,
+          currency: state.currency,
+        });
       }
       const state = await ctx.store.findByRef(String(body.paymentID));
       if (!state) return json({ statusCode: '2056', statusMessage: 'Invalid Payment State' });
       if (url.pathname.endsWith('/tokenized/checkout/execute')) {
-        if (state.status !== 'paid' || state.executed) return json({ statusCode: '2062', statusMessage: 'The payment has already been completed or was not authorised' });
+        if (state.status !== 'paid' || state.executed)
+          return json({ statusCode: '2062', statusMessage: 'The payment has already been completed or was not authorised' });
         Object.assign(state, { executed: true, trxID: gatewayId('TRX').toUpperCase() });
         await ctx.store.save(state.paymentId, state);
       }
@@ -143,7 +203,12 @@ export function simulateWalletRegional1(settings: WalletRegional1Settings, ctx: 
       state.status = action === 'pay' ? 'paid' : action === 'cancel' ? 'cancelled' : 'failed';
       await ctx.store.save(paymentId, state);
       const status = action === 'pay' ? 'success' : action === 'cancel' ? 'cancel' : 'failure';
-      return { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: JSON.stringify({ paymentID: state.ref, status, signature: 'n/a' }), query: {} };
+      return {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        rawBody: JSON.stringify({ paymentID: state.ref, status, signature: 'n/a' }),
+        query: {},
+      };
     },
   };
 }

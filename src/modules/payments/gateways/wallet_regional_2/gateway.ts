@@ -1,7 +1,19 @@
 import { createPrivateKey, createPublicKey, createSign, createVerify, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../../../platform/clock/clock.js';
 import type { CallbackInput, ChannelAdapter, VerifiedCallback } from '../../types.js';
-import { call, fromDecimal, gatewayId, invalidCallback, json, parseJsonBody, toDecimal, type GatewaySimulator, type SimContext, type SimState, type Transport } from '../common.js';
+import {
+  call,
+  fromDecimal,
+  gatewayId,
+  invalidCallback,
+  json,
+  parseJsonBody,
+  toDecimal,
+  type GatewaySimulator,
+  type SimContext,
+  type SimState,
+  type Transport,
+} from '../common.js';
 import { settings as channelSettings } from './settings.js';
 
 /**
@@ -46,7 +58,10 @@ const parseNagadDateTime = (text: string) => {
   return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) : NaN;
 };
 
-export function createWalletRegional2(settings: WalletRegional2Settings, deps: { transport: Transport; clock: Clock; mode: 'live' | 'sandbox' }): ChannelAdapter {
+export function createWalletRegional2(
+  settings: WalletRegional2Settings,
+  deps: { transport: Transport; clock: Clock; mode: 'live' | 'sandbox' },
+): ChannelAdapter {
   const api = <T>(path: string, init: RequestInit) => call<T>(deps.transport, SLUG, `${settings.baseUrl}${path}`, init);
   const merchantKey = createPrivateKey(settings.merchantPrivateKey);
   const gatewayKey = createPublicKey(settings.gatewayPublicKey);
@@ -70,7 +85,11 @@ export function createWalletRegional2(settings: WalletRegional2Settings, deps: {
       const answer = await api<NagadAnswer>(`/api/dfs/check-out/initialize/${encodeURIComponent(settings.merchantId)}/${orderId}`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ dateTime: nagadDateTime(deps.clock.now()), sensitiveData: Buffer.from(sensitive).toString('base64'), signature: rsaSign(merchantKey, sensitive) }),
+        body: JSON.stringify({
+          dateTime: nagadDateTime(deps.clock.now()),
+          sensitiveData: Buffer.from(sensitive).toString('base64'),
+          signature: rsaSign(merchantKey, sensitive),
+        }),
       });
       if (answer.status !== 'Success' || !answer.callBackUrl) throw new Error(`initialize refused: ${String(answer.message ?? answer.status)}`);
       return { gatewayRef: String(answer.paymentReferenceId), redirectUrl: String(answer.callBackUrl) };
@@ -78,10 +97,12 @@ export function createWalletRegional2(settings: WalletRegional2Settings, deps: {
 
     async verifyCallback(input: CallbackInput) {
       const body = input.method === 'GET' ? input.query : parseJsonBody(SLUG, input.rawBody);
-      if (typeof body.signature !== 'string' || !rsaVerify(gatewayKey, callbackSigningText(body), body.signature)) throw invalidCallback(SLUG, 'the RSA signature does not verify');
+      if (typeof body.signature !== 'string' || !rsaVerify(gatewayKey, callbackSigningText(body), body.signature))
+        throw invalidCallback(SLUG, 'the RSA signature does not verify');
       if (body.merchantId !== settings.merchantId) throw invalidCallback(SLUG, 'the callback is for another merchant');
       const sent = parseNagadDateTime(String(body.dateTime));
-      if (!Number.isFinite(sent) || Math.abs(deps.clock.now().getTime() - sent) > WALLET_REGIONAL_2_TOLERANCE_MS) throw invalidCallback(SLUG, 'dateTime is outside the 5-minute tolerance');
+      if (!Number.isFinite(sent) || Math.abs(deps.clock.now().getTime() - sent) > WALLET_REGIONAL_2_TOLERANCE_MS)
+        throw invalidCallback(SLUG, 'dateTime is outside the 5-minute tolerance');
       const outcome = body.status === 'Success' ? 'succeeded' : body.status === 'Aborted' ? 'cancelled' : body.status === 'Failed' ? 'failed' : 'pending';
       return {
         eventKey: `${String(body.paymentRefId)}:${String(body.status)}:${String(body.issuerPaymentRefNo ?? '')}`,
@@ -99,9 +120,17 @@ export function createWalletRegional2(settings: WalletRegional2Settings, deps: {
       const answer = await api<NagadAnswer>(`/api/dfs/verify/payment/${encodeURIComponent(payment.gatewayRef)}`, { method: 'GET', headers });
       const base = { gatewayRef: payment.gatewayRef, payload: answer };
       if (answer.status === 'Success') {
-        return { ...base, eventKey: `requery:${payment.gatewayRef}:${String(answer.issuerPaymentRefNo)}`, outcome: 'succeeded', gatewayTxnId: String(answer.issuerPaymentRefNo), amountCents: fromDecimal(answer.amount), currency: answer.currency };
+        return {
+          ...base,
+          eventKey: `requery:${payment.gatewayRef}:${String(answer.issuerPaymentRefNo)}`,
+          outcome: 'succeeded',
+          gatewayTxnId: String(answer.issuerPaymentRefNo),
+          amountCents: fromDecimal(answer.amount),
+          currency: answer.currency,
+        };
       }
-      if (answer.status === 'Aborted' || answer.status === 'Cancelled') return { ...base, eventKey: `requery:${payment.gatewayRef}:aborted`, outcome: 'cancelled' };
+      if (answer.status === 'Aborted' || answer.status === 'Cancelled')
+        return { ...base, eventKey: `requery:${payment.gatewayRef}:aborted`, outcome: 'cancelled' };
       if (answer.status === 'Failed') return { ...base, eventKey: `requery:${payment.gatewayRef}:failed`, outcome: 'failed' };
       return null;
     },
@@ -109,10 +138,20 @@ export function createWalletRegional2(settings: WalletRegional2Settings, deps: {
 }
 
 /** The sandbox Nagad: checks the merchant's signature on initialize, signs its callbacks with its own key. */
-export function simulateWalletRegional2(settings: WalletRegional2Settings & { merchantPublicKey: string; gatewayPrivateKey: string }, ctx: SimContext): GatewaySimulator {
+export function simulateWalletRegional2(
+  settings: WalletRegional2Settings & { merchantPublicKey: string; gatewayPrivateKey: string },
+  ctx: SimContext,
+): GatewaySimulator {
   const merchantKey = createPublicKey(settings.merchantPublicKey);
   const gatewayKey = createPrivateKey(settings.gatewayPrivateKey);
-  const statusOf = (state: SimState) => (state.status === 'paid' || state.status === 'refunded' ? 'Success' : state.status === 'cancelled' ? 'Aborted' : state.status === 'failed' ? 'Failed' : 'Initiated');
+  const statusOf = (state: SimState) =>
+    state.status === 'paid' || state.status === 'refunded'
+      ? 'Success'
+      : state.status === 'cancelled'
+        ? 'Aborted'
+        : state.status === 'failed'
+          ? 'Failed'
+          : 'Initiated';
 
   return {
     async handle(request) {
@@ -121,9 +160,17 @@ export function simulateWalletRegional2(settings: WalletRegional2Settings & { me
       if (init && request.method === 'POST') {
         const body = (await request.json()) as NagadAnswer;
         const sensitive = Buffer.from(String(body.sensitiveData), 'base64').toString();
-        if (decodeURIComponent(init[1]!) !== settings.merchantId || !rsaVerify(merchantKey, sensitive, String(body.signature))) return json({ status: 'Failed', message: 'Invalid merchant signature' }, 400);
+        if (decodeURIComponent(init[1]!) !== settings.merchantId || !rsaVerify(merchantKey, sensitive, String(body.signature)))
+          return json({ status: 'Failed', message: 'Invalid merchant signature' }, 400);
         const data = JSON.parse(sensitive) as NagadAnswer;
-        const state: SimState = { paymentId: data.additionalMerchantInfo.paymentId, ref: gatewayId('NGD'), orderId: data.orderId, status: 'open', amount: data.amount, currency: data.currencyCode };
+        const state: SimState = {
+          paymentId: data.additionalMerchantInfo.paymentId,
+          ref: gatewayId('NGD'),
+          orderId: data.orderId,
+          status: 'open',
+          amount: data.amount,
+          currency: data.currencyCode,
+        };
         await ctx.store.save(state.paymentId, state);
         return json({ status: 'Success', paymentReferenceId: state.ref, callBackUrl: ctx.pageUrl(state.paymentId) });
       }
@@ -131,7 +178,15 @@ export function simulateWalletRegional2(settings: WalletRegional2Settings & { me
       if (verify) {
         const state = await ctx.store.findByRef(decodeURIComponent(verify[1]!));
         if (!state) return json({ status: 'Failed', message: 'Invalid payment reference' }, 404);
-        return json({ merchantId: settings.merchantId, orderId: state.orderId, paymentRefId: state.ref, amount: state.amount, currency: state.currency, status: statusOf(state), issuerPaymentRefNo: state.issuerRef ?? null });
+        return json({
+          merchantId: settings.merchantId,
+          orderId: state.orderId,
+          paymentRefId: state.ref,
+          amount: state.amount,
+          currency: state.currency,
+          status: statusOf(state),
+          issuerPaymentRefNo: state.issuerRef ?? null,
+        });
       }
       return json({ status: 'Failed', message: 'Unknown API' }, 404);
     },
@@ -152,7 +207,12 @@ export function simulateWalletRegional2(settings: WalletRegional2Settings & { me
         issuerPaymentRefNo: String(state.issuerRef ?? ''),
         dateTime: nagadDateTime(ctx.clock.now()),
       };
-      return { method: 'POST', headers: { 'content-type': 'application/json' }, rawBody: JSON.stringify({ ...fields, signature: rsaSign(gatewayKey, callbackSigningText(fields)) }), query: {} };
+      return {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        rawBody: JSON.stringify({ ...fields, signature: rsaSign(gatewayKey, callbackSigningText(fields)) }),
+        query: {},
+      };
     },
   };
 }

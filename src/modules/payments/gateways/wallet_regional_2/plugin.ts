@@ -7,7 +7,12 @@ type Pair = { publicKey: string; privateKey: string };
 let sandboxKeys: { merchant: Pair; gateway: Pair } | null = null;
 /** RSA keys of the sandbox, made once per process (the sandbox signs and verifies in one process). */
 function rsaSandboxKeys() {
-  const pair = () => generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+  const pair = () =>
+    generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
   return (sandboxKeys ??= { merchant: pair(), gateway: pair() });
 }
 
