@@ -1,7 +1,8 @@
 import { startChatCompletions } from '../../../../../test/helpers/fakes/chat-completions.js';
 import type { OpenAiDialect, StartTextFake } from '../../../../../test/helpers/fakes/text-fake.js';
 
-// No refusal of its own is encoded: the fake answers as OpenAI's does.
+// vLLM's OpenAI-compatible server ignores request fields it does not know (it logs "The following fields were
+// present in the request but ignored"), so this fake accepts any body, as the server does.
 export const dialect: OpenAiDialect = {};
 
 /** The provider's chat-completions API (`/v1`), answering as `startChatCompletions` does when the request passes. */
