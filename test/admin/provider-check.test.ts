@@ -89,8 +89,8 @@ describe('GET /v1/admin/catalog/provider-check', () => {
     const a = of(report, 'anthropic');
     expect(a).toMatchObject({ status: 'CHECKED', upstreamModels: 1, notInCatalog: ['claude-fake'] });
     expect(a.notServed).toContainEqual({
-      slug: 'anthropic/claude-sonnet-4-5',
-      upstreamModel: 'claude-sonnet-4-5-20250929',
+      slug: 'anthropic/claude-sonnet-4-6',
+      upstreamModel: 'claude-sonnet-4-6',
       status: 'ACTIVE',
       availability: 'AVAILABLE',
     });

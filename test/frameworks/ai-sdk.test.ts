@@ -100,7 +100,7 @@ describe('reasoning options', () => {
   it('turns reasoningEffort low into a 2,048-token thinking budget on an Anthropic model', async () => {
     h.decideAnthropic(() => ({ kind: 'ok', text: 'It is 4.' }));
     const before = await mark(h);
-    const result = await generateText({ model: openai.chat('anthropic/claude-sonnet-4-5'), prompt: '2 + 2?', providerOptions: reasoningOptions });
+    const result = await generateText({ model: openai.chat('anthropic/claude-sonnet-4-6'), prompt: '2 + 2?', providerOptions: reasoningOptions });
     expect(h.anthropic.calls().at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     expect(result.text).toBe('It is 4.');
     await expectMetered(h, before, 1);
@@ -108,7 +108,7 @@ describe('reasoning options', () => {
     // On Responses the thinking comes back as a reasoning item's summary, which the SDK shows as reasoningText.
     const again = await mark(h);
     const responses = await generateText({
-      model: openai('anthropic/claude-sonnet-4-5'),
+      model: openai('anthropic/claude-sonnet-4-6'),
       prompt: '2 + 2?',
       providerOptions: { openai: { ...reasoningOptions.openai, reasoningSummary: 'auto' } },
     });
@@ -127,7 +127,7 @@ describe('reasoning options', () => {
     const before = await mark(h);
     looked.length = 0;
     const result = await generateText({
-      model: anthropic('anthropic/claude-sonnet-4-5'),
+      model: anthropic('anthropic/claude-sonnet-4-6'),
       // Without it the SDK asks for the model's whole output limit (64,000 on Sonnet 4.5), all reserved up front.
       maxOutputTokens: 1024,
       tools: { get_weather: weather },

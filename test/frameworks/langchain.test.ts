@@ -109,7 +109,7 @@ describe('reasoning options', () => {
   it('turns the effort into a 2,048-token thinking budget on an Anthropic model, the thinking as reasoning_content', async () => {
     h.decideAnthropic(() => ({ kind: 'ok', text: 'It is 4.' }));
     const before = await mark(h);
-    const reply = await chat({ model: 'anthropic/claude-sonnet-4-5', modelKwargs: { reasoning_effort: 'low' } }).invoke('2 + 2?');
+    const reply = await chat({ model: 'anthropic/claude-sonnet-4-6', modelKwargs: { reasoning_effort: 'low' } }).invoke('2 + 2?');
     expect(h.anthropic.calls().at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     expect(reply.text).toBe('It is 4.');
     expect(reply.additional_kwargs.reasoning_content).toContain('think');
@@ -125,7 +125,7 @@ describe('reasoning options', () => {
     const before = await mark(h);
     looked.length = 0;
     const claude = new ChatAnthropic({
-      model: 'anthropic/claude-sonnet-4-5',
+      model: 'anthropic/claude-sonnet-4-6',
       apiKey: h.key,
       anthropicApiUrl: `${h.origin}/anthropic`,
       thinking: { type: 'enabled', budget_tokens: 2048 },

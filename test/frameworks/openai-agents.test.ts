@@ -91,7 +91,7 @@ describe('reasoning options', () => {
   it('turns effort low into a 2,048-token thinking budget on an Anthropic model, the thinking as a reasoning item', async () => {
     h.decideAnthropic(() => ({ kind: 'ok', text: 'It is 4.' }));
     const before = await mark(h);
-    const result = await run(agentOn('anthropic/claude-sonnet-4-5', { modelSettings: { reasoning: { effort: 'low', summary: 'auto' } } }), '2 + 2?');
+    const result = await run(agentOn('anthropic/claude-sonnet-4-6', { modelSettings: { reasoning: { effort: 'low', summary: 'auto' } } }), '2 + 2?');
     expect(h.anthropic.calls().at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     expect(result.finalOutput).toBe('It is 4.');
     const reasoning = result.newItems.find((item) => item.type === 'reasoning_item');

@@ -17,7 +17,7 @@ afterAll(async () => t?.close());
 describe('model ids without the provider', () => {
   it('resolve to the one model of that name, the full slug first', async () => {
     await expect(t.services.catalog.resolveForGateway('gpt-5')).rejects.toMatchObject(servedBy('OpenAI'));
-    await expect(t.services.catalog.resolveForGateway('claude-sonnet-4-5')).rejects.toMatchObject(servedBy('Anthropic'));
+    await expect(t.services.catalog.resolveForGateway('claude-sonnet-4-6')).rejects.toMatchObject(servedBy('Anthropic'));
     expect((await t.services.catalog.resolveForGateway('text')).slug).toBe('local/text');
     expect((await t.services.catalog.resolveForGateway('local/text')).slug).toBe('local/text');
     await expect(t.services.catalog.resolveForGateway('no-such-model')).rejects.toMatchObject({

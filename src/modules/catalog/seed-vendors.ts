@@ -162,7 +162,8 @@ export const VENDOR_TEXT_MODELS: SeedModel[] = [
     override: THINKING_JSON,
   }),
   // Retired by Anthropic (https://platform.claude.com/docs/en/about-claude/model-deprecations): Sonnet 4 on 2026-06-15,
-  // Opus 4.1 on 2026-08-05; requests to them fail upstream.
+  // Opus 4.1 on 2026-08-05, Sonnet 4.5 on 2026-11-30 (its end of life in @anthropic-ai/sdk's
+  // src/internal/data/deprecated-models.ts); requests to them fail upstream.
   retired(
     chat('anthropic', 'claude-opus-4-1', 'Claude Opus 4.1', {
       upstream: 'claude-opus-4-1-20250805',
@@ -197,20 +198,23 @@ export const VENDOR_TEXT_MODELS: SeedModel[] = [
     }),
     'anthropic/claude-sonnet-4-6',
   ),
-  chat('anthropic', 'claude-sonnet-4-5', 'Claude Sonnet 4.5', {
-    upstream: 'claude-sonnet-4-5-20250929',
-    in: 300,
-    out: 1500,
-    cached: 30,
-    cacheWrite: 375,
-    cacheWrite1h: 600,
-    ctx: 200_000,
-    maxOut: 64_000,
-    vision: true,
-    reasoning: true,
-    description: 'Best Claude for coding and agents.',
-    override: THINKING_JSON,
-  }),
+  retired(
+    chat('anthropic', 'claude-sonnet-4-5', 'Claude Sonnet 4.5', {
+      upstream: 'claude-sonnet-4-5-20250929',
+      in: 300,
+      out: 1500,
+      cached: 30,
+      cacheWrite: 375,
+      cacheWrite1h: 600,
+      ctx: 200_000,
+      maxOut: 64_000,
+      vision: true,
+      reasoning: true,
+      description: 'Previous-generation Sonnet (retired by Anthropic).',
+      override: THINKING_JSON,
+    }),
+    'anthropic/claude-sonnet-4-6',
+  ),
   chat('anthropic', 'claude-haiku-4-5', 'Claude Haiku 4.5', {
     upstream: 'claude-haiku-4-5-20251001',
     in: 100,

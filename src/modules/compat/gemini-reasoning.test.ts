@@ -9,7 +9,7 @@ import { reasoningOf } from './gemini.format.js';
 
 /** Gemini's `thinkingConfig` as the gateway's reasoning control, seen on an Anthropic (budget) model. */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-4-6';
 let fake: FakeUpstream;
 let t: TestApp;
 let ai: GoogleGenAI;

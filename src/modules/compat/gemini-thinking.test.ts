@@ -24,7 +24,7 @@ import type { FakeRequest, FakeUpstream } from '../../../test/helpers/fake-upstr
  * of streamGenerateContent.
  */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-4-6';
 const ANSWER = 'It is 18 degrees and sunny in Paris.';
 /** A prompt holding this breaks the fake's stream midway. */
 const BREAK = 'break midway';

@@ -17,7 +17,7 @@ import { toChatCompletion, toTextBody, type ChatCompletionRequest } from './open
  * that turn, as it requires before a tool result.
  */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-4-6';
 let fake: FakeUpstream;
 let t: TestApp;
 let decide: Decide = () => ({ kind: 'ok' });

@@ -12,7 +12,7 @@ import type { Decide, FakeUpstream } from '../../../test/helpers/fake-upstreams.
 
 /** Extended thinking on an Anthropic model: Anthropic's `thinking`, and the other surfaces' controls in its terms. */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-4-6';
 let fake: FakeUpstream;
 let t: TestApp;
 let decide: Decide = () => ({ kind: 'ok' });

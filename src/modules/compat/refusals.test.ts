@@ -18,7 +18,7 @@ import { startFakeAnthropic } from '../gateway/providers/anthropic/anthropic.fak
 const REFUSAL = "I'm sorry, I cannot help with that.";
 const REPORTED = { inputTokens: 23, outputTokens: 9 };
 const OPENAI_MODEL = 'openai/gpt-4o-mini';
-const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-5';
+const ANTHROPIC_MODEL = 'anthropic/claude-sonnet-4-6';
 
 let openAiFake: FakeUpstream;
 let anthropicFake: FakeUpstream;

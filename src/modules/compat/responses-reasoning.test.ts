@@ -19,7 +19,7 @@ import { expectUnchargedOpenAiRefusal } from '../../../test/helpers/uncharged-re
  * the follow-up that the provider refuses unless the assistant turn starts with its signed thinking block.
  */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-4-6';
 const INCLUDE: OpenAI.Responses.ResponseIncludable[] = ['reasoning.encrypted_content'];
 let fake: FakeUpstream;
 let t: TestApp;

@@ -49,7 +49,7 @@ beforeEach(() => {
 });
 
 const HAIKU = 'anthropic/claude-haiku-4-5';
-const SONNET = 'anthropic/claude-sonnet-4-5';
+const SONNET = 'anthropic/claude-sonnet-4-6';
 const OLD_CLAUDE = 'anthropic/claude-3-5-haiku';
 const question = 'Name a lighthouse and the year it was lit';
 /** A schema as OpenAI clients write it: no additionalProperties, which Anthropic requires on every object. */

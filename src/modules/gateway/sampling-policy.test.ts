@@ -16,7 +16,7 @@ import { countMessageTokens } from './tokens.js';
  * 400 before any charge; and on Anthropic's surface max_tokens caps the thinking too.
  */
 
-const CLAUDE = 'anthropic/claude-sonnet-4-5';
+const CLAUDE = 'anthropic/claude-sonnet-4-6';
 const GPT = 'openai/gpt-4o-mini';
 let openAiFake: FakeUpstream;
 let anthropicFake: FakeUpstream;

@@ -12,7 +12,7 @@ import type { Decide, FakeUpstream } from '../../../test/helpers/fake-upstreams.
  * first in that turn (it refuses a tool-use follow-up without them); on any other role the field is a 400.
  */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-4-6';
 let fake: FakeUpstream;
 let t: TestApp;
 let decide: Decide = () => ({ kind: 'ok' });
