@@ -39,6 +39,15 @@ export function fakePayments(t: TestApp) {
     },
   };
 
+  /** Confirms a purchase as the payments module does: fulfilled in the confirming transaction, then its after-commit hook. */
+  const confirm = async (payment: Parameters<typeof t.services.subscriptionBilling.fulfilSubscriptionPayment>[1]): Promise<FulfilmentResult> => {
+    const result = await t.platform.db.transaction((tx) => t.services.subscriptionBilling.fulfilSubscriptionPayment(tx, payment));
+    if (result.status !== 'fulfilled') return result;
+    const { committed, ...answered } = result;
+    committed?.();
+    return answered;
+  };
+
   return {
     port,
     checkouts,
@@ -50,28 +59,24 @@ export function fakePayments(t: TestApp) {
     async pay(paymentId: string, overrides: { amountCents?: number } = {}): Promise<FulfilmentResult> {
       const request = checkouts.get(paymentId);
       if (!request) throw new Error(`no checkout ${paymentId}`);
-      return t.platform.db.transaction((tx) =>
-        t.services.subscriptionBilling.fulfilSubscriptionPayment(tx, {
-          id: paymentId,
-          userId: request.userId,
-          amountCents: overrides.amountCents ?? request.amountCents,
-          currency: request.currency,
-          purpose: request.purpose,
-        }),
-      );
+      return confirm({
+        id: paymentId,
+        userId: request.userId,
+        amountCents: overrides.amountCents ?? request.amountCents,
+        currency: request.currency,
+        purpose: request.purpose,
+      });
     },
     /** A charge the payments module would make for a `subscription.renewal_due` event, confirmed. */
     async payRenewal(event: { userId: string | null; data: Record<string, unknown> }, paymentId: string = randomUUID()): Promise<FulfilmentResult> {
       const data = event.data as { changeId: string; subscriptionId: string; planId: string; amountCents: number; currency: string };
-      return t.platform.db.transaction((tx) =>
-        t.services.subscriptionBilling.fulfilSubscriptionPayment(tx, {
-          id: paymentId,
-          userId: event.userId!,
-          amountCents: data.amountCents,
-          currency: data.currency,
-          purpose: { kind: 'subscription', changeId: data.changeId, subscriptionId: data.subscriptionId, planId: data.planId },
-        }),
-      );
+      return confirm({
+        id: paymentId,
+        userId: event.userId!,
+        amountCents: data.amountCents,
+        currency: data.currency,
+        purpose: { kind: 'subscription', changeId: data.changeId, subscriptionId: data.subscriptionId, planId: data.planId },
+      });
     },
   };
 }

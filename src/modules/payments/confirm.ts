@@ -77,6 +77,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
 
   async function apply(eventId: string): Promise<ApplyResult> {
     let after: (() => Promise<void>) | null = null;
+    const committed: Array<() => void> = [];
     let channel = '';
     try {
       const result = await db.transaction(async (tx) => {
@@ -84,11 +85,12 @@ export function createConfirmation(deps: ConfirmationDeps) {
         if (!event || event.processedAt) return { status: 'replayed' } as const;
         channel = event.channel;
         const [payment] = await tx.select().from(payments).where(eq(payments.id, event.paymentId!)).for('update');
-        const outcome = await applyTo(tx, payment!, event);
+        const outcome = await applyTo(tx, payment!, event, committed);
         if (outcome.status === 'unsubscribed') after = () => deps.onUnsubscribed?.(payment!) ?? Promise.resolve();
         await tx.update(paymentEvents).set({ processedAt: clock.now(), lastError: null }).where(eq(paymentEvents.id, eventId));
         return outcome;
       });
+      for (const done of committed) done();
       if (result.status !== 'replayed' && result.status !== 'unchanged') outcomes.inc({ channel, outcome: result.status });
       if (after) await (after as () => Promise<void>)();
       return result;
@@ -101,11 +103,11 @@ export function createConfirmation(deps: ConfirmationDeps) {
     }
   }
 
-  async function applyTo(tx: Tx, payment: PaymentRow, event: PaymentEventRow): Promise<ApplyResult> {
+  async function applyTo(tx: Tx, payment: PaymentRow, event: PaymentEventRow, committed: Array<() => void>): Promise<ApplyResult> {
     const now = clock.now();
     switch (event.outcome) {
       case 'succeeded':
-        return succeed(tx, payment, event);
+        return succeed(tx, payment, event, committed);
       case 'failed':
       case 'cancelled': {
         if (payment.status !== 'PENDING') return { status: 'unchanged' };
@@ -143,7 +145,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
     }
   }
 
-  async function succeed(tx: Tx, payment: PaymentRow, event: PaymentEventRow): Promise<ApplyResult> {
+  async function succeed(tx: Tx, payment: PaymentRow, event: PaymentEventRow, committed: Array<() => void>): Promise<ApplyResult> {
     const now = clock.now();
     if (payment.status === 'SUCCEEDED' || payment.status === 'REFUNDED' || payment.fulfilment !== 'NONE') return { status: 'unchanged' };
     const paid = event.amountCents;
@@ -160,6 +162,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
     const result = handler
       ? await handler(tx, { id: payment.id, userId: payment.userId, amountCents: paid, currency: payment.currency, purpose: payment.purpose })
       : ({ status: 'unfulfillable', reason: `Nothing fulfils purchases of kind "${payment.purposeKind}".` } as const);
+    if ('committed' in result && result.committed) committed.push(result.committed);
     const fulfilment = result.status === 'unfulfillable' ? 'REVIEW' : 'FULFILLED';
     const tokensGranted = await deps.wallet.creditedForPayment(payment.id, tx);
     await tx

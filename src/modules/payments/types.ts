@@ -86,7 +86,10 @@ export interface ConfirmedPurchase {
   purpose: Record<string, unknown> & { kind: string };
 }
 
-export type HandlerResult = { status: 'fulfilled' | 'already_fulfilled' } | { status: 'unfulfillable'; reason: string };
+export type HandlerResult = ({ status: 'fulfilled' | 'already_fulfilled' } | { status: 'unfulfillable'; reason: string }) & {
+  /** Runs once the confirming transaction committed: the owning module's own after-commit work (a cache to drop). */
+  committed?: () => void;
+};
 
 /** Registered by the module that owns a kind of purchase (`subscription`, later `topup`); runs in the confirming transaction. */
 export type FulfilmentHandler = (tx: Tx, payment: ConfirmedPurchase) => Promise<HandlerResult>;

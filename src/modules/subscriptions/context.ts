@@ -40,14 +40,23 @@ export interface ChangeLog {
   changed(userId: string): Promise<void>;
 }
 
+/** A change log for a transaction someone else commits: they call `committed` once it did. */
+export interface ForeignChangeLog extends ChangeLog {
+  committed(): void;
+}
+
 export interface BillingContext extends Omit<SubscriptionBillingDeps, 'payments'> {
   /** The payments port connected now, or null. */
   payments(): PaymentsPort | null;
   connectPayments(port: PaymentsPort | null): void;
   /** Runs `fn` in a transaction; the users it marks changed are announced after the commit. */
   transaction<T>(fn: (tx: Tx, log: ChangeLog) => Promise<T>): Promise<T>;
-  /** A change log for a transaction owned by someone else (the payments module's): NOTIFY only. */
-  foreignLog(tx: Tx): ChangeLog;
+  /**
+   * A change log for a transaction owned by someone else (the payments module's): the NOTIFY in it, and this
+   * instance's hook once the owner says it committed (without it this instance serves the old subscription until its
+   * own NOTIFY comes back).
+   */
+  foreignLog(tx: Tx): ForeignChangeLog;
 }
 
 export function createBillingContext(deps: SubscriptionBillingDeps): BillingContext {
@@ -74,7 +83,14 @@ export function createBillingContext(deps: SubscriptionBillingDeps): BillingCont
       return result;
     },
     foreignLog(tx) {
-      return { changed: (userId) => notify(tx, userId) };
+      const users = new Set<string>();
+      return {
+        async changed(userId) {
+          users.add(userId);
+          await notify(tx, userId);
+        },
+        committed: () => users.forEach((userId) => deps.onSubscriptionChanged?.(userId)),
+      };
     },
   };
 }

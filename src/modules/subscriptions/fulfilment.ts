@@ -47,10 +47,10 @@ export function createFulfilment(ctx: BillingContext, coupons: CouponsService, a
     if (paid!.status === 'SCHEDULED') {
       await tx.update(subscriptions).set({ nextPlanId: change.toPlanId, updatedAt: now }).where(eq(subscriptions.id, sub.id));
       await log.changed(sub.userId);
-      return { status: 'fulfilled', changeId: change.id, subscriptionId: sub.id, applied: false };
+      return { status: 'fulfilled', changeId: change.id, subscriptionId: sub.id, applied: false, committed: () => log.committed() };
     }
     await applier.apply(tx, log, paid!, sub);
-    return { status: 'fulfilled', changeId: change.id, subscriptionId: sub.id, applied: true };
+    return { status: 'fulfilled', changeId: change.id, subscriptionId: sub.id, applied: true, committed: () => log.committed() };
   };
 
   /**

@@ -63,7 +63,14 @@ export interface ConfirmedPayment {
 }
 
 export type FulfilmentResult =
-  | { status: 'fulfilled'; changeId: string; subscriptionId: string; applied: boolean }
+  | {
+      status: 'fulfilled';
+      changeId: string;
+      subscriptionId: string;
+      applied: boolean;
+      /** This instance's after-commit work: the payments module calls it once the confirming transaction committed. */
+      committed?: () => void;
+    }
   | { status: 'already_fulfilled'; changeId: string; subscriptionId: string }
   /** Nothing was changed; the payment stays visible to operators for review (refund or manual fix). */
   | { status: 'unfulfillable'; reason: string };
