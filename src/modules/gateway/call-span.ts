@@ -56,8 +56,8 @@ export interface AnsweredCall {
   chargedTokens: number;
   /** Attributes of the operation's own (`storefront.images_generated`...). */
   attributes?: Attributes;
-  /** The answer (text, tool calls), recorded only with `captureContent`. */
-  output?: unknown;
+  /** The answer (text, tool calls), built and recorded only with `captureContent` (the hot path builds nothing). */
+  output?: () => unknown;
 }
 
 /** Asked for each time: a tracer kept from before a provider was registered (or replaced) would export nowhere. */
@@ -108,7 +108,7 @@ export function startCallSpan(call: StartedCall): CallSpan {
         if (usage.cachedInputTokens) attributes['gen_ai.usage.cache_read.input_tokens'] = usage.cachedInputTokens;
         if (usage.cacheWriteTokens) attributes['gen_ai.usage.cache_creation.input_tokens'] = usage.cacheWriteTokens;
         if (usage.reasoningTokens) attributes['storefront.usage.reasoning_tokens'] = usage.reasoningTokens;
-        if (call.captureContent && outcome.output !== undefined) attributes['gen_ai.output.messages'] = contentAttribute(outcome.output);
+        if (call.captureContent && outcome.output) attributes['gen_ai.output.messages'] = contentAttribute(outcome.output());
         span.setAttributes(attributes);
       }
       span.end();

@@ -117,7 +117,7 @@ export async function finalize(
     finishReason: outcome.finishReason,
     usage: measured,
     chargedTokens,
-    output: { text: outcome.text, ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}) },
+    output: () => ({ text: outcome.text, ...(outcome.toolCalls?.length ? { toolCalls: outcome.toolCalls } : {}) }),
   });
   return answerOf(chargedTokens);
 }
