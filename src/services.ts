@@ -30,33 +30,37 @@ import { createCompatService, createResponsesService } from './modules/compat/in
 import { createAuditService } from './modules/audit/service.js';
 import { createFlagsService } from './modules/flags/service.js';
 import { createAnnouncementsService } from './modules/announcements/service.js';
+import { assertWired } from './platform/events/hooks.js';
 
-/** The composition root of the domain: every service built once, with exactly the dependencies it uses. */
+/**
+ * The composition root of the domain: every service built once, with exactly the dependencies it uses, in dependency
+ * order. No closure here may use a service built further down (src/services.test.ts checks it): where two modules
+ * talk both ways, the lower one owns a hook or port (platform/events/hooks.ts) that is subscribed or connected below,
+ * once the higher one exists, and `assertWired` fails the start when one of them was left unwired.
+ */
 export function createServices(platform: Platform) {
   const { db, clock, tokens } = platform;
   const pepper = derivePepper(platform.config.jwtSecret);
+  const logBackgroundError = (err: unknown) => platform.logger.error({ err }, 'background work failed');
   const notifications = createNotificationsService({ db, clock });
   const audit = createAuditService({ db, clock });
   const catalog = createCatalogService({ db, clock, events: platform.events });
-  // Plans show `payableWith` from the channels that run now (the payments service is built below).
-  const plans = createPlansService({ db, clock, catalog, events: platform.events, liveChannels: async () => payments.liveChannelSlugs() });
-  const logBackgroundError = (err: unknown) => platform.logger.error({ err }, 'background work failed');
+  const plans = createPlansService({ db, clock, catalog, events: platform.events });
   const wallet = createWalletService({
     db,
     clock,
     tokensPerCredit: async () => (await catalog.pricingSettings()).tokensPerCredit,
     sweepIntervalMs: 15_000,
-    // The gateway is built below; this runs only when the sweeper closes a reservation a crash left open.
-    onSwept: async (tx, swept) => gateway.recordSwept(tx, swept),
     onBackgroundError: logBackgroundError,
     metrics: platform.metrics,
-    // Top-ups are built below: the suggested top-up of a shortfall and the low-balance warning, from its cached terms.
-    topUp: {
-      suggest: async (shortfallTokens, cachedOnly) => topup.suggestTopUp(shortfallTokens, cachedOnly ? topup.peekTerms() : await topup.terms()),
-      lowBalanceThresholdTokens: () => topup.peekTerms()?.lowBalanceThresholdTokens ?? null,
-      warn: async (tx, warning) =>
-        void (await notifications.notify(tx, { userId: warning.userId, ...topup.lowBalanceNotice(warning.balanceTokens, warning.thresholdTokens) })),
-    },
+  });
+  const files = createFilesService({
+    db,
+    clock,
+    storage: platform.storage,
+    fetcher: platform.fetcher,
+    publicBaseUrl: platform.config.publicBaseUrl,
+    events: platform.events,
   });
   const subscriptions = createSubscriptionsService({
     db,
@@ -64,9 +68,7 @@ export function createServices(platform: Platform) {
     plans,
     wallet,
     events: platform.events,
-    // The workspaces service is built below; members of a workspace with a subscription meter against it.
-    workspaceIdsOf: (userId, tx) => workspaces.workspaceIdsOf(userId, tx),
-    // The files service is built below too; the subscriber's own stored files (a workspace's members keep theirs).
+    // The subscriber's own stored files (a workspace's members keep theirs).
     storageMbUsed: (owner) => files.storageMbUsed(owner.userId),
   });
   const auth = createAuthService({
@@ -78,7 +80,7 @@ export function createServices(platform: Platform) {
     onSignIn: [unseenIpNotifier(notifications)],
   });
   const idp = createIdentityProvider(platform.config.idp, { clock });
-  // Trials, switches, coupons and the lifecycle; the payments port is connected below.
+  // Trials, switches, coupons and the lifecycle; checkouts open through the payments port connected below.
   const subscriptionBilling = createSubscriptionBillingService({
     db,
     clock,
@@ -111,9 +113,11 @@ export function createServices(platform: Platform) {
     billing: subscriptionBilling,
     metrics: platform.metrics,
   });
-  // The two modules need each other: subscriptions opens checkouts through the port, payments fulfils plan purchases
-  // through the handler subscriptions registers (the top-ups module registers `topup` the same way).
-  subscriptionBilling.connectPayments(payments.port);
+  // Plans show `payableWith` from the channels that run now.
+  plans.liveChannels.connect(() => payments.liveChannelSlugs());
+  // Subscriptions opens checkouts through the payments port; payments fulfils plan purchases through the handler
+  // subscriptions registers (the top-ups module registers `topup` the same way).
+  subscriptionBilling.payments.connect(payments.port);
   payments.registerFulfilment('subscription', (tx, payment) =>
     subscriptionBilling.fulfilSubscriptionPayment(tx, { ...payment, purpose: payment.purpose as unknown as ConfirmedPayment['purpose'] }),
   );
@@ -127,19 +131,25 @@ export function createServices(platform: Platform) {
     modelExists: async (slug) => (await catalog.getBySlug(slug)) !== undefined,
   });
   const usage = createUsageService({ db, clock, catalog });
-  const files = createFilesService({
+  // Its events (deletion, blocks, profile visibility) are subscribed at the end, once every module that cleans up exists.
+  const account = createAccountService({
     db,
     clock,
+    mailer: platform.mailer,
     storage: platform.storage,
-    fetcher: platform.fetcher,
+    jobs: platform.jobs,
+    pepper,
+    frontendUrl: platform.config.frontendUrl,
     publicBaseUrl: platform.config.publicBaseUrl,
+    notifications,
+    auth: auth.data,
     events: platform.events,
+    twoFactor: auth.twoFactor,
   });
   const library = createLibraryService({
     db,
     clock,
     catalog,
-    // The account service is built below; this runs only when a generation is saved.
     preferences: { defaultGenerationVisibility: async (userId, tx) => (await account.profile.getPreferences(userId, tx)).defaultGenerationVisibility },
   });
   // What the text and media gateways both meter with: the model, the caller's plan, the wallet, the usage record and the library item.
@@ -165,6 +175,8 @@ export function createServices(platform: Platform) {
     events: platform.events,
     outbound: createOutboundPolicy({ allowPrivateNetwork: platform.config.allowPrivateNetwork }),
   });
+  // When the sweeper closes a reservation a crash left open, the gateway writes its usage record in the sweeper's transaction.
+  wallet.reservationSwept.subscribe((tx, swept) => gateway.recordSwept(tx, swept));
   const jobs = createJobsService({ db, clock, events: platform.events, logger: platform.logger, wallet, metrics: platform.metrics });
   const media = createMediaGateway({
     ...meteringDeps,
@@ -188,34 +200,9 @@ export function createServices(platform: Platform) {
     allowPrivateNetwork: platform.config.allowPrivateNetwork,
     metrics: platform.metrics,
   });
-  const account = createAccountService({
-    db,
-    clock,
-    mailer: platform.mailer,
-    storage: platform.storage,
-    jobs: platform.jobs,
-    pepper,
-    frontendUrl: platform.config.frontendUrl,
-    publicBaseUrl: platform.config.publicBaseUrl,
-    notifications,
-    auth: auth.data,
-    events: platform.events,
-    twoFactor: auth.twoFactor,
-    // Work of other modules when an account is deleted (in its transaction): its API keys revoked, its webhooks disabled,
-    // its workspace memberships ended (refused while it owns a workspace that others share), its posts and works hidden.
-    onAccountDeleted: [
-      async (tx, user) => workspaces.onAccountDeleted(tx, user.id),
-      async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)),
-      async (tx, user) => webhooks.disableAllForUser(user.id, tx),
-      async (tx, user, at) => community.onAccountDeleted(tx, user.id, at),
-      async (tx, user) => responses.onAccountDeleted(tx, user.id),
-    ],
-    // The social graph (community, built below) drops the follows between the two users in the block's transaction.
-    onUserBlocked: [async (tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId)],
-    // The author's posts and works take a new profileVisibility in the transaction that changes it.
-    onProfileVisibilityChanged: [async (tx, userId, visibility) => community.onProfileVisibilityChanged(tx, userId, visibility)],
-  });
   const workspaces = createWorkspacesService({ db, clock, users: auth.data.users, subscriptions });
+  // Members of a workspace with a subscription meter against it.
+  subscriptions.workspaceMemberships.connect((userId, tx) => workspaces.workspaceIdsOf(userId, tx));
   const community = createCommunityService({
     db,
     clock,
@@ -257,6 +244,13 @@ export function createServices(platform: Platform) {
   });
   // Payments fulfils a paid top-up through the handler the top-ups module registers (tokens and bonus, exactly once).
   payments.registerFulfilment('topup', (tx, payment) => topup.fulfil(tx, payment));
+  // The wallet's QUOTA_EXCEEDED suggests a top-up of the shortfall and QUOTA_WARNING warns, from the top-up terms' cache.
+  wallet.topUpHints.connect({
+    suggest: async (shortfallTokens, cachedOnly) => topup.suggestTopUp(shortfallTokens, cachedOnly ? topup.peekTerms() : await topup.terms()),
+    lowBalanceThresholdTokens: () => topup.peekTerms()?.lowBalanceThresholdTokens ?? null,
+    warn: async (tx, warning) =>
+      void (await notifications.notify(tx, { userId: warning.userId, ...topup.lowBalanceNotice(warning.balanceTokens, warning.thresholdTokens) })),
+  });
   // The OpenAI- and Anthropic-compatible surfaces over the gateway.
   const compat = createCompatService({ clock, gateway, media, files, catalog, plans, subscriptions, apiKeys, wallet });
   // OpenAI's Responses API over the same gateway, with its stored responses.
@@ -281,6 +275,29 @@ export function createServices(platform: Platform) {
     planExists,
     userIdsAfter: (afterId, limit) => auth.data.users.activeUserIdsAfter(afterId, limit),
   });
+  // Work of other modules in the account's transactions, in this order: workspace memberships ended (first: it refuses
+  // the deletion while the account owns a workspace that others share), API keys revoked, webhooks disabled, posts and
+  // works hidden, stored responses dropped. A block drops the follows between the two users; the author's posts and
+  // works take a new profileVisibility.
+  account.accountDeleted.subscribe((tx, user) => workspaces.onAccountDeleted(tx, user.id));
+  account.accountDeleted.subscribe(async (tx, user) => void (await apiKeys.revokeAllForUser(user.id, tx)));
+  account.accountDeleted.subscribe((tx, user) => webhooks.disableAllForUser(user.id, tx));
+  account.accountDeleted.subscribe((tx, user, at) => community.onAccountDeleted(tx, user.id, at));
+  account.accountDeleted.subscribe((tx, user) => responses.onAccountDeleted(tx, user.id));
+  account.userBlocked.subscribe((tx, blockerId, blockedId) => community.onUserBlocked(tx, blockerId, blockedId));
+  account.profileVisibilityChanged.subscribe((tx, userId, visibility) => community.onProfileVisibilityChanged(tx, userId, visibility));
+  assertWired([
+    plans.liveChannels,
+    wallet.reservationSwept,
+    wallet.topUpHints,
+    subscriptions.workspaceMemberships,
+    subscriptionBilling.payments,
+    payments.fulfilment('subscription'),
+    payments.fulfilment('topup'),
+    account.accountDeleted,
+    account.userBlocked,
+    account.profileVisibilityChanged,
+  ]);
   return {
     audit,
     flags,

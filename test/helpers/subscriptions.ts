@@ -53,8 +53,8 @@ export function fakePayments(t: TestApp) {
     checkouts,
     cancelled,
     refuseNextCheckout: () => void (refuseNext = true),
-    connect: () => t.services.subscriptionBilling.connectPayments(port),
-    disconnect: () => t.services.subscriptionBilling.connectPayments(null),
+    connect: () => void t.services.subscriptionBilling.payments.connect(port),
+    disconnect: () => t.services.subscriptionBilling.payments.disconnect(),
     /** The gateway confirms the checkout (optionally with another amount); returns what fulfilment answered. */
     async pay(paymentId: string, overrides: { amountCents?: number } = {}): Promise<FulfilmentResult> {
       const request = checkouts.get(paymentId);

@@ -17,7 +17,8 @@ export type UserBlockedHook = (tx: Tx, blockerId: string, blockedId: string) => 
 
 const unknownHandle = (handle: string) => notFound(`No user has the handle @${handle}.`);
 
-export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = []) {
+/** `userBlocked`: raises the event to the other modules' handlers (`account.userBlocked`). */
+export function createBlocks(deps: AccountDeps, userBlocked: UserBlockedHook) {
   const { db, clock, auth } = deps;
 
   const hiddenFrom = async (viewerId: string, tx: DbOrTx): Promise<string[]> => {
@@ -73,7 +74,7 @@ export function createBlocks(deps: AccountDeps, onBlocked: UserBlockedHook[] = [
           .values({ userId, blockedUserId: target.id, kind, reason, createdAt: now })
           .onConflictDoUpdate({ target: [userBlocks.userId, userBlocks.blockedUserId], set: { kind, reason } })
           .returning();
-        if (kind === 'BLOCK') for (const hook of onBlocked) await hook(tx, userId, target.id);
+        if (kind === 'BLOCK') await userBlocked(tx, userId, target.id);
         await blocksChanged(tx, userId, target.id);
         return { created: !existing, block: toBlock({ handle: target.handle, kind: row!.kind, reason: row!.reason, createdAt: row!.createdAt }) };
       });

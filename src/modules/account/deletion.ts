@@ -12,7 +12,8 @@ import type { AccountDeps } from './deps.js';
  */
 export type AccountDeletedHook = (tx: Tx, user: UserRow, at: Date) => Promise<void>;
 
-export function createDeletion(deps: AccountDeps, hooks: AccountDeletedHook[]) {
+/** `accountDeleted`: raises the event to the other modules' handlers (`account.accountDeleted`). */
+export function createDeletion(deps: AccountDeps, accountDeleted: AccountDeletedHook) {
   const { db, clock, auth } = deps;
 
   return {
@@ -34,7 +35,7 @@ export function createDeletion(deps: AccountDeps, hooks: AccountDeletedHook[]) {
           .update(dataExports)
           .set({ status: 'FAILED', error: 'The account was deleted.', completedAt: now })
           .where(and(eq(dataExports.userId, userId), inArray(dataExports.status, ['QUEUED', 'RUNNING'])));
-        for (const hook of hooks) await hook(tx, deleted, now);
+        await accountDeleted(tx, deleted, now);
       });
     },
   };

@@ -54,7 +54,8 @@ function canonicalLocale(locale: string): string | null {
   }
 }
 
-export function createProfile(deps: AccountDeps, onVisibilityChanged: ProfileVisibilityChangedHook[] = []) {
+/** `visibilityChanged`: raises the event to the other modules' handlers (`account.profileVisibilityChanged`). */
+export function createProfile(deps: AccountDeps, visibilityChanged: ProfileVisibilityChangedHook) {
   const { db, clock, auth } = deps;
 
   /**
@@ -135,7 +136,7 @@ export function createProfile(deps: AccountDeps, onVisibilityChanged: ProfileVis
           .set({ ...set, updatedAt: clock.now() })
           .where(eq(userPreferences.userId, userId));
         const visibility = set.profileVisibility;
-        if (visibility !== undefined && visibility !== before.profileVisibility) for (const hook of onVisibilityChanged) await hook(tx, userId, visibility);
+        if (visibility !== undefined && visibility !== before.profileVisibility) await visibilityChanged(tx, userId, visibility);
       });
       return getPreferences(userId);
     },

@@ -1,3 +1,4 @@
+import { createHook, type Subscribable } from '../../platform/events/hooks.js';
 import { composeMail } from '../../platform/mail/compose.js';
 import { toMeUser, toSecurityEvent, type TwoFactor } from '../auth/index.js';
 import { jsonFile, type ExportSection } from './archive.js';
@@ -12,11 +13,6 @@ import { createSecurityViews, toSession } from './security.js';
 
 export interface AccountServiceOptions extends AccountServiceDeps {
   twoFactor: Pick<TwoFactor, 'exportFor'>;
-  onAccountDeleted?: AccountDeletedHook[];
-  /** Run in the transaction that creates a BLOCK (the social graph drops the follows both ways). */
-  onUserBlocked?: UserBlockedHook[];
-  /** Run in the transaction that changes `profileVisibility` (the community's posts and works take the new audience). */
-  onProfileVisibilityChanged?: ProfileVisibilityChangedHook[];
 }
 
 /** Account management: password and email flows, sessions and history, profile, preferences, blocks, export, deletion. */
@@ -32,8 +28,19 @@ export function createAccountService(options: AccountServiceOptions) {
     },
   };
 
-  const profile = createProfile(deps, options.onProfileVisibilityChanged ?? []);
-  const blocks = createBlocks(deps, options.onUserBlocked ?? []);
+  // The modules that keep the rules of these events in step subscribe once they are built (src/services.ts).
+  const accountDeleted = createHook<Parameters<AccountDeletedHook>>(
+    'account.accountDeleted',
+    'subscribe the workspaces, API keys, webhooks, community and responses clean-ups',
+  );
+  const userBlocked = createHook<Parameters<UserBlockedHook>>('account.userBlocked', "subscribe the community's onUserBlocked");
+  const profileVisibilityChanged = createHook<Parameters<ProfileVisibilityChangedHook>>(
+    'account.profileVisibilityChanged',
+    "subscribe the community's onProfileVisibilityChanged",
+  );
+
+  const profile = createProfile(deps, profileVisibilityChanged.emit);
+  const blocks = createBlocks(deps, userBlocked.emit);
   const extraSections: ExportSection[] = [];
 
   /** What this module puts in a data export; other modules add theirs with `addExportSection`. */
@@ -82,13 +89,22 @@ export function createAccountService(options: AccountServiceOptions) {
   const password = createPasswordFlows(deps);
 
   return {
+    /**
+     * Raised in the transaction that deletes an account, after this module's own work: the other modules end what the
+     * account held there. A handler that throws refuses the deletion (nothing is deleted).
+     */
+    accountDeleted: accountDeleted as Subscribable<Parameters<AccountDeletedHook>>,
+    /** Raised in the transaction that creates a BLOCK (the social graph drops the follows both ways). */
+    userBlocked: userBlocked as Subscribable<Parameters<UserBlockedHook>>,
+    /** Raised in the transaction that changes `profileVisibility` (the community's posts and works take the new audience). */
+    profileVisibilityChanged: profileVisibilityChanged as Subscribable<Parameters<ProfileVisibilityChangedHook>>,
     password,
     email: createEmailFlows(deps),
     security: createSecurityViews(deps),
     profile,
     blocks,
     exports,
-    deletion: createDeletion(deps, options.onAccountDeleted ?? []),
+    deletion: createDeletion(deps, accountDeleted.emit),
 
     /** Adds a module's part to every data export (e.g. generations with their media files, API keys). */
     addExportSection(section: ExportSection) {

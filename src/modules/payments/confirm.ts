@@ -3,6 +3,7 @@ import { paymentAgreements, paymentEvents, payments } from '../../db/schema/paym
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
+import { createPort, type Port } from '../../platform/events/hooks.js';
 import { emitDomainEvent } from '../../platform/events/outbox.js';
 import { metricsOrPrivate, type Metrics } from '../../platform/metrics/metrics.js';
 import type { NotificationsService } from '../notifications/service.js';
@@ -41,7 +42,16 @@ export type ApplyResult =
  */
 export function createConfirmation(deps: ConfirmationDeps) {
   const { db, clock } = deps;
-  const handlers = new Map<string, FulfilmentHandler>();
+  const fulfilments = new Map<string, Port<FulfilmentHandler>>();
+  /** Where purchases of `kind` are fulfilled: the port its owning module connects its handler to. */
+  function fulfilment(kind: string): Port<FulfilmentHandler> {
+    let port = fulfilments.get(kind);
+    if (!port) {
+      port = createPort<FulfilmentHandler>(`payments.fulfilment(${kind})`, `payments.registerFulfilment('${kind}', handler) from the module that sells it`);
+      fulfilments.set(kind, port);
+    }
+    return port;
+  }
   const outcomes = metricsOrPrivate(deps.metrics).counter({
     name: 'storefront_payments_outcomes_total',
     help: 'Gateway messages applied to payments, by channel and outcome (succeeded, failed, cancelled, refunded, review, unsubscribed)',
@@ -158,7 +168,7 @@ export function createConfirmation(deps: ConfirmationDeps) {
         .where(eq(payments.id, payment.id));
       return { status: 'review', reason };
     }
-    const handler = handlers.get(payment.purposeKind);
+    const handler = fulfilments.get(payment.purposeKind)?.current();
     const result = handler
       ? await handler(tx, { id: payment.id, userId: payment.userId, amountCents: paid, currency: payment.currency, purpose: payment.purpose })
       : ({ status: 'unfulfillable', reason: `Nothing fulfils purchases of kind "${payment.purposeKind}".` } as const);
@@ -202,12 +212,9 @@ export function createConfirmation(deps: ConfirmationDeps) {
 
   return {
     /** Registers the module that fulfils purchases of `kind`; returns a function that restores the previous handler. */
-    registerFulfilment(kind: string, handler: FulfilmentHandler): () => void {
-      const previous = handlers.get(kind);
-      handlers.set(kind, handler);
-      return () => (previous ? void handlers.set(kind, previous) : void handlers.delete(kind));
-    },
-    fulfilmentHandler: (kind: string) => handlers.get(kind),
+    registerFulfilment: (kind: string, handler: FulfilmentHandler): (() => void) => fulfilment(kind).connect(handler),
+    fulfilmentHandler: (kind: string) => fulfilments.get(kind)?.current() ?? undefined,
+    fulfilment,
     record,
     apply,
     /** Records then applies; a repeat of the same message is a replay that changes nothing. */

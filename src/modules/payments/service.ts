@@ -4,6 +4,7 @@ import type { PaymentsConfig } from '../../config.js';
 import { payments, type PaymentStatus } from '../../db/schema/payments.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db } from '../../platform/db/database.js';
+import type { Wireable } from '../../platform/events/hooks.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { NotificationsService } from '../notifications/service.js';
@@ -137,6 +138,8 @@ export function createPaymentsService(deps: PaymentsServiceDeps) {
     },
     registerFulfilment: (kind: string, handler: FulfilmentHandler) => confirmation.registerFulfilment(kind, handler),
     fulfilmentHandler: (kind: string) => confirmation.fulfilmentHandler(kind),
+    /** Whether purchases of `kind` have their fulfilment registered (the start check of src/services.ts). */
+    fulfilment: (kind: string): Wireable => confirmation.fulfilment(kind),
     /** The port subscriptions opens checkouts through. */
     port: flow.port,
     /** For the top-ups module: records a payment for its order and opens the checkout. */

@@ -3,6 +3,7 @@ import { planModels, plans } from '../../db/schema/plans.js';
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import { createPort, type Connectable } from '../../platform/events/hooks.js';
 import { notFound } from '../../platform/http/errors.js';
 import type { CatalogService } from '../catalog/service.js';
 import { createAccessMemo } from './access.js';
@@ -21,10 +22,11 @@ export interface PlansServiceDeps {
   clock: Clock;
   catalog: CatalogService;
   events?: EventBus;
-  /** Payment channel slugs live now (the payments module provides them); none until it exists. */
-  liveChannels?: () => Promise<string[]>;
   cacheTtlMs?: number;
 }
+
+/** The payment channel slugs live now: the payments module (built after this one) answers. */
+export type LiveChannelSlugs = () => Promise<string[]>;
 
 /** Plans (read side): the listing, model grants and features other modules check. */
 export function createPlansService(deps: PlansServiceDeps) {
@@ -33,7 +35,9 @@ export function createPlansService(deps: PlansServiceDeps) {
   const { snapshot, invalidate, changed } = createPlansSnapshots({ db, events, ttlMs });
   const accessOf = createAccessMemo();
 
-  const liveChannels = deps.liveChannels ?? (async () => []);
+  const liveChannelsPort = createPort<LiveChannelSlugs>('plans.liveChannels', "connect the payments service's liveChannelSlugs");
+  // None until connected (a plans service on its own: benchmarks, scripts).
+  const liveChannels = async () => (await liveChannelsPort.current()?.()) ?? [];
 
   async function publicPlan(slug: string): Promise<{ plan: PlanRow; snap: PlansSnapshot }> {
     const snap = await snapshot();
@@ -43,6 +47,9 @@ export function createPlansService(deps: PlansServiceDeps) {
   }
 
   return {
+    /** Where `payableWith` and the admin's channel check learn which payment channels run now. */
+    liveChannels: liveChannelsPort as Connectable<LiveChannelSlugs>,
+
     /** Operators' reads and changes (admin API): every plan, create, edit, archive; each change audited. */
     admin: createPlansAdmin({ db, clock, catalog, liveChannels, changed }),
 

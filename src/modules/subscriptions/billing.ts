@@ -1,10 +1,11 @@
 import type { Tx } from '../../platform/db/database.js';
+import type { Connectable } from '../../platform/events/hooks.js';
 import { createChangeApplier } from './apply.js';
 import { createBillingContext, type SubscriptionBillingDeps } from './context.js';
 import { createCouponsService } from './coupons.js';
 import { createFulfilment } from './fulfilment.js';
 import { createLifecycle } from './lifecycle.js';
-import type { ConfirmedPayment } from './payments-port.js';
+import type { ConfirmedPayment, PaymentsPort } from './payments-port.js';
 import { createReminders } from './reminders.js';
 import { createSwitchService } from './switch.js';
 import { createTrialAndCancel } from './trial-and-cancel.js';
@@ -29,8 +30,8 @@ export function createSubscriptionBillingService(deps: SubscriptionBillingDeps) 
 
   return {
     coupons,
-    /** Connects (or disconnects) the payments module's port; until then paid switches are refused with the amount. */
-    connectPayments: ctx.connectPayments.bind(ctx),
+    /** Where checkouts open (the payments module's port); until it is connected paid switches are refused with the amount. */
+    payments: ctx.paymentsPort as Connectable<PaymentsPort>,
     list: views.list.bind(views),
     quote: switches.quote.bind(switches),
     switchPlan: switches.switchPlan.bind(switches),

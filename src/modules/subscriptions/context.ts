@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, Tx } from '../../platform/db/database.js';
+import { createPort, type Port } from '../../platform/events/hooks.js';
 import { notifyInTransaction } from '../../platform/events/notify-in-transaction.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import type { NotificationsService } from '../notifications/service.js';
@@ -21,11 +22,6 @@ export interface SubscriptionBillingDeps {
   mailer: Mailer;
   /** The address and name to mail a user at; null for a deleted account. */
   userContact: (userId: string) => Promise<{ email: string; name: string | null } | null>;
-  /**
-   * Absent until the payments module exists (paid switches are then refused with the amount). The payments module
-   * needs `fulfilSubscriptionPayment` from this one, so the composition root may also connect it later.
-   */
-  payments?: PaymentsPort | null;
   /** Where a coupon-settled switch sends the customer when no successUrl was given. */
   frontendUrl: string;
   /**
@@ -45,10 +41,14 @@ export interface ForeignChangeLog extends ChangeLog {
   committed(): void;
 }
 
-export interface BillingContext extends Omit<SubscriptionBillingDeps, 'payments'> {
+export interface BillingContext extends SubscriptionBillingDeps {
+  /**
+   * Where checkouts open: the payments module (built after this one, as it needs this one's fulfilment) connects its
+   * port. Until then a switch that needs money is refused with the amount.
+   */
+  paymentsPort: Port<PaymentsPort>;
   /** The payments port connected now, or null. */
   payments(): PaymentsPort | null;
-  connectPayments(port: PaymentsPort | null): void;
   /** Runs `fn` in a transaction; the users it marks changed are announced after the commit. */
   transaction<T>(fn: (tx: Tx, log: ChangeLog) => Promise<T>): Promise<T>;
   /**
@@ -61,13 +61,11 @@ export interface BillingContext extends Omit<SubscriptionBillingDeps, 'payments'
 
 export function createBillingContext(deps: SubscriptionBillingDeps): BillingContext {
   const notify = (tx: Tx, userId: string) => notifyInTransaction(tx, SUBSCRIPTIONS_CHANGED_CHANNEL, { userId });
-  let payments = deps.payments ?? null;
+  const paymentsPort = createPort<PaymentsPort>('subscriptionBilling.payments', "connect the payments service's port");
   return {
     ...deps,
-    payments: () => payments,
-    connectPayments(port) {
-      payments = port;
-    },
+    paymentsPort,
+    payments: () => paymentsPort.current(),
     async transaction(fn) {
       const users = new Set<string>();
       const result = await deps.db.transaction((tx) =>

@@ -3,6 +3,7 @@ import { subscriptions, type SubscriptionStatus } from '../../db/schema/subscrip
 import { startOfUtcDay, startOfUtcMonth, type Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/event-bus.js';
+import { createPort, type Connectable } from '../../platform/events/hooks.js';
 import { createInvalidatingCache } from '../../platform/events/invalidating-cache.js';
 import type { UserRow } from '../auth/index.js';
 import type { PlanRow, PlansService } from '../plans/service.js';
@@ -21,17 +22,16 @@ export interface SubscriptionsServiceDeps {
   wallet: WalletService;
   /** Cross-instance invalidation of the active-subscription cache (a trigger announces every subscription write). */
   events?: EventBus;
-  /**
-   * The workspaces a user belongs to, oldest membership first (the workspaces module answers). A member of a workspace
-   * with a subscription in effect meters against that subscription and the workspace wallet.
-   */
-  workspaceIdsOf?: (userId: string, tx?: DbOrTx) => Promise<string[]>;
-  /** Storage the owner uses, in MB (the files module measures it); 0 until one is wired in. */
+  /** Storage the owner uses, in MB (the files module measures it); 0 without it. */
   storageMbUsed?: (owner: { userId: string; workspaceId: string | null }) => Promise<number>;
 }
 
+/** The workspaces a user belongs to, oldest membership first: the workspaces module (built after this one) answers. */
+export type WorkspaceIdsOf = (userId: string, tx?: DbOrTx) => Promise<string[]>;
+
 export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
   const { db, clock, plans, wallet } = deps;
+  const workspaceMemberships = createPort<WorkspaceIdsOf>('subscriptions.workspaceMemberships', "connect the workspaces service's workspaceIdsOf");
   // The gateway asks on every call; the row changes rarely, and stops counting by itself at a cancellation's end.
   const activeCache = createInvalidatingCache<SubscriptionRow | null>({
     name: 'subscriptions',
@@ -60,7 +60,8 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
    * first), else their own subscription in effect.
    */
   async function activeRow(userId: string, dbOrTx: DbOrTx = db): Promise<SubscriptionRow | undefined> {
-    const viaWorkspace = deps.workspaceIdsOf ? await workspaceRow(await deps.workspaceIdsOf(userId, dbOrTx), dbOrTx) : undefined;
+    const memberOf = workspaceMemberships.current();
+    const viaWorkspace = memberOf ? await workspaceRow(await memberOf(userId, dbOrTx), dbOrTx) : undefined;
     if (viaWorkspace) return viaWorkspace;
     const [row] = await dbOrTx
       .select()
@@ -72,6 +73,12 @@ export function createSubscriptionsService(deps: SubscriptionsServiceDeps) {
   }
 
   const service = {
+    /**
+     * Where this module learns a user's workspaces: a member of a workspace with a subscription in effect meters against
+     * that subscription and the workspace wallet. Without it everyone meters against their own.
+     */
+    workspaceMemberships: workspaceMemberships as Connectable<WorkspaceIdsOf>,
+
     /**
      * Gives a new account the `signupDefault` plan once, with its allowance as a GRANT; runs inside the sign-up
      * transaction (an `onUserCreated` hook). A second call for the same user grants nothing more.

@@ -1,18 +1,21 @@
 import type { Clock } from '../../platform/clock/clock.js';
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/errors.js';
+import type { Hook, Port } from '../../platform/events/hooks.js';
 import type { createLeaseKeeper } from '../../platform/leases/lease-keeper.js';
 import type { WalletCounters } from './counters.js';
 import type { LowBalanceWarnings } from './low-balance.js';
-import type { WalletServiceDeps } from './types.js';
+import type { SweptReservation, TopUpHints } from './types.js';
 import type { OwnerRef } from './usage-cache.js';
 
 /** What the parts of the wallet service share; built once by `createWalletService`. */
 export interface WalletContext {
   db: Db;
   clock: Clock;
-  /** What the service was built with: its hooks (`onSwept`, `topUp`) are read at each use. */
-  deps: WalletServiceDeps;
+  /** Raised in the sweeper's transaction for each reservation it closes (the gateway writes the usage record). */
+  reservationSwept: Hook<[tx: Tx, swept: SweptReservation]>;
+  /** What the wallet's answers point at in the top-up builder; read at each use. */
+  topUpHints: Port<TopUpHints>;
   /** The lease of a reservation that names its own (jobs) and gives none when extended. */
   leaseSeconds: number;
   /** The lease of a reservation held by this process, renewed by its heartbeat. */

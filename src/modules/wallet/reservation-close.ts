@@ -58,7 +58,7 @@ export async function closeReservation(ctx: WalletContext, tx: Tx, requestId: st
   const outcome = sweeping ? sweptOutcome(res.usedTokens) : wanted;
   const swept = async (chargedTokens: number) =>
     sweeping &&
-    ctx.deps.onSwept?.(tx, {
+    ctx.reservationSwept.emit(tx, {
       requestId,
       walletId: res.walletId,
       reservedTokens: res.tokens,

@@ -63,7 +63,8 @@ export async function reserve(ctx: WalletContext, input: ReserveInput, tx?: DbOr
   if (outcome.kind === 'no-wallet') throw new AppError(500, 'INTERNAL', 'The wallet could not be created.');
   // Inside a caller's transaction nothing else may touch the database (the embedded one has a single connection).
   const shortfallTokens = Math.max(1, input.tokens + outcome.debt - outcome.balance);
-  const suggested = (await ctx.deps.topUp?.suggest(shortfallTokens, tx !== undefined).catch(() => null)) ?? null;
+  const hints = ctx.topUpHints.current();
+  const suggested = (await hints?.suggest(shortfallTokens, tx !== undefined).catch(() => null)) ?? null;
   throw quotaExceeded(shortfallTokens, tx ? null : await ctx.tokensPerCredit(), suggested, {
     requiredTokens: input.tokens,
     balanceTokens: outcome.balance,
@@ -85,7 +86,8 @@ export async function grow(ctx: WalletContext, input: { requestId: string; token
   if (!res[0] || !wallet) throw conflict(`The reservation of request ${input.requestId} is not open.`);
   const extra = input.tokens - res[0].tokens;
   const shortfallTokens = Math.max(1, extra + wallet.debt - wallet.balance);
-  const suggested = (await ctx.deps.topUp?.suggest(shortfallTokens, tx !== undefined).catch(() => null)) ?? null;
+  const hints = ctx.topUpHints.current();
+  const suggested = (await hints?.suggest(shortfallTokens, tx !== undefined).catch(() => null)) ?? null;
   throw quotaExceeded(shortfallTokens, tx ? null : await ctx.tokensPerCredit(), suggested, {
     requiredTokens: extra,
     balanceTokens: wallet.balance,

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { walletReservations, type LedgerKind } from '../../db/schema/wallet.js';
 import type { DbOrTx, Tx } from '../../platform/db/database.js';
+import { createHook, createPort, type Connectable, type Subscribable } from '../../platform/events/hooks.js';
 import { metricsOrPrivate } from '../../platform/metrics/metrics.js';
 import type { AuditWriter } from '../audit/service.js';
 import type { SupportGrant } from './admin-grant.js';
@@ -18,7 +19,7 @@ import { release, settle, settlementParts, type SettleOutcome } from './settleme
 import { balanceOf, findImbalances, ledgerPage } from './statement.js';
 import { startSweepTimer, sweepExpired } from './sweeper.js';
 import { sweepOne, type SweptOne } from './sweep-one.js';
-import type { ReserveInput, WalletServiceDeps } from './types.js';
+import type { ReserveInput, SweptReservation, TopUpHints, WalletServiceDeps } from './types.js';
 import { createUsageCache, type OwnerRef } from './usage-cache.js';
 import { usageSince } from './usage-windows.js';
 
@@ -59,16 +60,23 @@ export function createWalletService(deps: WalletServiceDeps) {
     else usageCache.changed(owner);
   }
 
+  const reservationSwept = createHook<[tx: Tx, swept: SweptReservation]>(
+    'wallet.reservationSwept',
+    "subscribe the gateway's recordSwept (the usage record of a reservation a crash left open)",
+  );
+  const topUpHints = createPort<TopUpHints>('wallet.topUpHints', "connect the top-up module's suggestion, threshold and warning");
+
   const ctx: WalletContext = {
     db,
     clock,
-    deps,
+    reservationSwept,
+    topUpHints,
     leaseSeconds: deps.reservationLeaseSeconds ?? 15 * 60,
     heldLeaseSeconds,
     tokensPerCredit: deps.tokensPerCredit ?? (async () => 10_000),
     leases,
     counters: walletCounters(metricsOrPrivate(deps.metrics)),
-    lowBalance: createLowBalanceWarnings(deps, onBackgroundError),
+    lowBalance: createLowBalanceWarnings(db, topUpHints, onBackgroundError),
     inTx,
     wrote,
   };
@@ -76,6 +84,12 @@ export function createWalletService(deps: WalletServiceDeps) {
   const sweepTimer = deps.sweepIntervalMs ? startSweepTimer(deps.sweepIntervalMs, () => service.sweepExpired(), onBackgroundError) : null;
 
   const service = {
+    /** Raised in the sweeper's transaction for each reservation it closes; a handler that throws rolls the close back. */
+    reservationSwept: reservationSwept as Subscribable<[tx: Tx, swept: SweptReservation]>,
+
+    /** The top-up hints QUOTA_EXCEEDED and QUOTA_WARNING point at; without them nothing is suggested nor warned. */
+    topUpHints: topUpHints as Connectable<TopUpHints>,
+
     /** The owner's wallet row, created on first use. */
     async ensure(owner: WalletOwner, tx: DbOrTx = db) {
       return ensureWallet(tx, owner, clock.now());

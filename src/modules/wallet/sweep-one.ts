@@ -3,12 +3,12 @@ import { walletReservations } from '../../db/schema/wallet.js';
 import { OPEN, type WalletContext } from './context.js';
 import { closeReservation } from './reservation-close.js';
 
-/** How `sweepOne` closed a reservation (its `onSwept` hook ran in the same transaction), or null when it left it. */
+/** How `sweepOne` closed a reservation (its `reservationSwept` handlers ran in the same transaction), or null when it left it. */
 export type SweptOne = 'SETTLED' | 'RELEASED' | null;
 
 /**
- * Closes one reservation the way the sweeper does (on the usage it reported, else refunded in full, with `onSwept` in
- * the same transaction), without waiting for the next sweep:
+ * Closes one reservation the way the sweeper does (on the usage it reported, else refunded in full, with the
+ * `reservationSwept` handlers in the same transaction), without waiting for the next sweep:
  * - its lease has lapsed (its process died or stalled): what a retry of its request does before answering;
  * - `abandoned`: the request that held it has failed and gives it up now (its settlement or refund could not be
  *   written). Only a reservation on the short lease of a live request is closed so; one on a job's longer lease is

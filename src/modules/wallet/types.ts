@@ -14,13 +14,9 @@ export interface WalletServiceDeps {
   heldLeaseSeconds?: number;
   /** How often the sweeper looks for reservations whose lease ran out; 0 leaves it to the scheduled job (default 0). */
   sweepIntervalMs?: number;
-  /** Runs inside the sweeper's transaction for each reservation it closes (the gateway writes the usage record). */
-  onSwept?: (tx: Tx, swept: SweptReservation) => Promise<void>;
   onBackgroundError?: (err: unknown) => void;
   /** Where the token movements and the sweeper's actions are counted (the service's registry). */
   metrics?: Metrics;
-  /** What the wallet's answers point at in the top-up builder, wired from src/services.ts. */
-  topUp?: TopUpHints;
 }
 
 /** A wallet a charge took under the low-balance threshold (the user's own wallet). */
@@ -32,7 +28,8 @@ export interface LowBalanceWarning {
 }
 
 /**
- * Top-up hints from a higher module, read from its cache so they cost the metered path no round trip.
+ * Top-up hints from a higher module (connected to `wallet.topUpHints`), read from its cache so they cost the metered path
+ * no round trip. Until they are connected a shortfall suggests nothing and no warning is sent.
  */
 export interface TopUpHints {
   /** The suggested top-up for a shortfall; `cachedOnly` inside a caller's transaction (no other query may run then). */
