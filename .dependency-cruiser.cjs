@@ -58,7 +58,8 @@ const TEST_CODE = ['\\.test\\.ts$', '\\.fake\\.ts$', '^test/', '^bench/'];
 
 /** A module's public entry: its service (factory and exported types) and, when it has one, its `index.ts`. */
 const PUBLIC_ENTRY = '^src/modules/[^/]+/(service|index)\\.ts$';
-const ROUTE_FILE = '^src/modules/[^/]+/(routes|[^/]+[.]routes)[.]ts$';
+/** A module's route plugins: `routes.ts` or `<name>.routes.ts`, in the module's folder or one of its concept folders. */
+const ROUTE_FILE = ['^src/modules/[^/]+/(routes|[^/]+[.]routes)[.]ts$', '^src/modules/[^/]+/[^/]+/(routes|[^/]+[.]routes)[.]ts$'];
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ownerPath = (owner) => (owner === 'platform' ? '^src/platform/' : `^src/modules/${owner}/`);
@@ -114,7 +115,7 @@ module.exports = {
         'The composition roots (src/services.ts, src/app.ts) build modules from their public entries, their queue definitions (jobs.ts) and, for app.ts, their route plugins.',
       severity: 'error',
       from: { path: '^src/(services|app)\\.ts$' },
-      to: { path: '^src/modules/', pathNot: [PUBLIC_ENTRY, '^src/modules/[^/]+/jobs\\.ts$', ROUTE_FILE] },
+      to: { path: '^src/modules/', pathNot: [PUBLIC_ENTRY, '^src/modules/[^/]+/jobs\\.ts$', ...ROUTE_FILE] },
     },
     {
       name: 'routes-only-from-app',

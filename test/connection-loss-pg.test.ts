@@ -11,7 +11,7 @@ import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/tes
 /**
  * PostgreSQL backends terminated (`pg_terminate_backend`, as an operator or a failover does) in the middle of a metered
  * call: the settlement is sent again on a new connection and answered (the group-commit runner re-sends a group the
- * server rolled back, and settle-retry.ts a settlement whose connection broke); a statement nothing re-sends (taking the
+ * server rolled back, and the metering's settle retry a settlement whose connection broke); a statement nothing re-sends (taking the
  * Idempotency-Key) is answered with a retryable 503 and Retry-After, and the key stays free. Money is exact either way. The same faults raised by a trigger, on
  * both databases, are in test/connection-loss.test.ts.
  */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { walletReservations } from '../src/db/schema/wallet.js';
-import { withServerInstruction } from '../src/modules/gateway/instructions.js';
-import { countMessageTokens } from '../src/modules/gateway/tokens.js';
+import { withServerInstruction } from '../src/modules/gateway/text/instructions.js';
+import { countMessageTokens } from '../src/modules/gateway/text/tokens.js';
 import { startFakeOpenAi, type FakeUpstream } from './helpers/fake-upstreams.js';
 import { providerEnv, setBalance, walletState } from './helpers/gateway.js';
 import { bearer, createTestApp, json, signUp, type TestApp } from './helpers/test-app.js';

@@ -5,7 +5,7 @@ import { gatewayIdempotency } from '../src/db/schema/gateway.js';
 import { jobs } from '../src/db/schema/jobs.js';
 import { usageRecords } from '../src/db/schema/usage.js';
 import type { Principal } from '../src/platform/auth/plugin.js';
-import type { MediaCallOptions } from '../src/modules/gateway/media-common.js';
+import type { MediaCallOptions } from '../src/modules/gateway/media/common.js';
 import { ledgerOf, setBalance, walletState } from './helpers/gateway.js';
 import { sharedDatabase, type SharedDatabase } from './helpers/shared-database.js';
 import { bearer, json, signUp } from './helpers/test-app.js';

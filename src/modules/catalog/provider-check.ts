@@ -6,7 +6,7 @@ import type { CatalogSnapshot, ModelEntry } from './snapshot.js';
  * The catalog check: the catalog's models next to what each provider says it serves, so an operator learns that a
  * provider retired a model before customers do (Google shut Imagen 4 down on 2026-08-17 while the catalog still sold
  * it). Read-only: it reports, and changes nothing; docs/operations.md says what to do with each finding. The lists
- * come from the gateway (gateway/upstream-models.ts), asked with its accounts through its outbound client.
+ * come from the gateway (gateway/routing/upstream-models.ts), asked with its accounts through its outbound client.
  */
 
 /** What a provider said it serves, as the gateway reports it. */

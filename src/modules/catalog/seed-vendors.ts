@@ -16,7 +16,7 @@ const EFFORT_NO_TEMPERATURE = { ...NO_TEMPERATURE, ...EFFORT };
 const THINKING = { flags: { reasoning: 'budget' } };
 /**
  * Which Claude models answer to a JSON schema (`output_config.format`, `capabilities.flags.jsonSchema`, read by
- * gateway/text-capabilities.ts): structured outputs are generally available for Claude Opus 4.6, Sonnet 4.6, Sonnet 4.5,
+ * gateway/text/capabilities.ts): structured outputs are generally available for Claude Opus 4.6, Sonnet 4.6, Sonnet 4.5,
  * Opus 4.5 and Haiku 4.5 (https://platform.claude.com/docs/en/build-with-claude/structured-outputs; Opus 4.1 had it
  * in the beta only). The older models carry `false`, so a schema for them is refused before anything is reserved
  * rather than failing upstream.

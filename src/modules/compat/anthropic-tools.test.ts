@@ -8,7 +8,7 @@ import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-
 import { createApiKey, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { solidPng } from '../../../test/helpers/fake-media-upstreams.js';
 import { encodePng } from '../../platform/media/png.js';
-import { countMessageTokens } from '../gateway/tokens.js';
+import { countMessageTokens } from '../gateway/text/tokens.js';
 
 /** The richer Messages API (tools, tool results, images, parameters) through the official SDK against the built-in models. */
 

@@ -7,7 +7,7 @@ import { createTestApp, signUp, type TestApp } from '../../../test/helpers/test-
 import { createApiKey, providerEnv, setPlan, walletState } from '../../../test/helpers/gateway.js';
 import { fakeVector, startFakeEmbeddings, wordCount, type EmbeddingsFake } from '../../../test/helpers/fakes/openai-embeddings.js';
 import { localEmbedding } from '../gateway/providers/local/embed.js';
-import { countTextTokens } from '../gateway/tokens.js';
+import { countTextTokens } from '../gateway/text/tokens.js';
 
 // POST /openai/v1/embeddings with the official openai SDK: float and base64 (the SDK's default), batches, metering,
 // Idempotency-Key, scopes, refusals, an OpenAI upstream behind a fake, and the README's semantic search example.

@@ -1,38 +1,35 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { unkeyedRequest, type MeteredRequest } from './metering-scope.js';
-import type { ServerTiming } from '../../platform/http/server-timing.js';
 import type { ProviderSettings } from '../../config.js';
 import type { Principal } from '../../platform/auth/plugin.js';
 import type { Clock } from '../../platform/clock/clock.js';
+import type { SecretBox } from '../../platform/crypto/sealed.js';
 import type { Db, Tx } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/event-bus.js';
 import { defineJob, type JobDefinition } from '../../platform/jobs/jobs.js';
-import type { SseStream } from '../../platform/http/sse.js';
-import type { CatalogService, GatewayModel } from '../catalog/service.js';
+import type { Metrics } from '../../platform/metrics/metrics.js';
+import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
+import type { CatalogService } from '../catalog/service.js';
 import type { LibraryService } from '../library/service.js';
 import type { PlansService } from '../plans/service.js';
 import type { SubscriptionsService } from '../subscriptions/service.js';
 import type { UsageService } from '../usage/service.js';
 import type { SweptReservation, WalletService } from '../wallet/service.js';
-import { createIdempotencyStore } from './idempotency.js';
-import { runWithIdempotencyKey } from './idempotent-call.js';
-import { cleanEnhanced, enhanceInstruction, normaliseTarget, type EnhanceTarget } from './instructions.js';
-import { createUpstreamPool } from './pool.js';
-import { createUpstreamAccounts } from './accounts.js';
-import type { SecretBox } from '../../platform/crypto/sealed.js';
-import type { EventBus } from '../../platform/events/event-bus.js';
-import type { OutboundPolicy } from '../../platform/net/outbound-policy.js';
-import type { ChatMessage } from './providers/types.js';
-import { buildProviderRegistry, upstreamHttpFor } from './registry.js';
-import { buildMediaProviders } from './media-adapters.js';
+import { createEmbeddingsGateway } from './embeddings/embeddings.js';
+import type { DailyRequestLimit } from './metering/access.js';
+import { createIdempotencyStore, once, type MeteredRequest, type Replayable } from './metering/idempotency.js';
+import { createMetering } from './metering/metering.js';
+import { recordSwept } from './metering/swept.js';
+import type { MeteringDeps } from './metering/types.js';
 import type { LocalMediaOptions } from './providers/local/media.js';
-import { createFallbacks } from './fallbacks.js';
-import { createMetering } from './metering.js';
-import type { MeteringDeps } from './metering-types.js';
-import type { Metrics } from '../../platform/metrics/metrics.js';
-import { createTextGateway, textOptionsOf, textResponse } from './text.js';
-import { createEmbeddingsGateway } from './embeddings.js';
-import { createUpstreamModels } from './upstream-models.js';
-import type { TextAnswer, TextOptions } from './text-types.js';
+import { createUpstreamAccounts } from './routing/accounts.js';
+import { createFallbacks } from './routing/fallback-models.js';
+import { buildMediaProviders } from './routing/media-adapters.js';
+import { createUpstreamPool } from './routing/pool.js';
+import { buildProviderRegistry, upstreamHttpFor } from './routing/registry.js';
+import { createUpstreamModels } from './routing/upstream-models.js';
+import { streamText, type OpenSse } from './text/stream.js';
+import { createTextGateway } from './text/text.js';
+import type { CallOptions, TextBody } from './text/types.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'gateway.idempotency-purge';
 
@@ -52,6 +49,8 @@ export interface GatewayServiceDeps {
   wallet: Pick<WalletService, 'reserve' | 'settle' | 'settlementParts' | 'release' | 'markInFlight' | 'reservation' | 'grow' | 'sweepOne'>;
   usage: UsageService;
   library: LibraryService;
+  /** The plan's `dailyRequests` (`createDailyRequestLimit`); without it requests are not counted. */
+  dailyRequests?: Pick<DailyRequestLimit, 'admit'>;
   /** Per-key budgets (the API keys module); without it keys have no budgets. */
   keys?: MeteringDeps['keys'];
   /** Upstream credentials by variable prefix (config.providers). */
@@ -74,53 +73,11 @@ export interface GatewayServiceDeps {
   captureContent?: boolean;
 }
 
-export interface TextBody extends TextOptions {
-  model: string;
-  messages: ChatMessage[];
-  maxTokens?: number;
-  temperature?: number;
-  stream?: boolean;
-  /** false: the caller's messages go upstream as they are (the SDK-compatible surfaces); default: the spec's server instruction first. */
-  serverInstruction?: boolean;
-  /** The reasoning control's name on the caller's surface (`reasoning_effort`, `thinking`...), named when it is left out. */
-  reasoningField?: string;
-}
-
-export interface EnhanceBody {
-  model: string;
-  prompt: string;
-  target?: EnhanceTarget;
-}
-
-export interface CallOptions {
-  idempotencyKey?: string;
-  /** The request's Server-Timing, which the call adds its phases to. */
-  timing?: ServerTiming;
-}
-
-export interface Replayable<T> {
-  body: T;
-  /** True when the answer came from an earlier request with the same Idempotency-Key (nothing charged). */
-  replayed: boolean;
-}
-
-const textModelsOnly = (model: GatewayModel) =>
-  model.type === 'TEXT' || model.type === 'MULTIMODAL'
-    ? null
-    : `The model "${model.slug}" is a ${model.type} model; POST /v1/ai/text needs a TEXT or MULTIMODAL model.`;
-const multimodalOnly = (model: GatewayModel) =>
-  model.type === 'MULTIMODAL'
-    ? null
-    : `Prompt enhancement needs a multimodal model, and "${model.slug}" is a ${model.type} model. Pick one from GET /v1/models?type=MULTIMODAL.`;
-
-const TEXT_ROUTE = 'POST /v1/ai/text';
-
-/** The JSON answer of a text call: text, usage (with the tokens charged), model, requestId, finishReason. */
-export type TextAnswerBody = ReturnType<typeof textResponse>;
-const textResponseOrNull = (answer: TextAnswer | null): TextAnswerBody | null => (answer ? textResponse(answer) : null);
-const ENHANCE_ROUTE = 'POST /v1/ai/enhance/prompt';
-
-/** The AI gateway: the text routes, the upstream-account pool and the idempotency store. */
+/**
+ * The AI gateway, built from its parts: the adapters and the upstream-account pool (routing/), the Idempotency-Keys
+ * and the metering (metering/), the text and embeddings gateways (text/, embeddings/). The media gateway is built
+ * beside it from `pool`, `mediaAdapters`, `metering` and `idempotency` (media/).
+ */
 export function createGatewayService(deps: GatewayServiceDeps) {
   const { db, clock, logger } = deps;
   // Every adapter, text and media, calls out through this one client (operators' base URLs checked at each connection).
@@ -142,35 +99,7 @@ export function createGatewayService(deps: GatewayServiceDeps) {
   });
   const metering = createMetering({ ...deps, idempotency });
   const fallbacks = createFallbacks({ db, catalog: deps.catalog });
-  const text = createTextGateway({ ...deps, pool, metering, fallbacks });
-
-  /** Runs `run` once per Idempotency-Key: a repeat with the same body gets the stored answer. */
-  async function once<T extends Record<string, unknown>>(
-    principal: Principal,
-    options: CallOptions,
-    route: string,
-    body: unknown,
-    run: (request: MeteredRequest) => Promise<T>,
-  ): Promise<Replayable<T>> {
-    if (!options.idempotencyKey) return { body: await run(unkeyedRequest()), replayed: false };
-    const keyed = await runWithIdempotencyKey(idempotency, { userId: principal.userId, key: options.idempotencyKey, route, body }, run, (result: T) => result);
-    return keyed.replayed ? { body: keyed.response, replayed: true } : { body: keyed.result, replayed: false };
-  }
-
-  const textCall = (body: TextBody, timing: ServerTiming | undefined) => ({
-    operation: 'text.generate' as const,
-    modelSlug: body.model,
-    messages: body.messages,
-    maxTokens: body.maxTokens,
-    temperature: body.temperature,
-    options: textOptionsOf(body),
-    instruction: body.serverInstruction === false ? null : undefined,
-    ...(body.reasoningField ? { reasoningField: body.reasoningField } : {}),
-    accepts: textModelsOnly,
-    saveToHistory: true,
-    answerBody: textResponse,
-    timing,
-  });
+  const textDeps = { ...deps, pool, metering, fallbacks, idempotency };
 
   return {
     pool,
@@ -178,18 +107,28 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     accounts,
     idempotency,
     metering,
-    /** The sweeper closed a reservation a dead process left: its usage record (see Metering.recordSwept). */
-    recordSwept: (tx: Tx, swept: SweptReservation) => metering.recordSwept(tx, swept),
-    /** Operators' fallback models per model (the admin routes in fallbacks.routes.ts). */
+    /** The sweeper closed a reservation a dead process left: its usage record, and its Idempotency-Key follows (swept.ts). */
+    recordSwept: (tx: Tx, swept: SweptReservation) => recordSwept({ usage: deps.usage, keys: deps.keys, idempotency }, tx, swept),
+    /** Operators' fallback models per model (the admin routes in surfaces/fallbacks.routes.ts). */
     fallbacks,
     /** `Idempotency-Key` for any /v1/ai/* call: a repeat with the same body gets the stored answer, uncharged. */
-    once,
+    once: <T extends Record<string, unknown>>(
+      principal: Principal,
+      options: CallOptions,
+      route: string,
+      body: unknown,
+      run: (request: MeteredRequest) => Promise<T>,
+    ): Promise<Replayable<T>> => once(idempotency, principal, options, route, body, run),
     /** Media adapters by provider slug (the media gateway calls them through `pool`). */
     mediaAdapters: media.adapters,
-    /** `POST /v1/ai/embeddings` and `/openai/v1/embeddings` (embeddings.ts). */
-    embeddings: createEmbeddingsGateway({ ...deps, pool, metering, fallbacks, once }),
+    /** `POST /v1/ai/embeddings` and `/openai/v1/embeddings` (embeddings/embeddings.ts). */
+    embeddings: createEmbeddingsGateway({ ...deps, pool, metering, fallbacks, idempotency }),
     /** What each provider lists as served, asked with its accounts (the catalog check; read-only). */
     upstreamModels: createUpstreamModels({ db, registry, pool, http }),
+    /** `POST /v1/ai/text` (`text`) and `POST /v1/ai/enhance/prompt` (`enhancePrompt`): text/text.ts. */
+    ...createTextGateway(textDeps),
+    /** `stream: true` on the text routes: server-sent events (text/stream.ts). */
+    streamText: (principal: Principal, body: TextBody, options: CallOptions & { open: OpenSse }) => streamText(textDeps, principal, body, options),
 
     /** Registers the upstream accounts and checks their credentials (providers become ACTIVE, DEGRADED or INACTIVE). */
     async start(): Promise<void> {
@@ -199,77 +138,6 @@ export function createGatewayService(deps: GatewayServiceDeps) {
     /** Writes buffered upstream spend; call before the database closes. */
     async stop(): Promise<void> {
       await pool.stop();
-    },
-
-    async text(principal: Principal, body: TextBody, options: CallOptions = {}) {
-      return once(principal, options, TEXT_ROUTE, body, async (request) =>
-        textResponse(await text.generate(principal, textCall(body, options.timing), request)),
-      );
-    },
-
-    /**
-     * `stream: true`: answers with server-sent events through `open` (called once the upstream accepted the call).
-     * Errors before that are thrown and answered as JSON; a replay streams the stored answer again.
-     * Resolves with the answer as billed (the stored one for a replay), or null when the stream broke midway.
-     */
-    async streamText(
-      principal: Principal,
-      body: TextBody,
-      options: CallOptions & { open: (headers?: Record<string, string>) => SseStream },
-    ): Promise<TextAnswerBody | null> {
-      // The request id travels as a header: the stream's events carry none.
-      const run = async (request: MeteredRequest) =>
-        (await text.stream(principal, textCall(body, options.timing), request, (headers) => options.open({ ...headers, 'x-ai-request-id': request.requestId })))
-          .answer;
-      if (!options.idempotencyKey) return textResponseOrNull(await run(unkeyedRequest()));
-      // A stream that broke midway is not a complete answer: the key is freed for a retry unless it was charged.
-      const keyed = await runWithIdempotencyKey(
-        idempotency,
-        { userId: principal.userId, key: options.idempotencyKey, route: TEXT_ROUTE, body },
-        run,
-        textResponseOrNull,
-      );
-      if (!keyed.replayed) return textResponseOrNull(keyed.result);
-      const stored = keyed.response;
-      const sse = options.open({ 'idempotent-replayed': 'true', 'x-ai-request-id': stored.requestId });
-      // The thinking first and whole (with its signatures), as a client must send it back on a tool follow-up.
-      for (const [index, block] of (stored.thinking ?? []).entries()) {
-        if (block.type === 'redacted_thinking') await sse.send({ type: 'thinking', index, redactedData: block.data });
-        else {
-          await sse.send({ type: 'thinking', index, delta: block.thinking });
-          await sse.send({ type: 'thinking', index, signature: block.signature });
-        }
-      }
-      if (stored.text) await sse.send({ type: 'text', delta: stored.text });
-      if (stored.refusal) await sse.send({ type: 'refusal', delta: stored.refusal });
-      for (const [index, call] of (stored.toolCalls ?? []).entries())
-        await sse.send({ type: 'tool_call', index, id: call.id, name: call.name, argumentsDelta: call.arguments });
-      await sse.send({ type: 'usage', usage: { inputTokens: stored.usage.inputTokens, outputTokens: stored.usage.outputTokens } });
-      await sse.send({ type: 'finish', finishReason: stored.finishReason ?? 'stop' });
-      sse.end();
-      return stored;
-    },
-
-    async enhancePrompt(principal: Principal, body: EnhanceBody, options: CallOptions = {}) {
-      const target = normaliseTarget(body.target);
-      const enhancedBody = (text: string) => ({ enhanced: cleanEnhanced(text) || text.trim() || body.prompt });
-      return once(principal, options, ENHANCE_ROUTE, body, async (request) => {
-        const answer = await text.generate(
-          principal,
-          {
-            operation: 'prompt.enhance',
-            modelSlug: body.model,
-            messages: [{ role: 'user', content: body.prompt }],
-            instruction: enhanceInstruction(target),
-            accepts: multimodalOnly,
-            saveToHistory: false,
-            answerBody: (answer) => enhancedBody(answer.text),
-            timing: options.timing,
-          },
-          request,
-        );
-        return enhancedBody(answer.text);
-      });
     },
 
     jobs(): JobDefinition[] {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderSettings } from '../../../config.js';
 import { classifyAddress } from '../../../platform/net/address-policy.js';
 import { createOutboundPolicy, type OutboundPolicySettings } from '../../../platform/net/outbound-policy.js';
-import { buildProviderRegistry, upstreamHttpFor } from '../registry.js';
+import { buildProviderRegistry, upstreamHttpFor } from '../routing/registry.js';
 import { UpstreamError, type UpstreamCredential } from './types.js';
 import { rejection } from '../../../../test/helpers/rejection.js';
 

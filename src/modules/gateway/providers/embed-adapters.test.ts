@@ -8,7 +8,7 @@ import {
   wordCount,
   type EmbeddingsFake,
 } from '../../../../test/helpers/fakes/openai-embeddings.js';
-import { countTextTokens } from '../tokens.js';
+import { countTextTokens } from '../text/tokens.js';
 import { LOCAL_EMBEDDING_DIMENSIONS, localEmbedding } from './local/embed.js';
 import { createLocalProvider } from './local/text.js';
 import { createOpenAiAdapter } from './openai-compatible/adapter.js';

@@ -1,4 +1,4 @@
-import { openAiImageTokens, type ImageTokenRule } from '../tokens.js';
+import { openAiImageTokens, type ImageTokenRule } from '../text/tokens.js';
 import { anthropic } from './anthropic/plugin.js';
 import { bfl } from './bfl/plugin.js';
 import { deepseek } from './deepseek/plugin.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../../../platform/clock/clock.js';
-import type { ImageTokenRule } from '../tokens.js';
+import type { ImageTokenRule } from '../text/tokens.js';
 import type { LocalMediaOptions } from './local/media.js';
 import type { MediaAdapter } from './media/media-types.js';
 import type { ProviderProfile } from './openai-compatible/profile.js';
@@ -73,6 +73,6 @@ export interface MediaAdapterOptions {
 
 /**
  * The model ids the provider says it serves, asked with one of its accounts through the gateway's outbound client
- * (`upstream-models.ts`); an answer that is not a list is an `UpstreamError`.
+ * (`routing/upstream-models.ts`); an answer that is not a list is an `UpstreamError`.
  */
 export type ModelLister = (credential: UpstreamCredential, http: UpstreamHttp) => Promise<string[]>;

@@ -4,15 +4,15 @@ import { ACCEPT_ANY, startFakeOpenAi, type FakeUpstream } from '../../../../test
 import { collect, messages, textOf } from '../../../../test/helpers/text-streams.js';
 import { rejection } from '../../../../test/helpers/rejection.js';
 import { VENDOR_TEXT_MODELS } from '../../catalog/seed-vendors.js';
-import { checkCapabilities, hintsLeftOut } from '../text-capabilities.js';
-import type { TextOptions } from '../text-types.js';
+import { checkCapabilities, hintsLeftOut } from '../text/capabilities.js';
+import type { TextOptions } from '../text/types.js';
 import { createOpenAiAdapter } from './openai-compatible/adapter.js';
 import { pluginOf, profileOf, PROVIDERS } from './index.js';
 import { familiesOf, OPENAI_COMPATIBLE, parametersFor, type ProviderProfile } from './openai-compatible/profile.js';
 import { TEXT_PARAMETERS, UpstreamError, type ProviderAdapter, type TextParameter, type TextRequest, type UpstreamCredential } from './types.js';
 
 // Each OpenAI-compatible provider's profile against a fake that refuses what that provider's API refuses: the gateway's
-// own policy (text-capabilities.ts) decides per parameter, and what it lets through must pass the strict fake, streamed
+// own policy (text/capabilities.ts) decides per parameter, and what it lets through must pass the strict fake, streamed
 // and not. Through the app, see profiles.routes.test.ts.
 
 const weather = {
@@ -143,7 +143,7 @@ function decide(adapter: ProviderAdapter, c: Case, options: TextOptions) {
   return { refused, leftOut, accepted };
 }
 
-/** The upstream request as text.ts builds it: the accepted parameters, without the hints left out. */
+/** The upstream request as text/prepare.ts builds it: the accepted parameters, without the hints left out. */
 function upstreamRequest(c: Case, accepted: TextOptions, leftOut: string[]): TextRequest {
   const request: TextRequest = { model: c.model, messages, maxTokens: 64, ...accepted };
   if (leftOut.includes('temperature')) delete request.temperature;

@@ -3,7 +3,7 @@ import { rejection } from '../../../../test/helpers/rejection.js';
 import { collect, collectUntilError, messages, textOf } from '../../../../test/helpers/text-streams.js';
 import { startFakeAnthropic } from './anthropic/anthropic.fake.js';
 import { startFakeOpenAi, type FakeUpstream } from '../../../../test/helpers/fake-upstreams.js';
-import { countMessageTokens, countTextTokens } from '../tokens.js';
+import { countMessageTokens, countTextTokens } from '../text/tokens.js';
 import { createAnthropicAdapter, toAnthropicMessages } from './anthropic/text.js';
 import { createLocalProvider } from './local/text.js';
 import { createOpenAiAdapter } from './openai-compatible/adapter.js';

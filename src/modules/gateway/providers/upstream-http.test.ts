@@ -4,8 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../platform/clock/clock.js';
 import { classifyAddress } from '../../../platform/net/address-policy.js';
 import { createOutboundPolicy, type ResolveAddresses } from '../../../platform/net/outbound-policy.js';
-import { buildMediaProviders } from '../media-adapters.js';
-import { buildProviderRegistry, upstreamHttpFor } from '../registry.js';
+import { buildMediaProviders } from '../routing/media-adapters.js';
+import { buildProviderRegistry, upstreamHttpFor } from '../routing/registry.js';
 import { UpstreamError, type UpstreamCredential } from './types.js';
 import { rejection } from '../../../../test/helpers/rejection.js';
 

@@ -222,7 +222,7 @@ export function toOutputConfig(format: ResponseFormat | undefined): Anthropic.Ou
 /**
  * The Messages API body of a request (without `stream`). It sends what the request holds: the gateway's prepared call
  * has already left out what Anthropic would refuse (with thinking on: temperature other than 1, top_k, top_p outside
- * 0.95..1; text-capabilities.ts) and refused a forced tool_choice, so nothing is dropped here behind the caller's back.
+ * 0.95..1; text/capabilities.ts) and refused a forced tool_choice, so nothing is dropped here behind the caller's back.
  */
 export function anthropicRequestBody(request: TextRequest): Anthropic.MessageCreateParamsNonStreaming {
   const { system, messages } = toAnthropicMessages(request.messages);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { collect, textOf } from '../../../../../test/helpers/text-streams.js';
-import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens } from '../../tokens.js';
+import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens } from '../../text/tokens.js';
 import { createLocalProvider } from './text.js';
 import type { ChatMessage, TextRequest, TextStreamEvent, ToolDefinition, UpstreamCredential } from '../types.js';
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens, tokenPieces, truncateToTokens } from '../../tokens.js';
+import { countAnswerTokens, countMessageTokens, countTextTokens, countToolTokens, tokenPieces, truncateToTokens } from '../../text/tokens.js';
 import {
   answer,
   describeImages,

@@ -6,7 +6,7 @@ import type { TextParameter } from '../types.js';
  * but not its field set: some refuse a field they do not know (Mistral answers 422 "Extra inputs are not permitted",
  * Google 400 "Unknown name"), some take it and ignore it, and reasoning models refuse fields their provider otherwise
  * takes. The adapter declares the profile's set, so the gateway refuses (or, for a sampling hint or `user`, leaves out)
- * what a model cannot take before anything is reserved (text-capabilities.ts), and sends the rest under the provider's
+ * what a model cannot take before anything is reserved (text/capabilities.ts), and sends the rest under the provider's
  * names. Each provider's profile is in its folder (`providers/<slug>/plugin.ts`), and each rule there names its
  * source: the provider's API reference or official SDK types, read in 2026.
  */

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rejection } from '../../../../../test/helpers/rejection.js';
 import { solidPng } from '../../../../../test/helpers/fake-media-upstreams.js';
 import { STABILITY_MODERATION_MESSAGE, startFakeStability, type StabilityFake } from './stability.fake.js';
-import { pngSize } from '../../image.js';
+import { pngSize } from '../../media/image.js';
 import { UpstreamError, type UpstreamCredential } from '../types.js';
 import type { ImageRequest, MediaAdapter } from '../media/media-types.js';
 import { createStabilityAdapter, stabilityImageService } from './media.js';
