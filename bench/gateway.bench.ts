@@ -9,7 +9,9 @@
 // ledger. The targets are measured in turns (BENCH_SLICES slices each, see measureInterleaved), so a drifting machine
 // weighs on the call and its references alike. On PostgreSQL, a second service with OpenTelemetry tracing on exports
 // its spans (OTLP/HTTP) to a collector in this process: tracing's cost beside the call without it.
-// BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service.
+// Beside each service target, the statements and round trips it sent its database per call (its /metrics counters).
+// BENCH_JSON=<file> writes the rows; BENCH_CPU_PROF=<dir> profiles the service; BENCH_CORE=1 measures only the plain
+// metered call and its references (no reasoning, Responses or tracing rows).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -93,7 +95,9 @@ try {
     const databaseName = env.DATABASE_URL ? new URL(env.DATABASE_URL).pathname.slice(1) : null;
     const postgresCpu: CpuParty[] = databaseName ? [{ name: 'PostgreSQL', read: () => postgresBackendsCpuMs(databaseName) }] : [];
     const traced =
-      database.kind === 'postgres' ? await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'storefront-bench' }) : null;
+      database.kind === 'postgres' && !process.env.BENCH_CORE
+        ? await startServer({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'storefront-bench' })
+        : null;
     const viaFloor = floor && {
       url: `${floor.info.baseUrl}/v1/ai/text`,
       method: 'POST' as const,
@@ -107,10 +111,16 @@ try {
         body: gatewayBody,
         rotateHeaders: customers.map((c) => ({ authorization: `Bearer ${c.apiKey}` })),
         cpu: [upstreamCpu, processParty('app', server.pid), ...postgresCpu],
+        databaseCounts: () => server.databaseCounts(),
       };
       const reasoning = { ...metered, body: reasoningBody };
       const responses = { ...metered, url: `${server.url}/openai/v1/responses`, body: responsesBody };
-      const withTracing = traced && { ...metered, url: `${traced.url}/v1/ai/text`, cpu: [upstreamCpu, processParty('app', traced.pid), ...postgresCpu] };
+      const withTracing = traced && {
+        ...metered,
+        url: `${traced.url}/v1/ai/text`,
+        cpu: [upstreamCpu, processParty('app', traced.pid), ...postgresCpu],
+        databaseCounts: () => traced.databaseCounts(),
+      };
       for (const target of [metered, reasoning, responses, ...(withTracing ? [withTracing] : [])]) {
         const probe = await fetch(target.url, {
           method: 'POST',
@@ -129,8 +139,12 @@ try {
           { target: FORWARDER, options: viaForwarder },
           ...(viaFloor ? [{ target: FLOOR, options: viaFloor }] : []),
           { target: METERED, options: metered },
-          { target: REASONING, options: reasoning },
-          { target: RESPONSES, options: responses },
+          ...(process.env.BENCH_CORE
+            ? []
+            : [
+                { target: REASONING, options: reasoning },
+                { target: RESPONSES, options: responses },
+              ]),
           ...(withTracing ? [{ target: TRACED, options: withTracing }] : []),
         ];
         rows.push(...(await measureInterleaved(database.kind, connections, targets)));

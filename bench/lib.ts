@@ -23,7 +23,24 @@ export interface BenchServer {
   url: string;
   /** The service's process, for CPU accounting (bench/cpu.ts). */
   pid: number | undefined;
+  /** What the service sent its database so far, from its /metrics. */
+  databaseCounts(): Promise<DatabaseCounts>;
   stop(): Promise<void>;
+}
+
+/** Statements and round trips a service sent its database (its `storefront_db_*_total` counters). */
+export interface DatabaseCounts {
+  statements: number;
+  roundTrips: number;
+}
+
+/** Reads a service's database counters from its /metrics. */
+export async function databaseCountsOf(url: string): Promise<DatabaseCounts> {
+  const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } });
+  if (!response.ok) throw new Error(`/metrics answered ${response.status}`);
+  const text = await response.text();
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { statements: counter('storefront_db_statements_total'), roundTrips: counter('storefront_db_round_trips_total') };
 }
 
 export async function freePort(): Promise<number> {
@@ -89,6 +106,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
   return {
     url,
     pid: child.pid,
+    databaseCounts: () => databaseCountsOf(url),
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -202,6 +220,8 @@ export interface BenchRow {
   errors: number;
   /** What the load cost each process, with the requests it completed (when it was given CPU parties); not in BENCH_JSON. */
   cpu?: LoadCpu | null;
+  /** Statements and round trips to the database per request (when the target's counters were given). */
+  perCall?: DatabaseCounts & { requests: number };
 }
 
 export interface LoadOptions {
@@ -215,12 +235,15 @@ export interface LoadOptions {
   rotateHeaders?: Record<string, string>[];
   /** Processes whose CPU time the load is charged with (bench/cpu.ts); the load generator is always one. */
   cpu?: CpuParty[];
+  /** The target's database counters (a service's `databaseCounts`), read before and after the load. */
+  databaseCounts?: () => Promise<DatabaseCounts>;
 }
 
 export async function measure(target: string, database: BenchDatabaseKind, options: LoadOptions): Promise<BenchRow> {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers = { ...(body ? { 'content-type': 'application/json' } : {}), ...options.headers };
   const parties = options.cpu ? [processParty('load generator', process.pid), ...options.cpu] : [];
+  const countsBefore = await options.databaseCounts?.();
   const { result, cpu } = await measureCpu(parties, () =>
     autocannon({
       url: options.url,
@@ -241,7 +264,22 @@ export async function measure(target: string, database: BenchDatabaseKind, optio
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     ...(options.cpu ? { cpu: cpu && { ...cpu, requests: result.requests.total } } : {}),
+    ...(countsBefore ? { perCall: perCall(countsBefore, await options.databaseCounts!(), result.requests.total) } : {}),
   };
+}
+
+function perCall(before: DatabaseCounts, after: DatabaseCounts, requests: number): DatabaseCounts & { requests: number } {
+  const per = (n: number) => (requests > 0 ? n / requests : 0);
+  return { statements: per(after.statements - before.statements), roundTrips: per(after.roundTrips - before.roundTrips), requests };
+}
+
+/** Per-call counts of slices, weighted by their requests. */
+function mergePerCall(runs: BenchRow[]): BenchRow['perCall'] {
+  const measured = runs.flatMap((run) => (run.perCall ? [run.perCall] : []));
+  const requests = measured.reduce((sum, one) => sum + one.requests, 0);
+  if (measured.length === 0 || requests === 0) return undefined;
+  const total = (key: 'statements' | 'roundTrips') => measured.reduce((sum, one) => sum + one[key] * one.requests, 0) / requests;
+  return { statements: total('statements'), roundTrips: total('roundTrips'), requests };
 }
 
 /** How many slices `measureInterleaved` cuts each target's load into (`BENCH_SLICES`, default 3). */
@@ -276,6 +314,7 @@ export async function measureInterleaved(
       p99: Math.max(...runs.map((run) => run.p99)),
       errors: runs.reduce((sum, run) => sum + run.errors, 0),
       ...(runs.some((run) => run.cpu) ? { cpu: runs.reduce<LoadCpu | null>((sum, run) => addCpu(sum, run.cpu), null) } : {}),
+      ...(runs.some((run) => run.perCall) ? { perCall: mergePerCall(runs) } : {}),
     };
   });
 }
@@ -296,6 +335,9 @@ export function printTable(title: string, rows: BenchRow[], referenceOf: (row: B
         [`vs ${referenceName}`]: ref ? (r.rps / ref.rps).toFixed(2) : '',
         'p50 +ms': ref ? (r.p50 - ref.p50).toFixed(1) : '',
         errors: r.errors,
+        ...(rows.some((row) => row.perCall)
+          ? { 'statements/call': r.perCall?.statements.toFixed(2) ?? '', 'round trips/call': r.perCall?.roundTrips.toFixed(2) ?? '' }
+          : {}),
       };
     }),
   );
@@ -328,7 +370,16 @@ export function printCpuTable(title: string, rows: BenchRow[]): void {
 export async function writeJsonIfAsked(rows: BenchRow[]): Promise<void> {
   const file = process.env.BENCH_JSON;
   if (!file) return;
-  const contract = rows.map(({ target, database, connections, rps, p50, p99, errors }) => ({ target, database, connections, rps, p50, p99, errors }));
+  const contract = rows.map(({ target, database, connections, rps, p50, p99, errors, perCall }) => ({
+    target,
+    database,
+    connections,
+    rps,
+    p50,
+    p99,
+    errors,
+    ...(perCall ? { statementsPerCall: Number(perCall.statements.toFixed(2)), roundTripsPerCall: Number(perCall.roundTrips.toFixed(2)) } : {}),
+  }));
   await writeFile(file, `${JSON.stringify(contract, null, 2)}\n`);
   console.log(`Rows written to ${file}`);
 }

@@ -26,10 +26,13 @@ afterAll(async () => {
 
 async function statementsOf(call: () => Promise<{ statusCode: number; body: string }>): Promise<number> {
   // The pg-boss poller is off in tests and upstream spend is flushed on a timer: nothing else talks to the database.
-  const before = t.platform.database.statementCount();
+  const before = t.platform.database.statementCounts();
   const response = await call();
   expect(response.statusCode, response.body).toBe(200);
-  return t.platform.database.statementCount() - before;
+  const after = t.platform.database.statementCounts();
+  // A lone call's statements each go by themselves: as many round trips as statements.
+  expect(after.roundTrips - before.roundTrips).toBe(after.statements - before.statements);
+  return after.statements - before.statements;
 }
 
 const payload = { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi.' }], maxTokens: 32 };

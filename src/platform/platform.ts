@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { createAccessTokens, type AccessTokens } from './auth/access-tokens.js';
 import { systemClock, type Clock } from './clock/clock.js';
 import { openDatabase, type Database, type Db } from './db/database.js';
-import { registerGroupMetrics } from './db/group-metrics.js';
+import { registerDatabaseMetrics } from './db/database-metrics.js';
 import { registerListenerMetrics } from './db/listener-metrics.js';
 import { unpackEmbeddedSnapshot } from './db/embedded-snapshot.js';
 import { runMigrations } from './db/migrate.js';
@@ -69,7 +69,7 @@ export async function createPlatform(configured: Config, logger: FastifyBaseLogg
   }
   const clock = overrides.clock ?? systemClock;
   const metrics = createMetrics();
-  registerGroupMetrics(metrics, database.db);
+  registerDatabaseMetrics(metrics, database);
   registerListenerMetrics(metrics, database);
   const jobs = createJobs({ database, databaseUrl: config.databaseUrl, logger, metrics });
   jobs.register([mailDeliveryJob({ db: database.db, smtpUrl: config.smtpUrl, logger })]);

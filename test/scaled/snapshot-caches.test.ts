@@ -10,7 +10,7 @@ import { bearer, signUpAs } from '../helpers/test-app.js';
  * the other within a second (and by the one that made it at once).
  */
 const instances = twoInstances('snapshot-caches');
-const statements = (on: BuiltApp) => on.platform.database.statementCount();
+const statements = (on: BuiltApp) => on.platform.database.statementCounts().statements;
 
 describe('the catalog snapshot', () => {
   it('two concurrent misses share one load (three statements)', async () => {

@@ -123,7 +123,7 @@ describe('usage figures on one instance', () => {
     await fake?.close();
   });
 
-  const statements = () => t.platform.database.statementCount();
+  const statements = () => t.platform.database.statementCounts().statements;
 
   it('are read again after every kind of write to the wallet', async () => {
     const { user } = await signUp(t.app);

@@ -17,9 +17,9 @@ const setting = async (options: { asyncCommit?: boolean; group?: string }) =>
 
 describe('runBound', () => {
   it('runs the same text with new values each time, in one round trip', async () => {
-    const before = database.statementCount();
+    const before = database.statementCounts().statements;
     for (const n of [1, 2, 3]) expect((await runBound<{ twice: number }>(database.db, bound('select $1::int * 2 as twice', [n]))).rows[0]!.twice).toBe(n * 2);
-    expect(database.statementCount() - before).toBe(3);
+    expect(database.statementCounts().statements - before).toBe(3);
   });
 
   it('sends an asyncCommit statement through connections that do not wait for the WAL flush on PostgreSQL only', async () => {

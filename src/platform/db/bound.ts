@@ -1,7 +1,7 @@
 import type { SQLWrapper } from 'drizzle-orm';
 import pg from 'pg';
-import { asyncCommitPoolOf, driverClientOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
-import { groupedRunner, type GroupedRunner, type GroupStats } from './pg-grouped.js';
+import { asyncCommitPoolOf, driverClientOf, groupRunnerOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
+import type { GroupStats } from './pg-grouped.js';
 
 /**
  * SQL text with its own positional placeholders ($1, $2 ...) and their values. The hot statements are written this
@@ -34,27 +34,10 @@ const nameOf = (text: string): string => {
   return name;
 };
 
-/**
- * How many groups a pool may have in flight (pg-grouped.ts): on its lane, one being run and one written behind it; more,
- * on other connections, only while the ones in flight wait (for a lock, say), so a stall never stops the rest.
- */
-const groupSlots = (pool: pg.Pool) => Math.max(1, Math.ceil((pool.options.max ?? 10) / 4));
-
-const runners = new WeakMap<pg.Pool, GroupedRunner>();
-
-const runnerOf = (durable: pg.Pool, quick: pg.Pool | undefined): GroupedRunner => {
-  let runner = runners.get(durable);
-  if (!runner) {
-    runner = groupedRunner({ durable, quick: quick ?? durable }, groupSlots(durable));
-    runners.set(durable, runner);
-  }
-  return runner;
-};
-
-/** What the group-commit runner of `handle`'s database sent so far; null when it has none (PGlite, or nothing grouped yet). */
+/** What the group-commit runner of `handle`'s database sent so far; null on PGlite. */
 export function groupStatsOf(handle: DbOrTx): GroupStats | null {
   const main = driverClientOf(handle);
-  return main instanceof pg.Pool ? (runners.get(main)?.stats() ?? null) : null;
+  return main instanceof pg.Pool ? (groupRunnerOf(main)?.stats() ?? null) : null;
 }
 
 export interface RunOptions {
@@ -81,14 +64,13 @@ export interface RunOptions {
 export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, statement: BoundSql, options: RunOptions = {}): Promise<SqlResult<T>> {
   const main = driverClientOf(handle);
   if (!main) throw new Error('runBound needs a Drizzle database or transaction of the pg or PGlite driver');
-  const quick = options.asyncCommit || options.group !== undefined ? asyncCommitPoolOf(handle) : undefined;
-  const client: DriverClient = (options.asyncCommit ? quick : undefined) ?? main;
+  const client: DriverClient = (options.asyncCommit ? asyncCommitPoolOf(handle) : undefined) ?? main;
   const { text, values } = statement;
   const runPrepared = preparedRunOf(client);
+  const runner = options.group !== undefined && main instanceof pg.Pool ? groupRunnerOf(main) : undefined;
   let result: { rows: unknown[] };
   if (runPrepared) result = await runPrepared(text, values);
-  else if (options.group !== undefined && main instanceof pg.Pool)
-    result = await runnerOf(main, quick).run(text, nameOf(text), values, options.group, options.asyncCommit === true);
+  else if (runner) result = await runner.run(text, nameOf(text), values, options.group!, options.asyncCommit === true);
   else if (isNodePg(client)) result = await client.query({ name: nameOf(text), text, values });
   else result = await client.query(text, values);
   return { rows: result.rows as T[] };

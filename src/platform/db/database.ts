@@ -1,13 +1,17 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import type { PGliteOptions } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { groupedRunner, type GroupedRunner } from './pg-grouped.js';
 import { createPgListener } from './pg-listener.js';
-import { pglitePrepared, type PreparedRun } from './pglite-prepared.js';
+import { pipelinedClient } from './pg-pipelined-client.js';
+import { EmbeddedClient } from './pglite-client.js';
+import type { PreparedRun } from './pglite-prepared.js';
+import { countingPgClient, type StatementCounts, type StatementObserver } from './statement-counts.js';
 
 // No relational `schema` is handed to Drizzle: the code uses the query builder on tables it imports, so the platform
 // knows no domain table (and `db.query.<table>` does not exist).
@@ -44,12 +48,12 @@ export interface Database {
   notify(channel: string, payload: string): Promise<void>;
   /** The embedded database's files as a tarball (tests start from a migrated snapshot); undefined on PostgreSQL. */
   dumpDataDir?: () => Promise<Blob>;
-  /** Statements sent to the database so far (every round trip: BEGIN and COMMIT included); for metrics and tests. */
-  statementCount(): number;
+  /** Statements and round trips sent to the database so far (statement-counts.ts); for metrics, tests and benches. */
+  statementCounts(): StatementCounts;
   /**
-   * PostgreSQL only: calls `observer` with every statement a pooled connection is sent through its `query` (the text and
-   * the values exactly as sent; group commit writes its groups itself and is not seen). For tests that check the plans
-   * of what the service really sends. Returns the function that stops observing.
+   * PostgreSQL only: calls `observer` with every statement a pooled connection is sent (the text and the values exactly
+   * as sent, group commit's included). For tests that check the plans of what the service really sends. Returns the
+   * function that stops observing.
    */
   observeStatements?: (observer: StatementObserver) => () => void;
   /** Runs `fn` while holding a session-level advisory lock, serialising it across instances. */
@@ -57,7 +61,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export type StatementObserver = (statement: { text: string; values: unknown[] }) => void;
+export type { StatementCounts, StatementObserver };
 
 /** A driver's client (pg Pool or Client, PGlite): `query(text, values)` or, on pg, `query({ name, text, values })`. */
 export interface DriverClient {
@@ -96,22 +100,22 @@ const EMBEDDED_SETTINGS = ['shared_buffers = 32MB'];
 async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File }): Promise<Database> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const unlock = options.dataDir ? lockEmbeddedDatabase(options.dataDir) : () => undefined;
-  let client: PGlite;
+  let client: EmbeddedClient;
   try {
     const pgliteOptions: PGliteOptions = { dataDir: options.dataDir, loadDataDir: options.loadDataDir, postgresqlconf: EMBEDDED_SETTINGS };
-    client = await PGlite.create(pgliteOptions);
+    client = await EmbeddedClient.open(pgliteOptions);
     // PGlite keeps its options object for good (its output hooks close over it): the snapshot would stay with it.
     pgliteOptions.loadDataDir = undefined;
   } catch (err) {
     unlock();
     throw err;
   }
-  const statements = countPgliteStatements(client);
+  embeddedClients.add(client);
   const db = drizzlePglite(client) as unknown as Db;
   return {
     kind: 'pglite',
     db,
-    statementCount: () => statements.count,
+    statementCounts: () => ({ ...client.counts }),
     dumpDataDir: async () => client.dumpDataDir('none'),
     async query<T>(text: string, values?: unknown[]) {
       const result = await client.query<T>(text, values);
@@ -133,6 +137,7 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
       return fn(); // one embedded connection: nothing else can run migrations concurrently
     },
     async close() {
+      embeddedClients.delete(client);
       if (!client.closed) await client.close();
       unlock();
     },
@@ -148,14 +153,6 @@ function optionsOf(url: string): string {
   }
 }
 
-/** A node-postgres `query` call's statement: `(text, values)` or `({ text, values, ... })`. */
-function statementOf(args: unknown[]): { text: string; values: unknown[] } {
-  const [first, second] = args;
-  if (typeof first === 'string') return { text: first, values: Array.isArray(second) ? (second as unknown[]) : [] };
-  const config = first as { text?: string; values?: unknown[] };
-  return { text: config.text ?? '', values: config.values ?? (Array.isArray(second) ? (second as unknown[]) : []) };
-}
-
 /** The `options` of the service's PostgreSQL connections: a DATABASE_URL's own, then ours (tests open theirs alike). */
 export const serviceConnectionOptions = (url: string): string => `${optionsOf(url)} -c jit=off`.trim();
 
@@ -169,21 +166,20 @@ const asyncCommitPools = new WeakMap<object, pg.Pool>();
 /** The async-commit pool of a PostgreSQL database handle; undefined on PGlite and for transactions. */
 export const asyncCommitPoolOf = (db: DbOrTx): pg.Pool | undefined => asyncCommitPools.get(db);
 
+/** The group-commit runner (pg-grouped.ts) of a PostgreSQL database, by its main pool. */
+const groupRunners = new WeakMap<pg.Pool, GroupedRunner>();
+
+/** The runner that groups statements sent through `pool` (the main pool of a PostgreSQL database). */
+export const groupRunnerOf = (pool: pg.Pool): GroupedRunner | undefined => groupRunners.get(pool);
+
 async function openPostgres(url: string, poolSize: number, onError?: (err: Error) => void): Promise<Database> {
-  const statements = { count: 0 };
+  const counts: StatementCounts = { statements: 0, roundTrips: 0 };
   const observers = new Set<StatementObserver>();
-  const counted = (config: pg.PoolConfig) => {
-    const counting = new pg.Pool(config);
-    counting.on('error', (err) => onError?.(err));
-    counting.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        statements.count++;
-        if (observers.size > 0) for (const observer of observers) observer(statementOf(args));
-        return query(...args);
-      };
-    });
-    return counting;
+  const Client = countingPgClient(counts, observers);
+  const newPool = (config: pg.PoolConfig, PoolClient: typeof pg.Client = Client) => {
+    const created = new pg.Pool(Object.assign({}, config, { Client: PoolClient }));
+    created.on('error', (err) => onError?.(err));
+    return created;
   };
   // Plans follow PostgreSQL's default (plan_cache_mode=auto): a list or feed statement is planned with its values (a
   // generic plan knows neither its LIMIT nor its filters, estimates a tenth of the table and, past jit_above_cost,
@@ -191,16 +187,21 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
   // (`bound.ts`) moves to its generic plan by itself after five runs on a connection when that plan costs no more.
   // JIT is off: its compile time (tens to thousands of ms) dwarfs any short statement this service runs.
   const settings = serviceConnectionOptions(url);
-  const pool = counted({ connectionString: url, max: poolSize, options: settings });
-  const asyncCommitPool = counted({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: `${settings} -c synchronous_commit=off` });
+  const pool = newPool({ connectionString: url, max: poolSize, options: settings });
+  const asyncCommitPool = newPool({ connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: `${settings} -c synchronous_commit=off` });
+  // Group commit (pg-grouped.ts): on its lane one group being run and one written behind it; more, on other
+  // connections, only while those stall (a lock held long), so a stall never stops the rest.
+  const groupSlots = Math.max(1, Math.ceil(poolSize / 4));
+  const pipelinedPool = newPool({ connectionString: url, max: groupSlots, options: settings }, pipelinedClient(Client));
   const db = drizzleNodePg(pool) as unknown as Db;
   asyncCommitPools.set(db, asyncCommitPool);
+  groupRunners.set(pool, groupedRunner({ durable: pool, quick: asyncCommitPool, pipelined: pipelinedPool }, groupSlots, counts));
   const listener = createPgListener({ client: { connectionString: url, options: settings }, onError });
 
   return {
     kind: 'pg',
     db,
-    statementCount: () => statements.count,
+    statementCounts: () => ({ ...counts }),
     observeStatements(observer) {
       observers.add(observer);
       return () => observers.delete(observer);
@@ -233,40 +234,19 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       await listener.close();
       if (!pool.ended) await pool.end();
       if (!asyncCommitPool.ended) await asyncCommitPool.end();
+      if (!pipelinedPool.ended) await pipelinedPool.end();
     },
   };
 }
 
-/** Prepared-statement runners (see pglite-prepared.ts) by the PGlite client or transaction a Drizzle session holds. */
-const pglitePreparedRuns = new WeakMap<object, PreparedRun>();
+/** Embedded clients opened here, and so the transactions they hand out. */
+const embeddedClients = new Set<EmbeddedClient>();
 
 /** How bound SQL runs as a prepared statement on this driver client; undefined where the driver does it itself (pg). */
-export const preparedRunOf = (client: object): PreparedRun | undefined => pglitePreparedRuns.get(client);
-
-/**
- * Counts what PGlite is sent: its queries and exec calls, prepared statements, and a transaction's BEGIN, statements
- * and COMMIT. Registers the prepared-statement runners of the client and of each transaction.
- */
-function countPgliteStatements(client: PGlite): { count: number } {
-  const statements = { count: 0 };
-  const counted = <F extends (...args: never[]) => unknown>(fn: F): F =>
-    ((...args: Parameters<F>) => {
-      statements.count++;
-      return fn(...args);
-    }) as F;
-  const prepared = pglitePrepared(client);
-  pglitePreparedRuns.set(client, counted(prepared.outside));
-  client.query = counted(client.query.bind(client));
-  client.exec = counted(client.exec.bind(client));
-  const transaction = client.transaction.bind(client);
-  client.transaction = (fn) => {
-    statements.count += 2;
-    return transaction((tx) => {
-      tx.query = counted(tx.query.bind(tx));
-      tx.exec = counted(tx.exec.bind(tx));
-      pglitePreparedRuns.set(tx, counted(prepared.inTransaction));
-      return fn(tx);
-    });
-  };
-  return statements;
+export function preparedRunOf(client: object): PreparedRun | undefined {
+  for (const embedded of embeddedClients) {
+    const run = embedded.preparedRunOf(client);
+    if (run) return run;
+  }
+  return undefined;
 }

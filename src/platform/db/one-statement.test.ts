@@ -24,12 +24,12 @@ const parts = (id: number) => [
 
 describe('writeAsOneStatement', () => {
   it('writes every part in one round trip and returns the selected row', async () => {
-    const before = database.statementCount();
+    const before = database.statementCounts().statements;
     const row = await writeAsOneStatement<{ written: number }>(database.db, parts(1), {
       condition: { holds: sql`exists (select 1 from item)`, message: 'no item' },
       select: sql`(select count(*) from item)::int as written`,
     });
-    expect(database.statementCount() - before).toBe(1);
+    expect(database.statementCounts().statements - before).toBe(1);
     expect(row.written).toBe(1);
     expect([await count('one_statement_items'), await count('one_statement_log')]).toEqual([1, 1]);
   });

@@ -1,12 +1,13 @@
 import pg from 'pg';
-import utils from 'pg/lib/utils.js';
-import { GroupQuery, knownToAnswerNoRows, type Connection } from './pg-group-query.js';
+import { inOneWrite } from './pg-pipelined-client.js';
+import type { StatementCounts } from './statement-counts.js';
 
 /**
  * Group commit for the metering hot path on PostgreSQL. Statements sent while a group is in flight wait, and the next
- * group sends all that waited as ONE round trip: per statement Parse (first use on the connection only), Bind,
- * Describe (until its columns are known), Execute, and one Sync at the end, so they run in one implicit transaction
- * and share its commit (one WAL flush, one wake-up of the server). Alone (a quiet service) a statement goes at once.
+ * group sends all that waited in one write on a connection in node-postgres' pipeline mode (its documented
+ * `pipeline: true`): BEGIN, each statement as a named prepared statement, COMMIT, so they share one transaction and
+ * its commit (one WAL flush, one wake-up of the server) and one round trip. Alone (a quiet service) a statement goes at
+ * once.
  *
  * Groups go on one connection, the lane, so they never wait for each other's wallet locks, and the fewer, larger
  * groups share the most. The next group goes as soon as one's round trip ends, before its callers are answered; and
@@ -19,10 +20,10 @@ import { GroupQuery, knownToAnswerNoRows, type Connection } from './pg-group-que
  * longer holds the others back: once every group in flight is stalled, the next goes on another connection, up to
  * `slots` groups in flight. At most the groups on the lane wait behind such a lock.
  *
- * All or nothing: when one statement of a group fails, PostgreSQL rolls the whole group back; each statement is then
- * sent again on its own and answers for itself, so a group never changes what a statement does. A group written behind
- * a failed one still runs (the failure ends at its Sync). Statements of a group run in the order of their `order` key
- * (the wallet's owner): groups on two connections take wallet locks in the same order, so they never deadlock.
+ * All or nothing: when one statement of a group fails, PostgreSQL rolls the whole group back (its COMMIT answers
+ * ROLLBACK); each statement is then sent again on its own and answers for itself, so a group never changes what a
+ * statement does. Statements of a group run in the order of their `order` key (the wallet's owner): groups on two
+ * connections take wallet locks in the same order, so they never deadlock.
  */
 export interface GroupedRunner {
   /** `asyncCommit`: the statement needs no WAL flush of its own (see bound.ts); a group of only such commits without. */
@@ -44,7 +45,7 @@ export interface GroupStats {
 interface Waiting {
   text: string;
   name: string;
-  values: (string | Buffer | null)[];
+  values: unknown[];
   order: string;
   asyncCommit: boolean;
   resolve: (result: { rows: unknown[] }) => void;
@@ -54,29 +55,13 @@ interface Waiting {
 const MAX_GROUP = 64;
 /** Far above a group's round trip under load (p99 ~9 ms on the bench's machine), far below a lock held for long. */
 const STALLED_MS = 50;
-/**
- * Groups in flight on the lane at once: one being run by the server, one written behind it (node-postgres holds that one
- * in its queue until the first is answered; a third would queue behind a queued query, which pg 8 deprecates).
- */
+/** Groups in flight on the lane at once: one being run by the server, one written behind it. */
 const LANE_DEPTH = 2;
 /**
  * The fewest statements sent behind a group in flight: below it they wait for the lane to empty, as a group's commit
  * and round trip would cost more than the wait (measured at 50 connections: 6 waiting did worse than 16).
  */
 const PIPELINED_GROUP = 16;
-
-/** The first statement of a group of `asyncCommit` statements: its commit does not wait for the WAL flush. */
-const ASYNC_COMMIT = 'sf_group_async_commit';
-knownToAnswerNoRows(ASYNC_COMMIT);
-const asyncCommitStatement: Waiting = {
-  text: 'set local synchronous_commit to off',
-  name: ASYNC_COMMIT,
-  values: [],
-  order: '',
-  asyncCommit: true,
-  resolve: () => {},
-  reject: () => {},
-};
 
 /** The connection groups are written on, held while groups are in flight on it. */
 interface Lane {
@@ -98,24 +83,46 @@ function hearErrors(client: pg.PoolClient, onError: (err: Error) => void): () =>
   return () => client.removeListener('error', onError);
 }
 
-/** `durable`: connections that commit synchronously; `quick`: with `synchronous_commit = off` (the same database). */
-export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots: number): GroupedRunner {
+/** The BEGIN of a group of only `asyncCommit` statements (a simple query may hold two). */
+const BEGIN_ASYNC = 'begin; set local synchronous_commit to off';
+
+/** The server ended the session (shut down, or the backend terminated): the connection goes with it. */
+const isFatal = (err: unknown) => err instanceof pg.DatabaseError && (err.severity === 'FATAL' || err.severity === 'PANIC');
+
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/**
+ * The pools of one database: `durable` commits synchronously, `quick` with `synchronous_commit = off`, and `pipelined`
+ * (durable, in node-postgres' pipeline mode) carries the groups.
+ */
+export interface GroupPools {
+  durable: pg.Pool;
+  quick: pg.Pool;
+  pipelined: pg.Pool;
+}
+
+/** `counts`: the database's; a group's round trip is counted here (its statements by the pipelined client). */
+export function groupedRunner(pools: GroupPools, slots: number, counts: StatementCounts): GroupedRunner {
   const waiting: Waiting[] = [];
   let scheduled = false;
   const stats: GroupStats = { groups: 0, statements: 0, pipelined: 0, aside: 0 };
 
-  /** One statement by itself; `free` runs once its round trip is over, before its caller hears of it. */
-  const alone = (statement: Waiting, free?: () => void) =>
+  /**
+   * One statement by itself; `free` runs once its round trip is over, before its caller hears of it. When the server
+   * ends the session before answering (a failover, say), the statement rolled back with it and is sent once more, as a
+   * group's statements are.
+   */
+  const alone = (statement: Waiting, free?: () => void, again = false): Promise<void> =>
     (statement.asyncCommit ? pools.quick : pools.durable)
       .query({ name: statement.name, text: statement.text, values: statement.values })
       .finally(() => free?.())
-      .then(statement.resolve, statement.reject);
+      .then(statement.resolve, (err: unknown) => (again && isFatal(err) ? alone(statement) : statement.reject(err)));
 
   let lane: Lane | null = null;
 
   const joinLane = (): Lane => {
     if (!lane) {
-      const opened: Lane = { client: pools.durable.connect(), groups: 0 };
+      const opened: Lane = { client: pools.pipelined.connect(), groups: 0 };
       opened.client.then(
         (client) => (opened.stopHearing = hearErrors(client, (err) => (opened.broken ??= err))),
         () => {},
@@ -145,54 +152,50 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
    * callers carry on.
    */
   async function send(group: Waiting[], free: () => void, onLane: boolean): Promise<void> {
-    if (!onLane && group.length === 1) return alone(group[0]!, free);
-    const asyncOnly = group.every((statement) => statement.asyncCommit);
-    const statements = onLane && asyncOnly ? [asyncCommitStatement, ...group] : group;
+    if (group.length === 1) return alone(group[0]!, free, true);
     const joined = onLane ? joinLane() : null;
     let client: pg.PoolClient;
     try {
-      client = await (joined ? joined.client : (asyncOnly ? pools.quick : pools.durable).connect());
+      client = await (joined ? joined.client : pools.pipelined.connect());
     } catch (err) {
-      if (joined) leaveLane(joined, null, err instanceof Error ? err : new Error(String(err)));
+      if (joined) leaveLane(joined, null, asError(err));
       free();
       for (const statement of group) statement.reject(err);
       return;
     }
-    const connection = (client as unknown as { connection: Connection }).connection;
-    const query = new GroupQuery(statements);
-    let failed: unknown;
     let broken: Error | undefined;
     // The lane listens for its client's errors for as long as it holds it; a client of its own, for this group.
     const stopHearing = joined ? null : hearErrors(client, (err) => (broken ??= err));
-    try {
-      query.writeTo(connection);
-      void client.query(query as unknown as pg.QueryConfig);
-      await query.done;
-    } catch (err) {
-      failed = err;
-      if (!(err instanceof pg.DatabaseError)) broken = err instanceof Error ? err : new Error(String(err));
-      // The server ended the session (shut down, or the backend terminated): the connection goes with it.
-      else if (err.severity === 'FATAL' || err.severity === 'PANIC') broken = err;
-      else {
-        // Parses after the failing statement were skipped; the failing one's own parse may or may not have run.
-        for (const i of query.parsedHere) {
-          if (i > query.position) delete connection.parsedStatements[statements[i]!.name];
-          else if (i === query.position) broken = err;
-        }
-      }
-    } finally {
-      if (joined) leaveLane(joined, client, broken);
-      else {
-        stopHearing?.();
-        client.release(broken);
-      }
+    // In order, without waiting for the one before (node-postgres' pipeline mode), in one write.
+    counts.roundTrips++;
+    const [begun, answers, committed] = inOneWrite(client, () => {
+      const begin = client.query(group.every((statement) => statement.asyncCommit) ? BEGIN_ASYNC : 'begin');
+      const each = group.map((statement) => client.query({ name: statement.name, text: statement.text, values: statement.values }));
+      return [begin, each, client.query('commit')] as const;
+    });
+    const [commit, begin, ...answered] = await Promise.allSettled<pg.QueryResult>([committed, begun, ...answers]);
+    const failures = [begin, ...answered].flatMap((result) => (result?.status === 'rejected' ? [result.reason as unknown] : []));
+    // The server ended the session before the COMMIT: the group rolled back. Lost without a word, or at the COMMIT itself,
+    // the group is in doubt (it may have committed) and fails.
+    const endedBefore = failures.find(isFatal);
+    const commitError = commit?.status === 'rejected' ? (commit.reason as unknown) : undefined;
+    const inDoubt = commitError !== undefined && endedBefore === undefined && (isFatal(commitError) || !(commitError instanceof pg.DatabaseError));
+    if (endedBefore !== undefined || inDoubt) broken ??= asError(commitError ?? endedBefore);
+    if (joined) leaveLane(joined, client, broken);
+    else {
+      stopHearing?.();
+      client.release(broken);
     }
     free();
-    const offset = statements.length - group.length;
-    if (failed === undefined) group.forEach((statement, i) => statement.resolve({ rows: query.rows[i + offset] ?? [] }));
-    // The server rolled the group back: each statement answers for itself. A lost connection may have committed it.
-    else if (failed instanceof pg.DatabaseError) await Promise.all(group.map((statement) => alone(statement)));
-    else for (const statement of group) statement.reject(failed);
+    if (commit?.status === 'fulfilled' && commit.value.command === 'COMMIT') {
+      group.forEach((statement, i) => {
+        const result = answered[i]!;
+        if (result.status === 'fulfilled') statement.resolve(result.value);
+        else statement.reject(result.reason); // refused before it reached the server (a value it cannot send)
+      });
+    } else if (inDoubt) for (const statement of group) statement.reject(commitError);
+    // The server rolled the group back: each statement answers for itself.
+    else await Promise.all(group.map((statement) => alone(statement)));
   }
 
   /** When each group in flight was sent, and whether on the lane. */
@@ -249,14 +252,7 @@ export function groupedRunner(pools: { durable: pg.Pool; quick: pg.Pool }, slots
     stats: () => ({ ...stats }),
     run(text, name, values, order, asyncCommit = false) {
       return new Promise((resolve, reject) => {
-        let prepared: (string | Buffer | null)[];
-        try {
-          prepared = values.map((value) => utils.prepareValue(value) as string | Buffer | null);
-        } catch (err) {
-          reject(err instanceof Error ? err : new Error(String(err)));
-          return;
-        }
-        waiting.push({ text, name, values: prepared, order, asyncCommit, resolve, reject });
+        waiting.push({ text, name, values, order, asyncCommit, resolve, reject });
         // Statements sent in the same turn of the event loop share a group even when a slot is free.
         if (!scheduled) {
           scheduled = true;

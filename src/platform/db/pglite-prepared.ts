@@ -8,6 +8,11 @@ import { parse, protocol, type PGlite } from '@electric-sql/pglite';
  */
 export type PreparedRun = (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>;
 
+/**
+ * Runs bound SQL as a prepared statement through PGlite's protocol API (`execProtocolStream`), which takes none of
+ * PGlite's locks: the caller holds the database (pglite-client.ts).
+ */
+
 interface Prepared {
   name: string;
   /** The parameters' type oids, for PGlite's serializers (as `query` does). */
@@ -17,8 +22,7 @@ interface Prepared {
 /** Bound texts are constants or a few joined shapes; this only bounds the memory if that ever stops being true. */
 const MAX_PREPARED = 500;
 
-/** Runners for the database itself (takes PGlite's locks, like `query`) and for a transaction that holds them. */
-export function pglitePrepared(client: PGlite): { outside: PreparedRun; inTransaction: PreparedRun } {
+export function pglitePrepared(client: PGlite): PreparedRun {
   const statements = new Map<string, Prepared>();
 
   async function prepare(text: string): Promise<Prepared> {
@@ -59,17 +63,5 @@ export function pglitePrepared(client: PGlite): { outside: PreparedRun; inTransa
     return parse.parseResults(messages, client.parsers)[0] ?? { rows: [] };
   }
 
-  return {
-    async outside(text, values) {
-      await client._checkReady();
-      return client._runExclusiveTransaction(() =>
-        client._runExclusiveQuery(async () => {
-          const result = await execute(text, values);
-          await client.syncToFs();
-          return result;
-        }),
-      );
-    },
-    inTransaction: (text, values) => client._runExclusiveQuery(() => execute(text, values)),
-  };
+  return execute;
 }
