@@ -1,4 +1,5 @@
 import type { SQLWrapper } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { asyncCommitPoolOf, driverClientOf, groupRunnerOf, preparedRunOf, type DbOrTx, type DriverClient, type SqlResult } from './database.js';
 import type { GroupStats } from './pg-grouped.js';
@@ -18,9 +19,8 @@ export const bound = (text: string, values: unknown[]): BoundSql => ({ text, val
 
 export const isBound = (query: BoundSql | SQLWrapper): query is BoundSql => typeof (query as BoundSql).text === 'string';
 
-interface DriverHandle {
-  dialect?: { sqlToQuery(sql: ReturnType<SQLWrapper['getSQL']>): { sql: string; params: unknown[] } };
-}
+/** Drizzle's SQL renderer for PostgreSQL, as the databases' own (no casing option is set on them). */
+const dialect = new PgDialect();
 
 const isNodePg = (client: DriverClient) => client instanceof pg.Pool || client instanceof pg.Client;
 
@@ -77,9 +77,7 @@ export async function runBound<T = Record<string, unknown>>(handle: DbOrTx, stat
 }
 
 /** A Drizzle query as bound SQL (for the rare parts of a combined statement that are still built per call). */
-export function toBound(handle: DbOrTx, query: SQLWrapper): BoundSql {
-  const dialect = (handle as unknown as DriverHandle).dialect;
-  if (!dialect) throw new Error('toBound needs a Drizzle database or transaction');
+export function toBound(query: SQLWrapper): BoundSql {
   const { sql, params } = dialect.sqlToQuery(query.getSQL());
   return { text: sql, values: params };
 }

@@ -6,6 +6,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { driverClientOf, type DriverClient } from './drizzle-session.js';
 import { groupedRunner, type GroupedRunner } from './pg-grouped.js';
 import { createPgListener } from './pg-listener.js';
 import { pipelinedClient } from './pg-pipelined-client.js';
@@ -62,17 +63,7 @@ export interface Database {
 }
 
 export type { StatementCounts, StatementObserver };
-
-/** A driver's client (pg Pool or Client, PGlite): `query(text, values)` or, on pg, `query({ name, text, values })`. */
-export interface DriverClient {
-  query(config: unknown, values?: unknown[]): Promise<{ rows: unknown[] }>;
-}
-
-/** The client under a Drizzle database or transaction: both drivers' sessions hold it as `session.client`. */
-export function driverClientOf(handle: DbOrTx): DriverClient | undefined {
-  const client = (handle as unknown as { session?: { client?: DriverClient } }).session?.client;
-  return client && typeof client.query === 'function' ? client : undefined;
-}
+export { driverClientOf, type DriverClient };
 
 /**
  * Sends SQL with positional parameters ($1, $2 ...) on the connection of an open Drizzle transaction, for libraries

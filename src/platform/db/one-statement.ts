@@ -80,7 +80,7 @@ export async function writeAsOneStatement<R extends Record<string, unknown>>(
   parts: StatementPart[],
   options: { condition?: { holds: Piece; message: string }; select: Piece; group?: string },
 ): Promise<R> {
-  const asBound = (piece: Piece) => (isBound(piece) ? piece : toBound(db, piece));
+  const asBound = (piece: Piece) => (isBound(piece) ? piece : toBound(piece));
   const pieces = parts.map((part) => asBound(part.query));
   if (options.condition) pieces.push(asBound(options.condition.holds), bound('$1::text', [options.condition.message]));
   pieces.push(asBound(options.select));
