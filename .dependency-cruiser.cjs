@@ -100,7 +100,7 @@ module.exports = {
       comment: 'src/platform/ holds cross-cutting mechanisms with no domain knowledge: it imports nothing from src/modules/ or the composition roots.',
       severity: 'error',
       from: { path: '^src/platform/' },
-      to: { path: '^src/(modules/|services\\.ts$|app\\.ts$|main\\.ts$)' },
+      to: { path: '^src/(modules/|services\\.ts$|domain-jobs\\.ts$|app\\.ts$|main\\.ts$)' },
     },
     {
       name: 'module-imports-public-entry-only',
@@ -112,9 +112,9 @@ module.exports = {
     {
       name: 'composition-roots-import-entries',
       comment:
-        'The composition roots (src/services.ts, src/app.ts) build modules from their public entries, their queue definitions (jobs.ts) and, for app.ts, their route plugins.',
+        'The composition roots (src/services.ts, src/domain-jobs.ts, src/app.ts) build modules from their public entries, their queue definitions (jobs.ts) and, for app.ts, their route plugins.',
       severity: 'error',
-      from: { path: '^src/(services|app)\\.ts$' },
+      from: { path: '^src/(services|domain-jobs|app)\\.ts$' },
       to: { path: '^src/modules/', pathNot: [PUBLIC_ENTRY, '^src/modules/[^/]+/jobs\\.ts$', ...ROUTE_FILE] },
     },
     {
@@ -129,7 +129,7 @@ module.exports = {
       comment: 'Modules and schema files never import the composition roots or the process entry.',
       severity: 'error',
       from: { path: '^src/(modules|db)/' },
-      to: { path: '^src/(services|app|main)\\.ts$' },
+      to: { path: '^src/(services|domain-jobs|app|main)\\.ts$' },
     },
     {
       name: 'schema-imports-schema-only',

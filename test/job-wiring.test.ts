@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobs } from '../src/platform/jobs/jobs.js';
 import { mailDeliveryJob } from '../src/platform/mail/mailer.js';
-import { SENDABLE_QUEUES, domainJobs, registerJobs } from '../src/services.js';
+import { SENDABLE_QUEUES, domainJobs, registerJobs } from '../src/domain-jobs.js';
 import { createTestApp, type TestApp } from './helpers/test-app.js';
 
 let t: TestApp;
