@@ -9,6 +9,8 @@ export async function setPlan(t: TestApp, userId: string, planSlug: string): Pro
   const [plan] = await t.platform.db.select({ id: plans.id }).from(plans).where(eq(plans.slug, planSlug));
   if (!plan) throw new Error(`no plan ${planSlug}`);
   await t.platform.db.update(subscriptions).set({ planId: plan.id }).where(eq(subscriptions.userId, userId));
+  // Written behind the service's back: on PostgreSQL its cache hears of it by NOTIFY, later than the next request may come.
+  t.services.subscriptions.forgetCached(userId);
 }
 
 /** Sets the user's wallet to exactly `tokens`, through the wallet service (so the ledger stays the truth). */
