@@ -5,12 +5,13 @@ import { walletLedger, wallets } from '../../src/db/schema/wallet.js';
 import { bearer, json, type TestApp } from './test-app.js';
 
 /** Moves the user's active subscription to another plan (checkout is another issue's work). */
-export async function setPlan(t: TestApp, userId: string, planSlug: string): Promise<void> {
+/** Puts the user on a plan directly in the table; `services`, when given, is the instance whose cache must see it at once. */
+export async function setPlan(t: Pick<TestApp, 'platform'> & { services?: TestApp['services'] }, userId: string, planSlug: string): Promise<void> {
   const [plan] = await t.platform.db.select({ id: plans.id }).from(plans).where(eq(plans.slug, planSlug));
   if (!plan) throw new Error(`no plan ${planSlug}`);
   await t.platform.db.update(subscriptions).set({ planId: plan.id }).where(eq(subscriptions.userId, userId));
   // Written behind the service's back: on PostgreSQL its cache hears of it by NOTIFY, later than the next request may come.
-  t.services.subscriptions.forgetCached(userId);
+  t.services?.subscriptions.forgetCached(userId);
 }
 
 /** Sets the user's wallet to exactly `tokens`, through the wallet service (so the ledger stays the truth). */
