@@ -38,7 +38,7 @@ async function refusedWithin(ask: () => Promise<{ statusCode: number }>, ms: num
 describe('revocations reach every instance', () => {
   it('a revoked API key is refused on the other instance within a second, and on the revoking one at once', async () => {
     const { accessToken, user } = await signUp(a.app);
-    await setPlan({ platform: a.platform } as never, user.id, 'starter');
+    await setPlan({ platform: a.platform }, user.id, 'starter');
     const { id, key } = await createApiKey({ app: a.app, platform: a.platform } as never, accessToken, ['ai:text']);
     const call = (on: BuiltApp) => () =>
       on.app.inject({

@@ -36,7 +36,7 @@ describe('a media job and its queue message commit together', () => {
     const first = await instance({ workers: false });
     const { accessToken, user } = await signUp(first.app);
     // Two jobs open at once: more than the free plan runs.
-    await setPlan(first as never, user.id, 'studio');
+    await setPlan(first, user.id, 'studio');
     const submitted = (payload: Record<string, unknown>) =>
       first.app.inject({ method: 'POST', url: payload.count ? '/v1/ai/image' : '/v1/ai/video', headers: bearer(accessToken), payload });
     const video = json(await submitted({ model: 'local/video', prompt: 'a lighthouse at dusk', durationSeconds: 1 }));

@@ -22,7 +22,7 @@ describe.runIf(redisUrl)('per-key rate limit shared through Redis (REDIS_URL; sk
     const b = await shared.instance({ env });
     instances.push(a, b);
     const { accessToken, user } = await signUp(a.app);
-    await setPlan({ platform: a.platform } as never, user.id, 'starter');
+    await setPlan({ platform: a.platform }, user.id, 'starter');
     const { key } = await createApiKey({ app: a.app, platform: a.platform } as never, accessToken, ['ai:text'], { rateLimit: { requestsPerMinute: 3 } });
     const call = (on: BuiltApp) =>
       on.app.inject({

@@ -56,7 +56,7 @@ describe.runIf(testDatabaseUrl())('revocations reach an instance whose LISTEN co
   it("an API key revoked on A after B's listener came back is refused by B within a second (it listens again)", async () => {
     const { a, b } = instances;
     const { accessToken, user } = await signUp(a.app);
-    await setPlan({ platform: a.platform } as never, user.id, 'starter');
+    await setPlan({ platform: a.platform }, user.id, 'starter');
     const { id, key } = await createApiKey({ app: a.app, platform: a.platform } as never, accessToken, ['ai:text']);
     const call = (on: BuiltApp) =>
       on.app.inject({

@@ -152,7 +152,7 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
 
   it('serves every generated file (image, audio, video) from every instance through the proxy', async () => {
     const { accessToken, user } = await signUp();
-    await setPlan({ platform: instances[0]!.platform } as never, user.id, 'starter');
+    await setPlan({ platform: instances[0]!.platform }, user.id, 'starter');
     const image = await call('POST', '/v1/ai/image', {
       token: accessToken,
       body: { model: 'local/image', prompt: 'three lighthouses', count: 2, width: 64, height: 64 },
@@ -192,7 +192,7 @@ describe.skipIf(skipReason)('three instances behind a round-robin proxy', () => 
 
   it('refuses a revoked API key on every instance at once, wherever it was revoked', async () => {
     const { accessToken, user } = await signUp();
-    await setPlan({ platform: instances[0]!.platform } as never, user.id, 'starter');
+    await setPlan({ platform: instances[0]!.platform }, user.id, 'starter');
     const created = await call('POST', '/v1/account/api-keys', { token: accessToken, body: { label: 'multi', scopes: ['ai:text'] } });
     expect(created.status).toBe(201);
     const text = (base: string) =>
