@@ -191,7 +191,10 @@ describe('text streaming', () => {
       expect(events.some((e) => e.type === 'usage')).toBe(true);
       const requestId = String(response.headers['x-ai-request-id']);
       expect((await usageOf(requestId))[0]).toMatchObject({ userId: await identityId(), status: 'SUCCESS' });
-      const [run] = await t.platform.db.select().from(playgroundRuns).where(eq(playgroundRuns.requestId, requestId));
+      // The run is recorded once the stream has ended, so it may land just after the answer's last byte.
+      const runOf = async () => (await t.platform.db.select().from(playgroundRuns).where(eq(playgroundRuns.requestId, requestId)))[0];
+      let run = await runOf();
+      for (const deadline = Date.now() + 5_000; !run && Date.now() < deadline; run = await runOf()) await new Promise((resolve) => setImmediate(resolve));
       expect(run).toMatchObject({ kind: 'TEXT_STREAM', status: 'SUCCEEDED', adminId: admin.user.id });
     });
   }
