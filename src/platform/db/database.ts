@@ -10,8 +10,7 @@ import { driverClientOf, type DriverClient } from './drizzle-session.js';
 import { groupedRunner, type GroupedRunner } from './pg-grouped.js';
 import { createPgListener } from './pg-listener.js';
 import { pipelinedClient } from './pg-pipelined-client.js';
-import { EmbeddedClient } from './pglite-client.js';
-import type { PreparedRun } from './pglite-prepared.js';
+import { EmbeddedClient, preparedRunOf } from './pglite-client.js';
 import { countingPgClient, type StatementCounts, type StatementObserver } from './statement-counts.js';
 
 // No relational `schema` is handed to Drizzle: the code uses the query builder on tables it imports, so the platform
@@ -63,7 +62,7 @@ export interface Database {
 }
 
 export type { StatementCounts, StatementObserver };
-export { driverClientOf, type DriverClient };
+export { driverClientOf, preparedRunOf, type DriverClient };
 
 /**
  * Sends SQL with positional parameters ($1, $2 ...) on the connection of an open Drizzle transaction, for libraries
@@ -101,7 +100,6 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
     unlock();
     throw err;
   }
-  embeddedClients.add(client);
   const db = drizzlePglite(client) as unknown as Db;
   return {
     kind: 'pglite',
@@ -128,7 +126,6 @@ async function openPglite(options: { dataDir?: string; loadDataDir?: Blob | File
       return fn(); // one embedded connection: nothing else can run migrations concurrently
     },
     async close() {
-      embeddedClients.delete(client);
       if (!client.closed) await client.close();
       unlock();
     },
@@ -228,16 +225,4 @@ async function openPostgres(url: string, poolSize: number, onError?: (err: Error
       if (!pipelinedPool.ended) await pipelinedPool.end();
     },
   };
-}
-
-/** Embedded clients opened here, and so the transactions they hand out. */
-const embeddedClients = new Set<EmbeddedClient>();
-
-/** How bound SQL runs as a prepared statement on this driver client; undefined where the driver does it itself (pg). */
-export function preparedRunOf(client: object): PreparedRun | undefined {
-  for (const embedded of embeddedClients) {
-    const run = embedded.preparedRunOf(client);
-    if (run) return run;
-  }
-  return undefined;
 }

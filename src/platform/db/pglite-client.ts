@@ -13,6 +13,12 @@ import type { StatementCounts } from './statement-counts.js';
  *   turn too: it runs between transactions, never inside one.
  * Drizzle and pg-boss use it as the PGlite it is.
  */
+/** The prepared-statement runner of each embedded client and of each transaction it handed out, by that handle. */
+const preparedRuns = new WeakMap<object, PreparedRun>();
+
+/** How bound SQL runs as a prepared statement on `handle`; undefined unless it is an embedded client or its transaction. */
+export const preparedRunOf = (handle: object): PreparedRun | undefined => preparedRuns.get(handle);
+
 export class EmbeddedClient extends PGlite {
   readonly counts: StatementCounts = { statements: 0, roundTrips: 0 };
   readonly #execute: PreparedRun = pglitePrepared(this);
@@ -20,12 +26,11 @@ export class EmbeddedClient extends PGlite {
   #turn: Promise<unknown> = Promise.resolve();
   /** A prepared statement of its own: between transactions, alone, then synced to disk as PGlite's `query` does. */
   readonly #outside: PreparedRun = (text, values) => this.#takeTurn(() => this.runExclusive(() => this.#runPrepared(text, values, true)));
-  /** The prepared-statement runner of each transaction handed out (by the handle its callback received). */
-  readonly #inTransaction = new WeakMap<object, PreparedRun>();
 
   static async open(options: PGliteOptions): Promise<EmbeddedClient> {
     const client = new EmbeddedClient(options);
     await client.waitReady;
+    preparedRuns.set(client, client.#outside);
     return client;
   }
 
@@ -58,11 +63,6 @@ export class EmbeddedClient extends PGlite {
     });
   }
 
-  /** How bound SQL runs as a prepared statement on `handle`: this client, or a transaction it handed out. */
-  preparedRunOf(handle: object): PreparedRun | undefined {
-    return handle === this ? this.#outside : this.#inTransaction.get(handle);
-  }
-
   async #runPrepared(text: string, values: unknown[], sync: boolean): Promise<{ rows: unknown[] }> {
     this.#count();
     const result = await this.#execute(text, values);
@@ -81,7 +81,7 @@ export class EmbeddedClient extends PGlite {
       this.#count();
       return tx.exec(...args);
     };
-    this.#inTransaction.set(counted, (text, values) => this.runExclusive(() => this.#runPrepared(text, values, false)));
+    preparedRuns.set(counted, (text, values) => this.runExclusive(() => this.#runPrepared(text, values, false)));
     return counted;
   }
 }
